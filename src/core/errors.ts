@@ -1,0 +1,120 @@
+/**
+ * Every error the library throws on purpose. Each names what went wrong, where (stream and
+ * offset when there is one) and what happens next, so a log line is enough to act on.
+ */
+export class StreamWindowsError extends Error {
+  override readonly name: string = 'StreamWindowsError';
+}
+
+/** A factory or builder was given a setting that breaks a rule; nothing has run yet. */
+export class ConfigError extends StreamWindowsError {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly parameter: string,
+    rule: string,
+    readonly given: unknown,
+  ) {
+    super(`${parameter} ${rule}, given: ${formatGiven(given)}`);
+  }
+}
+
+/** Which stage of the hot path rejected a source message. */
+export type ProcessingStage = 'decode' | 'event-time' | 'key' | 'reduce';
+
+/**
+ * A source message could not be processed. The job stops (nothing after the last
+ * published step is lost: a restart re-reads from the resume point), unless the job was
+ * built with `.onError('dead-letter')`, in which case the message goes into the
+ * dead-letter section of its step's result instead.
+ */
+export class ProcessingError extends StreamWindowsError {
+  override readonly name = 'ProcessingError';
+  constructor(
+    readonly stream: string,
+    readonly offset: bigint,
+    readonly stage: ProcessingStage,
+    override readonly cause: unknown,
+  ) {
+    super(`${stage} failed for message at offset ${offset} of stream '${stream}': ${describe(cause)}`, {
+      cause,
+    });
+  }
+}
+
+/** A step's result is larger than the target accepts in one write; the job stops before publishing. */
+export class OutputTooLargeError extends StreamWindowsError {
+  override readonly name = 'OutputTooLargeError';
+  constructor(
+    readonly stream: string,
+    readonly firstOffset: bigint,
+    readonly lastOffset: bigint,
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(
+      `result of offsets ${firstOffset}..${lastOffset} of stream '${stream}' encodes to ${bytes} bytes, ` +
+        `over the target's limit of ${limit} bytes per write; nothing was published: ` +
+        `use a smaller window, fewer keys, or pack: 'batch' with a larger frame_max`,
+    );
+  }
+}
+
+/**
+ * The broker refused or did not confirm a publish. `retriable` errors (connection lost,
+ * confirm timed out) make the runner resume from the broker's last publishing id, which
+ * is safe because the broker deduplicates; others stop the job.
+ */
+export class PublishError extends StreamWindowsError {
+  override readonly name = 'PublishError';
+  constructor(
+    readonly stream: string,
+    readonly publishingId: bigint,
+    readonly retriable: boolean,
+    reason: string,
+    readonly code?: number,
+  ) {
+    super(
+      `publish of id ${publishingId} to stream '${stream}' failed` +
+        (code === undefined ? '' : ` (code ${code})`) +
+        `: ${reason}`,
+    );
+  }
+}
+
+export function describe(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+function formatGiven(value: unknown): string {
+  if (typeof value === 'string') return `'${value}'`;
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'function') return 'a function';
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/**
+ * Reading the source failed. `retriable` errors (connection lost) make the runner resume
+ * from the broker's last publishing id; others stop the job.
+ */
+export class SourceError extends StreamWindowsError {
+  override readonly name = 'SourceError';
+  constructor(
+    readonly stream: string,
+    readonly retriable: boolean,
+    reason: string,
+    readonly offset?: bigint,
+  ) {
+    super(
+      `reading stream '${stream}'` + (offset === undefined ? '' : ` at offset ${offset}`) + ` failed: ${reason}`,
+    );
+  }
+}
+
+/** Whether the runner may recover from `error` by resuming from the broker's resume point. */
+export function isRetriable(error: unknown): boolean {
+  return (error instanceof PublishError || error instanceof SourceError) && error.retriable;
+}

@@ -1,0 +1,42 @@
+import type { Target } from './ports.js';
+
+/**
+ * Pipelines publishes to a target without reordering: up to `maxInFlight` writes await
+ * their confirms at once, in the order they were issued. The first failure is kept and
+ * rethrown by the next `publish` or by `drain`, so no later result is issued after a
+ * failed one has been noticed (a later id stored past a lost earlier one would make the
+ * broker discard the earlier one on retry).
+ */
+export class OrderedPublisher {
+  private readonly inFlight: Promise<void>[] = [];
+  private failure: { error: unknown } | undefined;
+
+  constructor(
+    private readonly target: Target,
+    private readonly maxInFlight: number,
+  ) {}
+
+  async publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void> {
+    this.throwIfFailed();
+    while (this.inFlight.length >= this.maxInFlight) {
+      await this.inFlight.shift();
+      this.throwIfFailed();
+    }
+    // The catch is attached at once so a rejection is never unhandled while it waits its turn.
+    this.inFlight.push(
+      this.target.publish(publishingId, messages).catch((error: unknown) => {
+        this.failure ??= { error };
+      }),
+    );
+  }
+
+  /** Waits for every write in flight; throws the first failure, if any. */
+  async drain(): Promise<void> {
+    while (this.inFlight.length > 0) await this.inFlight.shift();
+    this.throwIfFailed();
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure !== undefined) throw this.failure.error;
+  }
+}

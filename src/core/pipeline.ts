@@ -1,0 +1,232 @@
+import { count } from '../windows/count.js';
+import { compaction, type CompactionOptions } from '../windows/compaction.js';
+import { session } from '../windows/session.js';
+import { tumbling, type TumblingOptions } from '../windows/tumbling.js';
+import type { WindowSpec } from '../windows/window-spec.js';
+import { fold, latest, reduceFirst, type Aggregator } from './aggregator.js';
+import { ConfigError } from './errors.js';
+import type { Source, Target } from './ports.js';
+import { encodeResult, type PackMode } from './result-format.js';
+import { Runner } from './runner.js';
+import type { ErrorPolicy, LatePolicy } from './step-processor.js';
+import { bodyDecoder, type ValueFormat } from './value-decoder.js';
+
+interface Settings<T> {
+  readonly source: Source;
+  readonly format: ValueFormat<T>;
+  readonly eventTime: ((value: T) => number | Date) | undefined;
+  readonly window: WindowSpec | undefined;
+  readonly key: ((value: T) => string | number) | undefined;
+  readonly late: LatePolicy | undefined;
+  readonly onError: ErrorPolicy;
+}
+
+export interface TargetOptions {
+  /**
+   * How a step with several outputs is written (default 'sections'): 'sections' packs them
+   * as data sections of ONE message; 'batch' as ONE sub-entry batch of one message each.
+   */
+  readonly pack?: PackMode;
+  /** Results awaiting their confirm at once (default 32). */
+  readonly maxInFlight?: number;
+  /** First delay before resuming after a retriable error, ms (default 100, doubling up to 5,000). */
+  readonly retryDelayMs?: number;
+}
+
+/**
+ * Starts a job that reads `source`. Values are decoded as JSON unless `.decode()` says
+ * otherwise; event time is the message's creation-time property, else its chunk's
+ * timestamp, unless `.eventTime()` says otherwise.
+ */
+export function aggregate<T = unknown>(source: Source): PipelineBuilder<T> {
+  return new PipelineBuilder<T>({
+    source,
+    format: 'json',
+    eventTime: undefined,
+    window: undefined,
+    key: undefined,
+    late: undefined,
+    onError: 'stop',
+  });
+}
+
+/** Immutable: every method returns a new builder, so a partial pipeline can be reused. */
+export class PipelineBuilder<T> {
+  constructor(private readonly settings: Settings<T>) {}
+
+  /** How source bodies become values: 'json' (default), 'msgpack', 'string', 'raw' or a function. */
+  decode<U>(format: ValueFormat<U>): PipelineBuilder<U> {
+    bodyDecoder(format); // validates now, where the mistake is made
+    if (this.settings.eventTime !== undefined || this.settings.key !== undefined) {
+      throw new ConfigError(
+        'decode',
+        'must come before .eventTime() and .key(), which read the decoded value',
+        format,
+      );
+    }
+    return new PipelineBuilder<U>({ ...this.settings, format, eventTime: undefined, key: undefined });
+  }
+
+  /** Event time of a value, epoch ms or Date. Must depend on the value only (replay). */
+  eventTime(extractor: (value: T) => number | Date): PipelineBuilder<T> {
+    return this.with({ eventTime: requireFunction('eventTime', extractor) });
+  }
+
+  /** Fixed ('30s', '1m', '1h') or calendar ('1d', '1w', '1mo') windows: see `tumbling`. */
+  tumbling(size: string | number, options?: TumblingOptions): PipelineBuilder<T> {
+    return this.window(tumbling(size, options));
+  }
+
+  /** A step of `n` messages: one result per n messages in. */
+  count(n: number): PipelineBuilder<T> {
+    return this.window(count(n));
+  }
+
+  /** A step ends when a message comes more than `gap` after the latest one (event time). */
+  session(gap: string | number): PipelineBuilder<T> {
+    return this.window(session(gap));
+  }
+
+  /** Any window spec, including a user's own. */
+  window(spec: WindowSpec): PipelineBuilder<T> {
+    if (this.settings.window !== undefined) {
+      throw new ConfigError('window', 'can be chosen once per job', spec.describe());
+    }
+    return this.with({ window: spec });
+  }
+
+  /** Groups within a step: one output per key, all in the step's one result. */
+  key(fn: (value: T) => string | number): PipelineBuilder<T> {
+    return this.with({ key: requireFunction('key', fn) });
+  }
+
+  /**
+   * What happens to a message whose event time is before the open window (default 'side'):
+   * 'include' folds it into the open window, 'drop' counts it in the result's metadata
+   * only, 'side' puts its value in the late section of the open step's result.
+   */
+  late(policy: LatePolicy): PipelineBuilder<T> {
+    if (policy !== 'include' && policy !== 'drop' && policy !== 'side') {
+      throw new ConfigError('late policy', "must be 'include', 'drop' or 'side'", policy);
+    }
+    return this.with({ late: policy });
+  }
+
+  /**
+   * What happens to a message that cannot be decoded, keyed or reduced (default 'stop'):
+   * 'stop' ends the job with a ProcessingError naming stream, offset and cause;
+   * 'dead-letter' keeps the message whole in the dead-letter section of its step's result.
+   */
+  onError(policy: ErrorPolicy): PipelineBuilder<T> {
+    if (policy !== 'stop' && policy !== 'dead-letter') {
+      throw new ConfigError('error policy', "must be 'stop' or 'dead-letter'", policy);
+    }
+    return this.with({ onError: policy });
+  }
+
+  /** Folds each key's values: from the first value (`reduce(fn)`) or from `init`. */
+  reduce(fn: (accumulator: T, value: T) => T): AggregationBuilder<T, T, T>;
+  reduce<A>(fn: (accumulator: A, value: T) => A, init: A): AggregationBuilder<T, A, A>;
+  reduce<A>(fn: (accumulator: A, value: T) => A, ...init: [A?]): AggregationBuilder<T, A, A> {
+    requireFunction('reduce function', fn);
+    const aggregator =
+      init.length === 0
+        ? (reduceFirst(fn as unknown as (a: T, v: T) => T) as unknown as Aggregator<T, A, A>)
+        : fold(fn, init[0] as A);
+    return this.aggregate(aggregator);
+  }
+
+  /** A full aggregate function: `init`, `add` and `result`, all pure. */
+  aggregate<A, R>(aggregator: Aggregator<T, A, R>): AggregationBuilder<T, A, R> {
+    for (const name of ['init', 'add', 'result'] as const) {
+      requireFunction(`aggregate ${name}`, aggregator?.[name]);
+    }
+    return new AggregationBuilder(this.checked(), aggregator);
+  }
+
+  /**
+   * Change-stream compaction: within each step (ended by `count`, `every` or `gap`) keep only
+   * the latest value per entity, or fold an entity's updates with `merge`.
+   */
+  compact(
+    entity: (value: T) => string | number,
+    options: CompactionOptions & { merge?: (previous: T, update: T) => T },
+  ): AggregationBuilder<T, T, T> {
+    const { merge, ...trigger } = options;
+    if (merge !== undefined) requireFunction('compact merge', merge);
+    return this.window(compaction(trigger)).key(entity).aggregate(latest(merge));
+  }
+
+  private with(change: Partial<Settings<T>>): PipelineBuilder<T> {
+    return new PipelineBuilder({ ...this.settings, ...change });
+  }
+
+  private checked(): Settings<T> & { window: WindowSpec } {
+    const { window, late } = this.settings;
+    if (window === undefined) {
+      throw new ConfigError(
+        'window',
+        'must be chosen before the aggregate function (.tumbling(), .count(), .session() or .compact())',
+        undefined,
+      );
+    }
+    if (late !== undefined && !window.hasEventTimeBounds) {
+      throw new ConfigError(
+        'late policy',
+        `applies only to windows with event-time bounds, not ${window.describe()}`,
+        late,
+      );
+    }
+    return { ...this.settings, window };
+  }
+}
+
+export class AggregationBuilder<T, A, R> {
+  constructor(
+    private readonly settings: Settings<T> & { window: WindowSpec },
+    private readonly aggregator: Aggregator<T, A, R>,
+  ) {}
+
+  /** Where results go. The target's producer name must be stable and unique per target. */
+  to(target: Target, options: TargetOptions = {}): Runner<T, A, R> {
+    const { pack = 'sections', maxInFlight = 32, retryDelayMs = 100 } = options;
+    if (pack !== 'sections' && pack !== 'batch') {
+      throw new ConfigError('pack', "must be 'sections' or 'batch'", pack);
+    }
+    if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) {
+      throw new ConfigError('maxInFlight', 'must be a positive integer', maxInFlight);
+    }
+    if (!Number.isFinite(retryDelayMs) || retryDelayMs < 0) {
+      throw new ConfigError('retryDelayMs', 'must be a finite number >= 0', retryDelayMs);
+    }
+    const { source, window } = this.settings;
+    const metadata = {
+      source: source.stream,
+      producer: target.producer,
+      window: window.describe(),
+    };
+    return new Runner({
+      source,
+      target,
+      processor: {
+        stream: source.stream,
+        window,
+        decode: bodyDecoder(this.settings.format),
+        eventTime: this.settings.eventTime,
+        key: this.settings.key,
+        aggregator: this.aggregator,
+        late: this.settings.late ?? 'side',
+        onError: this.settings.onError,
+      },
+      encode: (result) => encodeResult(result, metadata, pack),
+      maxInFlight,
+      retryDelayMs,
+      maxRetryDelayMs: 5_000,
+    });
+  }
+}
+
+function requireFunction<F>(parameter: string, fn: F): F {
+  if (typeof fn !== 'function') throw new ConfigError(parameter, 'must be a function', fn);
+  return fn;
+}

@@ -1,0 +1,63 @@
+/**
+ * What a broker adapter provides to the engine. Nothing here knows about windows:
+ * the embedded broker (src/memory) and the RabbitMQ adapter (src/rabbitmq) implement
+ * these ports, and the runner (src/core/runner.ts) is their only user.
+ */
+
+/**
+ * A run of consecutive source messages as the broker stored them (one stream chunk,
+ * or the part of it at or after the requested offset).
+ *
+ * Messages are delivered as slices of one backing buffer rather than one object per
+ * message, so an adapter can hand over a chunk without copying and the runner's hot
+ * loop allocates nothing per message beyond the decoded value.
+ */
+export interface SourceChunk {
+  /** Offset of message 0 of this chunk; message i has offset `firstOffset + BigInt(i)`. */
+  readonly firstOffset: bigint;
+  /** Broker timestamp of the chunk, epoch milliseconds. Stored in the stream, so stable on replay. */
+  readonly timestamp: number;
+  /** Number of messages in this chunk. */
+  readonly count: number;
+  /** Backing bytes. Message i is the AMQP 1.0 bare message `bytes[starts[i], ends[i])`. */
+  readonly bytes: Uint8Array;
+  readonly starts: Uint32Array;
+  readonly ends: Uint32Array;
+}
+
+export interface Source {
+  readonly stream: string;
+  /**
+   * Reads the stream from `from` (inclusive) in offset order until `signal` aborts.
+   * Chunks never contain messages before `from`.
+   */
+  read(from: bigint, signal: AbortSignal): AsyncIterable<SourceChunk>;
+  /** Offset one past the last message currently stored (0 for an empty stream). */
+  endOffset(): Promise<bigint>;
+}
+
+export interface Target {
+  readonly stream: string;
+  /** Named producer: the broker deduplicates on it. Stable across restarts, unique per target. */
+  readonly producer: string;
+  /** Highest publishing id stored for `producer`; 0 when the name is unknown. */
+  lastPublishingId(): Promise<bigint>;
+  /**
+   * Publishes one write under one publishing id and resolves when the broker confirms it
+   * (a duplicate id is confirmed and discarded by the broker).
+   *
+   * `messages` holds encoded AMQP 1.0 messages: one element is published as a plain
+   * message; several are published as ONE sub-entry batch (each inner message gets its
+   * own offset, the batch one publishing id).
+   *
+   * Rejects with a `PublishError`; `retriable` tells whether re-running from the resume
+   * point may succeed (connection lost, confirm timed out) or not (stream deleted, access
+   * refused).
+   */
+  publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void>;
+  /**
+   * Largest write the broker accepts, as `writeSize` (src/core/write-size.ts) counts it:
+   * RabbitMQ's frame_max less the publish frame's own bytes.
+   */
+  readonly maxWriteBytes: number;
+}

@@ -1,0 +1,135 @@
+import { isRetriable, OutputTooLargeError } from './errors.js';
+import { OrderedPublisher } from './ordered-publisher.js';
+import type { Source, Target } from './ports.js';
+import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
+import type { StepResult } from './step-result.js';
+import { writeSize } from './write-size.js';
+
+export interface RunOptions {
+  /** Stops the job: the step in progress is dropped (it is re-read on the next start). */
+  readonly signal?: AbortSignal;
+  /**
+   * Stop once every message that was in the source when the job (re)started has been
+   * processed, instead of waiting for more — for batch use and tests. The open step is
+   * not published: it is incomplete, and publishing it would break replay stability.
+   */
+  readonly untilCaughtUp?: boolean;
+}
+
+export interface RunSummary {
+  /** Results published (or confirmed as duplicates) by this run. */
+  readonly results: number;
+  /** Times the job resumed from the broker's last publishing id after a retriable error. */
+  readonly restarts: number;
+}
+
+export interface RunnerConfig<T, A, R> {
+  readonly source: Source;
+  readonly target: Target;
+  readonly processor: StepProcessorConfig<T, A, R>;
+  readonly encode: (result: StepResult<R>) => Uint8Array[];
+  /** Results awaiting their confirm at once (default 32). */
+  readonly maxInFlight: number;
+  /** Delay before resuming after a retriable error, doubled each time up to `maxRetryDelayMs`. */
+  readonly retryDelayMs: number;
+  readonly maxRetryDelayMs: number;
+}
+
+/**
+ * The read-process-write loop. It owns offsets and publishing ids: on start it asks the
+ * target for its producer's last publishing id and reads the source from there + 1 (0 is
+ * ambiguous and means "from the first offset"; re-publishing id 0 is discarded by the
+ * broker, so it is harmless); each step's result is published with the offset of the
+ * step's last source message as its publishing id. A retriable error is handled like a
+ * crash: everything since the last confirmed result is recomputed, and the broker
+ * discards what it already has.
+ */
+export class Runner<T, A, R> {
+  constructor(private readonly config: RunnerConfig<T, A, R>) {}
+
+  async run(options: RunOptions = {}): Promise<RunSummary> {
+    const counters = { results: 0, restarts: 0 };
+    let delay = this.config.retryDelayMs;
+    for (;;) {
+      try {
+        await this.runFromResumePoint(options, counters);
+        return counters;
+      } catch (error) {
+        if (!isRetriable(error) || options.signal?.aborted === true) throw error;
+        counters.restarts++;
+        await sleep(delay, options.signal);
+        delay = Math.min(delay * 2, this.config.maxRetryDelayMs);
+      }
+    }
+  }
+
+  private async runFromResumePoint(
+    options: RunOptions,
+    counters: { results: number },
+  ): Promise<void> {
+    const { source, target } = this.config;
+    const last = await target.lastPublishingId();
+    const from = last === 0n ? 0n : last + 1n;
+    const end = options.untilCaughtUp === true ? await source.endOffset() : -1n;
+    if (options.untilCaughtUp === true && from >= end) return;
+
+    const processor = new StepProcessor(this.config.processor);
+    const publisher = new OrderedPublisher(target, this.config.maxInFlight);
+    const reading = new AbortController();
+    const stopReading = (): void => reading.abort();
+    options.signal?.addEventListener('abort', stopReading, { once: true });
+    try {
+      for await (const chunk of source.read(from, reading.signal)) {
+        let failure: { error: unknown } | undefined;
+        try {
+          processor.process(chunk);
+        } catch (error) {
+          failure = { error };
+        }
+        // Steps that ended before a failing message are complete: publish them first.
+        for (const result of processor.ready) {
+          await publisher.publish(result.lastOffset, this.encode(result));
+          counters.results++;
+        }
+        processor.ready.length = 0;
+        if (failure !== undefined) throw failure.error;
+        if (end >= 0n && chunk.firstOffset + BigInt(chunk.count) >= end) break;
+      }
+      await publisher.drain();
+    } catch (error) {
+      // Whatever stopped us, let the confirms already under way land before reporting.
+      await publisher.drain().catch(() => undefined);
+      throw error;
+    } finally {
+      options.signal?.removeEventListener('abort', stopReading);
+      reading.abort();
+    }
+  }
+
+  private encode(result: StepResult<R>): Uint8Array[] {
+    const messages = this.config.encode(result);
+    const size = writeSize(messages);
+    if (size > this.config.target.maxWriteBytes) {
+      throw new OutputTooLargeError(
+        this.config.source.stream,
+        result.firstOffset,
+        result.lastOffset,
+        size,
+        this.config.target.maxWriteBytes,
+      );
+    }
+    return messages;
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}

@@ -1,0 +1,202 @@
+import { createMessageScan, scanMessage } from '../codecs/message-scan.js';
+import { Placement, type WindowAssigner } from '../windows/window-assigner.js';
+import { TriggerResult, type Trigger } from '../windows/trigger.js';
+import type { WindowSpec } from '../windows/window-spec.js';
+import { WindowBuffer, type Key } from '../windows/window-buffer.js';
+import type { Aggregator } from './aggregator.js';
+import { describe, ProcessingError, type ProcessingStage } from './errors.js';
+import type { SourceChunk } from './ports.js';
+import type { DeadLetter, StepResult } from './step-result.js';
+import type { BodyDecoder } from './value-decoder.js';
+
+/** What happens to a message whose event time is before the open window. */
+export type LatePolicy = 'include' | 'drop' | 'side';
+/** What happens to a message that cannot be decoded, keyed or reduced. */
+export type ErrorPolicy = 'stop' | 'dead-letter';
+
+export interface StepProcessorConfig<T, A, R> {
+  readonly stream: string;
+  readonly window: WindowSpec;
+  readonly decode: BodyDecoder<T>;
+  readonly eventTime: ((value: T) => number | Date) | undefined;
+  readonly key: ((value: T) => string | number) | undefined;
+  readonly aggregator: Aggregator<T, A, R>;
+  readonly late: LatePolicy;
+  readonly onError: ErrorPolicy;
+}
+
+const NO_OFFSET = -1n;
+const NONE: readonly never[] = Object.freeze([]);
+
+/**
+ * The synchronous heart of a job: feeds each message of a chunk through
+ * decode → event time → window assignment → trigger → reducer → window buffer, and
+ * collects a StepResult whenever a step ends. Its state is a function of the messages
+ * since the last step end only, which is what makes a restart from the broker's last
+ * publishing id + 1 reproduce an uninterrupted run exactly.
+ *
+ * Per message it allocates nothing beyond the decoded value (and what the user's
+ * functions allocate): offsets are kept as (chunk, index) and turned into bigints only
+ * at step boundaries and on errors.
+ */
+export class StepProcessor<T, A, R> {
+  /** Results of the steps that ended, in order; the runner takes them after each chunk. */
+  readonly ready: StepResult<R>[] = [];
+
+  private readonly assigner: WindowAssigner;
+  private readonly trigger: Trigger;
+  private readonly buffer: WindowBuffer<T, A, R>;
+  private readonly scan = createMessageScan();
+
+  private windowOpen = false;
+  private stepFirstOffset = NO_OFFSET;
+  private stepMessages = 0;
+  private lateDropped = 0;
+  private late: unknown[] = [];
+  private deadLetters: DeadLetter[] = [];
+  /** Offset of the previous message, as (first offset of its chunk, index in the chunk). */
+  private previousChunkOffset = NO_OFFSET;
+  private previousIndex = 0;
+
+  constructor(private readonly config: StepProcessorConfig<T, A, R>) {
+    this.assigner = config.window.createAssigner();
+    this.trigger = config.window.createTrigger();
+    this.buffer = new WindowBuffer(config.aggregator);
+  }
+
+  /** Processes every message of `chunk`; throws ProcessingError under the 'stop' policy. */
+  process(chunk: SourceChunk): void {
+    const bytes = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
+    for (let index = 0; index < chunk.count; index++) {
+      this.processMessage(chunk, bytes, index);
+      this.previousChunkOffset = chunk.firstOffset;
+      this.previousIndex = index;
+    }
+  }
+
+  private processMessage(chunk: SourceChunk, bytes: Buffer, index: number): void {
+    const { config, scan } = this;
+    let stage: ProcessingStage = 'decode';
+    let value: T;
+    let time: number;
+    let key: Key = null;
+    try {
+      scanMessage(bytes, chunk.starts[index] as number, chunk.ends[index] as number, scan);
+      value = config.decode(bytes, scan.bodyStart, scan.bodyEnd);
+      stage = 'event-time';
+      time = this.eventTimeOf(value, scan.creationTime, chunk.timestamp);
+      if (config.key !== undefined) {
+        stage = 'key';
+        key = checkKey(config.key(value));
+      }
+    } catch (cause) {
+      this.reject(chunk, index, stage, cause);
+      return;
+    }
+
+    if (!this.windowOpen) {
+      this.openWindow(chunk, index, time);
+    } else {
+      const placement = this.assigner.place(time);
+      if (placement === Placement.Inside) {
+        this.assigner.add(time);
+      } else if (placement === Placement.Later) {
+        this.fire(this.previousOffset());
+        this.openWindow(chunk, index, time);
+      } else if (config.late !== 'include') {
+        if (config.late === 'drop') this.lateDropped++;
+        else this.late.push(value);
+        this.countMessage(chunk, index);
+        return;
+      }
+    }
+
+    try {
+      this.buffer.add(key, value);
+    } catch (cause) {
+      this.reject(chunk, index, 'reduce', cause);
+      return;
+    }
+    this.countMessage(chunk, index);
+  }
+
+  private openWindow(chunk: SourceChunk, index: number, time: number): void {
+    this.beginStep(chunk, index);
+    this.assigner.open(time);
+    this.assigner.add(time);
+    this.windowOpen = true;
+  }
+
+  private beginStep(chunk: SourceChunk, index: number): void {
+    if (this.stepFirstOffset === NO_OFFSET) this.stepFirstOffset = chunk.firstOffset + BigInt(index);
+  }
+
+  /** Every message of a step passes here once, whatever became of it, so counts are exact. */
+  private countMessage(chunk: SourceChunk, index: number): void {
+    this.stepMessages++;
+    if (this.trigger.onElement() === TriggerResult.FireAndPurge) {
+      this.fire(chunk.firstOffset + BigInt(index));
+    }
+  }
+
+  private reject(chunk: SourceChunk, index: number, stage: ProcessingStage, cause: unknown): void {
+    const offset = chunk.firstOffset + BigInt(index);
+    if (this.config.onError === 'stop') {
+      throw new ProcessingError(this.config.stream, offset, stage, cause);
+    }
+    this.beginStep(chunk, index);
+    this.deadLetters.push({
+      offset,
+      stage,
+      error: describe(cause),
+      message: chunk.bytes.slice(chunk.starts[index], chunk.ends[index]),
+    });
+    this.countMessage(chunk, index);
+  }
+
+  private fire(lastOffset: bigint): void {
+    if (this.stepMessages === 0) return;
+    this.ready.push({
+      firstOffset: this.stepFirstOffset,
+      lastOffset,
+      messages: this.stepMessages,
+      window: this.windowOpen ? this.assigner.snapshot() : null,
+      outputs: this.buffer.drain(),
+      // Fresh arrays only when used: results own theirs, and most steps have neither.
+      late: this.late.length > 0 ? this.late : NONE,
+      lateDropped: this.lateDropped,
+      deadLetters: this.deadLetters.length > 0 ? this.deadLetters : NONE,
+    });
+    this.trigger.clear();
+    this.windowOpen = false;
+    this.stepFirstOffset = NO_OFFSET;
+    this.stepMessages = 0;
+    this.lateDropped = 0;
+    if (this.late.length > 0) this.late = [];
+    if (this.deadLetters.length > 0) this.deadLetters = [];
+  }
+
+  private previousOffset(): bigint {
+    return this.previousChunkOffset + BigInt(this.previousIndex);
+  }
+
+  private eventTimeOf(value: T, creationTime: number, chunkTimestamp: number): number {
+    const extractor = this.config.eventTime;
+    if (extractor === undefined) return Number.isNaN(creationTime) ? chunkTimestamp : creationTime;
+    const time = extractor(value);
+    const millis = time instanceof Date ? time.getTime() : time;
+    if (typeof millis !== 'number' || !Number.isFinite(millis)) {
+      throw new TypeError(
+        `event time must be a finite number of epoch milliseconds or a valid Date, got ${String(time)}`,
+      );
+    }
+    return millis;
+  }
+}
+
+function checkKey(key: unknown): string | number {
+  if (typeof key === 'string' || (typeof key === 'number' && Number.isFinite(key))) return key;
+  throw new TypeError(
+    `key must be a string or a finite number, got ${typeof key === 'number' ? key : typeof key}`,
+  );
+}

@@ -1,0 +1,84 @@
+import { ConfigError } from '../core/errors.js';
+import type { FaultPoint } from './errors.js';
+
+/**
+ * A declarative, deterministic fault: "on the `atPublish`-th publish to `stream` (by
+ * `producer`, if given), counted from when the fault is injected, fail at `point`".
+ *
+ * - `'before-publish'`: the publish rejects with `SimulatedCrash`; nothing is stored.
+ * - `'after-publish'`: the write is stored (or discarded as a duplicate), then the publish
+ *   rejects with `SimulatedCrash`: the process died before the confirm arrived.
+ * - `'after-confirm'`: the write is stored and the publish resolves; the process dies right
+ *   after, so the target's NEXT call rejects with `SimulatedCrash`.
+ * - `'lose-confirm'`: the write is stored, then the publish rejects with a retriable
+ *   `PublishError` 'confirm lost', as the RabbitMQ adapter does when a confirm times out.
+ *   The target stays usable.
+ *
+ * After the three crash points the target is dead: every later call on it rejects with
+ * `SimulatedCrash`, so a pipelined publish issued after the crash is never stored. A restart
+ * builds a new target. `onFire` runs synchronously when the fault fires, before the publish
+ * settles, e.g. to abort the job's AbortSignal so its source stops too.
+ */
+export interface FaultSpec {
+  readonly stream: string;
+  readonly producer?: string;
+  /** 1 = the next matching publish. */
+  readonly atPublish: number;
+  readonly point: FaultPoint;
+  readonly onFire?: () => void;
+}
+
+/** An injected fault; `fired` tells a test whether the run reached it. */
+export class Fault {
+  private seen = 0;
+  private hasFired = false;
+
+  constructor(readonly spec: FaultSpec) {
+    if (!Number.isSafeInteger(spec.atPublish) || spec.atPublish < 1) {
+      throw new ConfigError('atPublish', 'must be an integer >= 1', spec.atPublish);
+    }
+  }
+
+  get fired(): boolean {
+    return this.hasFired;
+  }
+
+  /** Counts a publish; true when this is the one the fault fires at. */
+  count(stream: string, producer: string): boolean {
+    if (this.hasFired || stream !== this.spec.stream) return false;
+    if (this.spec.producer !== undefined && producer !== this.spec.producer) return false;
+    this.seen++;
+    return this.seen === this.spec.atPublish;
+  }
+
+  fire(): FaultPoint {
+    this.hasFired = true;
+    this.spec.onFire?.();
+    return this.spec.point;
+  }
+}
+
+/**
+ * The faults pending on a broker. Every pending fault counts every matching publish; when two
+ * come due on the same publish, the one injected first fires and the other is spent unfired.
+ */
+export class FaultPlan {
+  private pending: Fault[] = [];
+
+  add(spec: FaultSpec): Fault {
+    const fault = new Fault(spec);
+    this.pending.push(fault);
+    return fault;
+  }
+
+  clear(): void {
+    this.pending = [];
+  }
+
+  /** The point at which this publish fails, if any fault fires on it. */
+  onPublish(stream: string, producer: string): FaultPoint | undefined {
+    const due = this.pending.filter((fault) => fault.count(stream, producer));
+    this.pending = this.pending.filter((fault) => !fault.fired && !due.includes(fault));
+    return due[0]?.fire();
+  }
+}

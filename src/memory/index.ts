@@ -1,0 +1,17 @@
+/**
+ * The embedded broker: in-process RabbitMQ streams for tests, demos and users' unit tests.
+ * Everything a user or a test harness needs; the log, tail and fault bookkeeping stay inside.
+ */
+
+// The broker and its options.
+export { MemoryBroker, type MemoryBrokerOptions } from './broker.js';
+// The ports it hands out: a job's source and target, and a user-level consumer.
+export { MemorySource } from './source.js';
+export { MemoryTarget } from './target.js';
+export { MemoryConsumer } from './consumer.js';
+export type { OffsetSpec } from './offset-spec.js';
+// What inspection and consumers return.
+export type { StoredChunk, StoredMessage, ChunkWriter } from './stored-chunk.js';
+// Fault injection.
+export { Fault, type FaultSpec } from './faults.js';
+export { SimulatedCrash, StreamNotFoundError, type FaultPoint } from './errors.js';

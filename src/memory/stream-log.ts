@@ -1,0 +1,107 @@
+import { StreamNotFoundError } from './errors.js';
+import type { ChunkWriter, LogChunk } from './stored-chunk.js';
+
+/**
+ * One stream of the embedded broker: an append-only list of chunks with offsets from 0, and
+ * the deduplication table of its named producers (RabbitMQ keeps that table per stream and
+ * rebuilds it from chunk trailers, so it lives and dies with the log).
+ */
+export class StreamLog {
+  private readonly chunkList: LogChunk[] = [];
+  /** Highest publishing id stored per producer name (osiris "sequence" tracking). */
+  private readonly sequences = new Map<string, bigint>();
+  /** Readers parked until the log changes; woken all at once, so none polls. */
+  private readonly waiters = new Set<() => void>();
+  private next = 0n;
+  private deleted = false;
+
+  constructor(readonly name: string) {}
+
+  get chunks(): readonly LogChunk[] {
+    return this.chunkList;
+  }
+
+  /** Offset the next message will get. */
+  get nextOffset(): bigint {
+    return this.next;
+  }
+
+  assertExists(): void {
+    if (this.deleted) throw new StreamNotFoundError(this.name);
+  }
+
+  get exists(): boolean {
+    return !this.deleted;
+  }
+
+  /** Writes the messages as one chunk and wakes every waiting reader. */
+  append(messages: readonly Uint8Array[], timestamp: number, writer?: ChunkWriter): LogChunk {
+    let length = 0;
+    for (const message of messages) length += message.length;
+    // Copied in: a caller reusing its buffers must not rewrite history.
+    const bytes = new Uint8Array(length);
+    const starts = new Uint32Array(messages.length);
+    const ends = new Uint32Array(messages.length);
+    let position = 0;
+    messages.forEach((message, i) => {
+      bytes.set(message, position);
+      starts[i] = position;
+      position += message.length;
+      ends[i] = position;
+    });
+    const chunk: LogChunk = {
+      firstOffset: this.next,
+      timestamp,
+      count: messages.length,
+      bytes,
+      starts,
+      ends,
+      writer,
+    };
+    this.chunkList.push(chunk);
+    this.next += BigInt(messages.length);
+    if (writer !== undefined) this.sequences.set(writer.producer, writer.publishingId);
+    this.wake();
+    return chunk;
+  }
+
+  /** Highest publishing id stored for `producer`, undefined when the name never wrote here. */
+  sequence(producer: string): bigint | undefined {
+    return this.sequences.get(producer);
+  }
+
+  /** Index of the first chunk that holds `offset` or anything after it (chunks.length if none yet). */
+  chunkIndexAt(offset: bigint): number {
+    let low = 0;
+    let high = this.chunkList.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      const chunk = this.chunkList[mid] as LogChunk;
+      if (chunk.firstOffset + BigInt(chunk.count) <= offset) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+
+  /** Resolves on the next append or delete, or when `signal` aborts. */
+  changed(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        this.waiters.delete(wake);
+        signal.removeEventListener('abort', wake);
+        resolve();
+      };
+      this.waiters.add(wake);
+      signal.addEventListener('abort', wake, { once: true });
+    });
+  }
+
+  delete(): void {
+    this.deleted = true;
+    this.wake();
+  }
+
+  private wake(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+}

@@ -1,0 +1,55 @@
+import type { SourceChunk } from '../core/ports.js';
+import type { LogChunk } from './stored-chunk.js';
+import type { StreamLog } from './stream-log.js';
+
+/**
+ * The part of `chunk` at or after `from`, as a fresh copy: the port promises no message before
+ * `from`, and a reader that mutates its buffer must not corrupt later replays.
+ */
+export function sliceFrom(chunk: SourceChunk, from: bigint): SourceChunk {
+  const skip = from > chunk.firstOffset ? Number(from - chunk.firstOffset) : 0;
+  const base = chunk.starts[skip] ?? 0;
+  const end = chunk.count === 0 ? 0 : (chunk.ends[chunk.count - 1] ?? 0);
+  const starts = chunk.starts.slice(skip);
+  const ends = chunk.ends.slice(skip);
+  for (let i = 0; i < starts.length; i++) {
+    starts[i] = (starts[i] ?? 0) - base;
+    ends[i] = (ends[i] ?? 0) - base;
+  }
+  return {
+    firstOffset: chunk.firstOffset + BigInt(skip),
+    timestamp: chunk.timestamp,
+    count: chunk.count - skip,
+    bytes: chunk.bytes.slice(base, end),
+    starts,
+    ends,
+  };
+}
+
+/**
+ * Every chunk from `from` on, in order, waiting (without polling) for new ones until `signal`
+ * aborts; then it simply ends. Throws `StreamNotFoundError` once the stream is deleted, as a
+ * RabbitMQ subscription ends when its stream goes away.
+ */
+export async function* tail(
+  log: StreamLog,
+  from: bigint,
+  signal: AbortSignal,
+): AsyncGenerator<{ chunk: SourceChunk; writer: LogChunk['writer'] }> {
+  let next = from < 0n ? 0n : from;
+  let index = log.chunkIndexAt(next);
+  while (!signal.aborted) {
+    log.assertExists();
+    const chunk = log.chunks[index];
+    if (chunk === undefined) {
+      await log.changed(signal);
+      continue;
+    }
+    index++;
+    const end = chunk.firstOffset + BigInt(chunk.count);
+    // Only when `from` lay beyond the end: chunks written since may still end before it.
+    if (end <= next) continue;
+    yield { chunk: sliceFrom(chunk, next), writer: chunk.writer };
+    next = end;
+  }
+}

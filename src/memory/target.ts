@@ -1,0 +1,99 @@
+import { PublishError } from '../core/errors.js';
+import type { Target } from '../core/ports.js';
+import {
+  FRAME_TOO_LARGE,
+  SimulatedCrash,
+  STREAM_DOES_NOT_EXIST,
+  type FaultPoint,
+} from './errors.js';
+import type { FaultPlan } from './faults.js';
+import type { StreamLog } from './stream-log.js';
+import { writeSize } from '../core/write-size.js';
+
+/** The stream protocol's RecordsInBatch is a uint16. */
+const MAX_BATCH_RECORDS = 0xffff;
+const MAX_PUBLISHING_ID = 0xffff_ffff_ffff_ffffn;
+
+/**
+ * A named producer on an embedded stream. Deduplicates like osiris_writer: a publishing id not
+ * greater than the highest one stored for the name is confirmed and discarded; an unknown
+ * name stores anything, id 0 included. The write is stored synchronously when `publish` is
+ * called, so pipelined publishes land in call order.
+ */
+export class MemoryTarget implements Target {
+  readonly stream: string;
+  /** Set by a crash fault: this "process" is gone and does nothing more. */
+  private crashedAt: FaultPoint | undefined;
+
+  constructor(
+    private readonly log: StreamLog,
+    readonly producer: string,
+    readonly maxWriteBytes: number,
+    private readonly faults: FaultPlan,
+    private readonly now: () => number,
+  ) {
+    this.stream = log.name;
+  }
+
+  async lastPublishingId(): Promise<bigint> {
+    this.assertAlive();
+    this.log.assertExists();
+    return this.log.sequence(this.producer) ?? 0n;
+  }
+
+  async publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void> {
+    this.assertAlive();
+    const point = this.faults.onPublish(this.stream, this.producer);
+    if (point === 'before-publish') this.crash(point);
+    this.validate(publishingId, messages);
+    if (!this.log.exists) {
+      throw this.error(publishingId, false, 'stream does not exist', STREAM_DOES_NOT_EXIST);
+    }
+    const stored = this.log.sequence(this.producer);
+    if (stored === undefined || publishingId > stored) {
+      this.log.append(messages, this.now(), { producer: this.producer, publishingId });
+    }
+    if (point === 'after-publish') this.crash(point);
+    if (point === 'lose-confirm') throw this.error(publishingId, true, 'confirm lost');
+    // The confirm is delivered; the crash shows on the next call.
+    if (point === 'after-confirm') this.crashedAt = point;
+  }
+
+  private validate(publishingId: bigint, messages: readonly Uint8Array[]): void {
+    if (publishingId < 0n || publishingId > MAX_PUBLISHING_ID) {
+      throw this.error(publishingId, false, 'publishing id must fit in an unsigned 64-bit integer');
+    }
+    if (messages.length === 0) throw this.error(publishingId, false, 'nothing to publish');
+    if (messages.length > MAX_BATCH_RECORDS) {
+      throw this.error(
+        publishingId,
+        false,
+        `a sub-entry batch holds at most ${MAX_BATCH_RECORDS} messages, given ${messages.length}`,
+      );
+    }
+    const size = writeSize(messages);
+    if (size > this.maxWriteBytes) {
+      throw this.error(
+        publishingId,
+        false,
+        `write of ${size} bytes exceeds the limit of ${this.maxWriteBytes} (frame too large)`,
+        FRAME_TOO_LARGE,
+      );
+    }
+  }
+
+  private assertAlive(): void {
+    if (this.crashedAt !== undefined) {
+      throw new SimulatedCrash(this.stream, this.producer, this.crashedAt);
+    }
+  }
+
+  private crash(point: FaultPoint): never {
+    this.crashedAt = point;
+    throw new SimulatedCrash(this.stream, this.producer, point);
+  }
+
+  private error(id: bigint, retriable: boolean, reason: string, code?: number): PublishError {
+    return new PublishError(this.stream, id, retriable, reason, code);
+  }
+}

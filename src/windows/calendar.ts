@@ -1,0 +1,94 @@
+import { tz, type TZDate } from '@date-fns/tz';
+import { addDays, addMonths, addWeeks, startOfDay, startOfMonth, startOfWeek } from 'date-fns';
+import { ConfigError } from '../core/errors.js';
+import type { CalendarUnit } from './duration.js';
+import { TumblingAssigner } from './tumbling-assigner.js';
+
+/** First day of a calendar week: 0 = Sunday … 6 = Saturday (date-fns' convention). */
+export type WeekDay = 0 | 1 | 2 | 3 | 4 | 5 | 6;
+
+/** A calendar offset is a local time of day, so it must stay within one day. */
+export const MAX_CALENDAR_OFFSET_MS = 24 * 3_600_000;
+
+/**
+ * Throws unless `timeZone` is an IANA zone the runtime knows. @date-fns/tz silently yields
+ * Invalid Date for unknown zones, so the check must happen here, at configuration time.
+ */
+export function checkTimeZone(parameter: string, timeZone: unknown): string {
+  if (typeof timeZone === 'string' && timeZone !== '') {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone });
+      return timeZone;
+    } catch {
+      // fall through to the ConfigError below
+    }
+  }
+  throw new ConfigError(parameter, "must be an IANA time zone such as 'Europe/Berlin'", timeZone);
+}
+
+/**
+ * Calendar windows (a day, a week or a month) in an IANA time zone, via date-fns and
+ * @date-fns/tz, so a day across a DST change is 23 or 25 hours long. `offset` is a local
+ * wall-clock time of day (e.g. 6h: days run from 06:00 to 06:00 local time, whatever the
+ * DST state). A start that falls into a DST gap moves forward as @date-fns/tz resolves it;
+ * a window's end is computed exactly as the next window's start, so windows never overlap
+ * or leave holes. Dates are allocated only in open(), once per step.
+ */
+export class CalendarTumblingAssigner extends TumblingAssigner {
+  private readonly zone: ReturnType<typeof tz>;
+
+  constructor(
+    private readonly unit: CalendarUnit,
+    timeZone: string,
+    private readonly weekStartsOn: WeekDay,
+    private readonly offset: number,
+  ) {
+    super();
+    this.zone = tz(timeZone);
+  }
+
+  open(eventTime: number): void {
+    let unitStart = this.startOfUnit(eventTime);
+    let start = this.shift(unitStart);
+    // With an offset, the unit that holds eventTime may not have started its window yet
+    // (03:00 with days starting at 06:00 belongs to the previous day's window).
+    if (start > eventTime) {
+      unitStart = this.startOfUnit(this.addUnits(unitStart, -1));
+      start = this.shift(unitStart);
+    }
+    this.start = start;
+    this.end = this.shift(this.startOfUnit(this.addUnits(unitStart, 1)));
+  }
+
+  private startOfUnit(time: number | TZDate): TZDate {
+    switch (this.unit) {
+      case 'day':
+        return startOfDay(time, { in: this.zone });
+      case 'week':
+        return startOfWeek(time, { in: this.zone, weekStartsOn: this.weekStartsOn });
+      case 'month':
+        return startOfMonth(time, { in: this.zone });
+    }
+  }
+
+  private addUnits(date: TZDate, amount: number): TZDate {
+    switch (this.unit) {
+      case 'day':
+        return addDays(date, amount, { in: this.zone });
+      case 'week':
+        return addWeeks(date, amount, { in: this.zone });
+      case 'month':
+        return addMonths(date, amount, { in: this.zone });
+    }
+  }
+
+  /** Epoch ms of the local wall-clock time `offset` after the unit's start. */
+  private shift(unitStart: TZDate): number {
+    if (this.offset === 0) return unitStart.getTime();
+    const shifted = this.zone(unitStart.getTime());
+    // Setting the local time of day (not adding elapsed ms) keeps 06:00 at 06:00 on
+    // 23- and 25-hour days.
+    shifted.setHours(0, 0, 0, this.offset);
+    return shifted.getTime();
+  }
+}

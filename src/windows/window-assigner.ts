@@ -1,0 +1,30 @@
+/**
+ * Which window does an element belong to (Flink's WindowAssigner), restricted to what a
+ * contiguous step can express: there is at most one open window, and an element either
+ * falls inside it, before it (late), or in a later window (which ends the step first).
+ *
+ * Assigners are stateful logic objects built fresh by a window spec for each run; all
+ * times are epoch milliseconds of event time, never wall-clock.
+ */
+export const enum Placement {
+  /** Belongs to the open window. */
+  Inside = 0,
+  /** Event time is before the open window: the job's late policy decides. */
+  Late = 1,
+  /** Belongs to a later window: the open step ends before this element. */
+  Later = 2,
+}
+
+export interface WindowAssigner {
+  /** Opens the window that holds `eventTime` (first element of a step). */
+  open(eventTime: number): void;
+  /** Where an element with `eventTime` falls relative to the open window. */
+  place(eventTime: number): Placement;
+  /** Records an element placed Inside (sessions and global windows grow with their elements). */
+  add(eventTime: number): void;
+  /** Bounds of the open window, epoch ms, `end` exclusive. */
+  readonly start: number;
+  readonly end: number;
+  /** Plain-data description of the open window, for results and debugging. */
+  snapshot(): { start: number; end: number };
+}

@@ -1,0 +1,72 @@
+import type { Aggregator } from '../core/aggregator.js';
+
+/** A key as the step groups by it: `null` when the job has no key function. */
+export type Key = string | number | null;
+
+/** One key's state within the open step. Mutated in place: see WindowBuffer. */
+interface Slot<A> {
+  key: Key;
+  accumulator: A;
+  count: number;
+}
+
+export interface KeyedOutput<R> {
+  readonly key: Key;
+  readonly count: number;
+  readonly value: R;
+}
+
+/**
+ * Where state lives: the per-key accumulators of the open step, in the order keys first
+ * appeared (the documented section order of a result, and deterministic on replay).
+ *
+ * Slots are mutable and recycled across steps so that adding a value to a known key
+ * allocates nothing (one Map lookup, one call to `add`), and a key seen again in the
+ * next step reuses a pooled slot instead of a fresh object.
+ */
+export class WindowBuffer<T, A, R> {
+  private readonly slots = new Map<Key, Slot<A>>();
+  private readonly order: Slot<A>[] = [];
+  private readonly pool: Slot<A>[] = [];
+
+  constructor(private readonly aggregator: Aggregator<T, A, R>) {}
+
+  get size(): number {
+    return this.order.length;
+  }
+
+  /** Folds `value` into `key`'s accumulator. If `add` throws, the accumulator is unchanged. */
+  add(key: Key, value: T): void {
+    let slot = this.slots.get(key);
+    if (slot === undefined) {
+      const accumulator = this.aggregator.add(this.aggregator.init(), value);
+      slot = this.pool.pop() ?? { key: null, accumulator, count: 0 };
+      slot.key = key;
+      slot.accumulator = accumulator;
+      slot.count = 1;
+      this.slots.set(key, slot);
+      this.order.push(slot);
+      return;
+    }
+    slot.accumulator = this.aggregator.add(slot.accumulator, value);
+    slot.count++;
+  }
+
+  /** The outputs of the step, in first-appearance order of their keys; then empties the buffer. */
+  drain(): KeyedOutput<R>[] {
+    const outputs = new Array<KeyedOutput<R>>(this.order.length);
+    for (let i = 0; i < this.order.length; i++) {
+      const slot = this.order[i] as Slot<A>;
+      outputs[i] = {
+        key: slot.key,
+        count: slot.count,
+        value: this.aggregator.result(slot.accumulator),
+      };
+      slot.accumulator = undefined as A; // let the accumulator be collected while pooled
+      this.pool.push(slot);
+    }
+    this.order.length = 0;
+    this.slots.clear();
+    return outputs;
+  }
+}
