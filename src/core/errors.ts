@@ -35,9 +35,12 @@ export class ProcessingError extends StreamWindowsError {
     readonly stage: ProcessingStage,
     override readonly cause: unknown,
   ) {
-    super(`${stage} failed for message at offset ${offset} of stream '${stream}': ${describe(cause)}`, {
-      cause,
-    });
+    super(
+      `${stage} failed for message at offset ${offset} of stream '${stream}': ${describe(cause)}`,
+      {
+        cause,
+      },
+    );
   }
 }
 
@@ -89,6 +92,7 @@ function formatGiven(value: unknown): string {
   if (typeof value === 'string') return `'${value}'`;
   if (typeof value === 'bigint') return `${value}n`;
   if (typeof value === 'function') return 'a function';
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value); // JSON says null
   try {
     return JSON.stringify(value) ?? String(value);
   } catch {
@@ -109,7 +113,9 @@ export class SourceError extends StreamWindowsError {
     readonly offset?: bigint,
   ) {
     super(
-      `reading stream '${stream}'` + (offset === undefined ? '' : ` at offset ${offset}`) + ` failed: ${reason}`,
+      `reading stream '${stream}'` +
+        (offset === undefined ? '' : ` at offset ${offset}`) +
+        ` failed: ${reason}`,
     );
   }
 }

@@ -64,7 +64,12 @@ export class PipelineBuilder<T> {
         format,
       );
     }
-    return new PipelineBuilder<U>({ ...this.settings, format, eventTime: undefined, key: undefined });
+    return new PipelineBuilder<U>({
+      ...this.settings,
+      format,
+      eventTime: undefined,
+      key: undefined,
+    });
   }
 
   /** Event time of a value, epoch ms or Date. Must depend on the value only (replay). */

@@ -212,7 +212,8 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
     lateCount: integer(ResultProperty.late),
     lateDropped: integer(ResultProperty.lateDropped),
     deadLetterCount: integer(ResultProperty.deadLetters),
-    part: part === undefined ? undefined : { index: Number(part), of: integer(ResultProperty.parts) },
+    part:
+      part === undefined ? undefined : { index: Number(part), of: integer(ResultProperty.parts) },
     outputs,
     late,
     deadLetters,

@@ -26,6 +26,7 @@ export interface StepProcessorConfig<T, A, R> {
 }
 
 const NO_OFFSET = -1n;
+const MAX_EVENT_TIME = 8.64e15;
 const NONE: readonly never[] = Object.freeze([]);
 
 /**
@@ -128,7 +129,8 @@ export class StepProcessor<T, A, R> {
   }
 
   private beginStep(chunk: SourceChunk, index: number): void {
-    if (this.stepFirstOffset === NO_OFFSET) this.stepFirstOffset = chunk.firstOffset + BigInt(index);
+    if (this.stepFirstOffset === NO_OFFSET)
+      this.stepFirstOffset = chunk.firstOffset + BigInt(index);
   }
 
   /** Every message of a step passes here once, whatever became of it, so counts are exact. */
@@ -185,9 +187,10 @@ export class StepProcessor<T, A, R> {
     if (extractor === undefined) return Number.isNaN(creationTime) ? chunkTimestamp : creationTime;
     const time = extractor(value);
     const millis = time instanceof Date ? time.getTime() : time;
-    if (typeof millis !== 'number' || !Number.isFinite(millis)) {
+    // Date's range: window arithmetic is exact within it, and calendar windows need it.
+    if (typeof millis !== 'number' || !(Math.abs(millis) <= MAX_EVENT_TIME)) {
       throw new TypeError(
-        `event time must be a finite number of epoch milliseconds or a valid Date, got ${String(time)}`,
+        `event time must be epoch milliseconds within ±${MAX_EVENT_TIME} or a valid Date, got ${String(time)}`,
       );
     }
     return millis;

@@ -1,0 +1,37 @@
+import { encodeMessage } from '../codecs/amqp-message.js';
+
+export interface SourceMessageOptions {
+  /** The message's creation-time property, which jobs use as event time by default. */
+  readonly creationTime?: number | Date;
+  /** The content-type property, e.g. 'application/json'. */
+  readonly contentType?: string;
+}
+
+/**
+ * Encodes a body as a producer writes it to a source stream: an AMQP 1.0 message with one
+ * data section. For feeding the embedded broker in tests and demos, or publishing raw bytes.
+ */
+export function sourceMessage(
+  body: Uint8Array | string,
+  options: SourceMessageOptions = {},
+): Uint8Array {
+  const { creationTime, contentType } = options;
+  const properties = {
+    ...(creationTime === undefined
+      ? {}
+      : { creationTime: creationTime instanceof Date ? creationTime.getTime() : creationTime }),
+    ...(contentType === undefined ? {} : { contentType }),
+  };
+  return encodeMessage({
+    ...(Object.keys(properties).length === 0 ? {} : { properties }),
+    body: {
+      type: 'data',
+      sections: [typeof body === 'string' ? Buffer.from(body, 'utf8') : body],
+    },
+  });
+}
+
+/** A source message whose body is `value` as JSON (the default decoding of a job). */
+export function jsonMessage(value: unknown, options: SourceMessageOptions = {}): Uint8Array {
+  return sourceMessage(JSON.stringify(value), { contentType: 'application/json', ...options });
+}

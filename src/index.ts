@@ -1,0 +1,67 @@
+// stream-windows: effectively-once windowed aggregation on RabbitMQ Streams.
+// This list is the public API; everything else under src/ is internal and may change.
+// Broker adapters have their own entry points: 'stream-windows/memory' (the embedded
+// broker) and 'stream-windows/rabbitmq'.
+
+// Building and running a job.
+export {
+  aggregate,
+  PipelineBuilder,
+  AggregationBuilder,
+  type TargetOptions,
+} from './core/pipeline.js';
+export { Runner, type RunOptions, type RunSummary } from './core/runner.js';
+export type { Aggregator } from './core/aggregator.js';
+export type { LatePolicy, ErrorPolicy } from './core/step-processor.js';
+export type { ValueFormat } from './core/value-decoder.js';
+
+// Window kinds, for `.window(spec)` and for users writing their own.
+export {
+  tumbling,
+  count,
+  session,
+  compaction,
+  Placement,
+  TriggerResult,
+  neverTrigger,
+  type WindowSpec,
+  type WindowAssigner,
+  type Trigger,
+  type TumblingOptions,
+  type CompactionOptions,
+  type Duration,
+  type WeekDay,
+} from './windows/index.js';
+export type { Key, KeyedOutput } from './windows/window-buffer.js';
+
+// Reading what a job wrote: the result wire format (see the README).
+export {
+  decodeResult,
+  ResultProperty,
+  RESULT_FORMAT_VERSION,
+  type DecodedResult,
+  type ResultOutput,
+  type ResultMetadata,
+  type PackMode,
+} from './core/result-format.js';
+export type { StepResult, DeadLetter } from './core/step-result.js';
+
+// Writing source messages (tests, demos, producers without a client of their own).
+export { sourceMessage, jsonMessage, type SourceMessageOptions } from './core/source-message.js';
+
+// The ports a broker adapter implements.
+export type { Source, SourceChunk, Target } from './core/ports.js';
+export { writeSize, maxWriteBytes, DEFAULT_FRAME_MAX } from './core/write-size.js';
+
+// Errors: every one names what went wrong and where.
+export {
+  StreamWindowsError,
+  ConfigError,
+  ProcessingError,
+  OutputTooLargeError,
+  PublishError,
+  SourceError,
+  isRetriable,
+  type ProcessingStage,
+} from './core/errors.js';
+export { CodecError } from './codecs/codec-error.js';

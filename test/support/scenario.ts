@@ -1,0 +1,163 @@
+// Random scenarios shared by the property tests and the differential test: a source stream
+// (keys, values, event times including out-of-order ones, undecodable messages, chunking)
+// and a job configuration (window kind, keys, late and error policies, packing).
+import fc from 'fast-check';
+import { aggregate, jsonMessage, type LatePolicy, type PackMode } from '../../src/index.js';
+import type { Runner, Source, Target } from '../../src/index.js';
+
+export interface Event {
+  readonly key: string;
+  readonly value: number;
+  readonly t: number;
+}
+
+export type SourceEntry = { readonly event: Event } | { readonly garbage: Uint8Array };
+
+export interface SourceSpec {
+  /** Messages grouped in chunks, each chunk with its broker timestamp. */
+  readonly chunks: readonly {
+    readonly timestamp: number;
+    readonly entries: readonly SourceEntry[];
+  }[];
+}
+
+export type WindowChoice =
+  | { readonly kind: 'tumbling'; readonly size: number }
+  | { readonly kind: 'count'; readonly n: number }
+  | { readonly kind: 'session'; readonly gap: number }
+  | { readonly kind: 'compact-count'; readonly n: number }
+  | { readonly kind: 'compact-every'; readonly size: number }
+  | { readonly kind: 'compact-gap'; readonly gap: number };
+
+export interface JobSpec {
+  readonly window: WindowChoice;
+  readonly keyed: boolean;
+  readonly late: LatePolicy;
+  readonly deadLetter: boolean;
+  readonly eventTimeFrom: 'value' | 'creation-time';
+  readonly pack: PackMode;
+}
+
+const BASE_TIME = Date.UTC(2026, 0, 1);
+
+const eventArb = fc.record({
+  key: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
+  value: fc.integer({ min: -1000, max: 1000 }),
+  // Mostly forward in time, sometimes backwards (out of order), sometimes a long pause.
+  step: fc.oneof(
+    { weight: 6, arbitrary: fc.integer({ min: 0, max: 1500 }) },
+    { weight: 2, arbitrary: fc.integer({ min: -4000, max: -1 }) },
+    { weight: 1, arbitrary: fc.integer({ min: 5000, max: 20000 }) },
+  ),
+});
+
+export function sourceArb(options: { garbage: boolean }): fc.Arbitrary<SourceSpec> {
+  const entryArb = options.garbage
+    ? fc.oneof(
+        { weight: 12, arbitrary: eventArb.map((e) => ({ kind: 'event' as const, e })) },
+        {
+          weight: 1,
+          arbitrary: fc.uint8Array({ maxLength: 12 }).map((g) => ({ kind: 'garbage' as const, g })),
+        },
+      )
+    : eventArb.map((e) => ({ kind: 'event' as const, e }));
+  return fc
+    .record({
+      entries: fc.array(entryArb, { maxLength: 60 }),
+      chunkSizes: fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 1, maxLength: 60 }),
+    })
+    .map(({ entries, chunkSizes }) => {
+      let t = BASE_TIME;
+      const all: SourceEntry[] = entries.map((entry) => {
+        if (entry.kind === 'garbage') return { garbage: entry.g };
+        t += entry.e.step;
+        return { event: { key: entry.e.key, value: entry.e.value, t } };
+      });
+      const chunks: { timestamp: number; entries: SourceEntry[] }[] = [];
+      for (let i = 0, c = 0; i < all.length; c++) {
+        const size = chunkSizes[c % chunkSizes.length] as number;
+        chunks.push({
+          timestamp: BASE_TIME + 1000 * chunks.length,
+          entries: all.slice(i, i + size),
+        });
+        i += size;
+      }
+      return { chunks };
+    });
+}
+
+export const windowArb: fc.Arbitrary<WindowChoice> = fc.oneof(
+  fc.integer({ min: 1, max: 10 }).map((s) => ({ kind: 'tumbling' as const, size: s * 1000 })),
+  fc.integer({ min: 1, max: 7 }).map((n) => ({ kind: 'count' as const, n })),
+  fc.integer({ min: 1, max: 6 }).map((g) => ({ kind: 'session' as const, gap: g * 500 })),
+  fc.integer({ min: 1, max: 7 }).map((n) => ({ kind: 'compact-count' as const, n })),
+  fc.integer({ min: 1, max: 10 }).map((s) => ({ kind: 'compact-every' as const, size: s * 1000 })),
+  fc.integer({ min: 1, max: 6 }).map((g) => ({ kind: 'compact-gap' as const, gap: g * 500 })),
+);
+
+export function jobArb(options: { deadLetter: boolean }): fc.Arbitrary<JobSpec> {
+  return fc.record({
+    window: windowArb,
+    keyed: fc.boolean(),
+    late: fc.constantFrom<LatePolicy>('include', 'drop', 'side'),
+    deadLetter: fc.constant(options.deadLetter),
+    eventTimeFrom: fc.constantFrom<'value' | 'creation-time'>('value', 'creation-time'),
+    pack: fc.constantFrom<PackMode>('sections', 'batch'),
+  });
+}
+
+/** The encoded messages of each chunk, as a producer would write them. */
+export function encodeSource(spec: SourceSpec): { timestamp: number; messages: Uint8Array[] }[] {
+  return spec.chunks.map((chunk) => ({
+    timestamp: chunk.timestamp,
+    messages: chunk.entries.map((entry) =>
+      'garbage' in entry
+        ? entry.garbage
+        : jsonMessage(entry.event, { creationTime: entry.event.t }),
+    ),
+  }));
+}
+
+/** Builds the job a scenario describes, over any broker's ports. */
+export function buildJob(
+  spec: JobSpec,
+  source: Source,
+  target: Target,
+): Runner<Event, unknown, unknown> {
+  let pipeline = aggregate<Event>(source);
+  if (spec.eventTimeFrom === 'value') pipeline = pipeline.eventTime((e) => e.t);
+  if (spec.deadLetter) pipeline = pipeline.onError('dead-letter');
+  const w = spec.window;
+  const timed = w.kind !== 'count' && w.kind !== 'compact-count';
+  if (w.kind.startsWith('compact')) {
+    const trigger =
+      w.kind === 'compact-count'
+        ? { count: (w as { n: number }).n }
+        : w.kind === 'compact-every'
+          ? { every: (w as { size: number }).size }
+          : { gap: (w as { gap: number }).gap };
+    if (timed) pipeline = pipeline.late(spec.late);
+    return pipeline
+      .compact((e) => e.key, {
+        ...trigger,
+        merge: (a, b) => ({ key: b.key, value: a.value + b.value, t: b.t }),
+      })
+      .to(target, { pack: spec.pack, retryDelayMs: 0 }) as Runner<Event, unknown, unknown>;
+  }
+  if (w.kind === 'tumbling') pipeline = pipeline.tumbling(w.size);
+  else if (w.kind === 'count') pipeline = pipeline.count(w.n);
+  else pipeline = pipeline.session(w.gap);
+  if (timed) pipeline = pipeline.late(spec.late);
+  if (spec.keyed) pipeline = pipeline.key((e) => e.key);
+  return pipeline
+    .aggregate({
+      init: () => ({ sum: 0, min: Infinity, max: -Infinity }),
+      add: (acc, e) => ({
+        sum: acc.sum + e.value,
+        min: Math.min(acc.min, e.value),
+        max: Math.max(acc.max, e.value),
+      }),
+      result: (acc) => acc,
+    })
+    .to(target, { pack: spec.pack, retryDelayMs: 0 }) as Runner<Event, unknown, unknown>;
+}
