@@ -3,7 +3,7 @@
 // and a job configuration (window kind, keys, late and error policies, packing).
 import fc from 'fast-check';
 import { aggregate, jsonMessage, type LatePolicy, type PackMode } from '../../src/index.js';
-import type { Runner, Source, Target } from '../../src/index.js';
+import type { CompactionOptions, Runner, Source, Target } from '../../src/index.js';
 
 export interface Event {
   readonly key: string;
@@ -128,26 +128,31 @@ export function buildJob(
   if (spec.eventTimeFrom === 'value') pipeline = pipeline.eventTime((e) => e.t);
   if (spec.deadLetter) pipeline = pipeline.onError('dead-letter');
   const w = spec.window;
-  const timed = w.kind !== 'count' && w.kind !== 'compact-count';
-  if (w.kind.startsWith('compact')) {
-    const trigger =
-      w.kind === 'compact-count'
-        ? { count: (w as { n: number }).n }
-        : w.kind === 'compact-every'
-          ? { every: (w as { size: number }).size }
-          : { gap: (w as { gap: number }).gap };
-    if (timed) pipeline = pipeline.late(spec.late);
-    return pipeline
+  if (w.kind !== 'count' && w.kind !== 'compact-count') pipeline = pipeline.late(spec.late);
+  const compact = (trigger: CompactionOptions) =>
+    pipeline
       .compact((e) => e.key, {
         ...trigger,
         merge: (a, b) => ({ key: b.key, value: a.value + b.value, t: b.t }),
       })
       .to(target, { pack: spec.pack, retryDelayMs: 0 }) as Runner<Event, unknown, unknown>;
+  switch (w.kind) {
+    case 'compact-count':
+      return compact({ count: w.n });
+    case 'compact-every':
+      return compact({ every: w.size });
+    case 'compact-gap':
+      return compact({ gap: w.gap });
+    case 'tumbling':
+      pipeline = pipeline.tumbling(w.size);
+      break;
+    case 'count':
+      pipeline = pipeline.count(w.n);
+      break;
+    case 'session':
+      pipeline = pipeline.session(w.gap);
+      break;
   }
-  if (w.kind === 'tumbling') pipeline = pipeline.tumbling(w.size);
-  else if (w.kind === 'count') pipeline = pipeline.count(w.n);
-  else pipeline = pipeline.session(w.gap);
-  if (timed) pipeline = pipeline.late(spec.late);
   if (spec.keyed) pipeline = pipeline.key((e) => e.key);
   return pipeline
     .aggregate({
