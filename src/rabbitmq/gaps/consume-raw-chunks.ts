@@ -1,0 +1,120 @@
+import type { Socket } from 'node:net';
+import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
+import { StreamWindowsError } from '../../core/errors.js';
+import { DELIVER_KEY } from '../deliver-chunk.js';
+
+/**
+ * GAP (rabbitmq-stream-js-client 1.0.0): the stock consumer decodes every Deliver frame
+ * itself, and that decoder
+ *   - keeps only the LAST `data` section of a message (our results carry one per key),
+ *   - numbers the records of a sub-entry batch 0..n-1 instead of their real offsets,
+ *   - decodes every section into objects and re-concatenates partial frames on every
+ *     socket read (about half the rate of a copy-free reader, DESIGN.md §5),
+ *   - throws decode errors out of the socket listener (uncaught exceptions), and its
+ *     consumer stops for good when a handler throws.
+ * There is no option to get the raw chunk.
+ *
+ * WORKAROUND: keep the client's `Connection` for what it does well (handshake,
+ * authentication, tuning, heartbeats, request/response correlation) and put a frame router
+ * between its socket and its decoder: Deliver frames go to `onDeliver` untouched (slices of
+ * the socket's buffers, no copy unless a frame spans reads), every other frame goes on to
+ * the client's own listener as before. The subscription and credit are then ours
+ * (see ../source-subscription.ts); the client's consumer is never used.
+ *
+ * It relies on one private detail of the client: the connection's `socket` field and its
+ * single 'data' listener. `routeDeliverFrames` checks both and fails loudly if they change.
+ * test/integration/rabbitmq-source.test.ts shows the gaps on the real broker; when
+ * the stock consumer passes those checks, this file can go.
+ */
+
+/** Receives one whole Deliver frame, without its size prefix (starting at the key). */
+export type DeliverHandler = (frame: Buffer) => void;
+
+const EMPTY = Buffer.alloc(0);
+const SIZE_PREFIX = 4;
+
+/**
+ * Routes the Deliver frames of `connection` (a connected, handshaken client connection
+ * used for nothing else) to `onDeliver`. Whatever throws while a socket read is handled
+ * (the client's decoder on a frame it does not know, for one) goes to `onError` instead of
+ * becoming an uncaught exception; the connection is then unusable.
+ */
+export function routeDeliverFrames(
+  connection: Connection,
+  onDeliver: DeliverHandler,
+  onError: (error: unknown) => void,
+): void {
+  const socket = (connection as unknown as { socket?: unknown }).socket;
+  if (socket === null || typeof socket !== 'object' || !('listeners' in socket)) {
+    throw new StreamWindowsError(clientChanged('the connection has no socket field'));
+  }
+  const net = socket as Socket;
+  const listeners = net.listeners('data');
+  const clientListener = listeners[0];
+  if (listeners.length !== 1 || typeof clientListener !== 'function') {
+    throw new StreamWindowsError(
+      clientChanged(`the socket has ${listeners.length} 'data' listeners, not 1`),
+    );
+  }
+  const toClient = clientListener as (data: Buffer) => void;
+  net.removeListener('data', toClient);
+  // Credit frames are tiny and gate the next chunk. With Nagle's algorithm on (Node's
+  // default; the client never turns it off) a credit written while an earlier one is
+  // unacknowledged waits for the broker's delayed ACK, about 40 ms: measured 34k msg/s at
+  // credit 4 against 580k without the delay.
+  net.setNoDelay(true);
+
+  // Bytes of a frame that spans socket reads, and how many the frame needs in total.
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let needed = SIZE_PREFIX;
+
+  const route = (data: Buffer): void => {
+    if (pending.length > 0) {
+      pending.push(data);
+      pendingBytes += data.length;
+      if (pendingBytes < needed) return;
+      // One copy per spanning frame, when it is complete: never re-concatenated per read.
+      data = Buffer.concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+    }
+    let forwarded = false;
+    let pos = 0;
+    while (data.length - pos >= SIZE_PREFIX) {
+      const end = pos + SIZE_PREFIX + data.readUInt32BE(pos);
+      if (end > data.length) break;
+      if (end - pos >= SIZE_PREFIX + 2 && data.readUInt16BE(pos + SIZE_PREFIX) === DELIVER_KEY) {
+        onDeliver(data.subarray(pos + SIZE_PREFIX, end));
+      } else {
+        toClient(data.subarray(pos, end));
+        forwarded = true;
+      }
+      pos = end;
+    }
+    if (pos < data.length) {
+      const rest = data.subarray(pos);
+      pending = [rest];
+      pendingBytes = rest.length;
+      needed = rest.length >= SIZE_PREFIX ? SIZE_PREFIX + rest.readUInt32BE(0) : SIZE_PREFIX;
+    }
+    // The client's listener also feeds its heartbeat idle detection, which closes a
+    // connection that neither sent nor received for two intervals: a consumer that only
+    // receives Deliver frames must still count as receiving.
+    if (!forwarded) toClient(EMPTY);
+  };
+  net.on('data', (data: Buffer) => {
+    try {
+      route(data);
+    } catch (error) {
+      onError(error);
+    }
+  });
+}
+
+function clientChanged(what: string): string {
+  return (
+    `rabbitmq-stream-js-client internals changed (${what}): the raw Deliver workaround in ` +
+    `src/rabbitmq/gaps/consume-raw-chunks.ts needs updating for this client version`
+  );
+}

@@ -1,0 +1,113 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ClientParams } from 'rabbitmq-stream-js-client';
+import type { Source, SourceChunk } from '../core/ports.js';
+import { ConfigError, StreamWindowsError } from '../core/errors.js';
+import { endOffset } from './source-end-offset.js';
+import {
+  SubscribeError,
+  Subscription,
+  SubscriptionLostError,
+  type SingleActiveOptions,
+} from './source-subscription.js';
+
+export interface ReconnectOptions {
+  /** Consecutive failed attempts before `read` gives up and throws the last error. */
+  readonly attempts?: number;
+  /** Delay before the first retry; doubles per failed attempt up to `maxDelayMs`. */
+  readonly initialDelayMs?: number;
+  readonly maxDelayMs?: number;
+}
+
+export interface RabbitSourceOptions {
+  /** Where the broker is (rabbitmq-stream-js-client's connection settings). */
+  readonly connection: ClientParams;
+  /** Chunks the broker may send ahead of the reader (the memory bound), default 8. */
+  readonly credit?: number;
+  readonly reconnect?: ReconnectOptions;
+  /** Read as a single active consumer of this group (one instance reads, others stand by). */
+  readonly singleActive?: SingleActiveOptions;
+  /** Bound on connecting, subscribing and closing, default 10 s. */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * The `Source` port over a RabbitMQ stream. Every `read` has its own connection and
+ * subscription, so several readers never share a socket; chunks are handed over as slices
+ * of the Deliver frames (./deliver-chunk.ts), never decoded here.
+ *
+ * A lost connection is retried with exponential backoff and the subscription resumes at
+ * the next undelivered offset, so the reader sees each offset once and in order. After
+ * `reconnect.attempts` consecutive failures, or on an error that retrying cannot fix
+ * (stream deleted, access refused, malformed chunk), `read` throws: the engine restarts
+ * from its resume point.
+ */
+export function rabbitSource(stream: string, options: RabbitSourceOptions): Source {
+  const credit = options.credit ?? 8;
+  if (!Number.isInteger(credit) || credit < 1 || credit > 0xffff) {
+    throw new ConfigError('credit', 'must be an integer from 1 to 65535', options.credit);
+  }
+  const attempts = options.reconnect?.attempts ?? 10;
+  const initialDelayMs = options.reconnect?.initialDelayMs ?? 100;
+  const maxDelayMs = options.reconnect?.maxDelayMs ?? 5_000;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+
+  async function* read(from: bigint, signal: AbortSignal): AsyncGenerator<SourceChunk> {
+    let next = from;
+    let failures = 0;
+    while (!signal.aborted) {
+      let subscription: Subscription;
+      try {
+        subscription = await Subscription.open(options.connection, {
+          stream,
+          from: next,
+          credit,
+          connectTimeoutMs: timeoutMs,
+          ...(options.singleActive === undefined ? {} : { singleActive: options.singleActive }),
+        });
+      } catch (error) {
+        if (!retriable(error) || ++failures >= attempts) throw error;
+        await backoff(failures, signal);
+        continue;
+      }
+      const stop = (): void => void subscription.close();
+      signal.addEventListener('abort', stop, { once: true });
+      try {
+        for (;;) {
+          const chunk = await subscription.take();
+          if (chunk === undefined) return;
+          // Only a delivery proves the broker is back: a broker that accepts and then drops
+          // every subscription must still run out of attempts.
+          failures = 0;
+          next = chunk.firstOffset + BigInt(chunk.count);
+          yield chunk;
+        }
+      } catch (error) {
+        if (!retriable(error) || ++failures >= attempts) throw error;
+        await backoff(failures, signal);
+      } finally {
+        signal.removeEventListener('abort', stop);
+        await subscription.close();
+      }
+    }
+  }
+
+  function backoff(failures: number, signal: AbortSignal): Promise<void> {
+    const delay = Math.min(maxDelayMs, initialDelayMs * 2 ** (failures - 1));
+    return sleep(delay, undefined, { signal }).catch(() => undefined);
+  }
+
+  return {
+    stream,
+    read,
+    endOffset: () => endOffset(options.connection, stream, timeoutMs),
+  };
+}
+
+/** Connection failures and lost subscriptions are worth retrying; refusals and bad data are not. */
+function retriable(error: unknown): boolean {
+  if (error instanceof SubscribeError) return error.retriable;
+  if (error instanceof SubscriptionLostError) return true;
+  // Ours name what is wrong with the stream or the data; the client's connection errors
+  // (refused, reset, handshake cut short) are plain Errors.
+  return !(error instanceof StreamWindowsError);
+}
