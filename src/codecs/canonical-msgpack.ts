@@ -1,0 +1,72 @@
+/**
+ * Canonical msgpack for aggregate values: equal values give equal bytes, which replay
+ * stability needs (a re-computed result must be byte-identical to the one published before
+ * a crash).
+ *
+ * - map keys are sorted (JavaScript string order, i.e. by UTF-16 code units);
+ * - properties whose value is `undefined` are left out, as JSON does;
+ * - numbers keep their type across a round trip: integers up to 32 bits use msgpack ints,
+ *   other numbers float64 (-0 is written as the integer 0, as it equals 0); bigints use
+ *   int64/uint64 and decode as bigints;
+ * - Date uses the msgpack timestamp extension and decodes as Date;
+ * - Map and Set are rejected (the library would silently write them as empty maps): convert
+ *   them to objects or arrays first.
+ */
+import { Decoder, Encoder } from '@msgpack/msgpack';
+import { describe } from '../core/errors.js';
+import { CodecError } from './codec-error.js';
+import { checkMsgpackFrame } from './msgpack-frame.js';
+
+/**
+ * One encoder for the process: it keeps its grown buffer, so encoding a result costs no
+ * buffer allocation beyond the returned copy. It is not reentrant (the library clones itself
+ * if `encode` is re-entered, e.g. from a getter), which is fine for synchronous use.
+ */
+const encoder = new Encoder({ sortKeys: true, useBigInt64: true, ignoreUndefined: true });
+const decoder = new Decoder({ useBigInt64: true });
+
+/** The library's own nesting limit; checked first so the error is a CodecError. */
+const MAX_DEPTH = 100;
+const UINT64_MAX = (1n << 64n) - 1n;
+const INT64_MIN = -(1n << 63n);
+
+export function encodeCanonical(value: unknown): Uint8Array {
+  checkEncodable(value, 1);
+  try {
+    return encoder.encode(value);
+  } catch (error) {
+    throw new CodecError(`cannot encode as msgpack: ${describe(error)}`, 0);
+  }
+}
+
+/** Decodes one msgpack value filling all of `bytes`; throws CodecError on anything else. */
+export function decodeCanonical(bytes: Uint8Array): unknown {
+  checkMsgpackFrame(bytes, 0, bytes.length);
+  try {
+    return decoder.decode(bytes);
+  } catch (error) {
+    const at = /buffer\[(\d+)\]/.exec(describe(error))?.[1];
+    throw new CodecError(`invalid msgpack: ${describe(error)}`, at === undefined ? 0 : Number(at));
+  }
+}
+
+function checkEncodable(value: unknown, depth: number): void {
+  if (typeof value === 'bigint') {
+    if (value < INT64_MIN || value > UINT64_MAX) {
+      throw new CodecError(`cannot encode ${value}n: msgpack integers are 64-bit`, 0);
+    }
+    return;
+  }
+  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return;
+  if (depth > MAX_DEPTH) throw new CodecError(`cannot encode: nested deeper than ${MAX_DEPTH}`, 0);
+  if (value instanceof Map || value instanceof Set) {
+    throw new CodecError(`cannot encode a ${value.constructor.name}: use an object or array`, 0);
+  }
+  if (Array.isArray(value)) {
+    for (const item of value) checkEncodable(item, depth + 1);
+    return;
+  }
+  for (const key of Object.keys(value)) {
+    checkEncodable((value as Record<string, unknown>)[key], depth + 1);
+  }
+}

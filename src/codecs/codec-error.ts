@@ -1,0 +1,21 @@
+import { StreamWindowsError } from '../core/errors.js';
+
+/**
+ * Bytes could not be decoded (or a value could not be encoded) by one of the codecs.
+ * `position` is the byte offset in the input (for encoding: in the output) where the problem
+ * was found, so a corrupt message can be located with a hex dump.
+ */
+export class CodecError extends StreamWindowsError {
+  override readonly name = 'CodecError';
+  constructor(
+    problem: string,
+    readonly position: number,
+  ) {
+    super(`${problem} (at byte ${position})`);
+  }
+}
+
+/** Two-digit hex for error messages, e.g. `0x0a`. */
+export function hex(code: number): string {
+  return `0x${code.toString(16).padStart(2, '0')}`;
+}
