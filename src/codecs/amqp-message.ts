@@ -202,6 +202,15 @@ function isSimple(value: AmqpValue): boolean {
  * a field of the wrong type, bytes left over.
  */
 export function decodeMessage(bytes: Uint8Array, start = 0, end = bytes.length): AmqpMessage {
+  try {
+    return decodeSections(bytes, start, end);
+  } catch (error) {
+    // Positions count from the message's first byte, as scanMessage's do.
+    throw error instanceof CodecError ? error.relativeTo(start) : error;
+  }
+}
+
+function decodeSections(bytes: Uint8Array, start: number, end: number): AmqpMessage {
   const decoder = new AmqpDecoder(bytes, start, end);
   const message: AmqpMessage = {};
   let previous = 0;

@@ -8,10 +8,19 @@ import { StreamWindowsError } from '../core/errors.js';
 export class CodecError extends StreamWindowsError {
   override readonly name = 'CodecError';
   constructor(
-    problem: string,
+    readonly problem: string,
     readonly position: number,
   ) {
     super(`${problem} (at byte ${position})`);
+  }
+
+  /**
+   * The same error with its position counted from `origin`, the first byte of the message:
+   * where a message sits in a chunk differs between brokers and between reads, and an error
+   * recorded in a result (a dead letter) must be the same bytes on every replay.
+   */
+  relativeTo(origin: number): CodecError {
+    return origin === 0 ? this : new CodecError(this.problem, this.position - origin);
   }
 }
 

@@ -54,9 +54,16 @@ export function createMessageScan(): MessageScan {
   return { bodyStart: 0, bodyEnd: 0, dataSections: 0, creationTime: NaN, bodyKind: BodyKind.None };
 }
 
-/** Scans the message `bytes[start, end)` into `out`. Throws CodecError on malformed framing. */
+/**
+ * Scans the message `bytes[start, end)` into `out`. Throws CodecError on malformed framing,
+ * its position counted from `start`.
+ */
 export function scanMessage(bytes: Uint8Array, start: number, end: number, out: MessageScan): void {
-  walk(bytes, start, end, out, null);
+  try {
+    walk(bytes, start, end, out, null);
+  } catch (error) {
+    throw error instanceof CodecError ? error.relativeTo(start) : error;
+  }
 }
 
 /**

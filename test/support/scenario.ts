@@ -51,7 +51,10 @@ const eventArb = fc.record({
   ),
 });
 
-export function sourceArb(options: { garbage: boolean }): fc.Arbitrary<SourceSpec> {
+export function sourceArb(options: {
+  garbage: boolean;
+  minLength?: number;
+}): fc.Arbitrary<SourceSpec> {
   const entryArb = options.garbage
     ? fc.oneof(
         { weight: 12, arbitrary: eventArb.map((e) => ({ kind: 'event' as const, e })) },
@@ -63,7 +66,7 @@ export function sourceArb(options: { garbage: boolean }): fc.Arbitrary<SourceSpe
     : eventArb.map((e) => ({ kind: 'event' as const, e }));
   return fc
     .record({
-      entries: fc.array(entryArb, { maxLength: 60 }),
+      entries: fc.array(entryArb, { minLength: options.minLength ?? 0, maxLength: 60 }),
       chunkSizes: fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 1, maxLength: 60 }),
     })
     .map(({ entries, chunkSizes }) => {

@@ -1,0 +1,52 @@
+// Helpers for tests against the real broker started by test/integration/global-setup.ts.
+import { randomUUID } from 'node:crypto';
+import type { SourceChunk } from '../../src/index.js';
+import type { RabbitMQ } from '../../src/rabbitmq/connection.js';
+
+/** A stream name no other test or run uses. */
+export function uniqueStream(prefix: string): string {
+  return `${prefix}-${randomUUID().slice(0, 8)}`;
+}
+
+/**
+ * Writes `chunks` of messages to `stream` in order, one publish per message under a feeder
+ * producer, pipelined (the target keeps them in order and bounds what is in flight).
+ */
+export async function publishAll(
+  broker: RabbitMQ,
+  stream: string,
+  messages: readonly Uint8Array[],
+): Promise<void> {
+  const feeder = broker.target(stream, { producer: `feeder-${randomUUID()}` });
+  try {
+    let id = 0n;
+    const pending: Promise<void>[] = [];
+    for (const message of messages) pending.push(feeder.publish(id++, [message]));
+    await Promise.all(pending);
+  } finally {
+    await feeder.close();
+  }
+}
+
+/** Every message of `stream` currently stored, as raw bytes, read with our source. */
+export async function readAll(broker: RabbitMQ, stream: string): Promise<Uint8Array[]> {
+  const source = broker.source(stream);
+  const end = await source.endOffset();
+  const messages: Uint8Array[] = [];
+  if (end === 0n) return messages;
+  const controller = new AbortController();
+  for await (const chunk of source.read(0n, controller.signal)) {
+    messages.push(...messagesOf(chunk));
+    if (chunk.firstOffset + BigInt(chunk.count) >= end) break;
+  }
+  controller.abort();
+  return messages;
+}
+
+export function messagesOf(chunk: SourceChunk): Uint8Array[] {
+  const messages: Uint8Array[] = [];
+  for (let i = 0; i < chunk.count; i++) {
+    messages.push(chunk.bytes.slice(chunk.starts[i], chunk.ends[i]));
+  }
+  return messages;
+}
