@@ -61,6 +61,7 @@ export {
   OutputTooLargeError,
   PublishError,
   SourceError,
+  BrokerUnavailableError,
   isRetriable,
   type ProcessingStage,
 } from './core/errors.js';

@@ -105,7 +105,7 @@ function formatGiven(value: unknown): string {
  * from the broker's last publishing id; others stop the job.
  */
 export class SourceError extends StreamWindowsError {
-  override readonly name = 'SourceError';
+  override readonly name: string = 'SourceError';
   constructor(
     readonly stream: string,
     readonly retriable: boolean,
@@ -120,7 +120,19 @@ export class SourceError extends StreamWindowsError {
   }
 }
 
+/**
+ * The broker cannot be reached now (connection lost and not yet re-established, or a request
+ * timed out). Always retriable: the runner resumes from the broker's last publishing id.
+ */
+export class BrokerUnavailableError extends StreamWindowsError {
+  override readonly name: string = 'BrokerUnavailableError';
+  readonly retriable = true;
+}
+
 /** Whether the runner may recover from `error` by resuming from the broker's resume point. */
 export function isRetriable(error: unknown): boolean {
-  return (error instanceof PublishError || error instanceof SourceError) && error.retriable;
+  return (
+    error instanceof BrokerUnavailableError ||
+    ((error instanceof PublishError || error instanceof SourceError) && error.retriable)
+  );
 }

@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import type { SourceChunk } from '../core/ports.js';
-import { StreamWindowsError } from '../core/errors.js';
+import { SourceError } from '../core/errors.js';
 
 /**
  * Slices a raw stream-protocol Deliver frame into a `SourceChunk` without copying or decoding
@@ -33,17 +33,10 @@ import { StreamWindowsError } from '../core/errors.js';
  */
 
 /** A Deliver frame that does not follow the layout above; names stream and chunk offset. */
-export class MalformedChunkError extends StreamWindowsError {
+export class MalformedChunkError extends SourceError {
   override readonly name = 'MalformedChunkError';
-  constructor(
-    readonly stream: string,
-    readonly offset: bigint | undefined,
-    reason: string,
-  ) {
-    super(
-      `malformed chunk${offset === undefined ? '' : ` at offset ${offset}`} delivered from ` +
-        `stream '${stream}': ${reason}; nothing of it was delivered`,
-    );
+  constructor(stream: string, offset: bigint | undefined, reason: string) {
+    super(stream, false, `malformed chunk: ${reason}; nothing of it was delivered`, offset);
   }
 }
 

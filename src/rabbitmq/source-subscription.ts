@@ -7,7 +7,7 @@ import { SubscribeRequest } from 'rabbitmq-stream-js-client/dist/requests/subscr
 import type { ConsumerUpdateQuery } from 'rabbitmq-stream-js-client/dist/responses/consumer_update_query.js';
 import type { SubscribeResponse } from 'rabbitmq-stream-js-client/dist/responses/subscribe_response.js';
 import type { SourceChunk } from '../core/ports.js';
-import { StreamWindowsError, describe } from '../core/errors.js';
+import { SourceError, describe } from '../core/errors.js';
 import { parseDeliver } from './deliver-chunk.js';
 import { routeDeliverFrames } from './gaps/consume-raw-chunks.js';
 
@@ -39,29 +39,27 @@ export interface SubscriptionOptions {
  * The connection was lost or the broker ended the subscription (stream leader moved,
  * stream unavailable): reading again from the next undelivered offset may succeed.
  */
-export class SubscriptionLostError extends StreamWindowsError {
+export class SubscriptionLostError extends SourceError {
   override readonly name = 'SubscriptionLostError';
-  constructor(
-    readonly stream: string,
-    readonly nextOffset: bigint,
-    reason: string,
-  ) {
-    super(`reading stream '${stream}' stopped before offset ${nextOffset}: ${reason}`);
+  constructor(stream: string, nextOffset: bigint, reason: string) {
+    super(stream, true, `the subscription was lost: ${reason}`, nextOffset);
   }
 }
 
 /** The broker refused the subscription; `retriable` when it may accept it later. */
-export class SubscribeError extends StreamWindowsError {
+export class SubscribeError extends SourceError {
   override readonly name = 'SubscribeError';
   constructor(
-    readonly stream: string,
-    readonly offset: bigint,
+    stream: string,
+    offset: bigint,
     readonly code: number,
-    readonly retriable: boolean,
+    retriable: boolean,
   ) {
     super(
-      `subscribing to stream '${stream}' at offset ${offset} failed with code ${code} ` +
-        `(${RESPONSE_CODES[code] ?? 'unknown'})`,
+      stream,
+      retriable,
+      `subscribing failed with code ${code} (${RESPONSE_CODES[code] ?? 'unknown'})`,
+      offset,
     );
   }
 }

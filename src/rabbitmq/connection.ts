@@ -1,0 +1,149 @@
+import type { ClientParams } from 'rabbitmq-stream-js-client';
+import { CreateStreamRequest } from 'rabbitmq-stream-js-client/dist/requests/create_stream_request.js';
+import { DeleteStreamRequest } from 'rabbitmq-stream-js-client/dist/requests/delete_stream_request.js';
+import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
+import type { Source } from '../core/ports.js';
+import { ConfigError, StreamWindowsError } from '../core/errors.js';
+import { parseStreamUrl } from './connection-url.js';
+import { ReconnectingConnection, type ReconnectOptions } from './gaps/reconnect.js';
+import { STREAM_ALREADY_EXISTS, STREAM_DOES_NOT_EXIST, codeName } from './publish-codes.js';
+import { rabbitSource, type RabbitSourceOptions } from './source.js';
+import { RabbitTarget, type TargetOptions } from './target.js';
+
+export interface ConnectOptions extends ReconnectOptions {
+  /** Bound on stream management requests (create, delete), default 10 s. */
+  readonly requestTimeoutMs?: number;
+}
+
+/** Retention settings of a new stream (RabbitMQ's `x-` stream arguments). */
+export interface StreamOptions {
+  /** Drop segments older than this, e.g. '7D', '12h' (RabbitMQ's max-age syntax). */
+  readonly maxAge?: string;
+  /** Drop the oldest segments beyond this total size. */
+  readonly maxLengthBytes?: number;
+  readonly maxSegmentSizeBytes?: number;
+}
+
+/** A stream protocol command was refused by the broker. */
+export class StreamCommandError extends StreamWindowsError {
+  override readonly name = 'StreamCommandError';
+  constructor(
+    readonly command: string,
+    readonly stream: string,
+    readonly code: number,
+  ) {
+    super(`${command} of stream '${stream}' failed (code ${code}): ${codeName(code)}`);
+  }
+}
+
+/** Publisher ids are one byte in the protocol: a connection holds at most 256 publishers. */
+const MAX_PUBLISHERS = 256;
+
+/**
+ * A RabbitMQ broker reached over the stream protocol. Targets made here share one connection
+ * that reconnects by itself; each source opens its own connections (./source.ts), so a slow
+ * reader never holds up confirms.
+ */
+export class RabbitMQ {
+  private readonly usedPublisherIds = new Set<number>();
+  private readonly targets = new Set<RabbitTarget>();
+  private readonly requestTimeoutMs: number;
+
+  private constructor(
+    readonly params: ClientParams,
+    private readonly link: ReconnectingConnection,
+    options: ConnectOptions,
+  ) {
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+  }
+
+  /** @internal Use `connect()`. */
+  static async open(params: ClientParams, options: ConnectOptions): Promise<RabbitMQ> {
+    return new RabbitMQ(params, await ReconnectingConnection.open(params, options), options);
+  }
+
+  /** The `Target` port for `stream`, publishing as the named producer `options.producer`. */
+  target(stream: string, options: TargetOptions): RabbitTarget {
+    const publisherId = this.freePublisherId();
+    const target = new RabbitTarget(this.link, publisherId, stream, options, () => {
+      this.usedPublisherIds.delete(publisherId);
+      this.targets.delete(target);
+    });
+    this.usedPublisherIds.add(publisherId);
+    this.targets.add(target);
+    return target;
+  }
+
+  /** The `Source` port for `stream`, on this broker (see ./source.ts for the options). */
+  source(stream: string, options: Omit<RabbitSourceOptions, 'connection'> = {}): Source {
+    return rabbitSource(stream, { ...options, connection: this.params });
+  }
+
+  /** Creates a stream; resolves as well when it exists already (with whatever settings it has). */
+  async createStream(stream: string, options: StreamOptions = {}): Promise<void> {
+    const response = await this.link.request<Response>(
+      new CreateStreamRequest({
+        stream,
+        arguments: {
+          ...(options.maxAge === undefined ? {} : { 'max-age': options.maxAge }),
+          ...(options.maxLengthBytes === undefined
+            ? {}
+            : { 'max-length-bytes': options.maxLengthBytes }),
+          ...(options.maxSegmentSizeBytes === undefined
+            ? {}
+            : { 'stream-max-segment-size-bytes': options.maxSegmentSizeBytes }),
+        },
+      }),
+      this.requestTimeoutMs,
+    );
+    if (!response.ok && response.code !== STREAM_ALREADY_EXISTS) {
+      throw new StreamCommandError('create', stream, response.code);
+    }
+  }
+
+  /** Deletes a stream and everything in it; resolves as well when there is no such stream. */
+  async deleteStream(stream: string): Promise<void> {
+    const response = await this.link.request<Response>(
+      new DeleteStreamRequest(stream),
+      this.requestTimeoutMs,
+    );
+    if (!response.ok && response.code !== STREAM_DOES_NOT_EXIST) {
+      throw new StreamCommandError('delete', stream, response.code);
+    }
+  }
+
+  /** Drops the shared connection as a network failure would; it reconnects. For tests. */
+  dropConnectionForTesting(): void {
+    this.link.drop();
+  }
+
+  /** Closes every target made here (rejecting what they have in flight) and the connection. */
+  async close(): Promise<void> {
+    await Promise.all([...this.targets].map((target) => target.close()));
+    await this.link.close();
+  }
+
+  private freePublisherId(): number {
+    for (let id = 0; id < MAX_PUBLISHERS; id++) {
+      if (!this.usedPublisherIds.has(id)) return id;
+    }
+    throw new ConfigError(
+      'target',
+      `can be opened at most ${MAX_PUBLISHERS} times per connection; close unused targets or connect again`,
+      this.targets.size + 1,
+    );
+  }
+}
+
+/**
+ * Connects to RabbitMQ's stream port, given a URL such as
+ * `rabbitmq-stream://guest:guest@127.0.0.1:5552/` (RABBITMQ_STREAM_URL) or the client's
+ * connection settings. Fails when the broker cannot be reached now; once connected, a lost
+ * connection is re-established in the background.
+ */
+export function connect(
+  where: string | ClientParams,
+  options: ConnectOptions = {},
+): Promise<RabbitMQ> {
+  return RabbitMQ.open(typeof where === 'string' ? parseStreamUrl(where) : where, options);
+}

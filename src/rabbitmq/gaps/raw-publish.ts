@@ -1,0 +1,77 @@
+import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
+import type { Request } from 'rabbitmq-stream-js-client/dist/requests/request.js';
+import { encodeSubEntryBatch, type SubEntryCompression } from '../../codecs/sub-entry.js';
+
+/**
+ * GAPS (rabbitmq-stream-js-client 1.0.0), all on the way a publish is written:
+ *   - no raw-bytes publish: `send(body)` wraps the body in a new AMQP 1.0 message with ONE
+ *     data section, so an already-encoded message (our results: several data sections,
+ *     application properties) cannot be published as it is;
+ *   - `send(body, { publishingId: 0n })` treats 0 as "not given" and publishes under the
+ *     publisher's next counter value instead (`basicSend(0n, body)` does send 0, but still
+ *     re-encodes the body);
+ *   - `sendSubEntries(messages)` takes no publishing id: it writes the publisher's counter
+ *     as it is (never incremented), so under deduplication the broker discards the batch.
+ *
+ * WORKAROUND: we write the Publish frame ourselves (PROTOCOL.adoc "Publish": key 0x0002,
+ * version 1, PublisherId uint8, one entry: PublishingId uint64 then either a plain message
+ * `uint32 size + bytes` or a sub-entry batch) and hand the finished bytes to the client's
+ * connection as a request whose `toBuffer` returns them. The connection still owns the
+ * socket, heartbeats and confirms; only the encoding is ours.
+ * test/integration/rabbitmq-target.test.ts shows each stock behaviour on the real broker;
+ * when those tests report the stock client doing the right thing, this file can go.
+ */
+
+const PUBLISH_KEY = 0x0002;
+const PUBLISH_VERSION = 1;
+/** Size prefix, key, version, publisher id, entry count, publishing id. */
+export const PUBLISH_FRAME_OVERHEAD = 4 + 2 + 2 + 1 + 4 + 8;
+
+/**
+ * Builds a Publish frame (size prefix included) with one entry under `publishingId`: one
+ * message is written as a plain entry (its size, then its bytes exactly as given); several
+ * as ONE sub-entry batch, so that the whole batch is stored and deduplicated under one id.
+ */
+export function publishFrame(
+  publisherId: number,
+  publishingId: bigint,
+  messages: readonly Uint8Array[],
+  compression: SubEntryCompression = 'none',
+): Buffer {
+  const [single] = messages;
+  if (messages.length === 1 && single !== undefined) {
+    const frame = frameWithEntry(publisherId, publishingId, 4 + single.length);
+    frame.writeUInt32BE(single.length, PUBLISH_FRAME_OVERHEAD);
+    frame.set(single, PUBLISH_FRAME_OVERHEAD + 4);
+    return frame;
+  }
+  const batch = encodeSubEntryBatch(messages, compression);
+  const frame = frameWithEntry(publisherId, publishingId, batch.length);
+  frame.set(batch, PUBLISH_FRAME_OVERHEAD);
+  return frame;
+}
+
+function frameWithEntry(publisherId: number, publishingId: bigint, entrySize: number): Buffer {
+  const frame = Buffer.allocUnsafe(PUBLISH_FRAME_OVERHEAD + entrySize);
+  frame.writeUInt32BE(frame.length - 4, 0);
+  frame.writeUInt16BE(PUBLISH_KEY, 4);
+  frame.writeUInt16BE(PUBLISH_VERSION, 6);
+  frame.writeUInt8(publisherId, 8);
+  frame.writeUInt32BE(1, 9);
+  frame.writeBigUInt64BE(publishingId, 13);
+  return frame;
+}
+
+/**
+ * Writes a finished frame through the client's connection. Resolves once the socket took
+ * it; the broker's answer comes later as a confirm or an error for the publishing id.
+ */
+export function sendFrame(connection: Connection, frame: Buffer): Promise<void> {
+  const request: Request = {
+    key: PUBLISH_KEY,
+    version: PUBLISH_VERSION,
+    responseKey: -1,
+    toBuffer: () => frame,
+  };
+  return connection.send(request);
+}

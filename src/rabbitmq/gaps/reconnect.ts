@@ -1,0 +1,272 @@
+import { randomUUID } from 'node:crypto';
+import type { ClientParams } from 'rabbitmq-stream-js-client';
+import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
+import type { Request } from 'rabbitmq-stream-js-client/dist/requests/request.js';
+import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
+import { BrokerUnavailableError, describe } from '../../core/errors.js';
+import { PublishRouter } from './publish-confirms.js';
+
+/**
+ * GAP (rabbitmq-stream-js-client 1.0.0): no automatic reconnection. When the socket closes,
+ * the client's connection stays closed, its publishers keep accepting `send()` calls that
+ * go nowhere (`Connection.send` never settles on a closed socket), and requests waiting
+ * for a response wait forever (`sendAndWait` has no timeout).
+ *
+ * WORKAROUND: this keeps one live client connection and replaces it when it closes:
+ * reconnecting with exponential backoff until `close()`, and telling its users of each loss
+ * (`onLoss`) so that they fail what was in flight on the old connection and declare their
+ * publishers again on the next one. Every request goes through `request()`, which gives up
+ * after a deadline and then drops the connection: one that misses a deadline is not trusted. test/integration/rabbitmq-connection.test.ts
+ * shows a stock client connection staying down after a socket loss while this one comes
+ * back; when the client reconnects by itself, this can go.
+ */
+
+export interface ReconnectOptions {
+  /** Delay before the first reconnection attempt; doubles per failure up to `maxDelayMs`. */
+  readonly initialDelayMs?: number;
+  readonly maxDelayMs?: number;
+  /** Gives up one connection attempt (TCP, authentication, tuning) after this long. */
+  readonly connectTimeoutMs?: number;
+}
+
+/** One live client connection and the confirm router installed on it. */
+export interface Live {
+  readonly connection: Connection;
+  readonly router: PublishRouter;
+}
+
+/** The broker could not be reached, or stopped answering a request. */
+
+const silentLogger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
+
+export class ReconnectingConnection {
+  private live: Live | undefined;
+  private closed = false;
+  private lastError = '';
+  private delayMs: number;
+  private negotiatedFrameMax = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private readonly lossListeners = new Set<(reason: string) => void>();
+  private readonly upWaiters = new Set<() => void>();
+  private readonly initialDelayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly connectTimeoutMs: number;
+
+  private constructor(
+    private readonly params: ClientParams,
+    options: ReconnectOptions,
+  ) {
+    this.initialDelayMs = options.initialDelayMs ?? 100;
+    this.maxDelayMs = options.maxDelayMs ?? 5_000;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+    this.delayMs = this.initialDelayMs;
+  }
+
+  /** Connects once, failing fast: a broker that cannot be reached at first is a setup error. */
+  static async open(
+    params: ClientParams,
+    options: ReconnectOptions = {},
+  ): Promise<ReconnectingConnection> {
+    const link = new ReconnectingConnection(params, options);
+    link.live = await link.connectOnce();
+    return link;
+  }
+
+  /** frame_max negotiated with the broker on the latest connection, bytes. */
+  get frameMax(): number {
+    return this.negotiatedFrameMax;
+  }
+
+  get where(): string {
+    return `${this.params.hostname}:${this.params.port}`;
+  }
+
+  /** Whether `live` is still the connection in use (not lost since it was handed out). */
+  isCurrent(live: Live): boolean {
+    return this.live === live;
+  }
+
+  /** The live connection; waits (up to `timeoutMs`) while reconnecting. */
+  async ready(timeoutMs: number): Promise<Live> {
+    if (this.live !== undefined) return this.live;
+    if (this.closed) throw new BrokerUnavailableError(`connection to ${this.where} is closed`);
+    let wake = (): void => undefined;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        wake = resolve;
+        this.upWaiters.add(wake);
+        timer = setTimeout(
+          () =>
+            reject(
+              new BrokerUnavailableError(
+                `no connection to RabbitMQ at ${this.where} for ${timeoutMs} ms` +
+                  (this.lastError ? `: ${this.lastError}` : ''),
+              ),
+            ),
+          timeoutMs,
+        );
+      });
+    } finally {
+      this.upWaiters.delete(wake);
+      clearTimeout(timer);
+    }
+    return this.ready(timeoutMs);
+  }
+
+  /**
+   * Sends a request and waits for its response, at most `timeoutMs`. The client resolves
+   * some failed responses and rejects others with the bare response code; both come back
+   * here as a resolved response so that callers check `ok` and `code` in one place.
+   */
+  async request<T extends Response>(request: Request, timeoutMs: number): Promise<T> {
+    const live = await this.ready(timeoutMs);
+    const { connection } = live;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.abandon(live, `request 0x${request.key.toString(16)} timed out`);
+        reject(
+          new BrokerUnavailableError(
+            `RabbitMQ at ${this.where} did not answer request 0x${request.key.toString(16)} ` +
+              `within ${timeoutMs} ms`,
+          ),
+        );
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([
+        connection.sendAndWait<T>(request).catch((code: unknown) => {
+          if (typeof code === 'number') return { ok: false, code } as unknown as T;
+          throw code;
+        }),
+        deadline,
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Calls `onLoss` whenever the live connection is lost; returns the unsubscribe function. */
+  onLoss(onLoss: (reason: string) => void): () => void {
+    this.lossListeners.add(onLoss);
+    return () => this.lossListeners.delete(onLoss);
+  }
+
+  /**
+   * Abandons the current connection as a network failure would; a new one follows. For a
+   * connection that stopped answering without closing (a hung broker or a silent network
+   * partition), which the client does not detect: its heartbeat "closes" such a connection
+   * by sending Close and waiting, forever, for the answer.
+   */
+  drop(reason = 'connection dropped'): void {
+    const live = this.live;
+    if (live === undefined) return;
+    socketOf(live.connection)?.destroy();
+    // At once rather than on the socket's close event, so that no request or publish made
+    // in between goes to the abandoned connection.
+    this.lose(reason);
+  }
+
+  /** Drops `live` unless it was replaced already: a connection that missed a deadline. */
+  abandon(live: Live, reason: string): void {
+    if (this.live === live) this.drop(reason);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    for (const wake of this.upWaiters) wake(); // they find the link closed and give up
+    const live = this.live;
+    this.live = undefined;
+    if (live === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      live.connection.close({ closingCode: 0, closingReason: 'closed', manuallyClose: true }),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, this.connectTimeoutMs))),
+    ]).catch(() => undefined);
+    clearTimeout(timer);
+    socketOf(live.connection)?.destroy();
+  }
+
+  private async connectOnce(): Promise<Live> {
+    // The client's handshake promise settles on socket errors only: a socket the broker
+    // (or a proxy) closes during the handshake would leave it pending. `fail` ends it then.
+    let fail: (error: Error) => void = () => undefined;
+    const failed = new Promise<never>((_, reject) => (fail = reject));
+    // Called from socket events only, so after `connection` below is assigned.
+    const lost = (): void => {
+      if (this.live?.connection === connection) this.lose('connection closed');
+      else fail(new Error('connection closed during the handshake'));
+    };
+    const connection = Connection.create(
+      { ...this.params, connectionId: randomUUID(), listeners: { connection_closed: lost } },
+      silentLogger,
+    );
+    const timer = setTimeout(
+      () =>
+        fail(
+          // The client's handshake never settles on refused credentials or vhost either.
+          new Error(
+            `handshake not done within ${this.connectTimeoutMs} ms ` +
+              '(unreachable, or user, password or vhost refused)',
+          ),
+        ),
+      this.connectTimeoutMs,
+    );
+    try {
+      await Promise.race([connection.start(), failed]);
+    } catch (error) {
+      socketOf(connection)?.destroy();
+      throw new BrokerUnavailableError(
+        `cannot connect to RabbitMQ at ${this.where}: ${describe(error)}`,
+        { cause: error },
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+    this.negotiatedFrameMax = connection.maxFrameSize;
+    return { connection, router: new PublishRouter(connection) };
+  }
+
+  private lose(reason: string): void {
+    this.live = undefined;
+    this.lastError = reason;
+    for (const listener of this.lossListeners) listener(reason);
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed) return;
+    this.retryTimer = setTimeout(() => void this.reconnect(), this.delayMs);
+    this.delayMs = Math.min(this.delayMs * 2, this.maxDelayMs);
+  }
+
+  private async reconnect(): Promise<void> {
+    let live: Live;
+    try {
+      live = await this.connectOnce();
+    } catch (error) {
+      this.lastError = describe(error);
+      this.scheduleReconnect();
+      return;
+    }
+    if (this.closed) {
+      socketOf(live.connection)?.destroy();
+      return;
+    }
+    this.live = live;
+    this.delayMs = this.initialDelayMs;
+    for (const wake of this.upWaiters) wake();
+  }
+}
+
+/** The client keeps its socket private; destroying it is the only way to abandon a connection. */
+function socketOf(connection: Connection | undefined): { destroy(): void } | undefined {
+  return (connection as unknown as { socket?: { destroy(): void } } | undefined)?.socket;
+}

@@ -1,0 +1,19 @@
+// 'stream-windows/rabbitmq': the RabbitMQ adapter, over rabbitmq-stream-js-client 1.0.0.
+// This list is its public API; the frame-level workarounds under ./gaps stay internal.
+
+// Connecting, managing streams, and the ports a job runs on.
+export {
+  connect,
+  RabbitMQ,
+  StreamCommandError,
+  type ConnectOptions,
+  type StreamOptions,
+} from './connection.js';
+export { parseStreamUrl } from './connection-url.js';
+export { RabbitTarget, type TargetOptions } from './target.js';
+export { rabbitSource, type RabbitSourceOptions } from './source.js';
+export type { SingleActiveOptions } from './source-subscription.js';
+
+// What reading can fail with (all SourceErrors: `retriable` tells the runner what to do).
+export { SubscriptionLostError, SubscribeError } from './source-subscription.js';
+export { MalformedChunkError } from './deliver-chunk.js';

@@ -1,0 +1,79 @@
+/**
+ * The publishes of one publisher that the broker has not answered yet: one promise per
+ * publishing id, a bound on how many are open at once, and a deadline for each.
+ *
+ * rabbitmq-stream-js-client has none of this (no per-message promise, no in-flight limit,
+ * no timeout), so the target keeps it here, fed by the confirm router
+ * (./gaps/publish-confirms.ts).
+ */
+export class InFlight {
+  private readonly pending = new Map<bigint, Pending>();
+  private readonly slotWaiters: (() => void)[] = [];
+  /** Slots taken with `slot()` whose publish is not open yet. */
+  private reserved = 0;
+
+  constructor(private readonly max: number) {}
+
+  /** Resolves when fewer than `max` publishes are open; callers queue in arrival order. */
+  async slot(): Promise<void> {
+    while (this.pending.size + this.reserved >= this.max) {
+      await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+    }
+    this.reserved++;
+  }
+
+  /**
+   * Opens the publish of `id` in the slot taken with `slot()`. The promise settles with
+   * `confirm`/`fail`, or with `onTimeout()` after `timeoutMs`; `onTimeout` runs once the
+   * publish is closed, so it may fail the others (as dropping the connection does).
+   */
+  open(id: bigint, timeoutMs: number, onTimeout: () => Error): Promise<void> {
+    this.reserved--;
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => this.settle(id, onTimeout), timeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+    });
+  }
+
+  /** Gives back a slot taken with `slot()` that was never opened. */
+  release(): void {
+    this.reserved--;
+    this.wakeOne();
+  }
+
+  has(id: bigint): boolean {
+    return this.pending.has(id);
+  }
+
+  confirm(id: bigint): void {
+    this.settle(id, undefined);
+  }
+
+  fail(id: bigint, error: Error): void {
+    this.settle(id, error);
+  }
+
+  failAll(error: (id: bigint) => Error): void {
+    for (const id of [...this.pending.keys()]) this.settle(id, error(id));
+  }
+
+  private settle(id: bigint, error: Error | (() => Error) | undefined): void {
+    const entry = this.pending.get(id);
+    if (entry === undefined) return; // answered already, or timed out: a late answer is moot
+    this.pending.delete(id);
+    clearTimeout(entry.timer);
+    if (error === undefined) entry.resolve();
+    else entry.reject(typeof error === 'function' ? error() : error);
+    this.wakeOne();
+  }
+
+  private wakeOne(): void {
+    this.slotWaiters.shift()?.();
+  }
+}
+
+interface Pending {
+  resolve(): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}

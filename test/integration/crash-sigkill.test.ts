@@ -1,0 +1,112 @@
+// Crash tests against the real broker: the aggregator runs as a child process over a source
+// stream of 100,000 messages, is killed with SIGKILL at random moments and restarted each
+// time; the target stream must then equal one uninterrupted run's, byte for byte.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { decodeResult, jsonMessage } from '../../src/index.js';
+import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
+import { readAll, uniqueStream } from '../support/rabbitmq.js';
+import type { CrashEvent } from './crash-child.js';
+
+const MESSAGES = 100_000;
+const KILLS = 10;
+const child = fileURLToPath(new URL('./crash-child.ts', import.meta.url));
+const url = inject('rabbitmqUrl');
+let rabbit: RabbitMQ;
+const source = uniqueStream('crash-source');
+const streams = [source];
+
+beforeAll(async () => {
+  rabbit = await connect(url);
+  await rabbit.createStream(source);
+  // 100 sensors, 100 messages per second of event time: 1,000 one-second windows.
+  const feeder = rabbit.target(source, { producer: 'feeder' });
+  const start = Date.UTC(2026, 0, 1);
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < MESSAGES; i += 500) {
+    const batch = Array.from({ length: 500 }, (_, j) => {
+      const event: CrashEvent = { sensor: (i + j) % 100, value: ((i + j) * 7919) % 1000 };
+      return jsonMessage(event, { creationTime: start + (i + j) * 10 });
+    });
+    pending.push(feeder.publish(BigInt(i + 499), batch));
+  }
+  await Promise.all(pending);
+  await feeder.close();
+}, 120_000);
+
+afterAll(async () => {
+  for (const stream of streams) await rabbit.deleteStream(stream);
+  await rabbit.close();
+});
+
+/**
+ * Runs the child to completion, or kills it with SIGKILL once it has handed `killAfter`
+ * results to the broker (it reports each on stdout); resolves true when it was killed.
+ */
+function runChild(target: string, killAfter = Infinity): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, ['--import', 'tsx', child, url, source, target], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let published = 0;
+    proc.stdout.on('data', (data: Buffer) => {
+      published += data.length;
+      if (published >= killAfter) proc.kill('SIGKILL');
+    });
+    proc.on('error', reject);
+    proc.on('exit', (code, signal) => {
+      if (signal === 'SIGKILL') resolve(true);
+      else if (code === 0) resolve(false);
+      else reject(new Error(`aggregator exited with code ${code}`));
+    });
+  });
+}
+
+describe('the aggregator killed with SIGKILL', () => {
+  it('should leave a target equal to an uninterrupted run after 10 kills, with no duplicate and no loss', async () => {
+    const reference = uniqueStream('crash-reference');
+    const crashed = uniqueStream('crash-target');
+    streams.push(reference, crashed);
+    await rabbit.createStream(reference);
+    await rabbit.createStream(crashed);
+
+    const started = Date.now();
+    expect(await runChild(reference)).toBe(false);
+    const uninterruptedMs = Date.now() - started;
+    const expected = await readAll(rabbit, reference);
+
+    // Kill each child at a random moment while it publishes: after a random number of
+    // results, at most an even share of what is left, so that every kill lands before the
+    // job catches up. Results handed over just before the kill may or may not be stored.
+    const targetSize = async () => Number(await rabbit.source(crashed).endOffset());
+    const sizes: number[] = [];
+    let kills = 0;
+    while (kills < KILLS) {
+      const before = await targetSize();
+      const share = Math.max(1, Math.floor((expected.length - before) / (KILLS - kills + 1)));
+      const growth = 1 + Math.floor(Math.random() * share);
+      const killed = await runChild(crashed, growth);
+      expect(killed).toBe(true);
+      kills++;
+      sizes.push(await targetSize());
+    }
+    await runChild(crashed);
+    console.log(
+      `crash test: survived ${kills} SIGKILLs (target results after each: ${sizes.join(', ')}; ` +
+        `${expected.length} results in all; uninterrupted run ${uninterruptedMs} ms)`,
+    );
+    expect(kills).toBeGreaterThanOrEqual(KILLS);
+
+    const actual = await readAll(rabbit, crashed);
+    expect(actual.map((b) => Buffer.from(b))).toEqual(expected.map((b) => Buffer.from(b)));
+    const results = actual.map((bytes) => decodeResult(bytes));
+    expect(results).toHaveLength(999); // the 1,000th window is still open
+    for (let i = 1; i < results.length; i++) {
+      // Publishing ids (= last offsets) strictly increase, and steps tile the offsets.
+      expect(results[i]?.lastOffset).toBeGreaterThan(results[i - 1]?.lastOffset ?? -1n);
+      expect(results[i]?.firstOffset).toBe((results[i - 1]?.lastOffset ?? -1n) + 1n);
+    }
+    expect(results.reduce((n, r) => n + r.messages, 0)).toBe(MESSAGES - 100);
+  }, 600_000);
+});

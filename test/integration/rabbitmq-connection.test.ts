@@ -1,0 +1,184 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, connect as tcpConnect, type AddressInfo, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
+import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
+import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
+
+const url = inject('rabbitmqUrl');
+const params = parseStreamUrl(url);
+const silent = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
+
+let rabbit: RabbitMQ;
+const streams: string[] = [];
+
+beforeAll(async () => {
+  rabbit = await connect(url);
+});
+
+afterAll(async () => {
+  for (const stream of streams) await rabbit.deleteStream(stream);
+  await rabbit.close();
+});
+
+describe('the global setup', () => {
+  it('hands the broker URL to tests and to child processes', () => {
+    expect(url).toMatch(/^rabbitmq-stream:\/\//);
+    expect(process.env.RABBITMQ_STREAM_URL).toBe(url);
+  });
+});
+
+describe('the connection to RabbitMQ', () => {
+  it('reads user, password, port and an encoded default vhost from the URL', async () => {
+    const explicit = `rabbitmq-stream://${params.username}:${params.password}@${params.hostname}:${params.port}/%2F`;
+
+    const other = await connect(explicit);
+    const stream = await newStream(other);
+
+    await other.deleteStream(stream);
+    await other.close();
+  });
+
+  it('fails to connect with a message naming the address when nothing listens there', async () => {
+    const error = await connect('rabbitmq-stream://guest:guest@127.0.0.1:1/', {
+      connectTimeoutMs: 2_000,
+    }).catch((e: unknown) => e);
+
+    expect(String(error)).toMatch(/cannot connect to RabbitMQ at 127\.0\.0\.1:1/);
+  });
+
+  it('makes creating and deleting a stream idempotent', async () => {
+    const stream = await newStream(rabbit);
+
+    await rabbit.createStream(stream);
+    await rabbit.deleteStream(stream);
+    await rabbit.deleteStream(stream);
+  });
+
+  it('comes back after the connection is cut, where a stock client connection stays down (gaps/reconnect.ts)', async () => {
+    const proxy = await startProxy();
+    const stockConnection = await Connection.connect(
+      { ...params, port: proxy.port, connectionId: randomUUID() },
+      silent,
+    );
+    const ours = await connect({ ...params, port: proxy.port }, { initialDelayMs: 50 });
+
+    proxy.cut();
+    await sleep(500);
+    const stream = await newStream(ours);
+
+    expect(stockConnection.ready).toBe(false);
+    await ours.deleteStream(stream);
+    await ours.close();
+    await proxy.close();
+  });
+
+  it('keeps retrying while the broker is unreachable and resumes publishing when it is back', async () => {
+    const proxy = await startProxy();
+    const ours = await connect(
+      { ...params, port: proxy.port },
+      { initialDelayMs: 50, maxDelayMs: 200 },
+    );
+    const stream = await newStream(ours);
+    const target = ours.target(stream, { producer: 'outage', confirmTimeoutMs: 5_000 });
+    await target.publish(1n, [Buffer.from('one')]);
+
+    proxy.refuse();
+    proxy.cut();
+    await sleep(100); // the loss is noticed; publishes now wait for a new connection
+    const duringOutage = target.publish(2n, [Buffer.from('two')]);
+    await sleep(700);
+    proxy.accept();
+    await duringOutage;
+
+    expect(await target.lastPublishingId()).toBe(2n);
+    await ours.deleteStream(stream);
+    await ours.close();
+    await proxy.close();
+  });
+
+  it('rejects a publish as retriable when its confirm does not come in time, and reconnects', async () => {
+    const proxy = await startProxy();
+    const ours = await connect({ ...params, port: proxy.port });
+    const stream = await newStream(ours);
+    const target = ours.target(stream, { producer: 'slow', confirmTimeoutMs: 300 });
+    await target.publish(1n, [Buffer.from('one')]);
+
+    proxy.freeze();
+    const error = await target.publish(2n, [Buffer.from('two')]).catch((e: unknown) => e);
+
+    expect(error).toMatchObject({ name: 'PublishError', retriable: true, publishingId: 2n });
+    expect(String(error)).toMatch(/no confirm within 300 ms/);
+    // Still frozen: only the new connection the timeout caused can carry this one.
+    await target.publish(2n, [Buffer.from('two')]);
+    expect(await target.lastPublishingId()).toBe(2n);
+    await ours.close();
+    await proxy.close();
+  });
+});
+
+async function newStream(broker: RabbitMQ): Promise<string> {
+  const stream = `connection-test-${randomUUID()}`;
+  streams.push(stream);
+  await broker.createStream(stream);
+  return stream;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * A TCP proxy to the broker that a test can cut (close every connection), make refuse new
+ * connections, or freeze (stop forwarding without closing, like a hung peer).
+ */
+async function startProxy(): Promise<{
+  port: number;
+  cut(): void;
+  refuse(): void;
+  accept(): void;
+  freeze(): void;
+  close(): Promise<void>;
+}> {
+  const pairs = new Set<[Socket, Socket]>();
+  let refusing = false;
+  const server = createServer((client) => {
+    if (refusing) {
+      client.destroy();
+      return;
+    }
+    const broker = tcpConnect(params.port, params.hostname);
+    const pair: [Socket, Socket] = [client, broker];
+    pairs.add(pair);
+    client.pipe(broker);
+    broker.pipe(client);
+    const drop = (): void => {
+      pairs.delete(pair);
+      client.destroy();
+      broker.destroy();
+    };
+    client.on('error', drop).on('close', drop);
+    broker.on('error', drop).on('close', drop);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    cut: () => {
+      for (const [client, broker] of pairs) {
+        client.destroy();
+        broker.destroy();
+      }
+    },
+    refuse: () => (refusing = true),
+    accept: () => (refusing = false),
+    freeze: () => {
+      for (const [, broker] of pairs) broker.unpipe();
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
