@@ -1,4 +1,4 @@
-import { encodeMessage } from '../codecs/amqp-message.js';
+import { encodeMessage, type AmqpProperties } from '../codecs/amqp-message.js';
 
 export interface SourceMessageOptions {
   /** The message's creation-time property, which jobs use as event time by default. */
@@ -16,18 +16,15 @@ export function sourceMessage(
   options: SourceMessageOptions = {},
 ): Uint8Array {
   const { creationTime, contentType } = options;
-  const properties = {
-    ...(creationTime === undefined
-      ? {}
-      : { creationTime: creationTime instanceof Date ? creationTime.getTime() : creationTime }),
-    ...(contentType === undefined ? {} : { contentType }),
-  };
+  const properties: AmqpProperties = {};
+  if (creationTime !== undefined) {
+    properties.creationTime = creationTime instanceof Date ? creationTime.getTime() : creationTime;
+  }
+  if (contentType !== undefined) properties.contentType = contentType;
+  const section = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   return encodeMessage({
-    ...(Object.keys(properties).length === 0 ? {} : { properties }),
-    body: {
-      type: 'data',
-      sections: [typeof body === 'string' ? Buffer.from(body, 'utf8') : body],
-    },
+    properties: creationTime === undefined && contentType === undefined ? undefined : properties,
+    body: { type: 'data', sections: [section] },
   });
 }
 

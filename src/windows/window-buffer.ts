@@ -62,7 +62,12 @@ export class WindowBuffer<T, A, R> {
         count: slot.count,
         value: this.aggregator.result(slot.accumulator),
       };
-      slot.accumulator = undefined as A; // let the accumulator be collected while pooled
+      // Let an object accumulator be collected while its slot is pooled. A number is left in
+      // place: storing undefined would generalise the field's representation in V8, and every
+      // later double stored there would then allocate a heap number.
+      if (typeof slot.accumulator === 'object' || typeof slot.accumulator === 'function') {
+        slot.accumulator = undefined as A;
+      }
       this.pool.push(slot);
     }
     this.order.length = 0;

@@ -1,0 +1,36 @@
+/** Sizes of a bench run, from the environment; the defaults are the issue's full sizes. */
+export interface BenchConfig {
+  /** Hot-path messages per case (BENCH_MESSAGES, default 1,000,000). */
+  readonly messages: number;
+  /** Timed rounds per case; medians are taken over them (BENCH_REPEATS, default 5). */
+  readonly repeats: number;
+  /** tinybench time budget per codec task, ms (BENCH_CODEC_MS, default 1,000). */
+  readonly codecMs: number;
+  /** Messages of the end-to-end source stream (BENCH_E2E_MESSAGES, default 1,000,000). */
+  readonly e2eMessages: number;
+  /** Adds counted for allocations per message (BENCH_MEMORY_ADDS, default 1,000,000). */
+  readonly memoryAdds: number;
+  /** Open keys for heap per key (BENCH_MEMORY_KEYS, default 10,000). */
+  readonly memoryKeys: number;
+}
+
+export function benchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
+  return {
+    messages: positive(env, 'BENCH_MESSAGES', 1_000_000),
+    repeats: positive(env, 'BENCH_REPEATS', 5),
+    codecMs: positive(env, 'BENCH_CODEC_MS', 1_000),
+    e2eMessages: positive(env, 'BENCH_E2E_MESSAGES', 1_000_000),
+    memoryAdds: positive(env, 'BENCH_MEMORY_ADDS', 1_000_000),
+    memoryKeys: positive(env, 'BENCH_MEMORY_KEYS', 10_000),
+  };
+}
+
+function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text.replaceAll('_', ''));
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new Error(`${name} must be a positive integer, got '${text}'`);
+  }
+  return value;
+}

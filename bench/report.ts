@@ -1,0 +1,148 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname } from 'node:path';
+
+export type CaseKind = 'hot-path' | 'codec' | 'e2e' | 'memory' | 'recovery';
+
+/**
+ * One line of bench/results/latest.json. `msgsPerSec` and `ratios` are the issue's shape;
+ * `values` carries what a throughput cannot express (bytes per key, milliseconds to the
+ * first result), named with their unit.
+ */
+export interface CaseResult {
+  readonly name: string;
+  readonly kind: CaseKind;
+  readonly msgsPerSec: number;
+  /** This case's throughput divided by each baseline's, measured in the same run. */
+  readonly ratios: Readonly<Record<string, number>>;
+  readonly values?: Readonly<Record<string, number>>;
+}
+
+/** A figure a case must reach: its `measure` must be at least (or at most) `bound`. */
+export interface Target {
+  readonly kind: CaseKind;
+  /** Which cases the target applies to. */
+  readonly applies: (result: CaseResult) => boolean;
+  readonly label: string;
+  readonly measure: (result: CaseResult) => number | undefined;
+  readonly bound: number;
+  readonly direction: 'at-least' | 'at-most';
+}
+
+/** The issue's targets (issue 4). */
+export const TARGETS: readonly Target[] = [
+  ratioTarget('hot-path', at100Keys, 'floor', 0.5),
+  ratioTarget('hot-path', at100Keys, 'rxjs', 5),
+  ratioTarget('e2e', (result) => 'rawConsume' in result.ratios, 'rawConsume', 1),
+  {
+    kind: 'memory',
+    applies: (result) => result.name.includes('adds-to-known-keys'),
+    // "No allocation per message beyond the decoded value": under one byte per add (a heap
+    // number is 16, a slot or map entry more).
+    label: 'allocated bytes per add (double sums) <= 1',
+    measure: (result) => result.values?.allocatedBytesPerAddDouble,
+    bound: 1,
+    direction: 'at-most',
+  },
+];
+
+function ratioTarget(
+  kind: CaseKind,
+  applies: (result: CaseResult) => boolean,
+  baseline: string,
+  atLeast: number,
+): Target {
+  return {
+    kind,
+    applies,
+    label: `${baseline} >= ${atLeast}`,
+    measure: (result) => result.ratios[baseline],
+    bound: atLeast,
+    direction: 'at-least',
+  };
+}
+
+function at100Keys(result: CaseResult): boolean {
+  return result.name.endsWith('/100-keys');
+}
+
+export interface Verdict {
+  readonly name: string;
+  readonly target: string;
+  readonly value: number;
+  readonly pass: boolean;
+}
+
+export function verdicts(results: readonly CaseResult[]): Verdict[] {
+  return TARGETS.flatMap((target) =>
+    results
+      .filter((result) => result.kind === target.kind && target.applies(result))
+      .map((result) => {
+        const value = target.measure(result) ?? Number.NaN;
+        return {
+          name: result.name,
+          target: target.label,
+          value,
+          pass: target.direction === 'at-least' ? value >= target.bound : value <= target.bound,
+        };
+      }),
+  );
+}
+
+export function formatTable(results: readonly CaseResult[]): string {
+  const rows = results.map((result) => [
+    result.kind,
+    result.name,
+    Number.isFinite(result.msgsPerSec)
+      ? Math.round(result.msgsPerSec).toLocaleString('en-US')
+      : '-',
+    Object.entries(result.ratios)
+      .map(([name, ratio]) => `${name} ${ratio.toFixed(2)}`)
+      .join(', '),
+    Object.entries(result.values ?? {})
+      .map(([name, value]) => `${name} ${Number.isInteger(value) ? value : value.toFixed(2)}`)
+      .join(', '),
+  ]);
+  return table(['kind', 'case', 'msgs/s (median)', 'ratios', 'values'], rows);
+}
+
+export function formatVerdicts(list: readonly Verdict[]): string {
+  return table(
+    ['target', 'case', 'figure', ''],
+    list.map((verdict) => [
+      verdict.target,
+      verdict.name,
+      verdict.value.toFixed(2),
+      verdict.pass ? 'PASS' : 'MISS',
+    ]),
+  );
+}
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join(
+    '\n',
+  );
+}
+
+/** Writes the results file in the issue's shape. */
+export function writeResults(path: string, results: readonly CaseResult[]): void {
+  const cpuList = cpus();
+  const machine = `${cpuList.length} cores, ${cpuList[0]?.model ?? 'unknown cpu'}, ${process.platform} ${process.arch}`;
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(
+    path,
+    `${JSON.stringify(
+      { machine, node: process.version, date: new Date().toISOString(), cases: results },
+      null,
+      2,
+    )}\n`,
+  );
+}

@@ -1,0 +1,42 @@
+/**
+ * npm run bench: every case of issue 4, a table on stdout, bench/results/latest.json.
+ * Sizes come from the environment (see config.ts); BENCH_MESSAGES=20000 gives a quick run.
+ */
+import { codecCases } from './codec.js';
+import { benchConfig } from './config.js';
+import { e2eCases, e2eUnavailable } from './e2e.js';
+import { hotPathCases } from './hot-path/case.js';
+import { memoryCases } from './memory.js';
+import { recoveryCases } from './recovery.js';
+import { formatTable, formatVerdicts, verdicts, writeResults, type CaseResult } from './report.js';
+
+const RESULTS = new URL('./results/latest.json', import.meta.url);
+
+const config = benchConfig();
+const results: CaseResult[] = [];
+const log = (text: string): void => console.log(text);
+
+log(`bench: ${JSON.stringify(config)}`);
+log('hot path…');
+results.push(...hotPathCases(config.messages, config.repeats));
+log('codecs…');
+results.push(...(await codecCases(config.codecMs)));
+log('memory…');
+results.push(...(await memoryCases(config.memoryKeys, config.memoryAdds)));
+log('recovery…');
+results.push(...(await recoveryCases(config.repeats)));
+const unavailable = e2eUnavailable();
+if (unavailable === undefined) {
+  log('end to end…');
+  try {
+    results.push(...(await e2eCases(config.e2eMessages, Math.min(config.repeats, 3))));
+  } catch (error) {
+    log(`end-to-end cases NOT RUN: ${error instanceof Error ? error.message : String(error)}`);
+  }
+} else {
+  log(`end-to-end cases NOT RUN: ${unavailable}`);
+}
+
+writeResults(RESULTS.pathname, results);
+log(`\n${formatTable(results)}\n\n${formatVerdicts(verdicts(results))}\n`);
+log(`written to ${RESULTS.pathname}`);

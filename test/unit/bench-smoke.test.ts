@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { codecCases } from '../../bench/codec.js';
+import { buildChunks, checkEncoding, corpusShape } from '../../bench/corpus.js';
+import { hotPathCases } from '../../bench/hot-path/case.js';
+import { memoryCases } from '../../bench/memory.js';
+import { recoveryCases } from '../../bench/recovery.js';
+import { formatTable, verdicts } from '../../bench/report.js';
+
+// Each bench case at a tiny size, so that the benches keep building and running. Nothing here
+// asserts a timing: figures at these sizes mean nothing.
+describe('bench smoke', () => {
+  it('builds the corpus as a producer using jsonMessage would write it', () => {
+    expect(() =>
+      checkEncoding({ sensor: 'sensor-7', value: 12.5 }, Date.UTC(2025, 0, 1)),
+    ).not.toThrow();
+    const chunks = buildChunks(corpusShape(1_200, 10));
+    expect(chunks.map((chunk) => chunk.count)).toEqual([500, 500, 200]);
+    expect(chunks[2]?.firstOffset).toBe(1_000n);
+  });
+
+  it('runs every hot-path case, whose baselines compute the same windows as the engine', () => {
+    const results = hotPathCases(400, 1, [1, 100]);
+    expect(results.map((result) => result.name)).toContain('session/100-keys');
+    for (const result of results) {
+      expect(result.msgsPerSec).toBeGreaterThan(0);
+      expect(Object.keys(result.ratios)).toEqual(['floor', 'rxjs']);
+    }
+    expect(verdicts(results)).toHaveLength(8);
+    expect(formatTable(results)).toContain('tumbling-1m/1-keys');
+  });
+
+  it('runs the codec cases, checking the stock decoder reads the same bodies', async () => {
+    const results = await codecCases(5);
+    expect(
+      results.find((result) => result.name === 'source-decode/scanMessage')?.ratios,
+    ).toHaveProperty('stockClient');
+  });
+
+  it('runs the memory probe in a child process', async () => {
+    const results = await memoryCases(50, 1_000);
+    expect(results).toHaveLength(3);
+    for (const result of results) {
+      for (const value of Object.values(result.values ?? {}))
+        expect(Number.isFinite(value)).toBe(true);
+    }
+  });
+
+  it('runs the recovery case: crash with an open window, restart, first result', async () => {
+    const results = await recoveryCases(1, [20]);
+    expect(results[0]?.values?.msToFirstResult).toBeGreaterThan(0);
+  });
+});
