@@ -1,3 +1,4 @@
+import { packChunk } from '../src/core/pack-chunk.js';
 import { encodeMessage } from '../src/codecs/amqp-message.js';
 import { jsonMessage } from '../src/core/source-message.js';
 import type { SourceChunk } from '../src/core/ports.js';
@@ -67,7 +68,7 @@ export function buildChunks(shape: CorpusShape): SourceChunk[] {
     pending.push(encodeReading(reading, eventTimeOf(index, shape)));
     index++;
     if (pending.length === CHUNK_MESSAGES || index === shape.messages) {
-      chunks.push(packChunk(BigInt(index - pending.length), pending));
+      chunks.push(packChunk(BigInt(index - pending.length), EPOCH, pending));
       pending = [];
     }
   }
@@ -93,18 +94,4 @@ export function checkEncoding(reading: Reading, creationTime: number): void {
   if (!expected.equals(encodeReading(reading, creationTime))) {
     throw new Error('bench corpus: encodeReading no longer matches jsonMessage');
   }
-}
-
-function packChunk(firstOffset: bigint, messages: readonly Uint8Array[]): SourceChunk {
-  const bytes = new Uint8Array(messages.reduce((total, message) => total + message.length, 0));
-  const starts = new Uint32Array(messages.length);
-  const ends = new Uint32Array(messages.length);
-  let position = 0;
-  messages.forEach((message, i) => {
-    bytes.set(message, position);
-    starts[i] = position;
-    position += message.length;
-    ends[i] = position;
-  });
-  return { firstOffset, timestamp: EPOCH, count: messages.length, bytes, starts, ends };
 }

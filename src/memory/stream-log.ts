@@ -1,3 +1,4 @@
+import { packChunk } from '../core/pack-chunk.js';
 import { StreamNotFoundError } from './errors.js';
 import type { ChunkWriter, LogChunk } from './stored-chunk.js';
 
@@ -36,28 +37,8 @@ export class StreamLog {
 
   /** Writes the messages as one chunk and wakes every waiting reader. */
   append(messages: readonly Uint8Array[], timestamp: number, writer?: ChunkWriter): LogChunk {
-    let length = 0;
-    for (const message of messages) length += message.length;
     // Copied in: a caller reusing its buffers must not rewrite history.
-    const bytes = new Uint8Array(length);
-    const starts = new Uint32Array(messages.length);
-    const ends = new Uint32Array(messages.length);
-    let position = 0;
-    messages.forEach((message, i) => {
-      bytes.set(message, position);
-      starts[i] = position;
-      position += message.length;
-      ends[i] = position;
-    });
-    const chunk: LogChunk = {
-      firstOffset: this.next,
-      timestamp,
-      count: messages.length,
-      bytes,
-      starts,
-      ends,
-      writer,
-    };
+    const chunk: LogChunk = { ...packChunk(this.next, timestamp, messages), writer };
     this.chunkList.push(chunk);
     this.next += BigInt(messages.length);
     if (writer !== undefined) this.sequences.set(writer.producer, writer.publishingId);

@@ -6,7 +6,7 @@ import type { Source } from '../core/ports.js';
 import { ConfigError, StreamWindowsError } from '../core/errors.js';
 import { parseStreamUrl } from './connection-url.js';
 import { ReconnectingConnection, type ReconnectOptions } from './gaps/reconnect.js';
-import { STREAM_ALREADY_EXISTS, STREAM_DOES_NOT_EXIST, codeName } from './publish-codes.js';
+import { STREAM_ALREADY_EXISTS, STREAM_DOES_NOT_EXIST, codeName } from './response-codes.js';
 import { rabbitSource, type RabbitSourceOptions } from './source.js';
 import { RabbitTarget, type TargetOptions } from './target.js';
 

@@ -4,15 +4,9 @@ import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { StreamStatsRequest } from 'rabbitmq-stream-js-client/dist/requests/stream_stats_request.js';
 import type { StreamStatsResponse } from 'rabbitmq-stream-js-client/dist/responses/stream_stats_response.js';
 import { StreamWindowsError } from '../core/errors.js';
+import { OK } from './response-codes.js';
+import { silentLogger } from './silent-logger.js';
 import { Subscription } from './source-subscription.js';
-
-const OK = 0x01;
-const silentLogger = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-};
 
 /**
  * One past the last committed offset of `stream` (0 when it is empty).

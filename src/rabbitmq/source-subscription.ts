@@ -9,6 +9,8 @@ import type { SubscribeResponse } from 'rabbitmq-stream-js-client/dist/responses
 import type { SourceChunk } from '../core/ports.js';
 import { SourceError, describe } from '../core/errors.js';
 import { parseDeliver } from './deliver-chunk.js';
+import { OK, STREAM_NOT_AVAILABLE, codeName } from './response-codes.js';
+import { silentLogger } from './silent-logger.js';
 import { routeDeliverFrames } from './gaps/consume-raw-chunks.js';
 
 /** Single active consumer: one reader per `name` on the stream reads; the others wait. */
@@ -55,33 +57,11 @@ export class SubscribeError extends SourceError {
     readonly code: number,
     retriable: boolean,
   ) {
-    super(
-      stream,
-      retriable,
-      `subscribing failed with code ${code} (${RESPONSE_CODES[code] ?? 'unknown'})`,
-      offset,
-    );
+    super(stream, retriable, `subscribing failed with code ${code} (${codeName(code)})`, offset);
   }
 }
 
-// PROTOCOL.adoc "Response Codes"; the retriable ones may clear on their own (leader election).
-const RESPONSE_CODES: Record<number, string> = {
-  0x02: 'stream does not exist',
-  0x06: 'stream not available',
-  0x0c: 'virtual host access failure',
-  0x10: 'access refused',
-  0x11: 'precondition failed',
-};
-const RETRIABLE_CODES = new Set([0x06]);
-const OK = 0x01;
 const SUBSCRIPTION_ID = 0;
-
-const silentLogger = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-};
 
 /**
  * One subscription on its own connection: the raw Deliver frames become `SourceChunk`s in
@@ -191,7 +171,12 @@ export class Subscription {
       }),
     );
     if (response.code !== OK) {
-      throw new SubscribeError(stream, from, response.code, RETRIABLE_CODES.has(response.code));
+      throw new SubscribeError(
+        stream,
+        from,
+        response.code, // may clear by itself (leader election)
+        response.code === STREAM_NOT_AVAILABLE,
+      );
     }
   }
 

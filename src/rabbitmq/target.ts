@@ -14,8 +14,8 @@ import {
   PUBLISHER_DOES_NOT_EXIST,
   STREAM_DOES_NOT_EXIST,
   codeName,
-  isRetriable,
-} from './publish-codes.js';
+  isRetriablePublishCode,
+} from './response-codes.js';
 import { InFlight } from './publish-in-flight.js';
 
 export interface TargetOptions {
@@ -206,7 +206,7 @@ export class RabbitTarget implements Target {
     }
     if (!response.ok) {
       throw new DeclareFailed(
-        isRetriable(response.code),
+        isRetriablePublishCode(response.code),
         `declaring the producer failed: ${codeName(response.code)}`,
         response.code,
       );
@@ -226,7 +226,7 @@ export class RabbitTarget implements Target {
     }
     this.inFlight.fail(
       publishingId,
-      this.error(publishingId, isRetriable(code), codeName(code), code),
+      this.error(publishingId, isRetriablePublishCode(code), codeName(code), code),
     );
   }
 

@@ -4,6 +4,7 @@ import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import type { Request } from 'rabbitmq-stream-js-client/dist/requests/request.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
 import { BrokerUnavailableError, describe } from '../../core/errors.js';
+import { silentLogger } from '../silent-logger.js';
 import { PublishRouter } from './publish-confirms.js';
 
 /**
@@ -36,13 +37,6 @@ export interface Live {
 }
 
 /** The broker could not be reached, or stopped answering a request. */
-
-const silentLogger = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-};
 
 export class ReconnectingConnection {
   private live: Live | undefined;
