@@ -1,7 +1,7 @@
-import type { Socket } from 'node:net';
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { StreamWindowsError } from '../../core/errors.js';
 import { DELIVER_KEY } from '../deliver-chunk.js';
+import { socketOf } from './client-socket.js';
 
 /**
  * GAP (rabbitmq-stream-js-client 1.0.0): the stock consumer decodes every Deliver frame
@@ -21,8 +21,8 @@ import { DELIVER_KEY } from '../deliver-chunk.js';
  * the client's own listener as before. The subscription and credit are then ours
  * (see ../source-subscription.ts); the client's consumer is never used.
  *
- * It relies on one private detail of the client: the connection's `socket` field and its
- * single 'data' listener. `routeDeliverFrames` checks both and fails loudly if they change.
+ * It relies on two private details of the client: the connection's `socket` field
+ * (./client-socket.ts) and its single 'data' listener; both are checked, loudly.
  * test/integration/rabbitmq-source.test.ts shows the gaps on the real broker; when
  * the stock consumer passes those checks, this file can go.
  */
@@ -44,11 +44,7 @@ export function routeDeliverFrames(
   onDeliver: DeliverHandler,
   onError: (error: unknown) => void,
 ): void {
-  const socket = (connection as unknown as { socket?: unknown }).socket;
-  if (socket === null || typeof socket !== 'object' || !('listeners' in socket)) {
-    throw new StreamWindowsError(clientChanged('the connection has no socket field'));
-  }
-  const net = socket as Socket;
+  const net = socketOf(connection);
   const listeners = net.listeners('data');
   const clientListener = listeners[0];
   if (listeners.length !== 1 || typeof clientListener !== 'function') {

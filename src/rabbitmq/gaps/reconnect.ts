@@ -5,6 +5,7 @@ import type { Request } from 'rabbitmq-stream-js-client/dist/requests/request.js
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
 import { BrokerUnavailableError, describe } from '../../core/errors.js';
 import { silentLogger } from '../silent-logger.js';
+import { socketOf } from './client-socket.js';
 import { PublishRouter } from './publish-confirms.js';
 
 /**
@@ -161,7 +162,7 @@ export class ReconnectingConnection {
   drop(reason = 'connection dropped'): void {
     const live = this.live;
     if (live === undefined) return;
-    socketOf(live.connection)?.destroy();
+    socketOf(live.connection).destroy();
     // At once rather than on the socket's close event, so that no request or publish made
     // in between goes to the abandoned connection.
     this.lose(reason);
@@ -185,7 +186,7 @@ export class ReconnectingConnection {
       new Promise<void>((resolve) => (timer = setTimeout(resolve, this.connectTimeoutMs))),
     ]).catch(() => undefined);
     clearTimeout(timer);
-    socketOf(live.connection)?.destroy();
+    socketOf(live.connection).destroy();
   }
 
   private async connectOnce(): Promise<Live> {
@@ -216,7 +217,7 @@ export class ReconnectingConnection {
     try {
       await Promise.race([connection.start(), failed]);
     } catch (error) {
-      socketOf(connection)?.destroy();
+      socketOf(connection).destroy();
       throw new BrokerUnavailableError(
         `cannot connect to RabbitMQ at ${this.where}: ${describe(error)}`,
         { cause: error },
@@ -251,7 +252,7 @@ export class ReconnectingConnection {
       return;
     }
     if (this.closed) {
-      socketOf(live.connection)?.destroy();
+      socketOf(live.connection).destroy();
       return;
     }
     this.live = live;
@@ -261,6 +262,3 @@ export class ReconnectingConnection {
 }
 
 /** The client keeps its socket private; destroying it is the only way to abandon a connection. */
-function socketOf(connection: Connection | undefined): { destroy(): void } | undefined {
-  return (connection as unknown as { socket?: { destroy(): void } } | undefined)?.socket;
-}
