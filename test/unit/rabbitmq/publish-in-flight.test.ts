@@ -1,0 +1,57 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { InFlight } from '../../../src/rabbitmq/publish-in-flight.js';
+
+describe('InFlight', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  const never = () => new Error('timed out');
+
+  it('should hold a further slot until a publish in flight is answered', async () => {
+    const inFlight = new InFlight(2);
+    await inFlight.slot();
+    const first = inFlight.open(1n, 1_000, never);
+    await inFlight.slot();
+    const second = inFlight.open(2n, 1_000, never);
+    let third = false;
+    const waiting = inFlight.slot().then(() => (third = true));
+    await Promise.resolve();
+    expect(third).toBe(false);
+    inFlight.confirm(1n);
+    await waiting;
+    expect(third).toBe(true);
+    await expect(first).resolves.toBeUndefined();
+    inFlight.confirm(2n);
+    await second;
+  });
+
+  it('should reject a publish that is not answered in time, and ignore a late answer', async () => {
+    const inFlight = new InFlight(1);
+    await inFlight.slot();
+    const publish = inFlight.open(7n, 50, () => new Error('no confirm for 7'));
+    vi.advanceTimersByTime(50);
+    await expect(publish).rejects.toThrow('no confirm for 7');
+    expect(inFlight.has(7n)).toBe(false);
+    inFlight.confirm(7n); // moot
+    await inFlight.slot(); // the slot was given back
+  });
+
+  it('should fail every publish in flight at once, each with its own error', async () => {
+    const inFlight = new InFlight(4);
+    await inFlight.slot();
+    const a = inFlight.open(1n, 1_000, never);
+    await inFlight.slot();
+    const b = inFlight.open(2n, 1_000, never);
+    inFlight.failAll((id) => new Error(`lost ${id}`));
+    await expect(a).rejects.toThrow('lost 1');
+    await expect(b).rejects.toThrow('lost 2');
+  });
+
+  it('should give a slot back when the publish is never opened', async () => {
+    const inFlight = new InFlight(1);
+    await inFlight.slot();
+    inFlight.release();
+    await inFlight.slot();
+    expect(inFlight.has(1n)).toBe(false);
+  });
+});
