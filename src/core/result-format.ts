@@ -148,23 +148,14 @@ function encodeSections<R>(result: StepResult<R>): Uint8Array[] {
 
 /**
  * Reads a result message of the target stream: metadata and every section. Throws
- * CodecError when `bytes` is not a result of this format.
+ * CodecError when `bytes` is not a result of this format, naming what is wrong.
  */
 export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
   const message = decodeMessage(bytes);
-  const properties = message.applicationProperties ?? {};
-  const text = (name: string): string => {
-    const value = properties[name];
-    if (typeof value !== 'string') {
-      throw new CodecError(`result property '${name}' must be a string, got ${typeof value}`, 0);
-    }
-    return value;
-  };
-  const optional = (name: string): string | undefined =>
-    properties[name] === undefined ? undefined : text(name);
-  const integer = (name: string): number => Number(text(name));
-  if (text(ResultProperty.format) !== RESULT_FORMAT_VERSION) {
-    throw new CodecError(`unsupported result format '${text(ResultProperty.format)}'`, 0);
+  const properties = new ResultProperties(message.applicationProperties ?? {});
+  const format = properties.text(ResultProperty.format);
+  if (format !== RESULT_FORMAT_VERSION) {
+    throw new CodecError(`unsupported result format '${format}'`, 0);
   }
   if (message.body?.type !== 'data') {
     throw new CodecError('a result carries its sections in data sections', 0);
@@ -174,48 +165,139 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
   let late: unknown[] = [];
   let deadLetters: DeadLetter[] = [];
   for (const bytesOfSection of message.body.sections) {
-    const section = decodeCanonical(bytesOfSection) as Record<string, unknown>;
-    if (section.type === 'output') {
+    const section = new SectionFields(decodeCanonical(bytesOfSection));
+    const type = section.get('type');
+    if (type === 'output') {
       outputs.push({
-        key: section.key as Key,
-        start: section.start as number,
-        end: section.end as number,
-        count: section.count as number,
-        value: section.value as R,
+        key: section.key(),
+        start: section.number('start'),
+        end: section.number('end'),
+        count: section.number('count'),
+        value: section.get('value') as R,
       });
-    } else if (section.type === 'late') {
-      late = section.values as unknown[];
-    } else if (section.type === 'dead-letters') {
-      deadLetters = (section.records as Record<string, unknown>[]).map((record) => ({
-        offset: BigInt(record.offset as string),
-        stage: record.stage as ProcessingStage,
-        error: record.error as string,
-        message: record.message as Uint8Array,
-      }));
+    } else if (type === 'late') {
+      late = section.array('values');
+    } else if (type === 'dead-letters') {
+      deadLetters = section.array('records').map((record) => {
+        const fields = new SectionFields(record);
+        return {
+          offset: parseOffset('dead letter offset', fields.get('offset')),
+          stage: fields.get('stage') as ProcessingStage,
+          error: String(fields.get('error')),
+          message: fields.binary('message'),
+        };
+      });
     } else {
-      throw new CodecError(`unknown result section type '${String(section.type)}'`, 0);
+      throw new CodecError(`unknown result section type '${String(type)}'`, 0);
     }
   }
-  const windowStart = optional(ResultProperty.windowStart);
-  const windowEnd = optional(ResultProperty.windowEnd);
-  const part = optional(ResultProperty.part);
+  const windowStart = properties.optional(ResultProperty.windowStart);
+  const windowEnd = properties.optional(ResultProperty.windowEnd);
+  const part = properties.optional(ResultProperty.part);
   return {
-    source: text(ResultProperty.source),
-    producer: text(ResultProperty.producer),
-    window: text(ResultProperty.window),
-    firstOffset: BigInt(text(ResultProperty.firstOffset)),
-    lastOffset: BigInt(text(ResultProperty.lastOffset)),
-    windowStart: windowStart === undefined ? undefined : Number(windowStart),
-    windowEnd: windowEnd === undefined ? undefined : Number(windowEnd),
-    messages: integer(ResultProperty.messages),
-    outputCount: integer(ResultProperty.outputs),
-    lateCount: integer(ResultProperty.late),
-    lateDropped: integer(ResultProperty.lateDropped),
-    deadLetterCount: integer(ResultProperty.deadLetters),
+    source: properties.text(ResultProperty.source),
+    producer: properties.text(ResultProperty.producer),
+    window: properties.text(ResultProperty.window),
+    firstOffset: properties.offset(ResultProperty.firstOffset),
+    lastOffset: properties.offset(ResultProperty.lastOffset),
+    windowStart:
+      windowStart === undefined ? undefined : properties.integer(ResultProperty.windowStart),
+    windowEnd: windowEnd === undefined ? undefined : properties.integer(ResultProperty.windowEnd),
+    messages: properties.integer(ResultProperty.messages),
+    outputCount: properties.integer(ResultProperty.outputs),
+    lateCount: properties.integer(ResultProperty.late),
+    lateDropped: properties.integer(ResultProperty.lateDropped),
+    deadLetterCount: properties.integer(ResultProperty.deadLetters),
     part:
-      part === undefined ? undefined : { index: Number(part), of: integer(ResultProperty.parts) },
+      part === undefined
+        ? undefined
+        : {
+            index: properties.integer(ResultProperty.part),
+            of: properties.integer(ResultProperty.parts),
+          },
     outputs,
     late,
     deadLetters,
   };
+}
+
+/** The application properties of a result, read with the type each one must have. */
+class ResultProperties {
+  constructor(private readonly properties: Record<string, unknown>) {}
+
+  text(name: string): string {
+    const value = this.properties[name];
+    if (typeof value !== 'string') {
+      throw new CodecError(`result property '${name}' must be a string, got ${typeof value}`, 0);
+    }
+    return value;
+  }
+
+  optional(name: string): string | undefined {
+    return this.properties[name] === undefined ? undefined : this.text(name);
+  }
+
+  integer(name: string): number {
+    const value = Number(this.text(name));
+    if (!Number.isSafeInteger(value)) {
+      throw new CodecError(
+        `result property '${name}' must be an integer, got '${this.text(name)}'`,
+        0,
+      );
+    }
+    return value;
+  }
+
+  offset(name: string): bigint {
+    return parseOffset(`result property '${name}'`, this.text(name));
+  }
+}
+
+/** The fields of one msgpack section (a map), read with the type each one must have. */
+class SectionFields {
+  private readonly fields: Record<string, unknown>;
+
+  constructor(section: unknown) {
+    if (section === null || typeof section !== 'object' || Array.isArray(section)) {
+      throw new CodecError('a result section must be a msgpack map', 0);
+    }
+    this.fields = section as Record<string, unknown>;
+  }
+
+  get(name: string): unknown {
+    return this.fields[name];
+  }
+
+  key(): Key {
+    const key = this.fields.key;
+    if (key === null || typeof key === 'string' || typeof key === 'number') return key;
+    throw new CodecError(`an output's key must be a string, a number or null`, 0);
+  }
+
+  number(name: string): number {
+    const value = this.fields[name];
+    if (typeof value !== 'number')
+      throw new CodecError(`section field '${name}' must be a number`, 0);
+    return value;
+  }
+
+  array(name: string): unknown[] {
+    const value = this.fields[name];
+    if (!Array.isArray(value)) throw new CodecError(`section field '${name}' must be an array`, 0);
+    return value;
+  }
+
+  binary(name: string): Uint8Array {
+    const value = this.fields[name];
+    if (!(value instanceof Uint8Array))
+      throw new CodecError(`section field '${name}' must be binary`, 0);
+    return value;
+  }
+}
+
+function parseOffset(what: string, value: unknown): bigint {
+  if (typeof value !== 'string' || !/^(0|[1-9][0-9]{0,19})$/.test(value)) {
+    throw new CodecError(`${what} must be a decimal offset, got '${String(value)}'`, 0);
+  }
+  return BigInt(value);
 }
