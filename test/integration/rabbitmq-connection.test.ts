@@ -4,15 +4,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
+import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);
-const silent = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-};
 
 let rabbit: RabbitMQ;
 const streams: string[] = [];
@@ -64,7 +59,7 @@ describe('the connection to RabbitMQ', () => {
     const proxy = await startProxy();
     const stockConnection = await Connection.connect(
       { ...params, port: proxy.port, connectionId: randomUUID() },
-      silent,
+      silentLogger,
     );
     const ours = await connect({ ...params, port: proxy.port }, { initialDelayMs: 50 });
 

@@ -7,16 +7,12 @@ import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { DeclarePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/declare_publisher_request.js';
 import type { SourceChunk } from '../../src/core/ports.js';
 import { rabbitSource } from '../../src/rabbitmq/source.js';
+import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
+import { messagesOf, offsetsOf } from '../support/rabbitmq.js';
 
 // Against the real broker: RABBITMQ_STREAM_URL, or the one scripts/rabbitmq.sh announced.
 const url = process.env.RABBITMQ_STREAM_URL ?? readFileSync('.cache/rabbitmq-ready', 'utf8').trim();
 const params = clientParams(url);
-const silent = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-};
 
 let client: Client;
 const streams: string[] = [];
@@ -251,20 +247,6 @@ function amqpMessage(...sections: string[]): Buffer {
   );
 }
 
-function messagesOf(chunks: readonly SourceChunk[]): Buffer[] {
-  return chunks.flatMap((chunk) =>
-    Array.from({ length: chunk.count }, (_, i) =>
-      Buffer.from(chunk.bytes.subarray(chunk.starts[i], chunk.ends[i])),
-    ),
-  );
-}
-
-function offsetsOf(chunks: readonly SourceChunk[]): bigint[] {
-  return chunks.flatMap((c) =>
-    Array.from({ length: c.count }, (_, i) => c.firstOffset + BigInt(i)),
-  );
-}
-
 /** Reads chunks from `from` until they hold `messages` messages (the broker decides the chunking). */
 async function readChunks(stream: string, from: bigint, messages: number): Promise<SourceChunk[]> {
   const abort = new AbortController();
@@ -317,7 +299,7 @@ async function publishFrames(stream: string, frames: readonly (readonly Entry[])
         },
       },
     },
-    silent,
+    silentLogger,
   );
   await connection.sendAndWait(new DeclarePublisherRequest({ stream, publisherId: 0 }));
   let publishingId = 0n;

@@ -9,15 +9,11 @@ import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { parsePublishErrors } from '../../src/rabbitmq/gaps/publish-errors.js';
 import { publishFrame, sendFrame } from '../../src/rabbitmq/gaps/raw-publish.js';
+import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
+import { messagesOf, offsetsOf } from '../support/rabbitmq.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);
-const silent = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-};
 
 let rabbit: RabbitMQ;
 let stock: Client;
@@ -25,7 +21,7 @@ const streams: string[] = [];
 
 beforeAll(async () => {
   rabbit = await connect(url);
-  stock = await connectStock(params, silent);
+  stock = await connectStock(params, silentLogger);
 });
 
 afterAll(async () => {
@@ -240,7 +236,10 @@ describe('the stock publisher of rabbitmq-stream-js-client 1.0.0 (gaps worked ar
 
   it('mis-parses publish errors, which parsePublishErrors reads right (publish-errors.ts)', async () => {
     const stream = await newStream();
-    const connection = await Connection.connect({ ...params, connectionId: randomUUID() }, silent);
+    const connection = await Connection.connect(
+      { ...params, connectionId: randomUUID() },
+      silentLogger,
+    );
     const event = new Promise<PublishErrorResponse>((resolve) =>
       connection.on('publish_error', resolve),
     );
@@ -290,20 +289,6 @@ async function readChunks(stream: string, messages: number): Promise<SourceChunk
   }
   abort.abort();
   return chunks;
-}
-
-function messagesOf(chunks: readonly SourceChunk[]): Buffer[] {
-  return chunks.flatMap((chunk) =>
-    Array.from({ length: chunk.count }, (_, i) =>
-      Buffer.from(chunk.bytes.subarray(chunk.starts[i], chunk.ends[i])),
-    ),
-  );
-}
-
-function offsetsOf(chunks: readonly SourceChunk[]): bigint[] {
-  return chunks.flatMap((chunk) =>
-    Array.from({ length: chunk.count }, (_, i) => chunk.firstOffset + BigInt(i)),
-  );
 }
 
 async function readMessages(stream: string, messages: number): Promise<Buffer[]> {

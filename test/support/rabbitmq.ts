@@ -36,17 +36,25 @@ export async function readAll(broker: RabbitMQ, stream: string): Promise<Uint8Ar
   if (end === 0n) return messages;
   const controller = new AbortController();
   for await (const chunk of source.read(0n, controller.signal)) {
-    messages.push(...messagesOf(chunk));
+    messages.push(...messagesOf([chunk]));
     if (chunk.firstOffset + BigInt(chunk.count) >= end) break;
   }
   controller.abort();
   return messages;
 }
 
-export function messagesOf(chunk: SourceChunk): Uint8Array[] {
-  const messages: Uint8Array[] = [];
-  for (let i = 0; i < chunk.count; i++) {
-    messages.push(chunk.bytes.slice(chunk.starts[i], chunk.ends[i]));
-  }
-  return messages;
+/** The messages of `chunks`, copied out, in offset order. */
+export function messagesOf(chunks: readonly SourceChunk[]): Buffer[] {
+  return chunks.flatMap((chunk) =>
+    Array.from({ length: chunk.count }, (_, i) =>
+      Buffer.from(chunk.bytes.subarray(chunk.starts[i], chunk.ends[i])),
+    ),
+  );
+}
+
+/** The offsets of the messages of `chunks`. */
+export function offsetsOf(chunks: readonly SourceChunk[]): bigint[] {
+  return chunks.flatMap((chunk) =>
+    Array.from({ length: chunk.count }, (_, i) => chunk.firstOffset + BigInt(i)),
+  );
 }
