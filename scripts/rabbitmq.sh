@@ -118,9 +118,13 @@ discard() {
 
 build() {
   [[ -x $ROOT/usr/sbin/rabbitmq-server ]] && return 0
-  command -v debootstrap >/dev/null ||
-    die "debootstrap is missing: apt-get update && apt-get install -y debootstrap"
   mkdir -p "$CACHE"
+  if ! command -v debootstrap >/dev/null; then
+    # A fresh machine has no debootstrap: install it from Debian's packages (we are root).
+    echo "rabbitmq.sh: installing debootstrap (once)" >&2
+    { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y debootstrap; } \
+      >"$CACHE/apt.log" 2>&1 || die "installing debootstrap failed; see $CACHE/apt.log"
+  fi
   # Build beside the final folder and rename when complete, so an interrupted build never
   # looks cached.
   # Builds interrupted by a kill leave their folder behind; callers hold the lock, so none
