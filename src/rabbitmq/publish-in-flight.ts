@@ -14,12 +14,18 @@ export class InFlight {
 
   constructor(private readonly max: number) {}
 
-  /** Resolves when fewer than `max` publishes are open; callers queue in arrival order. */
+  /**
+   * Resolves when this caller holds one of the `max` slots. Callers are served strictly in
+   * arrival order: a slot freed later is reserved for the oldest waiter before it wakes, so a
+   * newcomer can never slip past it. Publishes must leave in the order they were made: a
+   * higher publishing id stored first would make the broker discard the lower one.
+   */
   async slot(): Promise<void> {
-    while (this.pending.size + this.reserved >= this.max) {
-      await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+    if (this.slotWaiters.length === 0 && this.pending.size + this.reserved < this.max) {
+      this.reserved++;
+      return;
     }
-    this.reserved++;
+    await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
   }
 
   /**
@@ -67,8 +73,13 @@ export class InFlight {
     this.wakeOne();
   }
 
+  /** Hands a free slot to the oldest waiter, reserving it before the waiter runs. */
   private wakeOne(): void {
-    this.slotWaiters.shift()?.();
+    if (this.pending.size + this.reserved >= this.max) return;
+    const waiter = this.slotWaiters.shift();
+    if (waiter === undefined) return;
+    this.reserved++;
+    waiter();
   }
 }
 

@@ -7,9 +7,10 @@ import type { QueryPublisherResponse } from 'rabbitmq-stream-js-client/dist/resp
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
 import type { SubEntryCompression } from '../codecs/sub-entry.js';
 import type { Target } from '../core/ports.js';
+import { maxWriteBytes } from '../core/write-size.js';
 import { ConfigError, PublishError, StreamWindowsError, describe } from '../core/errors.js';
 import type { Live, ReconnectingConnection } from './gaps/reconnect.js';
-import { PUBLISH_FRAME_OVERHEAD, publishFrame, sendFrame } from './gaps/raw-publish.js';
+import { publishFrame, sendFrame } from './gaps/raw-publish.js';
 import {
   PUBLISHER_DOES_NOT_EXIST,
   STREAM_DOES_NOT_EXIST,
@@ -77,13 +78,9 @@ export class RabbitTarget implements Target {
     this.unsubscribe = link.onLoss((reason) => this.forget(`connection lost (${reason})`));
   }
 
-  /**
-   * Largest plain message `publish` accepts, bytes: the negotiated frame_max less the Publish
-   * frame around it. A sub-entry batch must fit in the same frame with 4 bytes per message
-   * and a 7-byte larger header on top.
-   */
+  /** Largest write, as `writeSize` counts it, that fits in the negotiated frame_max. */
   get maxWriteBytes(): number {
-    return this.frameMax - PUBLISH_FRAME_OVERHEAD - 4;
+    return maxWriteBytes(this.frameMax);
   }
 
   async lastPublishingId(): Promise<bigint> {

@@ -25,7 +25,7 @@ import { encodeSubEntryBatch, type SubEntryCompression } from '../../codecs/sub-
 const PUBLISH_KEY = 0x0002;
 const PUBLISH_VERSION = 1;
 /** Size prefix, key, version, publisher id, entry count, publishing id. */
-export const PUBLISH_FRAME_OVERHEAD = 4 + 2 + 2 + 1 + 4 + 8;
+const PUBLISH_FRAME_OVERHEAD = 4 + 2 + 2 + 1 + 4 + 8;
 
 /**
  * Builds a Publish frame (size prefix included) with one entry under `publishingId`: one

@@ -25,6 +25,24 @@ describe('InFlight', () => {
     await second;
   });
 
+  it('should serve waiting publishes in arrival order even when a newcomer finds a free slot', async () => {
+    const inFlight = new InFlight(1);
+    await inFlight.slot();
+    const first = inFlight.open(1n, 1_000, never);
+    const order: string[] = [];
+    const second = inFlight.slot().then(() => order.push('second'));
+    inFlight.confirm(1n); // frees the slot: it belongs to the publish that waited for it
+    const third = inFlight.slot().then(() => order.push('third'));
+    await first;
+    await second;
+    expect(order).toEqual(['second']);
+    const secondPublish = inFlight.open(2n, 1_000, never);
+    inFlight.confirm(2n);
+    await secondPublish;
+    await third;
+    expect(order).toEqual(['second', 'third']);
+  }, 5_000); // a publish served out of order would leave `second` waiting forever
+
   it('should reject a publish that is not answered in time, and ignore a late answer', async () => {
     const inFlight = new InFlight(1);
     await inFlight.slot();
