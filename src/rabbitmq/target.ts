@@ -51,6 +51,8 @@ export class RabbitTarget implements Target {
   private readonly compression: SubEntryCompression;
   /** The connection this publisher is declared on, once declaring it succeeded. */
   private declared: Promise<Live> | undefined;
+  /** Counts losses (and the close): see `publish`. */
+  private epoch = 0;
   private closed = false;
   private readonly unsubscribe: () => void;
 
@@ -99,6 +101,10 @@ export class RabbitTarget implements Target {
 
   async publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void> {
     if (this.closed) throw this.error(publishingId, false, 'the target is closed');
+    // Taken before any await: a publish made before a loss (or close) must never be sent
+    // after it. Its predecessors were failed at the loss; sent now, it could be stored
+    // while they are not, and the broker would then discard them as duplicates on retry.
+    const epoch = this.epoch;
     if (publishingId < 0n || publishingId > MAX_PUBLISHING_ID) {
       throw new ConfigError('publishingId', 'must be an unsigned 64-bit integer', publishingId);
     }
@@ -116,16 +122,13 @@ export class RabbitTarget implements Target {
     await this.inFlight.slot();
     let live: Live;
     try {
+      this.checkEpoch(epoch, publishingId);
       live = await this.declare();
+      this.checkEpoch(epoch, publishingId);
     } catch (error) {
       this.inFlight.release();
       if (!(error instanceof DeclareFailed)) throw error;
       throw this.error(publishingId, error.retriable, error.message, error.code);
-    }
-    if (!this.link.isCurrent(live)) {
-      // Lost while this publish waited for the declaration: the loss handler has already run.
-      this.inFlight.release();
-      throw this.error(publishingId, true, 'connection lost before the publish was sent');
     }
     if (this.inFlight.has(publishingId)) {
       this.inFlight.release();
@@ -147,6 +150,14 @@ export class RabbitTarget implements Target {
     return confirmed;
   }
 
+  /** Rejects a publish whose epoch ended (connection lost, stream changed, target closed). */
+  private checkEpoch(epoch: number, publishingId: bigint): void {
+    if (this.epoch === epoch) return;
+    throw this.closed
+      ? this.error(publishingId, false, 'the target was closed before the publish was sent')
+      : this.error(publishingId, true, 'connection lost before the publish was sent');
+  }
+
   /** Stops publishing: rejects what is in flight and removes the publisher from the broker. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -154,7 +165,6 @@ export class RabbitTarget implements Target {
     this.unsubscribe();
     const declared = this.declared;
     this.forget('the target was closed');
-    this.onClose();
     const live = await declared?.catch(() => undefined);
     live?.router.unregister(this.publisherId);
     if (live !== undefined) {
@@ -162,6 +172,8 @@ export class RabbitTarget implements Target {
         .request<Response>(new DeletePublisherRequest(this.publisherId), this.confirmTimeoutMs)
         .catch(() => undefined); // the connection may be gone; the publisher went with it
     }
+    // Only now may the id be handed out again: the broker no longer knows it.
+    this.onClose();
   }
 
   private get frameMax(): number {
@@ -170,11 +182,14 @@ export class RabbitTarget implements Target {
 
   /** Declares the publisher on the live connection unless it is declared there already. */
   private declare(): Promise<Live> {
-    this.declared ??= this.declareOnce().catch((error: unknown) => {
-      this.declared = undefined;
+    if (this.declared !== undefined) return this.declared;
+    const declaring: Promise<Live> = this.declareOnce().catch((error: unknown) => {
+      // Only this attempt's own failure: a later declaration may be in place by now.
+      if (this.declared === declaring) this.declared = undefined;
       throw error;
     });
-    return this.declared;
+    this.declared = declaring;
+    return declaring;
   }
 
   private async declareOnce(): Promise<Live> {
@@ -218,6 +233,7 @@ export class RabbitTarget implements Target {
    */
   private async failed(publishingId: bigint, code: number): Promise<void> {
     if (code === PUBLISHER_DOES_NOT_EXIST) {
+      this.epoch++; // publishes made before are not sent to a publisher declared again
       this.declared = undefined;
       if (!(await this.streamExists())) code = STREAM_DOES_NOT_EXIST;
     }
@@ -233,6 +249,7 @@ export class RabbitTarget implements Target {
    * what tells a final loss from a passing one.
    */
   private async streamChanged(code: number): Promise<void> {
+    this.epoch++; // publishes made before are not sent to a publisher declared again
     this.declared = undefined;
     const final = !(await this.streamExists());
     this.forget(
@@ -261,6 +278,7 @@ export class RabbitTarget implements Target {
    * may recover.
    */
   private forget(reason: string, code?: number): void {
+    this.epoch++;
     this.declared = undefined;
     const retriable = code === undefined || code !== STREAM_DOES_NOT_EXIST;
     this.inFlight.failAll((id) => this.error(id, retriable && !this.closed, reason, code));

@@ -35,12 +35,18 @@ export interface ReconnectOptions {
 export interface Live {
   readonly connection: Connection;
   readonly router: PublishRouter;
+  /**
+   * Rejects with BrokerUnavailableError once this connection is lost (never resolves): the
+   * client leaves requests on a closed socket waiting forever, so every wait on this
+   * connection races it and fails at the loss, not at its deadline.
+   */
+  readonly lost: Promise<never>;
 }
-
-/** The broker could not be reached, or stopped answering a request. */
 
 export class ReconnectingConnection {
   private live: Live | undefined;
+  /** Rejects the current connection's `lost`. */
+  private markLost: (error: Error) => void = () => undefined;
   private closed = false;
   private lastError = '';
   private delayMs: number;
@@ -79,11 +85,6 @@ export class ReconnectingConnection {
 
   get where(): string {
     return `${this.params.hostname}:${this.params.port}`;
-  }
-
-  /** Whether `live` is still the connection in use (not lost since it was handed out). */
-  isCurrent(live: Live): boolean {
-    return this.live === live;
   }
 
   /** The live connection; waits (up to `timeoutMs`) while reconnecting. */
@@ -141,6 +142,7 @@ export class ReconnectingConnection {
           throw code;
         }),
         deadline,
+        live.lost,
       ]);
     } finally {
       clearTimeout(timer);
@@ -180,6 +182,7 @@ export class ReconnectingConnection {
     const live = this.live;
     this.live = undefined;
     if (live === undefined) return;
+    this.markLost(new BrokerUnavailableError(`connection to RabbitMQ at ${this.where} is closed`));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       live.connection.close({ closingCode: 0, closingReason: 'closed', manuallyClose: true }),
@@ -226,10 +229,15 @@ export class ReconnectingConnection {
       clearTimeout(timer);
     }
     this.negotiatedFrameMax = connection.maxFrameSize;
-    return { connection, router: new PublishRouter(connection) };
+    const whenLost = new Promise<never>((_, reject) => (this.markLost = reject));
+    whenLost.catch(() => undefined); // settled by whoever races it; unobserved otherwise
+    return { connection, router: new PublishRouter(connection), lost: whenLost };
   }
 
   private lose(reason: string): void {
+    this.markLost(
+      new BrokerUnavailableError(`connection to RabbitMQ at ${this.where} lost: ${reason}`),
+    );
     this.live = undefined;
     this.lastError = reason;
     for (const listener of this.lossListeners) listener(reason);
