@@ -28,11 +28,13 @@ export interface SourceChunk {
 export interface Source {
   readonly stream: string;
   /**
-   * Reads the stream from `from` (inclusive) in offset order until `signal` aborts.
-   * Chunks never contain messages before `from`.
+   * Reads the stream from `from` (inclusive) in offset order until `signal` aborts. Chunks
+   * never contain messages before `from`. If retention already removed `from`, this fails
+   * with a non-retriable SourceError rather than skip the gap. `'first'` reads from the first
+   * offset the stream still holds, whatever it is.
    */
-  read(from: bigint, signal: AbortSignal): AsyncIterable<SourceChunk>;
-  /** Offset one past the last message currently stored (0 for an empty stream). */
+  read(from: bigint | 'first', signal: AbortSignal): AsyncIterable<SourceChunk>;
+  /** Offset one past the last message a reader is currently delivered (0 for an empty stream). */
   endOffset(): Promise<bigint>;
 }
 

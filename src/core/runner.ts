@@ -38,7 +38,7 @@ export interface RunnerConfig<T, A, R> {
 /**
  * The read-process-write loop. It owns offsets and publishing ids: on start it asks the
  * target for its producer's last publishing id and reads the source from there + 1 (0 is
- * ambiguous and means "from the first offset"; re-publishing id 0 is discarded by the
+ * ambiguous and means "from the first offset still stored"; re-publishing id 0 is discarded by the
  * broker, so it is harmless); each step's result is published with the offset of the
  * step's last source message as its publishing id. A retriable error is handled like a
  * crash: everything since the last confirmed result is recomputed, and the broker
@@ -69,9 +69,10 @@ export class Runner<T, A, R> {
   ): Promise<void> {
     const { source, target } = this.config;
     const last = await target.lastPublishingId();
-    const from = last === 0n ? 0n : last + 1n;
+    // 0 also means "never published": then start from whatever the stream still holds.
+    const from = last === 0n ? 'first' : last + 1n;
     const end = options.untilCaughtUp === true ? await source.endOffset() : -1n;
-    if (options.untilCaughtUp === true && from >= end) return;
+    if (options.untilCaughtUp === true && (end === 0n || (from !== 'first' && from >= end))) return;
 
     const processor = new StepProcessor(this.config.processor);
     const publisher = new OrderedPublisher(target, this.config.maxInFlight);

@@ -10,8 +10,9 @@ export class MemorySource implements Source {
     this.stream = log.name;
   }
 
-  async *read(from: bigint, signal: AbortSignal): AsyncIterable<SourceChunk> {
-    for await (const { chunk } of tail(this.log, from, signal)) yield chunk;
+  /** The embedded broker has no retention: 'first' is offset 0. */
+  async *read(from: bigint | 'first', signal: AbortSignal): AsyncIterable<SourceChunk> {
+    for await (const { chunk } of tail(this.log, from === 'first' ? 0n : from, signal)) yield chunk;
   }
 
   async endOffset(): Promise<bigint> {

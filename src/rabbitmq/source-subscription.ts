@@ -11,6 +11,7 @@ import { SourceError, describe } from '../core/errors.js';
 import { parseDeliver } from './deliver-chunk.js';
 import { OK, STREAM_NOT_AVAILABLE, codeName } from './response-codes.js';
 import { silentLogger } from './silent-logger.js';
+import { queryStreamStats } from './stream-stats.js';
 import { routeDeliverFrames } from './gaps/consume-raw-chunks.js';
 
 /** Single active consumer: one reader per `name` on the stream reads; the others wait. */
@@ -28,8 +29,11 @@ export interface SingleActiveOptions {
 
 export interface SubscriptionOptions {
   readonly stream: string;
-  /** First offset to deliver; earlier messages of the first chunk are cut off. */
-  readonly from: bigint;
+  /**
+   * First offset to deliver; earlier messages of the first chunk are cut off. 'first': the
+   * first offset the stream still holds.
+   */
+  readonly from: bigint | 'first';
   /** Chunks the broker may send ahead of the reader: the bound on buffered chunks. */
   readonly credit: number;
   readonly singleActive?: SingleActiveOptions;
@@ -45,6 +49,28 @@ export class SubscriptionLostError extends SourceError {
   override readonly name = 'SubscriptionLostError';
   constructor(stream: string, nextOffset: bigint, reason: string) {
     super(stream, true, `the subscription was lost: ${reason}`, nextOffset);
+  }
+}
+
+/**
+ * Offsets the reader needs were removed by the stream's retention before they were read.
+ * Not retriable: those messages are gone. A job stops rather than publish results that
+ * silently miss them.
+ */
+export class RetentionGapError extends SourceError {
+  override readonly name = 'RetentionGapError';
+  constructor(
+    stream: string,
+    from: bigint,
+    readonly firstAvailable: bigint,
+  ) {
+    super(
+      stream,
+      false,
+      `offsets ${from}..${firstAvailable - 1n} were removed by the stream's retention before ` +
+        `they were read (the stream now starts at ${firstAvailable}); nothing was processed`,
+      from,
+    );
   }
 }
 
@@ -80,7 +106,7 @@ export class Subscription {
     private readonly connection: Connection,
     private readonly options: SubscriptionOptions,
   ) {
-    this.from = options.from;
+    this.from = options.from === 'first' ? 0n : options.from;
   }
 
   static async open(params: ClientParams, options: SubscriptionOptions): Promise<Subscription> {
@@ -156,6 +182,12 @@ export class Subscription {
 
   private async subscribe(): Promise<void> {
     const { stream, from, credit, singleActive } = this.options;
+    if (from !== 'first') {
+      // The broker attaches a reader below the first offset it still holds at that first
+      // offset, silently: the gap is checked here, where it can still be named.
+      const { firstChunkId } = await queryStreamStats(this.connection, stream);
+      if (from < firstChunkId) throw new RetentionGapError(stream, from, firstChunkId);
+    }
     const properties: Record<string, string> = {};
     if (singleActive !== undefined) {
       properties['single-active-consumer'] = 'true';
@@ -165,7 +197,7 @@ export class Subscription {
       new SubscribeRequest({
         subscriptionId: SUBSCRIPTION_ID,
         stream,
-        offset: Offset.offset(from),
+        offset: from === 'first' ? Offset.first() : Offset.offset(from),
         credit,
         properties,
       }),
@@ -173,7 +205,7 @@ export class Subscription {
     if (response.code !== OK) {
       throw new SubscribeError(
         stream,
-        from,
+        this.from,
         response.code, // may clear by itself (leader election)
         response.code === STREAM_NOT_AVAILABLE,
       );
@@ -249,7 +281,7 @@ function withTimeout<T>(
         reject(
           new SubscriptionLostError(
             options.stream,
-            options.from,
+            options.from === 'first' ? 0n : options.from,
             `${what} timed out after ${ms} ms`,
           ),
         ),

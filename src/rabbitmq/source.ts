@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientParams } from 'rabbitmq-stream-js-client';
 import type { Source, SourceChunk } from '../core/ports.js';
-import { ConfigError, StreamWindowsError } from '../core/errors.js';
+import { ConfigError, SourceError, StreamWindowsError, describe } from '../core/errors.js';
 import { endOffset } from './source-end-offset.js';
 import {
   SubscribeError,
@@ -51,7 +51,7 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
   const maxDelayMs = options.reconnect?.maxDelayMs ?? 5_000;
   const timeoutMs = options.timeoutMs ?? 10_000;
 
-  async function* read(from: bigint, signal: AbortSignal): AsyncGenerator<SourceChunk> {
+  async function* read(from: bigint | 'first', signal: AbortSignal): AsyncGenerator<SourceChunk> {
     let next = from;
     let failures = 0;
     while (!signal.aborted) {
@@ -65,9 +65,15 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
           ...(options.singleActive === undefined ? {} : { singleActive: options.singleActive }),
         });
       } catch (error) {
-        if (!retriable(error) || ++failures >= attempts) throw error;
+        if (!retriable(error)) throw error;
+        if (++failures >= attempts) throw gaveUp(error, next);
         await backoff(failures, signal);
         continue;
+      }
+      if (signal.aborted) {
+        // Aborted while connecting: the listener below would never fire.
+        await subscription.close();
+        return;
       }
       const stop = (): void => void subscription.close();
       signal.addEventListener('abort', stop, { once: true });
@@ -82,13 +88,27 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
           yield chunk;
         }
       } catch (error) {
-        if (!retriable(error) || ++failures >= attempts) throw error;
+        if (!retriable(error)) throw error;
+        if (++failures >= attempts) throw gaveUp(error, next);
         await backoff(failures, signal);
       } finally {
         signal.removeEventListener('abort', stop);
         await subscription.close();
       }
     }
+  }
+
+  /**
+   * Out of attempts: still retriable for the engine, which resumes from its own resume point
+   * after its own backoff, so an outage longer than ours does not end the job.
+   */
+  function gaveUp(error: unknown, next: bigint | 'first'): SourceError {
+    return new SourceError(
+      stream,
+      true,
+      `no connection after ${attempts} attempts: ${describe(error)}`,
+      next === 'first' ? undefined : next,
+    );
   }
 
   function backoff(failures: number, signal: AbortSignal): Promise<void> {
