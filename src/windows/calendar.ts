@@ -50,14 +50,34 @@ export class CalendarTumblingAssigner extends TumblingAssigner {
   open(eventTime: number): void {
     let unitStart = this.startOfUnit(eventTime);
     let start = this.shift(unitStart);
-    // With an offset, the unit that holds eventTime may not have started its window yet
-    // (03:00 with days starting at 06:00 belongs to the previous day's window).
-    if (start > eventTime) {
-      unitStart = this.startOfUnit(this.addUnits(unitStart, -1));
+    // The window that holds eventTime may begin in an earlier unit: with an offset (03:00
+    // with days starting at 06:00 belongs to the previous day's window), or when a DST gap
+    // moved this unit's start past eventTime. The previous unit is found from the instant
+    // before this one, which is always earlier, whatever the zone's calendar does.
+    while (start > eventTime) {
+      unitStart = this.startOfUnit(unitStart.getTime() - 1);
       start = this.shift(unitStart);
     }
+    let next = this.nextUnit(unitStart);
+    let end = this.shift(next);
+    // ...or in a later one, when a fall-back resolves the next start at or before eventTime.
+    while (end <= eventTime) {
+      unitStart = next;
+      start = end;
+      next = this.nextUnit(unitStart);
+      end = this.shift(next);
+    }
     this.start = start;
-    this.end = this.shift(this.startOfUnit(this.addUnits(unitStart, 1)));
+    this.end = end;
+  }
+
+  /** Start of the unit after `unitStart`: strictly later, even across a skipped day. */
+  private nextUnit(unitStart: TZDate): TZDate {
+    let next = this.startOfUnit(this.addUnits(unitStart, 1));
+    if (next.getTime() <= unitStart.getTime()) {
+      next = this.startOfUnit(this.addUnits(unitStart, 2));
+    }
+    return next;
   }
 
   private startOfUnit(time: number | TZDate): TZDate {

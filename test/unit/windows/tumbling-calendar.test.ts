@@ -179,3 +179,31 @@ describe('calendar tumbling windows', () => {
     expect(thrown(() => tumbling(size)).message).toContain("e.g. '48h'");
   });
 });
+
+describe('calendar windows in zones with unusual DST changes', () => {
+  // Found by review: a start moved forward by a DST gap, or a next start resolved at or
+  // before the element by a fall-back, once gave a window that did not hold its element.
+  const cases = [
+    { zone: 'America/Nuuk', size: '1d', offset: '1410m', around: '2024-03-31T00:00:00Z' },
+    { zone: 'America/St_Johns', size: '1d', offset: 0, around: '2006-10-29T03:00:00Z' },
+    { zone: 'America/St_Johns', size: '1mo', offset: 0, around: '2006-10-29T03:00:00Z' },
+    { zone: 'Pacific/Apia', size: '1d', offset: 0, around: '2011-12-30T10:00:00Z' },
+    { zone: 'Europe/Berlin', size: '1d', offset: '150m', around: '2024-03-31T01:00:00Z' },
+  ] as const;
+
+  it.each(cases)(
+    'should open a window holding its element and meeting its neighbours in $zone ($size, offset $offset)',
+    ({ zone, size, offset, around }) => {
+      const assigner = tumbling(size, { timeZone: zone, offset }).createAssigner();
+      const centre = Date.parse(around);
+      for (let t = centre - 3 * 86_400_000; t < centre + 3 * 86_400_000; t += 5 * 60_000) {
+        assigner.open(t);
+        const { start, end } = assigner.snapshot();
+        expect(start).toBeLessThanOrEqual(t);
+        expect(end).toBeGreaterThan(t);
+        assigner.open(end); // the next window starts where this one ends
+        expect(assigner.snapshot().start).toBe(end);
+      }
+    },
+  );
+});
