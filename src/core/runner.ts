@@ -50,12 +50,15 @@ export class Runner<T, A, R> {
   async run(options: RunOptions = {}): Promise<RunSummary> {
     const counters = { results: 0, restarts: 0 };
     let delay = this.config.retryDelayMs;
+    // A function, not a narrowed property: the signal may abort during any await below.
+    const aborted = (): boolean => options.signal?.aborted === true;
     for (;;) {
+      if (aborted()) return counters; // stopped before the start, or during the backoff
       try {
         await this.runFromResumePoint(options, counters);
         return counters;
       } catch (error) {
-        if (!isRetriable(error) || options.signal?.aborted === true) throw error;
+        if (!isRetriable(error) || aborted()) throw error;
         counters.restarts++;
         await sleep(delay, options.signal);
         delay = Math.min(delay * 2, this.config.maxRetryDelayMs);
@@ -76,11 +79,16 @@ export class Runner<T, A, R> {
 
     const processor = new StepProcessor(this.config.processor);
     const publisher = new OrderedPublisher(target, this.config.maxInFlight);
+    // Aborted while the resume point was asked for: an abort listener added now would never
+    // fire, so the reader is handed a signal that already knows.
     const reading = new AbortController();
-    const stopReading = (): void => reading.abort();
-    options.signal?.addEventListener('abort', stopReading, { once: true });
+    const signal =
+      options.signal === undefined
+        ? reading.signal
+        : AbortSignal.any([options.signal, reading.signal]);
+    if (signal.aborted) return;
     try {
-      for await (const chunk of source.read(from, reading.signal)) {
+      for await (const chunk of source.read(from, signal)) {
         let failure: { error: unknown } | undefined;
         try {
           processor.process(chunk);
@@ -102,7 +110,6 @@ export class Runner<T, A, R> {
       await publisher.drain().catch(() => undefined);
       throw error;
     } finally {
-      options.signal?.removeEventListener('abort', stopReading);
       reading.abort();
     }
   }

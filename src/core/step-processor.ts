@@ -184,16 +184,22 @@ export class StepProcessor<T, A, R> {
 
   private eventTimeOf(value: T, creationTime: number, chunkTimestamp: number): number {
     const extractor = this.config.eventTime;
-    if (extractor === undefined) return Number.isNaN(creationTime) ? chunkTimestamp : creationTime;
-    const time = extractor(value);
+    const time =
+      extractor !== undefined
+        ? extractor(value)
+        : Number.isNaN(creationTime)
+          ? chunkTimestamp
+          : creationTime;
     const millis = time instanceof Date ? time.getTime() : time;
-    // Date's range: window arithmetic is exact within it, and calendar windows need it.
+    // Date's range: window arithmetic is exact within it, and calendar windows need it. A
+    // creation time in micro- or nanoseconds by mistake lands here too.
     if (typeof millis !== 'number' || !(Math.abs(millis) <= MAX_EVENT_TIME)) {
       throw new TypeError(
         `event time must be epoch milliseconds within ±${MAX_EVENT_TIME} or a valid Date, got ${String(time)}`,
       );
     }
-    return millis;
+    // Whole milliseconds: window bounds taken from event times (count, session) stay integers.
+    return Math.floor(millis);
   }
 }
 

@@ -229,6 +229,32 @@ describe('bad input', () => {
 });
 
 describe('event time', () => {
+  it('should reject a creation time outside the range of Date, as from a producer writing microseconds', async () => {
+    const broker = new MemoryBroker({ now: () => T0 });
+    broker.createStream('source');
+    broker.createStream('target');
+    broker.append('source', [jsonMessage(reading('a', 1, 0), { creationTime: 9e15 })]);
+    const run = aggregate<Reading>(broker.source('source'))
+      .tumbling('1d')
+      .reduce(sum, 0)
+      .to(broker.target('target', { producer: 'p' }))
+      .run({ untilCaughtUp: true });
+    await expect(run).rejects.toThrow(
+      /event-time failed for message at offset 0 .*within ±8640000000000000/,
+    );
+  });
+
+  it('should take event times in whole milliseconds, flooring fractions', async () => {
+    const broker = brokerWithReadings([reading('a', 1, 0), reading('a', 2, 1)]);
+    await aggregate<Reading>(broker.source('source'))
+      .eventTime((r) => r.t + 0.5)
+      .count(2)
+      .reduce(sum, 0)
+      .to(broker.target('target', { producer: 'p' }))
+      .run({ untilCaughtUp: true });
+    expect(results(broker)[0]).toMatchObject({ windowStart: T0, windowEnd: T0 + 1001 });
+  });
+
   it('should use the chunk timestamp when a message has no creation time', async () => {
     const broker = new MemoryBroker({ now: () => T0 });
     broker.createStream('source');
@@ -256,6 +282,35 @@ describe('event time', () => {
 });
 
 describe('running', () => {
+  it('should stop when aborted during the backoff after a retriable error', async () => {
+    const broker = brokerWithReadings([
+      reading('a', 1, 0),
+      reading('a', 2, 61),
+      reading('a', 3, 122),
+    ]);
+    broker.injectFault({ stream: 'target', atPublish: 1, point: 'lose-confirm' });
+    const controller = new AbortController();
+    const running = aggregate<Reading>(broker.source('source'))
+      .tumbling('1m')
+      .reduce(sum, 0)
+      .to(broker.target('target', { producer: 'p' }), { retryDelayMs: 60_000 })
+      .run({ signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+    await expect(running).resolves.toMatchObject({ restarts: 1 });
+    expect(results(broker).map((r) => r.lastOffset)).toEqual([0n]); // the write whose confirm was lost
+  });
+
+  it('should do nothing when its signal is aborted before it starts', async () => {
+    const broker = brokerWithReadings([reading('a', 1, 0), reading('a', 2, 61)]);
+    const running = aggregate<Reading>(broker.source('source'))
+      .tumbling('1m')
+      .reduce(sum, 0)
+      .to(broker.target('target', { producer: 'p' }))
+      .run({ signal: AbortSignal.abort() });
+    await expect(running).resolves.toEqual({ results: 0, restarts: 0 });
+    expect(results(broker)).toEqual([]);
+  });
+
   it('should resume after a lost confirm without duplicating the result', async () => {
     const broker = brokerWithReadings([
       reading('a', 1, 0),
