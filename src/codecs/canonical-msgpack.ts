@@ -10,7 +10,8 @@
  *   int64/uint64 and decode as bigints;
  * - Date uses the msgpack timestamp extension and decodes as Date;
  * - Map and Set are rejected (the library would silently write them as empty maps): convert
- *   them to objects or arrays first.
+ *   them to objects or arrays first;
+ * - an own key '__proto__' is rejected: the decoder refuses it.
  */
 import { Decoder, Encoder } from '@msgpack/msgpack';
 import { describe } from '../core/errors.js';
@@ -67,6 +68,9 @@ function checkEncodable(value: unknown, depth: number): void {
     return;
   }
   for (const key of Object.keys(value)) {
+    // The decoder refuses this key (prototype pollution), so it must never be written: a
+    // result nobody can read back would be as good as lost.
+    if (key === '__proto__') throw new CodecError("cannot encode an object key '__proto__'", 0);
     checkEncodable((value as Record<string, unknown>)[key], depth + 1);
   }
 }

@@ -19,7 +19,8 @@ export class ConfigError extends StreamWindowsError {
 }
 
 /** Which stage of the hot path rejected a source message. */
-export type ProcessingStage = 'decode' | 'event-time' | 'key' | 'reduce';
+/** 'encode': the step's result could not be encoded (reported at the step's last offset). */
+export type ProcessingStage = 'decode' | 'event-time' | 'key' | 'reduce' | 'encode';
 
 /**
  * A source message could not be processed. The job stops (nothing after the last

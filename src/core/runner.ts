@@ -1,4 +1,4 @@
-import { isRetriable, OutputTooLargeError } from './errors.js';
+import { isRetriable, OutputTooLargeError, ProcessingError } from './errors.js';
 import { OrderedPublisher } from './ordered-publisher.js';
 import type { Source, Target } from './ports.js';
 import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
@@ -115,7 +115,13 @@ export class Runner<T, A, R> {
   }
 
   private encode(result: StepResult<R>): Uint8Array[] {
-    const messages = this.config.encode(result);
+    let messages: Uint8Array[];
+    try {
+      messages = this.config.encode(result);
+    } catch (cause) {
+      // An aggregate value msgpack cannot carry: the job stops before publishing it.
+      throw new ProcessingError(this.config.source.stream, result.lastOffset, 'encode', cause);
+    }
     const size = writeSize(messages);
     if (size > this.config.target.maxWriteBytes) {
       throw new OutputTooLargeError(

@@ -97,6 +97,12 @@ function parseAmount(parameter: string, value: unknown): { amount: number; unit:
   return { amount: Number(match[1]), unit: match[2] ?? 'ms' };
 }
 
+/**
+ * Event times reach ±8.64e15 ms (Date's range); a window bound is an event time plus a size
+ * or gap, and must stay a safe integer (2^53 ≈ 9.007e15) to be exact and readable back.
+ */
+const MAX_DURATION_MS = 1e14;
+
 function checkMilliseconds(
   parameter: string,
   ms: number,
@@ -107,8 +113,12 @@ function checkMilliseconds(
     throw new ConfigError(parameter, 'must be a finite number of milliseconds', given);
   if (!Number.isInteger(ms))
     throw new ConfigError(parameter, 'must be a whole number of milliseconds', given);
-  if (ms > Number.MAX_SAFE_INTEGER) {
-    throw new ConfigError(parameter, `must be at most ${Number.MAX_SAFE_INTEGER}ms`, given);
+  if (ms > MAX_DURATION_MS) {
+    throw new ConfigError(
+      parameter,
+      `must be at most ${MAX_DURATION_MS}ms (about 3,000 years), so that window bounds stay exact`,
+      given,
+    );
   }
   if (minimum === 'positive' ? ms <= 0 : ms < 0) {
     throw new ConfigError(

@@ -11,7 +11,10 @@ import { decodeResult } from '../../src/index.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 200);
 
-const jsonValue = fc.jsonValue({ maxDepth: 3 });
+// Without '__proto__' keys, which the encoder refuses on purpose (canonical-msgpack.ts).
+const jsonValue = fc
+  .jsonValue({ maxDepth: 3 })
+  .filter((value) => !JSON.stringify(value).includes('"__proto__"'));
 const offsets = fc
   .bigInt({ min: 0n, max: 2n ** 63n })
   .chain((first) =>

@@ -14,7 +14,7 @@ import {
 } from '../../../src/codecs/index.js';
 import { message, value } from './arbitraries.js';
 
-const RUNS = { numRuns: 300 };
+const RUNS = { numRuns: Number(process.env.PROPERTY_RUNS ?? 300) };
 
 /** Runs `decode`; it may return, but the only error it may throw is a CodecError. */
 function onlyCodecErrors(decode: () => unknown): void {

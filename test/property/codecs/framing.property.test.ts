@@ -8,7 +8,7 @@ import {
   encodeSubEntryBatch,
 } from '../../../src/codecs/index.js';
 
-const RUNS = { numRuns: 300 };
+const RUNS = { numRuns: Number(process.env.PROPERTY_RUNS ?? 300) };
 
 function onlyCodecErrors(decode: () => unknown): void {
   try {

@@ -82,3 +82,10 @@ describe('canonical msgpack', () => {
     expect(() => decodeCanonical(new Uint8Array([0xc1]))).toThrow(/invalid msgpack type byte/);
   });
 });
+
+describe('canonical msgpack and prototype keys', () => {
+  it('should refuse to encode an own __proto__ key, which the decoder would refuse to read', () => {
+    const value = JSON.parse('{"__proto__": 1, "a": 2}') as unknown;
+    expect(() => encodeCanonical(value)).toThrow("cannot encode an object key '__proto__'");
+  });
+});

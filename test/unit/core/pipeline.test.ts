@@ -206,6 +206,19 @@ describe('bad input', () => {
     );
   });
 
+  it('should stop before publishing an aggregate that msgpack cannot carry, naming the step', async () => {
+    const broker = brokerWithReadings([reading('a', 1, 0), reading('a', 2, 61)]);
+    const run = aggregate<Reading>(broker.source('source'))
+      .tumbling('1m')
+      .reduce(() => new Map([['a', 1]]), new Map<string, number>())
+      .to(broker.target('target', { producer: 'p' }))
+      .run({ untilCaughtUp: true });
+    await expect(run).rejects.toThrow(
+      /encode failed for message at offset 0 of stream 'source': cannot encode a Map/,
+    );
+    expect(results(broker)).toEqual([]);
+  });
+
   it('should refuse to publish an output larger than the target accepts, naming the offsets', async () => {
     const broker = new MemoryBroker({ now: () => T0, frameMax: 4096 });
     broker.createStream('source');
