@@ -1,13 +1,14 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { connect, Offset, type Client } from 'rabbitmq-stream-js-client';
 import { aggregate } from '../src/core/pipeline.js';
 import type { Source, Target } from '../src/core/ports.js';
-import { connect as connectAdapter } from '../src/rabbitmq/index.js';
+import { connect as connectAdapter, parseStreamUrl } from '../src/rabbitmq/index.js';
 import { readings, type Reading } from './corpus.js';
 import { median, perSecond } from './measure.js';
 import type { CaseResult } from './report.js';
 
-const READY_FILE = new URL('../.cache/rabbitmq-ready', import.meta.url);
+const STATUS_SCRIPT = fileURLToPath(new URL('../scripts/rabbitmq.sh', import.meta.url));
 const KEYS = 100;
 const START = Date.UTC(2025, 0, 1);
 /** Event-time spacing: 1,000 messages per 1-second window. */
@@ -23,10 +24,15 @@ export function e2eUnavailable(): string | undefined {
   return undefined;
 }
 
+/** RABBITMQ_STREAM_URL, else the local broker of scripts/rabbitmq.sh if it is running. */
 function brokerUrl(): string | undefined {
   const url = process.env.RABBITMQ_STREAM_URL;
   if (url !== undefined && url !== '') return url;
-  return existsSync(READY_FILE) ? readFileSync(READY_FILE, 'utf8').trim() : undefined;
+  try {
+    return execFileSync(STATUS_SCRIPT, ['status'], { encoding: 'utf8' }).trim() || undefined;
+  } catch {
+    return undefined; // not running (or not root): the e2e cases say why they were skipped
+  }
 }
 
 /**
@@ -37,7 +43,7 @@ function brokerUrl(): string | undefined {
  */
 export async function e2eCases(messages: number, repeats: number): Promise<CaseResult[]> {
   const url = brokerUrl() as string;
-  const stock = await connect(clientParams(url));
+  const stock = await connect(parseStreamUrl(url));
   const adapter = await connectAdapter(url);
   const source = `bench-e2e-source-${process.pid}`;
   const created: string[] = [];
@@ -85,17 +91,6 @@ export async function e2eCases(messages: number, repeats: number): Promise<CaseR
     await adapter.close();
     await stock.close();
   }
-}
-
-function clientParams(url: string): Parameters<typeof connect>[0] {
-  const parsed = new URL(url);
-  return {
-    hostname: parsed.hostname,
-    port: Number(parsed.port || 5552),
-    username: decodeURIComponent(parsed.username || 'guest'),
-    password: decodeURIComponent(parsed.password || 'guest'),
-    vhost: decodeURIComponent(parsed.pathname.slice(1)) || '/',
-  };
 }
 
 /** The source stream as a producer with the stock client writes it: JSON body, creation time. */

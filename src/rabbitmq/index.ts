@@ -11,7 +11,7 @@ export {
 } from './connection.js';
 export { parseStreamUrl } from './connection-url.js';
 export { RabbitTarget, type TargetOptions } from './target.js';
-export { rabbitSource, type RabbitSourceOptions } from './source.js';
+export { rabbitSource, type RabbitSourceOptions, type SourceReconnectOptions } from './source.js';
 export type { SingleActiveOptions } from './source-subscription.js';
 
 // What reading can fail with (all SourceErrors: `retriable` tells the runner what to do).

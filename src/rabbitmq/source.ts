@@ -10,8 +10,9 @@ import {
   type SingleActiveOptions,
 } from './source-subscription.js';
 
-export interface ReconnectOptions {
-  /** Consecutive failed attempts before `read` gives up and throws the last error. */
+/** How a source re-subscribes after a lost connection (targets reconnect with ConnectOptions). */
+export interface SourceReconnectOptions {
+  /** Consecutive failed attempts before `read` gives up with a retriable SourceError. */
   readonly attempts?: number;
   /** Delay before the first retry; doubles per failed attempt up to `maxDelayMs`. */
   readonly initialDelayMs?: number;
@@ -23,7 +24,7 @@ export interface RabbitSourceOptions {
   readonly connection: ClientParams;
   /** Chunks the broker may send ahead of the reader (the memory bound), default 8. */
   readonly credit?: number;
-  readonly reconnect?: ReconnectOptions;
+  readonly reconnect?: SourceReconnectOptions;
   /** Read as a single active consumer of this group (one instance reads, others stand by). */
   readonly singleActive?: SingleActiveOptions;
   /** Bound on connecting, subscribing and closing, default 10 s. */

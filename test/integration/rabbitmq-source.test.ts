@@ -1,18 +1,18 @@
-import { readFileSync } from 'node:fs';
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connect, Offset, type Client, type ClientParams } from 'rabbitmq-stream-js-client';
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { DeclarePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/declare_publisher_request.js';
 import type { SourceChunk } from '../../src/core/ports.js';
+import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { rabbitSource } from '../../src/rabbitmq/source.js';
 import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
 import { messagesOf, offsetsOf } from '../support/rabbitmq.js';
 
 // Against the real broker: RABBITMQ_STREAM_URL, or the one scripts/rabbitmq.sh announced.
-const url = process.env.RABBITMQ_STREAM_URL ?? readFileSync('.cache/rabbitmq-ready', 'utf8').trim();
-const params = clientParams(url);
+const url = inject('rabbitmqUrl');
+const params = parseStreamUrl(url);
 
 let client: Client;
 const streams: string[] = [];
@@ -217,18 +217,6 @@ describe('rabbitSource', () => {
 });
 
 // --- helpers -----------------------------------------------------------------------------
-
-function clientParams(streamUrl: string): ClientParams {
-  const parsed = new URL(streamUrl);
-  const path = decodeURIComponent(parsed.pathname.slice(1));
-  return {
-    hostname: parsed.hostname,
-    port: Number(parsed.port || 5552),
-    username: decodeURIComponent(parsed.username || 'guest'),
-    password: decodeURIComponent(parsed.password || 'guest'),
-    vhost: path === '' ? '/' : path,
-  };
-}
 
 async function newStream(): Promise<string> {
   const stream = `rabbitmq-source-test-${process.pid}-${Date.now()}-${streams.length}`;
