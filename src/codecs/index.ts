@@ -43,10 +43,11 @@ export { BodyKind, createMessageScan, dataSections, scanMessage } from './messag
 export { decodeCanonical, encodeCanonical } from './canonical-msgpack.js';
 
 // RabbitMQ stream sub-entry batches (several messages under one publishing id).
-export type { SubEntryBatch, SubEntryCompression } from './sub-entry.js';
+export type { SubEntryBatch, SubEntryCompression, SubEntryRecord } from './sub-entry.js';
 export {
   DEFAULT_MAX_UNCOMPRESSED_BYTES,
   decodeSubEntryBatch,
   encodeSubEntryBatch,
   subEntrySize,
+  walkSubEntryBatch,
 } from './sub-entry.js';

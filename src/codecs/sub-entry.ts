@@ -93,16 +93,23 @@ export function subEntrySize(bytes: Uint8Array, start = 0, end = bytes.length): 
   return HEADER_SIZE + dataSize;
 }
 
+/** Receives one record of a sub-entry batch: the message is `data[start, end)`. */
+export type SubEntryRecord = (data: Uint8Array, start: number, end: number) => void;
+
 /**
- * Decodes the sub-entry that fills `bytes[start, end)` exactly. Throws CodecError on anything
- * else: bad type byte, unsupported compression, sizes that do not add up, gzip errors.
+ * Walks the records of the sub-entry that fills `bytes[start, end)` exactly, allocating
+ * nothing per record: `data` is `bytes` itself when uncompressed (so a reader can keep
+ * message bounds in the chunk, copy-free) and the inflated Data for gzip. Returns the
+ * compression. Throws CodecError on anything else: bad type byte, unsupported compression,
+ * sizes that do not add up, gzip errors, more than `maxUncompressedBytes` inflated.
  */
-export function decodeSubEntryBatch(
+export function walkSubEntryBatch(
   bytes: Uint8Array,
-  start = 0,
-  end = bytes.length,
+  start: number,
+  end: number,
+  record: SubEntryRecord,
   maxUncompressedBytes = DEFAULT_MAX_UNCOMPRESSED_BYTES,
-): SubEntryBatch {
+): SubEntryCompression {
   const size = subEntrySize(bytes, start, end);
   if (start + size !== end) {
     throw new CodecError(`${end - start - size} bytes left after the sub-entry`, start + size);
@@ -116,9 +123,11 @@ export function decodeSubEntryBatch(
   const count = ((bytes[start + 1] as number) << 8) | (bytes[start + 2] as number);
   const uncompressedSize = readU32(bytes, start + 3);
   const dataStart = start + HEADER_SIZE;
-  let data = bytes.subarray(dataStart, end);
+  let data = bytes;
+  let pos = dataStart;
+  let dataEnd = end;
   // Error positions: inside the input when uncompressed; the Data field's start for gzip.
-  let scale = 1;
+  let at = (position: number): number => position;
   if (compression === 'gzip') {
     if (uncompressedSize > maxUncompressedBytes) {
       throw new CodecError(
@@ -127,43 +136,59 @@ export function decodeSubEntryBatch(
       );
     }
     try {
-      const inflated = gunzipSync(data, { maxOutputLength: Math.max(uncompressedSize, 1) });
+      const inflated = gunzipSync(bytes.subarray(dataStart, end), {
+        maxOutputLength: Math.max(uncompressedSize, 1),
+      });
       // A plain Uint8Array view, so callers see the same type with and without compression.
       data = new Uint8Array(inflated.buffer, inflated.byteOffset, inflated.length);
     } catch (error) {
       throw new CodecError(`sub-entry gzip data is invalid: ${describe(error)}`, dataStart);
     }
-    scale = 0;
+    pos = 0;
+    dataEnd = data.length;
+    at = () => dataStart;
   }
-  if (data.length !== uncompressedSize) {
+  if (dataEnd - pos !== uncompressedSize) {
     throw new CodecError(
-      `sub-entry data is ${data.length} bytes, its header says ${uncompressedSize}`,
+      `sub-entry data is ${dataEnd - pos} bytes, its header says ${uncompressedSize}`,
       start + 3,
     );
   }
-  if (count * 4 > data.length) {
-    throw new CodecError(`sub-entry claims ${count} records in ${data.length} bytes`, start + 1);
+  if (count * 4 > dataEnd - pos) {
+    throw new CodecError(`sub-entry claims ${count} records in ${dataEnd - pos} bytes`, start + 1);
   }
-  const messages = new Array<Uint8Array>(count);
-  let pos = 0;
   for (let i = 0; i < count; i++) {
-    if (data.length - pos < 4)
-      throw new CodecError('truncated record size', dataStart + scale * pos);
+    if (dataEnd - pos < 4) throw new CodecError('truncated record size', at(pos));
     const length = readU32(data, pos);
-    if (length > data.length - pos - 4) {
-      throw new CodecError(
-        `record of ${length} bytes runs past the batch`,
-        dataStart + scale * pos,
-      );
+    if (length > dataEnd - pos - 4) {
+      throw new CodecError(`record of ${length} bytes runs past the batch`, at(pos));
     }
-    messages[i] = data.subarray(pos + 4, pos + 4 + length);
+    record(data, pos + 4, pos + 4 + length);
     pos += 4 + length;
   }
-  if (pos !== data.length) {
-    throw new CodecError(
-      `${data.length - pos} bytes left after ${count} records`,
-      dataStart + scale * pos,
-    );
+  if (pos !== dataEnd) {
+    throw new CodecError(`${dataEnd - pos} bytes left after ${count} records`, at(pos));
   }
+  return compression;
+}
+
+/**
+ * Decodes the sub-entry that fills `bytes[start, end)` exactly into views of its messages
+ * (see `walkSubEntryBatch` for the checks).
+ */
+export function decodeSubEntryBatch(
+  bytes: Uint8Array,
+  start = 0,
+  end = bytes.length,
+  maxUncompressedBytes = DEFAULT_MAX_UNCOMPRESSED_BYTES,
+): SubEntryBatch {
+  const messages: Uint8Array[] = [];
+  const compression = walkSubEntryBatch(
+    bytes,
+    start,
+    end,
+    (data, from, to) => messages.push(data.subarray(from, to)),
+    maxUncompressedBytes,
+  );
   return { messages, compression };
 }

@@ -1,5 +1,6 @@
-import { gunzipSync } from 'node:zlib';
 import type { SourceChunk } from '../core/ports.js';
+import { CodecError } from '../codecs/codec-error.js';
+import { subEntrySize, walkSubEntryBatch } from '../codecs/sub-entry.js';
 import { SourceError } from '../core/errors.js';
 
 /**
@@ -45,9 +46,6 @@ const CHUNK_HEADER_BYTES = 48;
 const CHUNK_MAGIC = 0x5;
 const CHUNK_MAX_VERSION = 1;
 const CHUNK_TYPE_USER = 0;
-const COMPRESSION_NONE = 0;
-const COMPRESSION_GZIP = 1;
-const COMPRESSION_NAMES = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
 
 /** What one Deliver frame carries. */
 export interface Delivery {
@@ -115,6 +113,16 @@ export function parseDeliver(frame: Buffer, stream: string, from: bigint): Deliv
     if (source !== frame) sources ??= new Array<Buffer>(count).fill(frame);
     if (sources !== undefined) sources[i] = source;
   };
+  // One Buffer view per inflated batch (not per record), for `compact` to copy from.
+  let inflatedData: Uint8Array | undefined;
+  let inflated = frame;
+  const keepRecord = (data: Uint8Array, start: number, end: number): void => {
+    if (data !== frame && data !== inflatedData) {
+      inflatedData = data;
+      inflated = Buffer.from(data.buffer, data.byteOffset, data.length);
+    }
+    keep(data === frame ? frame : inflated, start, end);
+  };
   for (let entry = 0; entry < numEntries; entry++) {
     if (p + 4 > dataEnd) fail(firstOffset, `entry ${entry} of ${numEntries} runs past the data`);
     const flags = frame[p] as number;
@@ -127,48 +135,16 @@ export function parseDeliver(frame: Buffer, stream: string, from: bigint): Deliv
       p += size;
       continue;
     }
-    if (p + 11 > dataEnd)
-      fail(firstOffset, `sub-batch header of entry ${entry} runs past the data`);
-    const compression = (flags & 0x70) >> 4;
-    const records = frame.readUInt16BE(p + 1);
-    const uncompressedLength = frame.readUInt32BE(p + 3);
-    const length = frame.readUInt32BE(p + 7);
-    p += 11;
-    if (p + length > dataEnd) fail(firstOffset, `sub-batch of ${length} bytes runs past the data`);
-    let body = frame;
-    let q = p;
-    let bodyEnd = p + length;
-    if (compression === COMPRESSION_GZIP) {
-      try {
-        body = gunzipSync(frame.subarray(p, p + length));
-      } catch (cause) {
-        fail(firstOffset, `gzip sub-batch does not decompress: ${String(cause)}`);
-      }
-      if (body.length !== uncompressedLength) {
-        fail(
-          firstOffset,
-          `gzip sub-batch is ${body.length} bytes, header says ${uncompressedLength}`,
-        );
-      }
-      q = 0;
-      bodyEnd = body.length;
-    } else if (compression !== COMPRESSION_NONE) {
-      fail(
-        firstOffset,
-        `sub-batch compression ${COMPRESSION_NAMES[compression] ?? compression} is not supported ` +
-          `(only none and gzip)`,
-      );
+    // A sub-entry batch: its layout and checks are the codec's; records come back as bounds
+    // in the frame (copy-free) or, for gzip, in the inflated data.
+    try {
+      const size = subEntrySize(frame, p, dataEnd);
+      walkSubEntryBatch(frame, p, p + size, keepRecord);
+      p += size;
+    } catch (cause) {
+      if (!(cause instanceof CodecError)) throw cause;
+      fail(firstOffset, `sub-batch entry ${entry}: ${cause.message}`);
     }
-    for (let r = 0; r < records; r++) {
-      if (q + 4 > bodyEnd)
-        fail(firstOffset, `sub-batch record ${r} of ${records} runs past its body`);
-      const size = body.readUInt32BE(q);
-      q += 4;
-      if (q + size > bodyEnd) fail(firstOffset, `sub-batch record ${r} runs past its body`);
-      keep(body, q, q + size);
-      q += size;
-    }
-    p += length;
   }
   if (record !== numRecords) {
     fail(firstOffset, `${record} records found, ${numRecords} declared`);
