@@ -14,7 +14,7 @@
  *   unboxed, while every new double held in a tagged field is a 16-byte heap object.
  */
 import { PerformanceObserver } from 'node:perf_hooks';
-import { fold } from '../src/core/aggregator.js';
+import { fold } from '../src/common/aggregator.js';
 import { StepProcessor } from '../src/core/step-processor.js';
 import { WindowBuffer } from '../src/windows/window-buffer.js';
 import { replyToParent } from './child.js';

@@ -11,7 +11,7 @@ export {
   type TargetOptions,
 } from './core/pipeline.js';
 export { Runner, type RunOptions, type RunSummary } from './core/runner.js';
-export type { Aggregator } from './core/aggregator.js';
+export type { Aggregator } from './common/aggregator.js';
 export type { LatePolicy, ErrorPolicy } from './core/step-processor.js';
 export type { ValueFormat } from './core/value-decoder.js';
 
@@ -32,7 +32,7 @@ export {
   type Duration,
   type WeekDay,
 } from './windows/index.js';
-export type { Key, KeyedOutput } from './windows/window-buffer.js';
+export type { Key, KeyedOutput } from './common/keyed-output.js';
 
 // Reading what a job wrote: the result wire format (see the README).
 export {
@@ -64,5 +64,5 @@ export {
   BrokerUnavailableError,
   isRetriable,
   type ProcessingStage,
-} from './core/errors.js';
+} from './common/errors.js';
 export { CodecError } from './codecs/codec-error.js';

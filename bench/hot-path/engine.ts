@@ -1,4 +1,4 @@
-import { fold, latest } from '../../src/core/aggregator.js';
+import { fold, latest } from '../../src/common/aggregator.js';
 import type { SourceChunk } from '../../src/core/ports.js';
 import { StepProcessor, type StepProcessorConfig } from '../../src/core/step-processor.js';
 import type { StepResult } from '../../src/core/step-result.js';

@@ -14,7 +14,7 @@
  * - an own key '__proto__' is rejected: the decoder refuses it.
  */
 import { Decoder, Encoder } from '@msgpack/msgpack';
-import { describe } from '../core/errors.js';
+import { describe } from '../common/errors.js';
 import { CodecError } from './codec-error.js';
 import { checkMsgpackFrame } from './msgpack-frame.js';
 

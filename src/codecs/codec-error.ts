@@ -1,4 +1,4 @@
-import { StreamWindowsError } from '../core/errors.js';
+import { StreamWindowsError } from '../common/errors.js';
 
 /**
  * Bytes could not be decoded (or a value could not be encoded) by one of the codecs.

@@ -22,7 +22,7 @@
  * defers to osiris for this structure.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { describe } from '../core/errors.js';
+import { describe } from '../common/errors.js';
 import { CodecError, hex } from './codec-error.js';
 import { readU32 } from './section-descriptor.js';
 

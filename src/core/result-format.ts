@@ -1,8 +1,8 @@
 import { decodeCanonical, encodeCanonical } from '../codecs/canonical-msgpack.js';
 import { decodeMessage, encodeMessage } from '../codecs/amqp-message.js';
 import { CodecError } from '../codecs/codec-error.js';
-import type { Key } from '../windows/window-buffer.js';
-import type { ProcessingStage } from './errors.js';
+import type { Key } from '../common/keyed-output.js';
+import type { ProcessingStage } from '../common/errors.js';
 import type { DeadLetter, StepResult } from './step-result.js';
 
 /**

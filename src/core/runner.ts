@@ -1,4 +1,4 @@
-import { isRetriable, OutputTooLargeError, ProcessingError } from './errors.js';
+import { isRetriable, OutputTooLargeError, ProcessingError } from '../common/errors.js';
 import { OrderedPublisher } from './ordered-publisher.js';
 import type { Source, Target } from './ports.js';
 import { StepProcessor, type StepProcessorConfig } from './step-processor.js';

@@ -1,5 +1,5 @@
-import type { KeyedOutput } from '../windows/window-buffer.js';
-import type { ProcessingStage } from './errors.js';
+import type { KeyedOutput } from '../common/keyed-output.js';
+import type { ProcessingStage } from '../common/errors.js';
 
 /** A source message that could not be processed, kept whole in its step's result. */
 export interface DeadLetter {

@@ -1,5 +1,5 @@
 import { decode as decodeMsgpack } from '@msgpack/msgpack';
-import { ConfigError } from './errors.js';
+import { ConfigError } from '../common/errors.js';
 
 /**
  * Turns the body of a source message (the payload of its first data section) into the

@@ -1,4 +1,4 @@
-import { ConfigError } from '../core/errors.js';
+import { ConfigError } from '../common/errors.js';
 import { MemoryConsumer } from './consumer.js';
 import { StreamNotFoundError } from './errors.js';
 import { FaultPlan, type Fault, type FaultSpec } from './faults.js';

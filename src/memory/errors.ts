@@ -1,4 +1,4 @@
-import { StreamWindowsError } from '../core/errors.js';
+import { StreamWindowsError } from '../common/errors.js';
 
 /** Where an injected fault stops a job's publish (see `FaultSpec`). */
 export type FaultPoint = 'before-publish' | 'after-publish' | 'after-confirm' | 'lose-confirm';
@@ -26,7 +26,3 @@ export class StreamNotFoundError extends StreamWindowsError {
     super(`stream '${stream}' does not exist`);
   }
 }
-
-/** RabbitMQ stream protocol response codes the embedded broker reports. */
-export const STREAM_DOES_NOT_EXIST = 2;
-export const FRAME_TOO_LARGE = 14;

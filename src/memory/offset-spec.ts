@@ -1,4 +1,4 @@
-import { ConfigError } from '../core/errors.js';
+import { ConfigError } from '../common/errors.js';
 import type { StreamLog } from './stream-log.js';
 
 /**

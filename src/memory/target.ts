@@ -1,18 +1,15 @@
-import { PublishError } from '../core/errors.js';
+import { PublishError } from '../common/errors.js';
 import type { Target } from '../core/ports.js';
 import {
   FRAME_TOO_LARGE,
-  SimulatedCrash,
+  MAX_BATCH_RECORDS,
+  MAX_PUBLISHING_ID,
   STREAM_DOES_NOT_EXIST,
-  type FaultPoint,
-} from './errors.js';
+} from '../common/stream-protocol.js';
+import { SimulatedCrash, type FaultPoint } from './errors.js';
 import type { FaultPlan } from './faults.js';
 import type { StreamLog } from './stream-log.js';
 import { writeSize } from '../core/write-size.js';
-
-/** The stream protocol's RecordsInBatch is a uint16. */
-const MAX_BATCH_RECORDS = 0xffff;
-const MAX_PUBLISHING_ID = 0xffff_ffff_ffff_ffffn;
 
 /**
  * A named producer on an embedded stream. Deduplicates like osiris_writer: a publishing id not

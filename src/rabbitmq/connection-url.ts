@@ -1,5 +1,5 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import { ConfigError } from '../core/errors.js';
+import { ConfigError } from '../common/errors.js';
 
 /**
  * Reads a stream URL, `rabbitmq-stream://user:password@host:port/vhost` (what

@@ -3,10 +3,14 @@ import { CreateStreamRequest } from 'rabbitmq-stream-js-client/dist/requests/cre
 import { DeleteStreamRequest } from 'rabbitmq-stream-js-client/dist/requests/delete_stream_request.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
 import type { Source } from '../core/ports.js';
-import { ConfigError, StreamWindowsError } from '../core/errors.js';
+import { ConfigError, StreamWindowsError } from '../common/errors.js';
 import { parseStreamUrl } from './connection-url.js';
 import { ReconnectingConnection, type ReconnectOptions } from './gaps/reconnect.js';
-import { STREAM_ALREADY_EXISTS, STREAM_DOES_NOT_EXIST, codeName } from './response-codes.js';
+import {
+  STREAM_ALREADY_EXISTS,
+  STREAM_DOES_NOT_EXIST,
+  codeName,
+} from '../common/stream-protocol.js';
 import { rabbitSource, type RabbitSourceOptions } from './source.js';
 import { RabbitTarget, type TargetOptions } from './target.js';
 

@@ -7,9 +7,9 @@ import { SubscribeRequest } from 'rabbitmq-stream-js-client/dist/requests/subscr
 import type { ConsumerUpdateQuery } from 'rabbitmq-stream-js-client/dist/responses/consumer_update_query.js';
 import type { SubscribeResponse } from 'rabbitmq-stream-js-client/dist/responses/subscribe_response.js';
 import type { SourceChunk } from '../core/ports.js';
-import { SourceError, describe } from '../core/errors.js';
+import { SourceError, describe } from '../common/errors.js';
 import { parseDeliver } from './deliver-chunk.js';
-import { OK, STREAM_NOT_AVAILABLE, codeName } from './response-codes.js';
+import { OK, STREAM_NOT_AVAILABLE, codeName } from '../common/stream-protocol.js';
 import { silentLogger } from './silent-logger.js';
 import { queryStreamStats } from './stream-stats.js';
 import { routeDeliverFrames } from './gaps/consume-raw-chunks.js';

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientParams } from 'rabbitmq-stream-js-client';
 import type { Source, SourceChunk } from '../core/ports.js';
-import { ConfigError, SourceError, StreamWindowsError, describe } from '../core/errors.js';
+import { ConfigError, SourceError, StreamWindowsError, describe } from '../common/errors.js';
 import { endOffset } from './source-end-offset.js';
 import {
   SubscribeError,

@@ -3,8 +3,8 @@ import type { ClientParams } from 'rabbitmq-stream-js-client';
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { StreamStatsRequest } from 'rabbitmq-stream-js-client/dist/requests/stream_stats_request.js';
 import type { StreamStatsResponse } from 'rabbitmq-stream-js-client/dist/responses/stream_stats_response.js';
-import { describe, SourceError } from '../core/errors.js';
-import { OK, STREAM_NOT_AVAILABLE, codeName } from './response-codes.js';
+import { describe, SourceError } from '../common/errors.js';
+import { OK, STREAM_NOT_AVAILABLE, codeName } from '../common/stream-protocol.js';
 import { silentLogger } from './silent-logger.js';
 
 /**

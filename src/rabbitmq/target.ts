@@ -8,7 +8,7 @@ import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response
 import type { SubEntryCompression } from '../codecs/sub-entry.js';
 import type { Target } from '../core/ports.js';
 import { maxWriteBytes } from '../core/write-size.js';
-import { ConfigError, PublishError, StreamWindowsError, describe } from '../core/errors.js';
+import { ConfigError, PublishError, StreamWindowsError, describe } from '../common/errors.js';
 import type { Live, ReconnectingConnection } from './gaps/reconnect.js';
 import { publishFrame, sendFrame } from './gaps/raw-publish.js';
 import {
@@ -16,7 +16,8 @@ import {
   STREAM_DOES_NOT_EXIST,
   codeName,
   isRetriablePublishCode,
-} from './response-codes.js';
+  MAX_PUBLISHING_ID,
+} from '../common/stream-protocol.js';
 import { InFlight } from './publish-in-flight.js';
 
 export interface TargetOptions {
@@ -32,8 +33,6 @@ export interface TargetOptions {
   /** Compression of sub-entry batches (several messages under one id). Default 'none'. */
   readonly compression?: SubEntryCompression;
 }
-
-const MAX_PUBLISHING_ID = 2n ** 64n - 1n;
 
 /**
  * The `Target` port over a RabbitMQ stream: one named producer (deduplicating publisher) on

@@ -1,6 +1,6 @@
 import { tz, type TZDate } from '@date-fns/tz';
 import { addDays, addMonths, addWeeks, startOfDay, startOfMonth, startOfWeek } from 'date-fns';
-import { ConfigError } from '../core/errors.js';
+import { ConfigError } from '../common/errors.js';
 import type { CalendarUnit } from './duration.js';
 import { TumblingAssigner } from './tumbling-assigner.js';
 

@@ -1,4 +1,4 @@
-import { ConfigError } from '../core/errors.js';
+import { ConfigError } from '../common/errors.js';
 import { countSpec, type CountSpec } from './count.js';
 import type { Duration } from './duration.js';
 import { sessionSpec, type SessionSpec } from './session.js';

@@ -1,4 +1,4 @@
-import { ConfigError } from '../core/errors.js';
+import { ConfigError } from '../common/errors.js';
 import { TriggerResult, type Trigger } from './trigger.js';
 import { Placement, type WindowAssigner } from './window-assigner.js';
 import type { WindowSpec } from './window-spec.js';

@@ -1,4 +1,4 @@
-import { ConfigError } from '../core/errors.js';
+import { ConfigError } from '../common/errors.js';
 
 /**
  * A length of time in a window setting: a whole number with a unit, `'250ms' '30s' '1m'

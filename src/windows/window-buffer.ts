@@ -1,19 +1,11 @@
-import type { Aggregator } from '../core/aggregator.js';
-
-/** A key as the step groups by it: `null` when the job has no key function. */
-export type Key = string | number | null;
+import type { Aggregator } from '../common/aggregator.js';
+import type { Key, KeyedOutput } from '../common/keyed-output.js';
 
 /** One key's state within the open step. Mutated in place: see WindowBuffer. */
 interface Slot<A> {
   key: Key;
   accumulator: A;
   count: number;
-}
-
-export interface KeyedOutput<R> {
-  readonly key: Key;
-  readonly count: number;
-  readonly value: R;
 }
 
 /**

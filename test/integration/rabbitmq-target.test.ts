@@ -4,7 +4,7 @@ import { connect as connectStock, Offset, type Client } from 'rabbitmq-stream-js
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import type { PublishErrorResponse } from 'rabbitmq-stream-js-client/dist/responses/publish_error_response.js';
 import type { SourceChunk } from '../../src/core/ports.js';
-import { PublishError } from '../../src/core/errors.js';
+import { PublishError } from '../../src/common/errors.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { parsePublishErrors } from '../../src/rabbitmq/gaps/publish-errors.js';

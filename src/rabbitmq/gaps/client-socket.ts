@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
-import { StreamWindowsError } from '../../core/errors.js';
+import { StreamWindowsError } from '../../common/errors.js';
 
 /**
  * GAP (rabbitmq-stream-js-client 1.0.0): a `Connection` does not expose its socket, which

@@ -1,5 +1,5 @@
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
-import { StreamWindowsError } from '../../core/errors.js';
+import { StreamWindowsError } from '../../common/errors.js';
 import { DELIVER_KEY } from '../deliver-chunk.js';
 import { socketOf } from './client-socket.js';
 

@@ -1,5 +1,5 @@
 import type { PublishErrorResponse } from 'rabbitmq-stream-js-client/dist/responses/publish_error_response.js';
-import { StreamWindowsError } from '../../core/errors.js';
+import { StreamWindowsError } from '../../common/errors.js';
 
 /**
  * GAP (rabbitmq-stream-js-client 1.0.0): PublishError frames are mis-parsed. The frame is

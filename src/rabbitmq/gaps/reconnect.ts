@@ -3,7 +3,7 @@ import type { ClientParams } from 'rabbitmq-stream-js-client';
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import type { Request } from 'rabbitmq-stream-js-client/dist/requests/request.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
-import { BrokerUnavailableError, describe } from '../../core/errors.js';
+import { BrokerUnavailableError, describe } from '../../common/errors.js';
 import { silentLogger } from '../silent-logger.js';
 import { socketOf } from './client-socket.js';
 import { PublishRouter } from './publish-confirms.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, PublishError } from '../../../src/core/errors.js';
+import { ConfigError, PublishError } from '../../../src/common/errors.js';
 import { MemoryBroker, SimulatedCrash, type FaultSpec } from '../../../src/memory/index.js';
 import { bytes, text } from './helpers.js';
 

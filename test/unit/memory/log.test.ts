@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/core/errors.js';
+import { ConfigError } from '../../../src/common/errors.js';
 import { MemoryBroker, StreamNotFoundError } from '../../../src/memory/index.js';
 import { bytes, single, text } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PublishError } from '../../../src/core/errors.js';
+import { PublishError } from '../../../src/common/errors.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { bytes, text } from './helpers.js';
 

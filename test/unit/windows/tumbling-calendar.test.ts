@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/core/errors.js';
+import { ConfigError } from '../../../src/common/errors.js';
 import { Placement, tumbling, type TumblingOptions } from '../../../src/windows/index.js';
 import { thrown } from './drive.js';
 

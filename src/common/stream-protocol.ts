@@ -1,6 +1,7 @@
 /**
- * Response codes of the stream protocol (PROTOCOL.adoc "Response codes"): what to call them
- * in an error, and which of them may clear by themselves.
+ * The stream protocol's numbers that both brokers share (the embedded one in src/memory
+ * reports the same codes as RabbitMQ): response codes (PROTOCOL.adoc "Response codes"), what
+ * to call them in an error, which of them may clear by themselves, and the protocol's limits.
  */
 const NAMES: Readonly<Record<number, string>> = {
   0x01: 'ok',
@@ -28,6 +29,7 @@ export const OK = 0x01;
 export const STREAM_DOES_NOT_EXIST = 0x02;
 export const STREAM_ALREADY_EXISTS = 0x05;
 export const STREAM_NOT_AVAILABLE = 0x06;
+export const FRAME_TOO_LARGE = 0x0e;
 export const INTERNAL_ERROR = 0x0f;
 export const PUBLISHER_DOES_NOT_EXIST = 0x12;
 
@@ -44,3 +46,8 @@ export function codeName(code: number): string {
 export function isRetriablePublishCode(code: number): boolean {
   return RETRIABLE_PUBLISH.has(code);
 }
+
+/** A publishing id is a uint64 on the wire. */
+export const MAX_PUBLISHING_ID = 0xffff_ffff_ffff_ffffn;
+/** A sub-entry batch's RecordsInBatch is a uint16. */
+export const MAX_BATCH_RECORDS = 0xffff;

@@ -1,0 +1,52 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * src/ is layered: a folder may import its own layer's siblings' files only when they are
+ * below it, and never a folder above it. `common` holds what every layer shares (errors,
+ * the Aggregator interface, key and output types, the stream protocol's numbers).
+ */
+const LAYER: Readonly<Record<string, number>> = {
+  common: 0,
+  codecs: 1,
+  windows: 1,
+  core: 2,
+  memory: 3,
+  rabbitmq: 3,
+};
+
+const root = resolve(import.meta.dirname, '../../../src');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : [join(dir, entry.name)],
+  );
+}
+
+function folderOf(file: string): string {
+  return relative(root, file).split('/')[0] ?? '';
+}
+
+describe('the layout of src/', () => {
+  const imports = sourceFiles(root)
+    .filter((file) => file.endsWith('.ts') && folderOf(file) in LAYER)
+    .flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/from '(\.[^']+)'/g)].map((match) => ({
+        from: folderOf(file),
+        to: folderOf(resolve(file, '..', match[1] ?? '')),
+        file: relative(root, file),
+      })),
+    );
+
+  it('finds the imports it checks', () => {
+    expect(imports.filter((i) => i.from !== i.to).length).toBeGreaterThan(30);
+  });
+
+  it('has no folder importing a folder above it or beside it', () => {
+    const wrong = imports.filter(
+      (i) => i.from !== i.to && (LAYER[i.to] ?? 99) >= (LAYER[i.from] ?? -1),
+    );
+    expect(wrong).toEqual([]);
+  });
+});

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+import base from './vitest.config.js';
+
+// `npm run test:unit`: the unit and property tests, without a broker (no global setup).
+export default defineConfig({
+  test: {
+    ...base.test,
+    include: ['test/unit/**/*.test.ts', 'test/property/**/*.test.ts'],
+    globalSetup: [],
+  },
+});
