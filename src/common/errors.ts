@@ -137,3 +137,21 @@ export function isRetriable(error: unknown): boolean {
     ((error instanceof PublishError || error instanceof SourceError) && error.retriable)
   );
 }
+
+/**
+ * The broker refused the connection: wrong user or password, or a virtual host that does
+ * not exist or the user may not use. Not retriable: it will refuse again until the settings
+ * change. `code` is the broker's response code (8 authentication failure, 12 virtual host
+ * access failure, ...).
+ */
+export class AccessRefusedError extends StreamWindowsError {
+  override readonly name = 'AccessRefusedError';
+  readonly retriable = false;
+  constructor(
+    readonly where: string,
+    readonly code: number,
+    reason: string,
+  ) {
+    super(`RabbitMQ at ${where} refused the connection: ${reason}`);
+  }
+}

@@ -4,6 +4,7 @@ import { DeleteStreamRequest } from 'rabbitmq-stream-js-client/dist/requests/del
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
 import type { Source } from '../core/ports.js';
 import { ConfigError, StreamWindowsError } from '../common/errors.js';
+import { timerMs } from '../common/timer-duration.js';
 import { parseStreamUrl } from './connection-url.js';
 import { ReconnectingConnection, type ReconnectOptions } from './gaps/reconnect.js';
 import {
@@ -56,14 +57,19 @@ export class RabbitMQ {
   private constructor(
     readonly params: ClientParams,
     private readonly link: ReconnectingConnection,
-    options: ConnectOptions,
+    requestTimeoutMs: number,
   ) {
-    this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+    this.requestTimeoutMs = requestTimeoutMs;
   }
 
-  /** @internal Use `connect()`. */
+  /** @internal Use `connect()`. Settings are checked before anything connects. */
   static async open(params: ClientParams, options: ConnectOptions): Promise<RabbitMQ> {
-    return new RabbitMQ(params, await ReconnectingConnection.open(params, options), options);
+    const requestTimeoutMs = timerMs('requestTimeoutMs', options.requestTimeoutMs ?? 10_000);
+    return new RabbitMQ(
+      params,
+      await ReconnectingConnection.open(params, options),
+      requestTimeoutMs,
+    );
   }
 
   /** The `Target` port for `stream`, publishing as the named producer `options.producer`. */

@@ -52,6 +52,8 @@ export interface Delivery {
   readonly subscriptionId: number;
   /** The messages at or after `from`; undefined when the chunk holds none (or is not user data). */
   readonly chunk: SourceChunk | undefined;
+  /** The chunk's first offset (its id), whether or not its messages are kept. */
+  readonly chunkId: bigint;
   /** One past the chunk's last offset: where the next chunk starts. */
   readonly nextOffset: bigint;
 }
@@ -93,7 +95,7 @@ export function parseDeliver(frame: Buffer, stream: string, from: bigint): Deliv
   }
   const skip = from > firstOffset ? from - firstOffset : 0n;
   if (chunkType !== CHUNK_TYPE_USER || skip >= BigInt(numRecords)) {
-    return { subscriptionId, chunk: undefined, nextOffset };
+    return { subscriptionId, chunk: undefined, chunkId: firstOffset, nextOffset };
   }
   const skipped = Number(skip);
   const count = numRecords - skipped;
@@ -153,7 +155,7 @@ export function parseDeliver(frame: Buffer, stream: string, from: bigint): Deliv
     sources === undefined
       ? { firstOffset: firstOffset + skip, timestamp, count, bytes: frame, starts, ends }
       : compact(sources, firstOffset + skip, timestamp, starts, ends);
-  return { subscriptionId, chunk, nextOffset };
+  return { subscriptionId, chunk, chunkId: firstOffset, nextOffset };
 }
 
 /**

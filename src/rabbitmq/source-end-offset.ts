@@ -3,25 +3,27 @@ import { Subscription } from './source-subscription.js';
 import { streamStats } from './stream-stats.js';
 
 /**
- * One past the last offset a reader of `stream` will be delivered (0 when it is empty).
+ * One past the last offset a reader of `stream` will be delivered (0 when there is none).
  *
  * StreamStats only gives chunk ids: `committed_chunk_id` is the FIRST offset of the last
  * committed chunk (measured on RabbitMQ 4.0.5: three messages in two chunks report 2, not
- * 4). So the last chunk is read too, for its record count: one subscription with credit 1
- * at that chunk id. The broker delivers user chunks only: when the last chunk is a tracking
- * chunk (a consumer's `store_offset` on this stream), nothing arrives, and the end of what
- * readers get is that chunk's id — known only once `timeoutMs` has passed.
+ * 4), and that chunk may be a tracking chunk (a consumer's `store_offset` on this stream),
+ * which takes an offset but is never delivered. So the last chunk of messages is read for
+ * its end: one subscription with credit 1 at offset spec `last`, which osiris resolves to
+ * the last USER chunk, skipping any number of tracking chunks after it. Only a stream that
+ * holds tracking chunks and no messages at all delivers nothing; osiris then waits for the
+ * next chunk, so that case is known after `timeoutMs`, and answers 0.
  */
 export async function endOffset(
   params: ClientParams,
   stream: string,
   timeoutMs: number,
 ): Promise<bigint> {
-  const { committedChunkId } = await streamStats(params, stream);
+  const { committedChunkId } = await streamStats(params, stream, timeoutMs);
   if (committedChunkId < 0n) return 0n;
   const subscription = await Subscription.open(params, {
     stream,
-    from: committedChunkId,
+    from: 'last',
     credit: 1,
     connectTimeoutMs: timeoutMs,
   });
@@ -33,7 +35,7 @@ export async function endOffset(
     const chunk = await Promise.race([subscription.take(), nothing]).finally(() =>
       clearTimeout(timer),
     );
-    return chunk === undefined ? committedChunkId : chunk.firstOffset + BigInt(chunk.count);
+    return chunk === undefined ? 0n : chunk.firstOffset + BigInt(chunk.count);
   } finally {
     await subscription.close();
   }

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { Offset, type ClientParams } from 'rabbitmq-stream-js-client';
-import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
+import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { CreditRequest } from 'rabbitmq-stream-js-client/dist/requests/credit_request.js';
 import { ConsumerUpdateResponse } from 'rabbitmq-stream-js-client/dist/requests/consumer_update_response.js';
 import { SubscribeRequest } from 'rabbitmq-stream-js-client/dist/requests/subscribe_request.js';
@@ -10,9 +9,10 @@ import type { SourceChunk } from '../core/ports.js';
 import { SourceError, describe } from '../common/errors.js';
 import { parseDeliver } from './deliver-chunk.js';
 import { OK, STREAM_NOT_AVAILABLE, codeName } from '../common/stream-protocol.js';
-import { silentLogger } from './silent-logger.js';
 import { queryStreamStats } from './stream-stats.js';
+import { abandon, socketOf } from './gaps/client-socket.js';
 import { routeDeliverFrames } from './gaps/consume-raw-chunks.js';
+import { openConnection } from './gaps/handshake.js';
 
 /** Single active consumer: one reader per `name` on the stream reads; the others wait. */
 export interface SingleActiveOptions {
@@ -31,9 +31,10 @@ export interface SubscriptionOptions {
   readonly stream: string;
   /**
    * First offset to deliver; earlier messages of the first chunk are cut off. 'first': the
-   * first offset the stream still holds.
+   * first offset the stream still holds. 'last': the stream's last chunk of messages
+   * (osiris skips tracking chunks for it; with none, it waits for the next one).
    */
-  readonly from: bigint | 'first';
+  readonly from: bigint | 'first' | 'last';
   /** Chunks the broker may send ahead of the reader: the bound on buffered chunks. */
   readonly credit: number;
   readonly singleActive?: SingleActiveOptions;
@@ -55,7 +56,8 @@ export class SubscriptionLostError extends SourceError {
 /**
  * Offsets the reader needs were removed by the stream's retention before they were read.
  * Not retriable: those messages are gone. A job stops rather than publish results that
- * silently miss them.
+ * silently miss them. (Removed offsets that held only tracking chunks count too: what they
+ * held cannot be known any more.)
  */
 export class RetentionGapError extends SourceError {
   override readonly name = 'RetentionGapError';
@@ -101,34 +103,36 @@ export class Subscription {
   private wake: (() => void) | undefined;
   /** Messages before this offset are dropped; moves forward with every delivery. */
   private from: bigint;
+  /**
+   * The offset the broker was last asked to start at, until its first delivery is checked:
+   * the broker attaches a reader below the first offset it still holds at that first offset,
+   * silently, so a first chunk beyond it may mean a retention gap (see `checkRetention`).
+   */
+  private requested: bigint | undefined;
+  /** A retention check in progress; chunks wait for it. */
+  private checking: Promise<void> | undefined;
+  /** Ends waits that must not outlive the subscription. */
+  private readonly closing = new AbortController();
 
   private constructor(
     private readonly connection: Connection,
     private readonly options: SubscriptionOptions,
   ) {
-    this.from = options.from === 'first' ? 0n : options.from;
+    this.from = typeof options.from === 'bigint' ? options.from : 0n;
   }
 
   static async open(params: ClientParams, options: SubscriptionOptions): Promise<Subscription> {
     // The listeners exist before the subscription does: they reach it through `ref`.
     const ref: { subscription?: Subscription } = {};
-    const connecting = Connection.connect(
-      {
-        ...params,
-        connectionId: randomUUID(),
-        listeners: {
-          connection_closed: () => ref.subscription?.lose('connection closed'),
-          metadata_update: (update) => {
-            if (update.metadataInfo.stream === options.stream) {
-              ref.subscription?.lose(`stream metadata changed (code ${update.metadataInfo.code})`);
-            }
-          },
-          consumer_update_query: (query) => ref.subscription?.activate(query),
-        },
+    const connection = await openConnection(params, options.connectTimeoutMs, {
+      connection_closed: () => ref.subscription?.lose('connection closed'),
+      metadata_update: (update) => {
+        if (update.metadataInfo.stream === options.stream) {
+          ref.subscription?.lose(`stream metadata changed (code ${update.metadataInfo.code})`);
+        }
       },
-      silentLogger,
-    );
-    const connection = await withTimeout(connecting, options.connectTimeoutMs, options, 'connect');
+      consumer_update_query: (query) => ref.subscription?.activate(query),
+    });
     const subscription = new Subscription(connection, options);
     ref.subscription = subscription;
     routeDeliverFrames(
@@ -137,7 +141,7 @@ export class Subscription {
       (error) => subscription.lose(`reading from the connection failed: ${describe(error)}`),
     );
     try {
-      await withTimeout(subscription.subscribe(), options.connectTimeoutMs, options, 'subscribe');
+      await subscription.withTimeout(subscription.subscribe(), 'subscribe');
     } catch (error) {
       await subscription.close();
       throw error;
@@ -152,6 +156,10 @@ export class Subscription {
   async take(): Promise<SourceChunk | undefined> {
     for (;;) {
       if (this.closed) return undefined;
+      if (this.checking !== undefined) {
+        await this.checking;
+        continue;
+      }
       const chunk = this.queue.shift();
       if (chunk !== undefined) {
         this.grant(1);
@@ -165,39 +173,39 @@ export class Subscription {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort();
     this.notify();
+    if (this.failure !== undefined) {
+      // Lost or unusable: it would never answer Close.
+      abandon(this.connection);
+      return;
+    }
     try {
       // Closing the connection ends the subscription with it (and stops the client's
-      // heartbeat timer, also after a loss); a dead peer must not hang us.
-      await withTimeout(
+      // heartbeat timer); a dead peer must not hang us.
+      await this.withTimeout(
         this.connection.close({ closingCode: 0, closingReason: '', manuallyClose: true }),
-        this.options.connectTimeoutMs,
-        this.options,
         'close',
       );
     } catch {
-      // The connection is going away either way; nothing was lost.
+      socketOf(this.connection).destroy(); // the heartbeat was stopped by close() already
     }
   }
 
   private async subscribe(): Promise<void> {
     const { stream, from, credit, singleActive } = this.options;
-    if (from !== 'first') {
-      // The broker attaches a reader below the first offset it still holds at that first
-      // offset, silently: the gap is checked here, where it can still be named.
-      const { firstChunkId } = await queryStreamStats(this.connection, stream);
-      if (from < firstChunkId) throw new RetentionGapError(stream, from, firstChunkId);
-    }
     const properties: Record<string, string> = {};
     if (singleActive !== undefined) {
       properties['single-active-consumer'] = 'true';
       properties['name'] = singleActive.name;
     }
+    if (typeof from === 'bigint') this.requested = from;
     const response = await this.connection.sendAndWait<SubscribeResponse>(
       new SubscribeRequest({
         subscriptionId: SUBSCRIPTION_ID,
         stream,
-        offset: from === 'first' ? Offset.first() : Offset.offset(from),
+        offset:
+          from === 'first' ? Offset.first() : from === 'last' ? Offset.last() : Offset.offset(from),
         credit,
         properties,
       }),
@@ -215,7 +223,12 @@ export class Subscription {
   private deliver(frame: Buffer): void {
     if (this.closed || this.failure !== undefined) return;
     try {
-      const { chunk, nextOffset } = parseDeliver(frame, this.options.stream, this.from);
+      const { chunk, chunkId, nextOffset } = parseDeliver(frame, this.options.stream, this.from);
+      if (this.requested !== undefined) {
+        const requested = this.requested;
+        this.requested = undefined;
+        if (chunkId > requested) this.checkRetention(requested);
+      }
       if (nextOffset > this.from) this.from = nextOffset;
       if (chunk === undefined) {
         this.grant(1);
@@ -226,6 +239,36 @@ export class Subscription {
       this.failure = error instanceof Error ? error : new Error(describe(error));
     }
     this.notify();
+  }
+
+  /**
+   * The first chunk delivered starts beyond `requested`. Tracking chunks (a consumer's
+   * `store_offset`) take offsets but are never delivered, so that alone proves nothing; the
+   * stream's first offset, asked AFTER the delivery, does: when it is still at or below
+   * `requested`, the offsets in between are stored and were skipped as tracking chunks;
+   * when it is beyond, retention removed `requested` before the reader got there. Chunks
+   * wait in the queue until this is known.
+   */
+  private checkRetention(requested: bigint): void {
+    const { stream } = this.options;
+    const check = async (): Promise<void> => {
+      try {
+        const { firstChunkId } = await this.withTimeout(
+          queryStreamStats(this.connection, stream),
+          'checking the first offset',
+        );
+        if (firstChunkId > requested && this.failure === undefined) {
+          this.queue.length = 0; // nothing after a gap may be delivered
+          this.failure = new RetentionGapError(stream, requested, firstChunkId);
+        }
+      } catch (error) {
+        this.lose(`checking for a retention gap failed: ${describe(error)}`);
+      } finally {
+        this.checking = undefined;
+        this.notify();
+      }
+    };
+    this.checking = check();
   }
 
   private lose(reason: string): void {
@@ -239,6 +282,8 @@ export class Subscription {
     const resumeFrom = this.options.singleActive?.resumeFrom;
     const answer = async (): Promise<void> => {
       if (query.active !== 0 && resumeFrom !== undefined) this.from = await resumeFrom();
+      // The offset answered is where the broker starts: checked like a subscribe's.
+      this.requested = query.active !== 0 ? this.from : undefined;
       await this.connection.send(
         new ConsumerUpdateResponse({
           correlationId: query.correlationId,
@@ -266,27 +311,29 @@ export class Subscription {
     this.wake = undefined;
     wake?.();
   }
-}
 
-function withTimeout<T>(
-  promise: Promise<T>,
-  ms: number,
-  options: SubscriptionOptions,
-  what: string,
-): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new SubscriptionLostError(
-            options.stream,
-            options.from === 'first' ? 0n : options.from,
-            `${what} timed out after ${ms} ms`,
-          ),
-        ),
-      ms,
-    );
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  /**
+   * `promise`, or a SubscriptionLostError after `connectTimeoutMs` or once the subscription
+   * is closed: the client leaves requests on a lost connection pending forever, and no timer
+   * may outlive the subscription.
+   */
+  private withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
+    const { stream, connectTimeoutMs } = this.options;
+    const lost = (reason: string): SubscriptionLostError =>
+      new SubscriptionLostError(stream, this.from, `${what} ${reason}`);
+    let timer: NodeJS.Timeout | undefined;
+    let onClose = (): void => undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(lost(`timed out after ${connectTimeoutMs} ms`)),
+        connectTimeoutMs,
+      );
+      onClose = () => reject(lost('was cut short by close()'));
+      this.closing.signal.addEventListener('abort', onClose, { once: true });
+    });
+    return Promise.race([promise, timeout]).finally(() => {
+      clearTimeout(timer);
+      this.closing.signal.removeEventListener('abort', onClose);
+    });
+  }
 }

@@ -1,14 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientParams } from 'rabbitmq-stream-js-client';
 import type { Source, SourceChunk } from '../core/ports.js';
-import { ConfigError, SourceError, StreamWindowsError, describe } from '../common/errors.js';
-import { endOffset } from './source-end-offset.js';
+import { timerMs } from '../common/timer-duration.js';
 import {
-  SubscribeError,
-  Subscription,
-  SubscriptionLostError,
-  type SingleActiveOptions,
-} from './source-subscription.js';
+  ConfigError,
+  SourceError,
+  StreamWindowsError,
+  describe,
+  isRetriable,
+} from '../common/errors.js';
+import { backoffDelays } from './backoff-delays.js';
+import { endOffset } from './source-end-offset.js';
+import { Subscription, type SingleActiveOptions } from './source-subscription.js';
 
 /** How a source re-subscribes after a lost connection (targets reconnect with ConnectOptions). */
 export interface SourceReconnectOptions {
@@ -48,9 +51,15 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
     throw new ConfigError('credit', 'must be an integer from 1 to 65535', options.credit);
   }
   const attempts = options.reconnect?.attempts ?? 10;
-  const initialDelayMs = options.reconnect?.initialDelayMs ?? 100;
-  const maxDelayMs = options.reconnect?.maxDelayMs ?? 5_000;
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  if (!Number.isInteger(attempts) || attempts < 1) {
+    throw new ConfigError('reconnect.attempts', 'must be an integer >= 1', attempts);
+  }
+  const { initialDelayMs, maxDelayMs } = backoffDelays('reconnect.', options.reconnect ?? {});
+  const timeoutMs = timerMs('timeoutMs', options.timeoutMs ?? 10_000);
+  const groupName = options.singleActive?.name;
+  if (options.singleActive !== undefined && (typeof groupName !== 'string' || groupName === '')) {
+    throw new ConfigError('singleActive.name', 'must be a non-empty string', groupName);
+  }
 
   async function* read(from: bigint | 'first', signal: AbortSignal): AsyncGenerator<SourceChunk> {
     let next = from;
@@ -124,11 +133,11 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
   };
 }
 
-/** Connection failures and lost subscriptions are worth retrying; refusals and bad data are not. */
+/**
+ * Connection failures and lost subscriptions are worth retrying; refusals (of the
+ * subscription, or of the connection: AccessRefusedError) and bad data are not.
+ */
 function retriable(error: unknown): boolean {
-  if (error instanceof SubscribeError) return error.retriable;
-  if (error instanceof SubscriptionLostError) return true;
-  // Ours name what is wrong with the stream or the data; the client's connection errors
-  // (refused, reset, handshake cut short) are plain Errors.
-  return !(error instanceof StreamWindowsError);
+  // Ours say whether; anything else is the client's or the socket's, about the connection.
+  return !(error instanceof StreamWindowsError) || isRetriable(error);
 }

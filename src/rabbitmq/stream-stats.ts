@@ -1,11 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
+import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { StreamStatsRequest } from 'rabbitmq-stream-js-client/dist/requests/stream_stats_request.js';
 import type { StreamStatsResponse } from 'rabbitmq-stream-js-client/dist/responses/stream_stats_response.js';
-import { describe, SourceError } from '../common/errors.js';
+import { AccessRefusedError, describe, SourceError } from '../common/errors.js';
 import { OK, STREAM_NOT_AVAILABLE, codeName } from '../common/stream-protocol.js';
-import { silentLogger } from './silent-logger.js';
+import { abandon } from './gaps/client-socket.js';
+import { openConnection } from './gaps/handshake.js';
 
 /**
  * A stream's chunk ids as StreamStats reports them: the first offset of its first chunk, and
@@ -35,17 +35,42 @@ export async function queryStreamStats(
   return response.statistics;
 }
 
-/** Asks on a connection of its own; failing to connect is a retriable SourceError. */
-export async function streamStats(params: ClientParams, stream: string): Promise<StreamStats> {
+/**
+ * Asks on a connection of its own, all within `timeoutMs`. Failing to connect, or no answer
+ * in time, is a retriable SourceError; a refused connection (AccessRefusedError) is not.
+ */
+export async function streamStats(
+  params: ClientParams,
+  stream: string,
+  timeoutMs: number,
+): Promise<StreamStats> {
+  const deadline = Date.now() + timeoutMs;
   let connection: Connection;
   try {
-    connection = await Connection.connect({ ...params, connectionId: randomUUID() }, silentLogger);
+    connection = await openConnection(params, timeoutMs);
   } catch (error) {
-    throw new SourceError(stream, true, `cannot connect to RabbitMQ: ${describe(error)}`);
+    if (error instanceof AccessRefusedError) throw error;
+    throw new SourceError(stream, true, describe(error));
   }
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new SourceError(
+            stream,
+            true,
+            `RabbitMQ did not answer StreamStats within ${timeoutMs} ms`,
+          ),
+        ),
+      Math.max(deadline - Date.now(), 1),
+    );
+  });
   try {
-    return await queryStreamStats(connection, stream);
+    return await Promise.race([queryStreamStats(connection, stream), late]);
   } finally {
-    await connection.close({ closingCode: 0, closingReason: '', manuallyClose: true });
+    clearTimeout(timer);
+    // Not a Close round trip: the connection may be the one that did not answer.
+    abandon(connection);
   }
 }

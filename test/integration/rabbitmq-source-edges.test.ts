@@ -60,7 +60,9 @@ describe('the RabbitMQ source at the edges of a stream', () => {
     // Retention runs when a segment is full; publish enough to roll several.
     for (let round = 0; round < 4; round++) await publishAll(rabbit, stream, readings(50));
     const source = rabbit.source(stream);
-    expect((await streamStats(parseStreamUrl(url), stream)).firstChunkId).toBeGreaterThan(0n);
+    expect((await streamStats(parseStreamUrl(url), stream, 5_000)).firstChunkId).toBeGreaterThan(
+      0n,
+    );
 
     const reading = (async () => {
       for await (const chunk of source.read(0n, new AbortController().signal)) return chunk;

@@ -18,3 +18,16 @@ export function socketOf(connection: Connection): Socket {
   }
   return socket as Socket;
 }
+
+/**
+ * Drops `connection` at once, without waiting for the broker: a lost, frozen or half-open
+ * connection would never answer Close. The client's heartbeat timer runs until `close()`
+ * stops it (its first, synchronous step) and is never stopped by the socket closing, so a
+ * connection dropped by destroying its socket alone keeps the process alive.
+ */
+export function abandon(connection: Connection): void {
+  connection
+    .close({ closingCode: 0, closingReason: 'abandoned', manuallyClose: true })
+    .catch(() => undefined);
+  socketOf(connection).destroy();
+}

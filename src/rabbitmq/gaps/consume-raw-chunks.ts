@@ -1,6 +1,7 @@
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { StreamWindowsError } from '../../common/errors.js';
 import { DELIVER_KEY } from '../deliver-chunk.js';
+import { FrameAssembler } from '../socket-frames.js';
 import { socketOf } from './client-socket.js';
 
 /**
@@ -16,9 +17,9 @@ import { socketOf } from './client-socket.js';
  *
  * WORKAROUND: keep the client's `Connection` for what it does well (handshake,
  * authentication, tuning, heartbeats, request/response correlation) and put a frame router
- * between its socket and its decoder: Deliver frames go to `onDeliver` untouched (slices of
- * the socket's buffers, no copy unless a frame spans reads), every other frame goes on to
- * the client's own listener as before. The subscription and credit are then ours
+ * between its socket and its decoder: Deliver frames go to `onDeliver` untouched (views of
+ * the socket's reads; a frame that spans reads is copied once, see ../socket-frames.ts),
+ * every other frame goes on to the client's own listener as before. The subscription and credit are then ours
  * (see ../source-subscription.ts); the client's consumer is never used.
  *
  * It relies on two private details of the client: the connection's `socket` field
@@ -60,40 +61,18 @@ export function routeDeliverFrames(
   // credit 4 against 580k without the delay.
   net.setNoDelay(true);
 
-  // Bytes of a frame that spans socket reads, and how many the frame needs in total.
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  let needed = SIZE_PREFIX;
-
+  let forwarded = false;
+  const frames = new FrameAssembler((frame) => {
+    if (frame.length >= SIZE_PREFIX + 2 && frame.readUInt16BE(SIZE_PREFIX) === DELIVER_KEY) {
+      onDeliver(frame.subarray(SIZE_PREFIX));
+    } else {
+      toClient(frame);
+      forwarded = true;
+    }
+  });
   const route = (data: Buffer): void => {
-    if (pending.length > 0) {
-      pending.push(data);
-      pendingBytes += data.length;
-      if (pendingBytes < needed) return;
-      // One copy per spanning frame, when it is complete: never re-concatenated per read.
-      data = Buffer.concat(pending, pendingBytes);
-      pending = [];
-      pendingBytes = 0;
-    }
-    let forwarded = false;
-    let pos = 0;
-    while (data.length - pos >= SIZE_PREFIX) {
-      const end = pos + SIZE_PREFIX + data.readUInt32BE(pos);
-      if (end > data.length) break;
-      if (end - pos >= SIZE_PREFIX + 2 && data.readUInt16BE(pos + SIZE_PREFIX) === DELIVER_KEY) {
-        onDeliver(data.subarray(pos + SIZE_PREFIX, end));
-      } else {
-        toClient(data.subarray(pos, end));
-        forwarded = true;
-      }
-      pos = end;
-    }
-    if (pos < data.length) {
-      const rest = data.subarray(pos);
-      pending = [rest];
-      pendingBytes = rest.length;
-      needed = rest.length >= SIZE_PREFIX ? SIZE_PREFIX + rest.readUInt32BE(0) : SIZE_PREFIX;
-    }
+    forwarded = false;
+    frames.push(data);
     // The client's listener also feeds its heartbeat idle detection, which closes a
     // connection that neither sent nor received for two intervals: a consumer that only
     // receives Deliver frames must still count as receiving.

@@ -1,11 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
+import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import type { Request } from 'rabbitmq-stream-js-client/dist/requests/request.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
 import { BrokerUnavailableError, describe } from '../../common/errors.js';
-import { silentLogger } from '../silent-logger.js';
-import { socketOf } from './client-socket.js';
+import { timerMs } from '../../common/timer-duration.js';
+import { backoffDelays } from '../backoff-delays.js';
+import { abandon } from './client-socket.js';
+import { openConnection } from './handshake.js';
 import { PublishRouter } from './publish-confirms.js';
 
 /**
@@ -52,6 +53,7 @@ export class ReconnectingConnection {
   private delayMs: number;
   private negotiatedFrameMax = 0;
   private retryTimer: NodeJS.Timeout | undefined;
+  private readonly closing = new AbortController();
   private readonly lossListeners = new Set<(reason: string) => void>();
   private readonly upWaiters = new Set<() => void>();
   private readonly initialDelayMs: number;
@@ -62,9 +64,11 @@ export class ReconnectingConnection {
     private readonly params: ClientParams,
     options: ReconnectOptions,
   ) {
-    this.initialDelayMs = options.initialDelayMs ?? 100;
-    this.maxDelayMs = options.maxDelayMs ?? 5_000;
-    this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+    ({ initialDelayMs: this.initialDelayMs, maxDelayMs: this.maxDelayMs } = backoffDelays(
+      '',
+      options,
+    ));
+    this.connectTimeoutMs = timerMs('connectTimeoutMs', options.connectTimeoutMs ?? 10_000);
     this.delayMs = this.initialDelayMs;
   }
 
@@ -162,9 +166,7 @@ export class ReconnectingConnection {
    * by sending Close and waiting, forever, for the answer.
    */
   drop(reason = 'connection dropped'): void {
-    const live = this.live;
-    if (live === undefined) return;
-    socketOf(live.connection).destroy();
+    if (this.live === undefined) return;
     // At once rather than on the socket's close event, so that no request or publish made
     // in between goes to the abandoned connection.
     this.lose(reason);
@@ -178,6 +180,8 @@ export class ReconnectingConnection {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
+    this.closing.abort(); // a connection attempt under way
+
     for (const wake of this.upWaiters) wake(); // they find the link closed and give up
     const live = this.live;
     this.live = undefined;
@@ -189,45 +193,21 @@ export class ReconnectingConnection {
       new Promise<void>((resolve) => (timer = setTimeout(resolve, this.connectTimeoutMs))),
     ]).catch(() => undefined);
     clearTimeout(timer);
-    socketOf(live.connection).destroy();
+    abandon(live.connection);
   }
 
   private async connectOnce(): Promise<Live> {
-    // The client's handshake promise settles on socket errors only: a socket the broker
-    // (or a proxy) closes during the handshake would leave it pending. `fail` ends it then.
-    let fail: (error: Error) => void = () => undefined;
-    const failed = new Promise<never>((_, reject) => (fail = reject));
-    // Called from socket events only, so after `connection` below is assigned.
-    const lost = (): void => {
-      if (this.live?.connection === connection) this.lose('connection closed');
-      else fail(new Error('connection closed during the handshake'));
-    };
-    const connection = Connection.create(
-      { ...this.params, connectionId: randomUUID(), listeners: { connection_closed: lost } },
-      silentLogger,
-    );
-    const timer = setTimeout(
-      () =>
-        fail(
-          // The client's handshake never settles on refused credentials or vhost either.
-          new Error(
-            `handshake not done within ${this.connectTimeoutMs} ms ` +
-              '(unreachable, or user, password or vhost refused)',
-          ),
-        ),
+    const connection: Connection = await openConnection(
+      this.params,
       this.connectTimeoutMs,
+      {
+        // Called from socket events only, so after `connection` is assigned.
+        connection_closed: () => {
+          if (this.live?.connection === connection) this.lose('connection closed');
+        },
+      },
+      this.closing.signal,
     );
-    try {
-      await Promise.race([connection.start(), failed]);
-    } catch (error) {
-      socketOf(connection).destroy();
-      throw new BrokerUnavailableError(
-        `cannot connect to RabbitMQ at ${this.where}: ${describe(error)}`,
-        { cause: error },
-      );
-    } finally {
-      clearTimeout(timer);
-    }
     this.negotiatedFrameMax = connection.maxFrameSize;
     const whenLost = new Promise<never>((_, reject) => (this.markLost = reject));
     whenLost.catch(() => undefined); // settled by whoever races it; unobserved otherwise
@@ -235,6 +215,8 @@ export class ReconnectingConnection {
   }
 
   private lose(reason: string): void {
+    // Its heartbeat timer would otherwise run on and keep the process alive.
+    if (this.live !== undefined) abandon(this.live.connection);
     this.markLost(
       new BrokerUnavailableError(`connection to RabbitMQ at ${this.where} lost: ${reason}`),
     );
@@ -260,7 +242,7 @@ export class ReconnectingConnection {
       return;
     }
     if (this.closed) {
-      socketOf(live.connection).destroy();
+      abandon(live.connection);
       return;
     }
     this.live = live;

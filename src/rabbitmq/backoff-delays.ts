@@ -1,0 +1,22 @@
+import { ConfigError } from '../common/errors.js';
+import { timerMs } from '../common/timer-duration.js';
+
+/**
+ * The exponential backoff settings a source's `reconnect` and `connect()` share, checked:
+ * both delays are timer durations, and the cap is not below the first delay.
+ */
+export function backoffDelays(
+  prefix: string,
+  given: { readonly initialDelayMs?: number; readonly maxDelayMs?: number },
+): { initialDelayMs: number; maxDelayMs: number } {
+  const initialDelayMs = timerMs(`${prefix}initialDelayMs`, given.initialDelayMs ?? 100);
+  const maxDelayMs = timerMs(`${prefix}maxDelayMs`, given.maxDelayMs ?? 5_000);
+  if (maxDelayMs < initialDelayMs) {
+    throw new ConfigError(
+      `${prefix}maxDelayMs`,
+      `must be >= initialDelayMs (${initialDelayMs} ms)`,
+      maxDelayMs,
+    );
+  }
+  return { initialDelayMs, maxDelayMs };
+}
