@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, connect as tcpConnect, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
+import { startProxy as startProxyTo } from '../support/tcp-proxy.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);
@@ -128,52 +128,4 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/**
- * A TCP proxy to the broker that a test can cut (close every connection), make refuse new
- * connections, or freeze (stop forwarding without closing, like a hung peer).
- */
-async function startProxy(): Promise<{
-  port: number;
-  cut(): void;
-  refuse(): void;
-  accept(): void;
-  freeze(): void;
-  close(): Promise<void>;
-}> {
-  const pairs = new Set<[Socket, Socket]>();
-  let refusing = false;
-  const server = createServer((client) => {
-    if (refusing) {
-      client.destroy();
-      return;
-    }
-    const broker = tcpConnect(params.port, params.hostname);
-    const pair: [Socket, Socket] = [client, broker];
-    pairs.add(pair);
-    client.pipe(broker);
-    broker.pipe(client);
-    const drop = (): void => {
-      pairs.delete(pair);
-      client.destroy();
-      broker.destroy();
-    };
-    client.on('error', drop).on('close', drop);
-    broker.on('error', drop).on('close', drop);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    cut: () => {
-      for (const [client, broker] of pairs) {
-        client.destroy();
-        broker.destroy();
-      }
-    },
-    refuse: () => (refusing = true),
-    accept: () => (refusing = false),
-    freeze: () => {
-      for (const [, broker] of pairs) broker.unpipe();
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
+const startProxy = () => startProxyTo(params);

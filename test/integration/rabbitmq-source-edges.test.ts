@@ -4,12 +4,19 @@
 import { randomUUID } from 'node:crypto';
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { aggregate, isRetriable, jsonMessage, SourceError } from '../../src/index.js';
-import { connect, parseStreamUrl, type RabbitMQ } from '../../src/rabbitmq/index.js';
+import {
+  aggregate,
+  isRetriable,
+  jsonMessage,
+  SourceError,
+  type SourceChunk,
+} from '../../src/index.js';
+import { connect, parseStreamUrl, rabbitSource, type RabbitMQ } from '../../src/rabbitmq/index.js';
 import { RetentionGapError } from '../../src/rabbitmq/source-subscription.js';
 import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
 import { streamStats } from '../../src/rabbitmq/stream-stats.js';
-import { publishAll, readAll, uniqueStream } from '../support/rabbitmq.js';
+import { offsetsOf, publishAll, readAll, uniqueStream } from '../support/rabbitmq.js';
+import { startProxy } from '../support/tcp-proxy.js';
 
 const url = inject('rabbitmqUrl');
 let rabbit: RabbitMQ;
@@ -30,30 +37,77 @@ async function newStream(options: Parameters<RabbitMQ['createStream']>[1] = {}):
   return stream;
 }
 
+/** `count` store_offset calls of another consumer on `stream`: one tracking chunk each. */
+async function storeOffsets(stream: string, count: number): Promise<void> {
+  const tracker = await Connection.connect(
+    { ...parseStreamUrl(url), connectionId: randomUUID() },
+    silentLogger,
+  );
+  for (let i = 0; i < count; i++) {
+    await tracker.storeOffset({ reference: `some-consumer-${i}`, stream, offsetValue: 2n });
+  }
+  await tracker.close({ closingCode: 0, closingReason: '', manuallyClose: true });
+}
+
+/** A stream whose retention removed its first offsets; `firstChunkId` is where it starts now. */
+async function trimmedStream(): Promise<{ stream: string; firstChunkId: bigint }> {
+  const stream = await newStream({ maxLengthBytes: 3_000, maxSegmentSizeBytes: 1_000 });
+  // Retention runs when a segment is full; publish enough to roll several.
+  for (let round = 0; round < 4; round++) await publishAll(rabbit, stream, readings(50));
+  const { firstChunkId } = await streamStats(parseStreamUrl(url), stream, 5_000);
+  expect(firstChunkId).toBeGreaterThan(0n);
+  return { stream, firstChunkId };
+}
+
+async function firstChunk(chunks: AsyncIterable<SourceChunk>): Promise<SourceChunk | undefined> {
+  for await (const chunk of chunks) return chunk;
+  return undefined;
+}
+
+const SUBSCRIBE_KEY = 0x0007;
+
 const readings = (n: number) =>
   Array.from({ length: n }, (_, i) => jsonMessage({ i }, { creationTime: 1_000 * i }));
 
 describe('the RabbitMQ source at the edges of a stream', () => {
-  it('should end at the last user chunk when a tracking chunk from store_offset comes after it', async () => {
-    const stream = await newStream();
-    await publishAll(rabbit, stream, readings(3));
-    const tracker = await Connection.connect(
-      { ...parseStreamUrl(url), connectionId: randomUUID() },
-      silentLogger,
-    );
-    await tracker.storeOffset({ reference: 'some-consumer', stream, offsetValue: 2n });
-    await tracker.close({ closingCode: 0, closingReason: '', manuallyClose: true });
+  // A source whose endOffset waited for its timeout (30 s) would miss the test's 20 s bound.
+  it.each([1, 2, 3])(
+    'should end untilCaughtUp at the last message when %i tracking chunks from store_offset come after it',
+    { timeout: 20_000 },
+    async (trackingChunks) => {
+      const stream = await newStream();
+      await publishAll(rabbit, stream, readings(3));
+      await storeOffsets(stream, trackingChunks);
 
-    const source = rabbit.source(stream, { timeoutMs: 1_000 });
-    expect(await source.endOffset()).toBe(3n); // the tracking chunk at offset 3 is never delivered
-    const target = await newStream();
-    const summary = await aggregate<{ i: number }>(source)
-      .count(1)
-      .reduce((a, b) => ({ i: a.i + b.i }))
-      .to(rabbit.target(target, { producer: 'edges' }))
-      .run({ untilCaughtUp: true });
-    expect(summary.results).toBe(3);
-  });
+      const source = rabbit.source(stream, { timeoutMs: 30_000 });
+      expect(await source.endOffset()).toBe(3n); // tracking chunks at 3.. are never delivered
+      const target = await newStream();
+      const summary = await aggregate<{ i: number }>(source)
+        .count(1)
+        .reduce((a, b) => ({ i: a.i + b.i }))
+        .to(rabbit.target(target, { producer: 'edges' }))
+        .run({ untilCaughtUp: true });
+      expect(summary.results).toBe(3);
+    },
+  );
+
+  it(
+    'should find nothing to read, after its timeout, in a stream that holds only tracking chunks',
+    { timeout: 20_000 },
+    async () => {
+      const stream = await newStream();
+      await storeOffsets(stream, 2);
+
+      const source = rabbit.source(stream, { timeoutMs: 500 });
+      expect(await source.endOffset()).toBe(0n);
+      const summary = await aggregate<{ i: number }>(source)
+        .count(1)
+        .reduce((a) => a)
+        .to(rabbit.target(await newStream(), { producer: 'edges' }))
+        .run({ untilCaughtUp: true });
+      expect(summary.results).toBe(0);
+    },
+  );
 
   it('should refuse to read offsets that retention removed, and let a new job start after them', async () => {
     const stream = await newStream({ maxLengthBytes: 3_000, maxSegmentSizeBytes: 1_000 });
@@ -82,6 +136,59 @@ describe('the RabbitMQ source at the edges of a stream', () => {
       .run({ untilCaughtUp: true });
     const [firstResult] = await readAll(rabbit, target);
     expect(firstResult).toBeDefined();
+  });
+
+  it('should refuse offsets that retention removed when a single active consumer resumes below the first one', async () => {
+    const { stream, firstChunkId } = await trimmedStream();
+    const source = rabbit.source(stream, {
+      singleActive: { name: `group-${randomUUID()}`, resumeFrom: () => Promise.resolve(0n) },
+    });
+
+    // Asked at an offset still stored; the resume point the broker asks for is not.
+    const reading = firstChunk(source.read(firstChunkId, new AbortController().signal));
+
+    await expect(reading).rejects.toThrow(RetentionGapError);
+    await expect(reading).rejects.toThrow(/at offset 0 failed: offsets 0\.\.\d+ were removed/);
+  });
+
+  it('should refuse offsets that retention removed between the subscribe being sent and done', async () => {
+    const { stream, firstChunkId } = await trimmedStream();
+    const proxy = await startProxy(parseStreamUrl(url));
+    const subscribeSent = proxy.holdFrame(SUBSCRIBE_KEY);
+    const source = rabbitSource(stream, {
+      connection: { ...parseStreamUrl(url), port: proxy.port },
+      reconnect: { attempts: 1 },
+    });
+
+    const reading = firstChunk(source.read(firstChunkId, new AbortController().signal));
+    const deliverSubscribe = await subscribeSent;
+    // Retention moves the stream's start past the offset asked for while the Subscribe waits.
+    while ((await streamStats(parseStreamUrl(url), stream, 5_000)).firstChunkId <= firstChunkId) {
+      await publishAll(rabbit, stream, readings(50));
+    }
+    deliverSubscribe();
+
+    await expect(reading).rejects.toThrow(RetentionGapError);
+    await expect(reading).rejects.toThrow(
+      new RegExp(`offsets ${firstChunkId}\\.\\.\\d+ were removed`),
+    );
+    await proxy.close();
+  });
+
+  it('should read on past tracking chunks at the offset asked for: they are not a retention gap', async () => {
+    const stream = await newStream();
+    await publishAll(rabbit, stream, readings(3));
+    await storeOffsets(stream, 2); // offsets 3 and 4
+    await publishAll(rabbit, stream, readings(2)); // offsets 5 and 6
+
+    const controller = new AbortController();
+    const offsets: bigint[] = [];
+    for await (const chunk of rabbit.source(stream).read(3n, controller.signal)) {
+      offsets.push(...offsetsOf([chunk]));
+      if (offsets.includes(6n)) break;
+    }
+
+    expect(offsets).toEqual([5n, 6n]);
   });
 
   it('should end a read that is aborted while it connects', async () => {
