@@ -143,7 +143,14 @@ export class ReconnectingConnection {
       return await Promise.race([
         connection.sendAndWait<T>(request).catch((code: unknown) => {
           if (typeof code === 'number') return { ok: false, code } as unknown as T;
-          throw code;
+          // The write failed (EPIPE on a socket the peer closed, before its close event):
+          // the connection is as good as lost.
+          this.abandon(live, `request 0x${request.key.toString(16)} failed: ${describe(code)}`);
+          throw new BrokerUnavailableError(
+            `request 0x${request.key.toString(16)} to RabbitMQ at ${this.where} failed: ` +
+              describe(code),
+            { cause: code },
+          );
         }),
         deadline,
         live.lost,

@@ -1,0 +1,164 @@
+// What a process using the RabbitMQ adapter can rely on: it exits by itself after close(),
+// also after reconnecting; an attempt given up on leaves no connection behind; and a broker
+// that refuses the user, password or vhost gives a typed error, not an uncaught exception.
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { isRetriable, SourceError } from '../../src/index.js';
+import { connect, parseStreamUrl, rabbitSource, type RabbitMQ } from '../../src/rabbitmq/index.js';
+import { streamStats } from '../../src/rabbitmq/stream-stats.js';
+import { uniqueStream } from '../support/rabbitmq.js';
+import { startProxy } from '../support/tcp-proxy.js';
+
+const url = inject('rabbitmqUrl');
+const params = parseStreamUrl(url);
+const child = fileURLToPath(new URL('./connection-child.ts', import.meta.url));
+/** How long a child may take to exit after it closed: far more than it needs (< 1 s). */
+const EXIT_BOUND_MS = 15_000;
+
+let rabbit: RabbitMQ;
+const streams: string[] = [];
+
+beforeAll(async () => {
+  rabbit = await connect(url);
+});
+afterAll(async () => {
+  for (const stream of streams) await rabbit.deleteStream(stream);
+  await rabbit.close();
+});
+
+async function newStream(): Promise<string> {
+  const stream = uniqueStream('process');
+  streams.push(stream);
+  await rabbit.createStream(stream);
+  return stream;
+}
+
+interface ChildRun {
+  readonly lines: AsyncIterator<string>;
+  readonly stdin: NodeJS.WritableStream;
+  /** Exit code, or 'still running' (then killed) when it did not exit within the bound. */
+  exited(): Promise<number | null | 'still running'>;
+}
+
+function startChild(...args: string[]): ChildRun {
+  const proc = spawn(process.execPath, ['--import', 'tsx', child, ...args], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const exit = once(proc, 'exit').then(([code]) => code as number | null);
+  return {
+    lines: createInterface({ input: proc.stdout })[Symbol.asyncIterator](),
+    stdin: proc.stdin,
+    exited: async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<'still running'>(
+        (resolve) => (timer = setTimeout(() => resolve('still running'), EXIT_BOUND_MS)),
+      );
+      const result = await Promise.race([exit, bound]);
+      clearTimeout(timer);
+      if (result === 'still running') proc.kill('SIGKILL');
+      return result;
+    },
+  };
+}
+
+async function nextLine(run: ChildRun): Promise<string | undefined> {
+  const { value, done } = await run.lines.next();
+  return done === true ? undefined : value;
+}
+
+describe('a process using RabbitMQ', () => {
+  it('exits by itself after close() when its connections were cut and came back', async () => {
+    const stream = await newStream();
+    const proxy = await startProxy(params);
+    const run = startChild(
+      'reconnect-close',
+      `rabbitmq-stream://${params.username}:${params.password}@127.0.0.1:${proxy.port}/`,
+      stream,
+    );
+
+    expect(await nextLine(run)).toBe('ready');
+    proxy.cut();
+    run.stdin.write('cut\n');
+    expect(await nextLine(run)).toBe('closed');
+
+    expect(await run.exited()).toBe(0);
+    await proxy.close();
+  }, 40_000);
+
+  it('leaves no connection behind when a source gives up connecting', async () => {
+    const proxy = await startProxy(params);
+    proxy.hold(); // accepted, but the broker hears nothing: the handshake cannot finish
+    const source = rabbitSource('any-stream', {
+      connection: { ...params, port: proxy.port },
+      timeoutMs: 300,
+      reconnect: { attempts: 1 },
+    });
+
+    const reading = source.read(0n, new AbortController().signal)[Symbol.asyncIterator]().next();
+    await expect(reading).rejects.toThrow(/no connection after 1 attempts: .*300 ms/);
+    proxy.release(); // the broker answers now: an attempt still under way would connect
+
+    await proxy.allClosed();
+    await proxy.close();
+  }, 15_000);
+
+  it('gives up asking for the statistics of a stream when the broker does not answer', async () => {
+    const stream = await newStream();
+    const proxy = await startProxy(params);
+    void proxy.holdFrame(STREAM_STATS_KEY);
+
+    const asking = streamStats({ ...params, port: proxy.port }, stream, 300);
+
+    await expect(asking).rejects.toThrow(SourceError);
+    await expect(asking).rejects.toThrow(
+      `reading stream '${stream}' failed: RabbitMQ did not answer StreamStats within 300 ms`,
+    );
+    await expect(asking).rejects.toSatisfy(isRetriable);
+    await proxy.allClosed();
+    await proxy.close();
+  }, 15_000);
+
+  it.each([
+    {
+      refused: 'a wrong password',
+      where: `rabbitmq-stream://${params.username}:wrong-${randomUUID()}@${params.hostname}:${params.port}/`,
+      cause: /user 'guest': authentication failure \(code 8\)/,
+      code: 8,
+    },
+    {
+      refused: 'a virtual host that does not exist',
+      where: `rabbitmq-stream://${params.username}:${params.password}@${params.hostname}:${params.port}/no-such-vhost-${randomUUID()}`,
+      cause: /virtual host 'no-such-vhost-[^']+': virtual host access failure \(code 12\)/,
+      code: 12,
+    },
+  ])(
+    'rejects connecting, reading and endOffset with a non-retriable AccessRefusedError for $refused',
+    async ({ where, cause, code }) => {
+      const run = startChild('refused', where);
+      const reports: unknown[] = [];
+      for (let line = await nextLine(run); line !== undefined; line = await nextLine(run)) {
+        reports.push(JSON.parse(line));
+      }
+
+      expect(await run.exited()).toBe(0); // an uncaught exception would end it with 1
+      const refusal = {
+        name: 'AccessRefusedError',
+        code,
+        retriable: false,
+        message: expect.stringMatching(cause),
+      };
+      expect(reports).toEqual([
+        { what: 'connect', ...refusal },
+        { what: 'read', ...refusal },
+        { what: 'endOffset', ...refusal },
+      ]);
+    },
+    40_000,
+  );
+});
+
+const STREAM_STATS_KEY = 0x001c;
