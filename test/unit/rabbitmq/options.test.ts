@@ -1,0 +1,66 @@
+// The RabbitMQ adapter's settings are checked where they are given: every duration is a
+// timer delay (finite, > 0, at most 2^31 - 1 ms), counts are integers in range, and the
+// error names the setting, the rule and the value. Nothing connects with a bad setting.
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../../src/common/errors.js';
+import { connect, rabbitSource } from '../../../src/rabbitmq/index.js';
+
+/** Nothing listens on port 1: a setting that passed the checks would fail to connect instead. */
+const nowhere = {
+  hostname: '127.0.0.1',
+  port: 1,
+  username: 'guest',
+  password: 'guest',
+  vhost: '/',
+};
+
+describe('rabbitSource settings', () => {
+  it.each([
+    [{ timeoutMs: 0 }, 'timeoutMs must be > 0 ms, given: 0'],
+    [
+      { timeoutMs: Infinity } as const,
+      'timeoutMs must be a finite number of milliseconds, given: Infinity',
+    ],
+    [{ timeoutMs: 3e9 }, 'timeoutMs must be at most 2147483647 ms'],
+    [{ reconnect: { initialDelayMs: -1 } }, 'reconnect.initialDelayMs must be > 0 ms, given: -1'],
+    [{ reconnect: { initialDelayMs: NaN } }, 'reconnect.initialDelayMs must be a finite number'],
+    [{ reconnect: { maxDelayMs: 3e9 } }, 'reconnect.maxDelayMs must be at most 2147483647 ms'],
+    [
+      { reconnect: { initialDelayMs: 500, maxDelayMs: 100 } },
+      'reconnect.maxDelayMs must be >= initialDelayMs (500 ms), given: 100',
+    ],
+    [{ reconnect: { attempts: 0 } }, 'reconnect.attempts must be an integer >= 1, given: 0'],
+    [{ reconnect: { attempts: 1.5 } }, 'reconnect.attempts must be an integer >= 1, given: 1.5'],
+    [{ credit: 0 }, 'credit must be an integer from 1 to 65535, given: 0'],
+    [{ singleActive: { name: '' } }, "singleActive.name must be a non-empty string, given: ''"],
+  ])('refuses %s', (options, message) => {
+    const make = () => rabbitSource('s', { connection: nowhere, ...options });
+    expect(make).toThrow(ConfigError);
+    expect(make).toThrow(message);
+  });
+
+  it('accepts the largest timer delay Node keeps', () => {
+    expect(() =>
+      rabbitSource('s', {
+        connection: nowhere,
+        timeoutMs: 2 ** 31 - 1,
+        reconnect: { initialDelayMs: 1, maxDelayMs: 2 ** 31 - 1, attempts: 1 },
+      }),
+    ).not.toThrow();
+  });
+});
+
+describe('connect settings', () => {
+  it.each([
+    [{ connectTimeoutMs: Infinity }, 'connectTimeoutMs must be a finite number of milliseconds'],
+    [{ connectTimeoutMs: 0 }, 'connectTimeoutMs must be > 0 ms, given: 0'],
+    [{ initialDelayMs: 0 }, 'initialDelayMs must be > 0 ms, given: 0'],
+    [{ maxDelayMs: 3e9 }, 'maxDelayMs must be at most 2147483647 ms'],
+    [{ initialDelayMs: 200, maxDelayMs: 50 }, 'maxDelayMs must be >= initialDelayMs (200 ms)'],
+    [{ requestTimeoutMs: -5 }, 'requestTimeoutMs must be > 0 ms, given: -5'],
+  ])('rejects %s before connecting', async (options, message) => {
+    const connecting = connect(nowhere, options);
+    await expect(connecting).rejects.toThrow(ConfigError);
+    await expect(connecting).rejects.toThrow(message);
+  });
+});
