@@ -5,7 +5,7 @@ import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response
 import { BrokerUnavailableError, describe } from '../../common/errors.js';
 import { timerMs } from '../../common/timer-duration.js';
 import { backoffDelays } from '../backoff-delays.js';
-import { abandon } from './client-socket.js';
+import { abandon, socketOf } from './client-socket.js';
 import { openConnection } from './handshake.js';
 import { PublishRouter } from './publish-confirms.js';
 
@@ -19,9 +19,11 @@ import { PublishRouter } from './publish-confirms.js';
  * reconnecting with exponential backoff until `close()`, and telling its users of each loss
  * (`onLoss`) so that they fail what was in flight on the old connection and declare their
  * publishers again on the next one. Every request goes through `request()`, which gives up
- * after a deadline and then drops the connection: one that misses a deadline is not trusted. test/integration/rabbitmq-connection.test.ts
- * shows a stock client connection staying down after a socket loss while this one comes
- * back; when the client reconnects by itself, this can go.
+ * after a deadline and then drops the connection: one that misses a deadline is not trusted.
+ * A lost connection is abandoned (./client-socket.ts): the client would keep its heartbeat
+ * timer running, and the process alive. test/integration/rabbitmq-connection.test.ts shows a
+ * stock client connection staying down after a socket loss while this one comes back; when
+ * the client reconnects by itself, this can go.
  */
 
 export interface ReconnectOptions {
@@ -188,7 +190,6 @@ export class ReconnectingConnection {
     this.closed = true;
     clearTimeout(this.retryTimer);
     this.closing.abort(); // a connection attempt under way
-
     for (const wake of this.upWaiters) wake(); // they find the link closed and give up
     const live = this.live;
     this.live = undefined;
@@ -200,7 +201,7 @@ export class ReconnectingConnection {
       new Promise<void>((resolve) => (timer = setTimeout(resolve, this.connectTimeoutMs))),
     ]).catch(() => undefined);
     clearTimeout(timer);
-    abandon(live.connection);
+    socketOf(live.connection).destroy(); // close() stopped the heartbeat, answered or not
   }
 
   private async connectOnce(): Promise<Live> {
