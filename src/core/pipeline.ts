@@ -129,15 +129,23 @@ export class PipelineBuilder<T> {
     return this.with({ onError: policy });
   }
 
-  /** Folds each key's values: from the first value (`reduce(fn)`) or from `init`. */
+  /**
+   * Folds each key's values: from the first value (`reduce(fn)`) or from `init`. Every key of
+   * every step starts from its own `init`: a factory `() => A` is called for each, a plain
+   * object is structured-cloned for each (one that cannot be cloned as it is fails here with
+   * a ConfigError), so a reducer that mutates its accumulator stays replay-stable.
+   */
   reduce(fn: (accumulator: T, value: T) => T): AggregationBuilder<T, T, T>;
-  reduce<A>(fn: (accumulator: A, value: T) => A, init: A): AggregationBuilder<T, A, A>;
-  reduce<A>(fn: (accumulator: A, value: T) => A, ...init: [A?]): AggregationBuilder<T, A, A> {
+  reduce<A>(fn: (accumulator: A, value: T) => A, init: A | (() => A)): AggregationBuilder<T, A, A>;
+  reduce<A>(
+    fn: (accumulator: A, value: T) => A,
+    ...init: [(A | (() => A))?]
+  ): AggregationBuilder<T, A, A> {
     requireFunction('reduce function', fn);
     const aggregator =
       init.length === 0
         ? (reduceFirst(fn as unknown as (a: T, v: T) => T) as unknown as Aggregator<T, A, A>)
-        : fold(fn, init[0] as A);
+        : fold(fn, init[0] as A | (() => A));
     return this.aggregate(aggregator);
   }
 
