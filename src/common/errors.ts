@@ -18,9 +18,12 @@ export class ConfigError extends StreamWindowsError {
   }
 }
 
-/** Which stage of the hot path rejected a source message. */
-/** 'encode': the step's result could not be encoded (reported at the step's last offset). */
-export type ProcessingStage = 'decode' | 'event-time' | 'key' | 'reduce' | 'encode';
+/**
+ * Which stage of the hot path rejected a source message. 'result' (an aggregate's `result`
+ * threw for a key) and 'encode' (the step's result could not be encoded) are reported at the
+ * step's last offset.
+ */
+export type ProcessingStage = 'decode' | 'event-time' | 'key' | 'reduce' | 'result' | 'encode';
 
 /**
  * A source message could not be processed. The job stops (nothing after the last
