@@ -5,6 +5,7 @@ import { tumbling, type TumblingOptions } from '../windows/tumbling.js';
 import type { WindowSpec } from '../windows/window-spec.js';
 import { fold, latest, reduceFirst, type Aggregator } from '../common/aggregator.js';
 import { ConfigError } from '../common/errors.js';
+import { timerMs } from '../common/timer-duration.js';
 import type { Source, Target } from './ports.js';
 import { encodeResult, type PackMode } from './result-format.js';
 import { Runner } from './runner.js';
@@ -29,8 +30,10 @@ export interface TargetOptions {
   readonly pack?: PackMode;
   /** Results awaiting their confirm at once (default 32). */
   readonly maxInFlight?: number;
-  /** First delay before resuming after a retriable error, ms (default 100, doubling up to 5,000). */
+  /** First delay before resuming after a retriable error, ms (default 100; 0 retries at once). */
   readonly retryDelayMs?: number;
+  /** The delay doubles after each retriable error up to this, ms (default 5,000). */
+  readonly maxRetryDelayMs?: number;
 }
 
 /**
@@ -97,6 +100,7 @@ export class PipelineBuilder<T> {
     if (this.settings.window !== undefined) {
       throw new ConfigError('window', 'can be chosen once per job', spec.describe());
     }
+    if (this.settings.late !== undefined) checkLatePolicy(this.settings.late, spec);
     return this.with({ window: spec });
   }
 
@@ -114,6 +118,7 @@ export class PipelineBuilder<T> {
     if (policy !== 'include' && policy !== 'drop' && policy !== 'side') {
       throw new ConfigError('late policy', "must be 'include', 'drop' or 'side'", policy);
     }
+    if (this.settings.window !== undefined) checkLatePolicy(policy, this.settings.window);
     return this.with({ late: policy });
   }
 
@@ -175,19 +180,12 @@ export class PipelineBuilder<T> {
   }
 
   private checked(): Settings<T> & { window: WindowSpec } {
-    const { window, late } = this.settings;
+    const { window } = this.settings;
     if (window === undefined) {
       throw new ConfigError(
         'window',
         'must be chosen before the aggregate function (.tumbling(), .count(), .session() or .compact())',
         undefined,
-      );
-    }
-    if (late !== undefined && !window.hasEventTimeBounds) {
-      throw new ConfigError(
-        'late policy',
-        `applies only to windows with event-time bounds, not ${window.describe()}`,
-        late,
       );
     }
     return { ...this.settings, window };
@@ -202,15 +200,21 @@ export class AggregationBuilder<T, A, R> {
 
   /** Where results go. The target's producer name must be stable and unique per target. */
   to(target: Target, options: TargetOptions = {}): Runner<T, A, R> {
-    const { pack = 'sections', maxInFlight = 32, retryDelayMs = 100 } = options;
+    const { pack = 'sections', maxInFlight = 32 } = options;
     if (pack !== 'sections' && pack !== 'batch') {
       throw new ConfigError('pack', "must be 'sections' or 'batch'", pack);
     }
     if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) {
       throw new ConfigError('maxInFlight', 'must be a positive integer', maxInFlight);
     }
-    if (!Number.isFinite(retryDelayMs) || retryDelayMs < 0) {
-      throw new ConfigError('retryDelayMs', 'must be a finite number >= 0', retryDelayMs);
+    const retryDelayMs = timerMs('retryDelayMs', options.retryDelayMs ?? 100, true);
+    const maxRetryDelayMs = timerMs('maxRetryDelayMs', options.maxRetryDelayMs ?? 5_000);
+    if (maxRetryDelayMs < retryDelayMs) {
+      throw new ConfigError(
+        'maxRetryDelayMs',
+        `must be at least retryDelayMs (${retryDelayMs} ms)`,
+        maxRetryDelayMs,
+      );
     }
     const { source, window } = this.settings;
     const metadata = {
@@ -234,8 +238,19 @@ export class AggregationBuilder<T, A, R> {
       encode: (result) => encodeResult(result, metadata, pack),
       maxInFlight,
       retryDelayMs,
-      maxRetryDelayMs: 5_000,
+      maxRetryDelayMs,
     });
+  }
+}
+
+/** Checked by `.late()` and by the window methods, whichever comes second. */
+function checkLatePolicy(policy: LatePolicy, window: WindowSpec): void {
+  if (!window.hasEventTimeBounds) {
+    throw new ConfigError(
+      'late policy',
+      `applies only to windows with event-time bounds, not ${window.describe()}`,
+      policy,
+    );
   }
 }
 
