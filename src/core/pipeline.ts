@@ -32,7 +32,7 @@ export interface TargetOptions {
   readonly maxInFlight?: number;
   /** First delay before resuming after a retriable error, ms (default 100; 0 retries at once). */
   readonly retryDelayMs?: number;
-  /** The delay doubles after each retriable error up to this, ms (default 5,000). */
+  /** The delay doubles after each retriable error up to this, ms (default 5,000, or retryDelayMs if larger). */
   readonly maxRetryDelayMs?: number;
 }
 
@@ -208,7 +208,10 @@ export class AggregationBuilder<T, A, R> {
       throw new ConfigError('maxInFlight', 'must be a positive integer', maxInFlight);
     }
     const retryDelayMs = timerMs('retryDelayMs', options.retryDelayMs ?? 100, true);
-    const maxRetryDelayMs = timerMs('maxRetryDelayMs', options.maxRetryDelayMs ?? 5_000);
+    const maxRetryDelayMs = timerMs(
+      'maxRetryDelayMs',
+      options.maxRetryDelayMs ?? Math.max(5_000, retryDelayMs),
+    );
     if (maxRetryDelayMs < retryDelayMs) {
       throw new ConfigError(
         'maxRetryDelayMs',

@@ -58,7 +58,7 @@ describe('the retry delays of .to()', () => {
       'maxRetryDelayMs must be at most 2147483647 ms (2^31 - 1, the longest timer Node keeps), given: 2147483648',
     ],
     [
-      { retryDelayMs: 10_000 },
+      { retryDelayMs: 10_000, maxRetryDelayMs: 5_000 },
       'maxRetryDelayMs must be at least retryDelayMs (10000 ms), given: 5000',
     ],
   ])('should reject %o naming the rule and the value', (options, message) => {
