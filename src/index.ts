@@ -9,6 +9,7 @@ export {
   PipelineBuilder,
   AggregationBuilder,
   type TargetOptions,
+  type DeadLetterOptions,
 } from './core/pipeline.js';
 export { Runner, type RunOptions, type RunSummary } from './core/runner.js';
 export type { Aggregator } from './common/aggregator.js';
@@ -59,6 +60,7 @@ export {
   ConfigError,
   ProcessingError,
   OutputTooLargeError,
+  DeadLetterLimitError,
   PublishError,
   SourceError,
   BrokerUnavailableError,

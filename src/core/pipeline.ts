@@ -20,7 +20,19 @@ interface Settings<T> {
   readonly key: ((value: T) => string | number) | undefined;
   readonly late: LatePolicy | undefined;
   readonly onError: ErrorPolicy;
+  readonly maxDeadLetters: number;
 }
+
+/** Settings of the 'dead-letter' error policy. */
+export interface DeadLetterOptions {
+  /**
+   * Dead letters one step may hold (default 1,000). The next failure in the step stops the
+   * job with a DeadLetterLimitError: that many usually mean a bug, not bad input.
+   */
+  readonly maxDeadLetters?: number;
+}
+
+const DEFAULT_MAX_DEAD_LETTERS = 1_000;
 
 export interface TargetOptions {
   /**
@@ -50,6 +62,7 @@ export function aggregate<T = unknown>(source: Source): PipelineBuilder<T> {
     key: undefined,
     late: undefined,
     onError: 'stop',
+    maxDeadLetters: DEFAULT_MAX_DEAD_LETTERS,
   });
 }
 
@@ -125,13 +138,21 @@ export class PipelineBuilder<T> {
   /**
    * What happens to a message that cannot be decoded, keyed or reduced (default 'stop'):
    * 'stop' ends the job with a ProcessingError naming stream, offset and cause;
-   * 'dead-letter' keeps the message whole in the dead-letter section of its step's result.
+   * 'dead-letter' keeps the message whole in the dead-letter section of its step's result,
+   * up to `maxDeadLetters` per step.
    */
-  onError(policy: ErrorPolicy): PipelineBuilder<T> {
+  onError(policy: ErrorPolicy, options?: DeadLetterOptions): PipelineBuilder<T> {
     if (policy !== 'stop' && policy !== 'dead-letter') {
       throw new ConfigError('error policy', "must be 'stop' or 'dead-letter'", policy);
     }
-    return this.with({ onError: policy });
+    if (policy === 'stop' && options !== undefined) {
+      throw new ConfigError('onError options', "apply to 'dead-letter' only", options);
+    }
+    const maxDeadLetters = options?.maxDeadLetters ?? DEFAULT_MAX_DEAD_LETTERS;
+    if (!Number.isSafeInteger(maxDeadLetters) || maxDeadLetters < 1) {
+      throw new ConfigError('maxDeadLetters', 'must be a positive integer', maxDeadLetters);
+    }
+    return this.with({ onError: policy, maxDeadLetters });
   }
 
   /**
@@ -237,6 +258,7 @@ export class AggregationBuilder<T, A, R> {
         aggregator: this.aggregator,
         late: this.settings.late ?? 'side',
         onError: this.settings.onError,
+        maxDeadLetters: this.settings.maxDeadLetters,
       },
       encode: (result) => encodeResult(result, metadata, pack),
       maxInFlight,

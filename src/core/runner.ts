@@ -130,6 +130,7 @@ export class Runner<T, A, R> {
         result.lastOffset,
         size,
         this.config.target.maxWriteBytes,
+        result.deadLetters.length,
       );
     }
     return messages;

@@ -5,7 +5,12 @@ import type { WindowSpec } from '../windows/window-spec.js';
 import type { Key } from '../common/keyed-output.js';
 import { WindowBuffer } from '../windows/window-buffer.js';
 import type { Aggregator } from '../common/aggregator.js';
-import { describe, ProcessingError, type ProcessingStage } from '../common/errors.js';
+import {
+  DeadLetterLimitError,
+  describe,
+  ProcessingError,
+  type ProcessingStage,
+} from '../common/errors.js';
 import type { SourceChunk } from './ports.js';
 import type { DeadLetter, StepResult } from './step-result.js';
 import type { BodyDecoder } from './value-decoder.js';
@@ -24,6 +29,8 @@ export interface StepProcessorConfig<T, A, R> {
   readonly aggregator: Aggregator<T, A, R>;
   readonly late: LatePolicy;
   readonly onError: ErrorPolicy;
+  /** Under 'dead-letter': rejected messages one step may hold; the next one stops the job. */
+  readonly maxDeadLetters: number;
 }
 
 const NO_OFFSET = -1n;
@@ -150,6 +157,16 @@ export class StepProcessor<T, A, R> {
       throw new ProcessingError(this.config.stream, offset, stage, cause);
     }
     this.beginStep(chunk, index);
+    if (this.deadLetters.length >= this.config.maxDeadLetters) {
+      throw new DeadLetterLimitError(
+        this.config.stream,
+        this.stepFirstOffset,
+        offset,
+        this.config.maxDeadLetters,
+        stage,
+        cause,
+      );
+    }
     this.deadLetters.push({
       offset,
       stage,
