@@ -63,6 +63,7 @@ export {
   DeadLetterLimitError,
   PublishError,
   SourceError,
+  RetentionGapError,
   BrokerUnavailableError,
   isRetriable,
   type ProcessingStage,

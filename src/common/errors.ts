@@ -158,6 +158,29 @@ export class SourceError extends StreamWindowsError {
 }
 
 /**
+ * Offsets the reader needs were removed by the stream's retention before they were read.
+ * Not retriable: those messages are gone. A job stops rather than publish results that
+ * silently miss them. Both brokers report it: RabbitMQ's adapter before subscribing, the
+ * embedded broker when a read starts at (or reaches) a removed offset.
+ */
+export class RetentionGapError extends SourceError {
+  override readonly name = 'RetentionGapError';
+  constructor(
+    stream: string,
+    from: bigint,
+    readonly firstAvailable: bigint,
+  ) {
+    super(
+      stream,
+      false,
+      `offsets ${from}..${firstAvailable - 1n} were removed by the stream's retention before ` +
+        `they were read (the stream now starts at ${firstAvailable}); nothing was processed`,
+      from,
+    );
+  }
+}
+
+/**
  * The broker cannot be reached now (connection lost and not yet re-established, or a request
  * timed out). Always retriable: the runner resumes from the broker's last publishing id.
  */

@@ -6,7 +6,7 @@ import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { aggregate, isRetriable, jsonMessage, SourceError } from '../../src/index.js';
 import { connect, parseStreamUrl, type RabbitMQ } from '../../src/rabbitmq/index.js';
-import { RetentionGapError } from '../../src/rabbitmq/source-subscription.js';
+import { RetentionGapError } from '../../src/index.js';
 import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
 import { streamStats } from '../../src/rabbitmq/stream-stats.js';
 import { publishAll, readAll, uniqueStream } from '../support/rabbitmq.js';
