@@ -149,6 +149,7 @@ function discardingTarget(target: Target): Target {
     producer: `${target.producer}-discarded`,
     maxWriteBytes: target.maxWriteBytes,
     lastPublishingId: async () => 0n,
+    hasPublished: async () => false,
     publish: async () => undefined,
   };
 }

@@ -79,6 +79,7 @@ async function timeToFirstResult(size: number): Promise<number> {
     producer: target.producer,
     maxWriteBytes: target.maxWriteBytes,
     lastPublishingId: () => target.lastPublishingId(),
+    hasPublished: () => target.hasPublished(),
     publish: async (publishingId, messages) => {
       await target.publish(publishingId, messages);
       if (Number.isNaN(firstResultAt)) firstResultAt = performance.now();

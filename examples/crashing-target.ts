@@ -23,6 +23,7 @@ export function crashingTarget(
     producer: target.producer,
     maxWriteBytes: target.maxWriteBytes,
     lastPublishingId: async () => (alive(), target.lastPublishingId()),
+    hasPublished: async () => (alive(), target.hasPublished()),
     publish: async (publishingId, messages) => {
       alive();
       dead = ++publishes === atPublish;

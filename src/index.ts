@@ -9,6 +9,7 @@ export {
   PipelineBuilder,
   AggregationBuilder,
   type TargetOptions,
+  type DeadLetterOptions,
 } from './core/pipeline.js';
 export { Runner, type RunOptions, type RunSummary } from './core/runner.js';
 export type { Aggregator } from './common/aggregator.js';
@@ -59,9 +60,12 @@ export {
   ConfigError,
   ProcessingError,
   OutputTooLargeError,
+  DeadLetterLimitError,
   PublishError,
   SourceError,
+  RetentionGapError,
   BrokerUnavailableError,
+  AccessRefusedError,
   isRetriable,
   type ProcessingStage,
 } from './common/errors.js';

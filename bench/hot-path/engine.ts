@@ -29,6 +29,7 @@ export function engineConfig(
     key: bySensor,
     late: 'side',
     onError: 'stop',
+    maxDeadLetters: 1_000,
   } as const;
   switch (kind) {
     case 'tumbling-1m':

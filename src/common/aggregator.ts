@@ -1,6 +1,8 @@
+import { ConfigError, describe } from './errors.js';
+
 /**
  * What is computed for each key of a step (Flink's AggregateFunction): the accumulator
- * starts from `init()`, absorbs each value with `add`, and `result` turns it into the
+ * starts from `init()` (called once per key per step, so each gets a value of its own), absorbs each value with `add`, and `result` turns it into the
  * value published. Functions must be pure — a replayed step must produce the same bytes —
  * so `add` returns the new accumulator instead of mutating a shared one.
  */
@@ -22,9 +24,47 @@ export function reduceFirst<T>(fn: (accumulator: T, value: T) => T): Aggregator<
   };
 }
 
-/** `reduce(fn, init)`: a fold from an initial value, which is shared and must not be mutated. */
-export function fold<T, A>(fn: (accumulator: A, value: T) => A, init: A): Aggregator<T, A, A> {
-  return { init: () => init, add: fn, result: (accumulator) => accumulator };
+/**
+ * `reduce(fn, init)`: a fold from an initial value that every key of every step gets for its
+ * own, so a reducer that mutates its accumulator (`a.push(v); return a`) cannot leak one
+ * key's or one step's values into another, and a replay starts from the same value as the
+ * uninterrupted run. `init` is a factory `() => A`, called once per key per step, or a plain
+ * value: a primitive as is, an object structured-cloned per key per step.
+ */
+export function fold<T, A>(
+  fn: (accumulator: A, value: T) => A,
+  init: A | (() => A),
+): Aggregator<T, A, A> {
+  return { init: initialValue(init), add: fn, result: (accumulator) => accumulator };
+}
+
+/**
+ * The factory behind `fold`'s `init`. An object must survive `structuredClone` unchanged in
+ * kind, checked now, where the job is built: a function or symbol inside cannot be cloned,
+ * and a class instance would come back as a plain object without its methods.
+ */
+function initialValue<A>(init: A | (() => A)): () => A {
+  if (typeof init === 'function') return init as () => A;
+  if (typeof init !== 'object' || init === null) return () => init;
+  let clone: A;
+  try {
+    clone = structuredClone(init);
+  } catch (cause) {
+    throw new ConfigError(
+      'reduce init',
+      `must be structured-cloneable, or a factory () => init (${describe(cause)})`,
+      init,
+    );
+  }
+  if (Object.getPrototypeOf(clone) !== Object.getPrototypeOf(init)) {
+    throw new ConfigError(
+      'reduce init',
+      'must be a plain object, array or built-in value that structuredClone copies as it is, ' +
+        'or a factory () => init (a class instance loses its class)',
+      init,
+    );
+  }
+  return () => structuredClone(init);
 }
 
 /** Compaction keeps the latest value of each entity, or folds updates with `merge`. */

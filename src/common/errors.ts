@@ -18,9 +18,12 @@ export class ConfigError extends StreamWindowsError {
   }
 }
 
-/** Which stage of the hot path rejected a source message. */
-/** 'encode': the step's result could not be encoded (reported at the step's last offset). */
-export type ProcessingStage = 'decode' | 'event-time' | 'key' | 'reduce' | 'encode';
+/**
+ * Which stage of the hot path rejected a source message. 'result' (an aggregate's `result`
+ * threw for a key) and 'encode' (the step's result could not be encoded) are reported at the
+ * step's last offset.
+ */
+export type ProcessingStage = 'decode' | 'event-time' | 'key' | 'reduce' | 'result' | 'encode';
 
 /**
  * A source message could not be processed. The job stops (nothing after the last
@@ -54,11 +57,44 @@ export class OutputTooLargeError extends StreamWindowsError {
     readonly lastOffset: bigint,
     readonly bytes: number,
     readonly limit: number,
+    /** Dead letters in the result: each carries a whole source message, so they may be why. */
+    readonly deadLetters = 0,
   ) {
     super(
       `result of offsets ${firstOffset}..${lastOffset} of stream '${stream}' encodes to ${bytes} bytes, ` +
         `over the target's limit of ${limit} bytes per write; nothing was published: ` +
-        `use a smaller window, fewer keys, or pack: 'batch' with a larger frame_max`,
+        (deadLetters > 0
+          ? `it holds ${deadLetters} dead letters, each a whole source message: fix what makes ` +
+            `them fail, or lower onError's maxDeadLetters`
+          : `use a smaller window, fewer keys, or pack: 'batch' with a larger frame_max`),
+    );
+  }
+}
+
+/**
+ * Under `.onError('dead-letter')`, a step would hold more dead letters than `maxDeadLetters`.
+ * So many failures in one step are rarely bad input and usually a bug in the job's decode,
+ * event-time or key function: the job stops at the first one over the bound (the steps
+ * before are published; nothing of this one is) instead of burying the stream in dead
+ * letters, and a restart after the fix re-reads the step.
+ */
+export class DeadLetterLimitError extends StreamWindowsError {
+  override readonly name = 'DeadLetterLimitError';
+  constructor(
+    readonly stream: string,
+    readonly firstOffset: bigint,
+    readonly offset: bigint,
+    readonly limit: number,
+    readonly stage: ProcessingStage,
+    override readonly cause: unknown,
+  ) {
+    super(
+      `the step from offset ${firstOffset} of stream '${stream}' would hold more than ${limit} ` +
+        `dead letters: ${stage} failed for the message at offset ${offset} too: ` +
+        `${describe(cause)}; nothing of the step was published. So many failures usually mean ` +
+        `a bug in the job's decode, event-time or key function: fix it and restart (the step ` +
+        `is read again), or raise onError's maxDeadLetters`,
+      { cause },
     );
   }
 }
@@ -117,6 +153,30 @@ export class SourceError extends StreamWindowsError {
       `reading stream '${stream}'` +
         (offset === undefined ? '' : ` at offset ${offset}`) +
         ` failed: ${reason}`,
+    );
+  }
+}
+
+/**
+ * Offsets the reader needs were removed by the stream's retention before they were read.
+ * Not retriable: those messages are gone. A job stops rather than publish results that
+ * silently miss them. Both brokers report it: RabbitMQ's adapter on the first delivery after
+ * a subscribe or a single-active activation (src/rabbitmq/source-subscription.ts), the
+ * embedded broker when a read starts at (or reaches) a removed offset.
+ */
+export class RetentionGapError extends SourceError {
+  override readonly name = 'RetentionGapError';
+  constructor(
+    stream: string,
+    from: bigint,
+    readonly firstAvailable: bigint,
+  ) {
+    super(
+      stream,
+      false,
+      `offsets ${from}..${firstAvailable - 1n} were removed by the stream's retention before ` +
+        `they were read (the stream now starts at ${firstAvailable}); nothing was processed`,
+      from,
     );
   }
 }

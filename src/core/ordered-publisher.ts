@@ -16,15 +16,21 @@ export class OrderedPublisher {
     private readonly maxInFlight: number,
   ) {}
 
-  async publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void> {
+  /** Issues the write; `confirmed` runs when the broker confirms it. */
+  async publish(
+    publishingId: bigint,
+    messages: readonly Uint8Array[],
+    confirmed: () => void,
+  ): Promise<void> {
     this.throwIfFailed();
     while (this.inFlight.length >= this.maxInFlight) {
       await this.inFlight.shift();
       this.throwIfFailed();
     }
-    // The catch is attached at once so a rejection is never unhandled while it waits its turn.
+    // The handlers are attached at once so a rejection is never unhandled while it waits its
+    // turn, and is noticed in the same tick as before a confirm callback existed.
     this.inFlight.push(
-      this.target.publish(publishingId, messages).catch((error: unknown) => {
+      this.target.publish(publishingId, messages).then(confirmed, (error: unknown) => {
         this.failure ??= { error };
       }),
     );

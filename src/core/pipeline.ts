@@ -5,6 +5,7 @@ import { tumbling, type TumblingOptions } from '../windows/tumbling.js';
 import type { WindowSpec } from '../windows/window-spec.js';
 import { fold, latest, reduceFirst, type Aggregator } from '../common/aggregator.js';
 import { ConfigError } from '../common/errors.js';
+import { timerMs } from '../common/timer-duration.js';
 import type { Source, Target } from './ports.js';
 import { encodeResult, type PackMode } from './result-format.js';
 import { Runner } from './runner.js';
@@ -19,7 +20,19 @@ interface Settings<T> {
   readonly key: ((value: T) => string | number) | undefined;
   readonly late: LatePolicy | undefined;
   readonly onError: ErrorPolicy;
+  readonly maxDeadLetters: number;
 }
+
+/** Settings of the 'dead-letter' error policy. */
+export interface DeadLetterOptions {
+  /**
+   * Dead letters one step may hold (default 1,000). The next failure in the step stops the
+   * job with a DeadLetterLimitError: that many usually mean a bug, not bad input.
+   */
+  readonly maxDeadLetters?: number;
+}
+
+const DEFAULT_MAX_DEAD_LETTERS = 1_000;
 
 export interface TargetOptions {
   /**
@@ -29,8 +42,10 @@ export interface TargetOptions {
   readonly pack?: PackMode;
   /** Results awaiting their confirm at once (default 32). */
   readonly maxInFlight?: number;
-  /** First delay before resuming after a retriable error, ms (default 100, doubling up to 5,000). */
+  /** First delay before resuming after a retriable error, ms (default 100; 0 retries at once). */
   readonly retryDelayMs?: number;
+  /** The delay doubles after each retriable error up to this, ms (default 5,000, or retryDelayMs if larger). */
+  readonly maxRetryDelayMs?: number;
 }
 
 /**
@@ -47,6 +62,7 @@ export function aggregate<T = unknown>(source: Source): PipelineBuilder<T> {
     key: undefined,
     late: undefined,
     onError: 'stop',
+    maxDeadLetters: DEFAULT_MAX_DEAD_LETTERS,
   });
 }
 
@@ -97,6 +113,7 @@ export class PipelineBuilder<T> {
     if (this.settings.window !== undefined) {
       throw new ConfigError('window', 'can be chosen once per job', spec.describe());
     }
+    if (this.settings.late !== undefined) checkLatePolicy(this.settings.late, spec);
     return this.with({ window: spec });
   }
 
@@ -114,30 +131,47 @@ export class PipelineBuilder<T> {
     if (policy !== 'include' && policy !== 'drop' && policy !== 'side') {
       throw new ConfigError('late policy', "must be 'include', 'drop' or 'side'", policy);
     }
+    if (this.settings.window !== undefined) checkLatePolicy(policy, this.settings.window);
     return this.with({ late: policy });
   }
 
   /**
    * What happens to a message that cannot be decoded, keyed or reduced (default 'stop'):
    * 'stop' ends the job with a ProcessingError naming stream, offset and cause;
-   * 'dead-letter' keeps the message whole in the dead-letter section of its step's result.
+   * 'dead-letter' keeps the message whole in the dead-letter section of its step's result,
+   * up to `maxDeadLetters` per step.
    */
-  onError(policy: ErrorPolicy): PipelineBuilder<T> {
+  onError(policy: ErrorPolicy, options?: DeadLetterOptions): PipelineBuilder<T> {
     if (policy !== 'stop' && policy !== 'dead-letter') {
       throw new ConfigError('error policy', "must be 'stop' or 'dead-letter'", policy);
     }
-    return this.with({ onError: policy });
+    if (policy === 'stop' && options !== undefined) {
+      throw new ConfigError('onError options', "apply to 'dead-letter' only", options);
+    }
+    const maxDeadLetters = options?.maxDeadLetters ?? DEFAULT_MAX_DEAD_LETTERS;
+    if (!Number.isSafeInteger(maxDeadLetters) || maxDeadLetters < 1) {
+      throw new ConfigError('maxDeadLetters', 'must be a positive integer', maxDeadLetters);
+    }
+    return this.with({ onError: policy, maxDeadLetters });
   }
 
-  /** Folds each key's values: from the first value (`reduce(fn)`) or from `init`. */
+  /**
+   * Folds each key's values: from the first value (`reduce(fn)`) or from `init`. Every key of
+   * every step starts from its own `init`: a factory `() => A` is called for each, a plain
+   * object is structured-cloned for each (one that cannot be cloned as it is fails here with
+   * a ConfigError), so a reducer that mutates its accumulator stays replay-stable.
+   */
   reduce(fn: (accumulator: T, value: T) => T): AggregationBuilder<T, T, T>;
-  reduce<A>(fn: (accumulator: A, value: T) => A, init: A): AggregationBuilder<T, A, A>;
-  reduce<A>(fn: (accumulator: A, value: T) => A, ...init: [A?]): AggregationBuilder<T, A, A> {
+  reduce<A>(fn: (accumulator: A, value: T) => A, init: A | (() => A)): AggregationBuilder<T, A, A>;
+  reduce<A>(
+    fn: (accumulator: A, value: T) => A,
+    ...init: [(A | (() => A))?]
+  ): AggregationBuilder<T, A, A> {
     requireFunction('reduce function', fn);
     const aggregator =
       init.length === 0
         ? (reduceFirst(fn as unknown as (a: T, v: T) => T) as unknown as Aggregator<T, A, A>)
-        : fold(fn, init[0] as A);
+        : fold(fn, init[0] as A | (() => A));
     return this.aggregate(aggregator);
   }
 
@@ -167,19 +201,12 @@ export class PipelineBuilder<T> {
   }
 
   private checked(): Settings<T> & { window: WindowSpec } {
-    const { window, late } = this.settings;
+    const { window } = this.settings;
     if (window === undefined) {
       throw new ConfigError(
         'window',
         'must be chosen before the aggregate function (.tumbling(), .count(), .session() or .compact())',
         undefined,
-      );
-    }
-    if (late !== undefined && !window.hasEventTimeBounds) {
-      throw new ConfigError(
-        'late policy',
-        `applies only to windows with event-time bounds, not ${window.describe()}`,
-        late,
       );
     }
     return { ...this.settings, window };
@@ -194,15 +221,24 @@ export class AggregationBuilder<T, A, R> {
 
   /** Where results go. The target's producer name must be stable and unique per target. */
   to(target: Target, options: TargetOptions = {}): Runner<T, A, R> {
-    const { pack = 'sections', maxInFlight = 32, retryDelayMs = 100 } = options;
+    const { pack = 'sections', maxInFlight = 32 } = options;
     if (pack !== 'sections' && pack !== 'batch') {
       throw new ConfigError('pack', "must be 'sections' or 'batch'", pack);
     }
     if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) {
       throw new ConfigError('maxInFlight', 'must be a positive integer', maxInFlight);
     }
-    if (!Number.isFinite(retryDelayMs) || retryDelayMs < 0) {
-      throw new ConfigError('retryDelayMs', 'must be a finite number >= 0', retryDelayMs);
+    const retryDelayMs = timerMs('retryDelayMs', options.retryDelayMs ?? 100, true);
+    const maxRetryDelayMs = timerMs(
+      'maxRetryDelayMs',
+      options.maxRetryDelayMs ?? Math.max(5_000, retryDelayMs),
+    );
+    if (maxRetryDelayMs < retryDelayMs) {
+      throw new ConfigError(
+        'maxRetryDelayMs',
+        `must be at least retryDelayMs (${retryDelayMs} ms)`,
+        maxRetryDelayMs,
+      );
     }
     const { source, window } = this.settings;
     const metadata = {
@@ -222,12 +258,24 @@ export class AggregationBuilder<T, A, R> {
         aggregator: this.aggregator,
         late: this.settings.late ?? 'side',
         onError: this.settings.onError,
+        maxDeadLetters: this.settings.maxDeadLetters,
       },
       encode: (result) => encodeResult(result, metadata, pack),
       maxInFlight,
       retryDelayMs,
-      maxRetryDelayMs: 5_000,
+      maxRetryDelayMs,
     });
+  }
+}
+
+/** Checked by `.late()` and by the window methods, whichever comes second. */
+function checkLatePolicy(policy: LatePolicy, window: WindowSpec): void {
+  if (!window.hasEventTimeBounds) {
+    throw new ConfigError(
+      'late policy',
+      `applies only to windows with event-time bounds, not ${window.describe()}`,
+      policy,
+    );
   }
 }
 

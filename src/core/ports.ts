@@ -45,6 +45,15 @@ export interface Target {
   /** Highest publishing id stored for `producer`; 0 when the name is unknown. */
   lastPublishingId(): Promise<bigint>;
   /**
+   * Whether `producer` ever stored a write on this stream. Settles what a last publishing id
+   * of 0 cannot: "never published" or "published offset 0". The runner asks only when
+   * `lastPublishingId()` answered 0 and either the source's first offset still stored is
+   * above 1 (retention removed its head: where to resume) or a result for offset 0 is about
+   * to be published (whether the broker will discard it: `RunSummary.duplicates`); at most
+   * once each per resume, so it may cost a scan of the stream.
+   */
+  hasPublished(): Promise<boolean>;
+  /**
    * Publishes one write under one publishing id and resolves when the broker confirms it
    * (a duplicate id is confirmed and discarded by the broker).
    *

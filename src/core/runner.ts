@@ -1,6 +1,6 @@
 import { isRetriable, OutputTooLargeError, ProcessingError } from '../common/errors.js';
 import { OrderedPublisher } from './ordered-publisher.js';
-import type { Source, Target } from './ports.js';
+import type { Source, SourceChunk, Target } from './ports.js';
 import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
 import type { StepResult } from './step-result.js';
 import { writeSize } from './write-size.js';
@@ -17,8 +17,13 @@ export interface RunOptions {
 }
 
 export interface RunSummary {
-  /** Results published (or confirmed as duplicates) by this run. */
+  /** New results this run stored: publishes the broker confirmed and did not discard. */
   readonly results: number;
+  /**
+   * Results published again after a restart and confirmed as duplicates (publishing id not
+   * above the last one read at the resume), which the broker discarded.
+   */
+  readonly duplicates: number;
   /** Times the job resumed from the broker's last publishing id after a retriable error. */
   readonly restarts: number;
 }
@@ -48,7 +53,7 @@ export class Runner<T, A, R> {
   constructor(private readonly config: RunnerConfig<T, A, R>) {}
 
   async run(options: RunOptions = {}): Promise<RunSummary> {
-    const counters = { results: 0, restarts: 0 };
+    const counters = { results: 0, duplicates: 0, restarts: 0 };
     let delay = this.config.retryDelayMs;
     // A function, not a narrowed property: the signal may abort during any await below.
     const aborted = (): boolean => options.signal?.aborted === true;
@@ -68,17 +73,20 @@ export class Runner<T, A, R> {
 
   private async runFromResumePoint(
     options: RunOptions,
-    counters: { results: number },
+    counters: { results: number; duplicates: number },
   ): Promise<void> {
     const { source, target } = this.config;
     const last = await target.lastPublishingId();
-    // 0 also means "never published": then start from whatever the stream still holds.
-    const from = last === 0n ? 'first' : last + 1n;
     const end = options.untilCaughtUp === true ? await source.endOffset() : -1n;
-    if (options.untilCaughtUp === true && (end === 0n || (from !== 'first' && from >= end))) return;
+    if (options.untilCaughtUp === true && (end === 0n || (last > 0n && last + 1n >= end))) return;
 
     const processor = new StepProcessor(this.config.processor);
     const publisher = new OrderedPublisher(target, this.config.maxInFlight);
+    // Reading from last + 1, only a result for offset 0 can be one the broker already has,
+    // and only when the last id is 0: then it is a duplicate if the producer did publish.
+    // Asked once, before that publish (after it, the answer would be yes either way).
+    let zeroWasStored: Promise<boolean> | undefined;
+    const zeroStored = (): Promise<boolean> => (zeroWasStored ??= target.hasPublished());
     // Aborted while the resume point was asked for: an abort listener added now would never
     // fire, so the reader is handed a signal that already knows.
     const reading = new AbortController();
@@ -88,7 +96,7 @@ export class Runner<T, A, R> {
         : AbortSignal.any([options.signal, reading.signal]);
     if (signal.aborted) return;
     try {
-      for await (const chunk of source.read(from, signal)) {
+      for await (const chunk of this.readFromResumePoint(last, signal)) {
         let failure: { error: unknown } | undefined;
         try {
           processor.process(chunk);
@@ -97,8 +105,13 @@ export class Runner<T, A, R> {
         }
         // Steps that ended before a failing message are complete: publish them first.
         for (const result of processor.ready) {
-          await publisher.publish(result.lastOffset, this.encode(result));
-          counters.results++;
+          const id = result.lastOffset;
+          const duplicate = id <= last && (last > 0n || (await zeroStored()));
+          // Counted on the confirm: a publish lost with its connection is published again.
+          await publisher.publish(id, this.encode(result), () => {
+            if (duplicate) counters.duplicates++;
+            else counters.results++;
+          });
         }
         processor.ready.length = 0;
         if (failure !== undefined) throw failure.error;
@@ -112,6 +125,35 @@ export class Runner<T, A, R> {
     } finally {
       reading.abort();
     }
+  }
+
+  /**
+   * The source from the broker's resume point: `last + 1`. A last publishing id of 0 means
+   * "never published" or "published offset 0", so the job reads from 'first'. The two part
+   * only when retention removed the source's head: if the first offset delivered is above 1
+   * and the producer did publish (offset 0), the job must resume at 1, so the source is read
+   * from there instead and reports the removed offsets rather than skip them.
+   */
+  private async *readFromResumePoint(
+    last: bigint,
+    signal: AbortSignal,
+  ): AsyncIterable<SourceChunk> {
+    const { source, target } = this.config;
+    if (last > 0n) {
+      yield* source.read(last + 1n, signal);
+      return;
+    }
+    let checked = false;
+    let resumeAtOne = false;
+    for await (const chunk of source.read('first', signal)) {
+      if (!checked) {
+        checked = true;
+        resumeAtOne = chunk.firstOffset > 1n && (await target.hasPublished());
+        if (resumeAtOne) break;
+      }
+      yield chunk;
+    }
+    if (resumeAtOne) yield* source.read(1n, signal);
   }
 
   private encode(result: StepResult<R>): Uint8Array[] {
@@ -130,6 +172,7 @@ export class Runner<T, A, R> {
         result.lastOffset,
         size,
         this.config.target.maxWriteBytes,
+        result.deadLetters.length,
       );
     }
     return messages;

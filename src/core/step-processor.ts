@@ -5,7 +5,12 @@ import type { WindowSpec } from '../windows/window-spec.js';
 import type { Key } from '../common/keyed-output.js';
 import { WindowBuffer } from '../windows/window-buffer.js';
 import type { Aggregator } from '../common/aggregator.js';
-import { describe, ProcessingError, type ProcessingStage } from '../common/errors.js';
+import {
+  DeadLetterLimitError,
+  describe,
+  ProcessingError,
+  type ProcessingStage,
+} from '../common/errors.js';
 import type { SourceChunk } from './ports.js';
 import type { DeadLetter, StepResult } from './step-result.js';
 import type { BodyDecoder } from './value-decoder.js';
@@ -24,11 +29,15 @@ export interface StepProcessorConfig<T, A, R> {
   readonly aggregator: Aggregator<T, A, R>;
   readonly late: LatePolicy;
   readonly onError: ErrorPolicy;
+  /** Under 'dead-letter': rejected messages one step may hold; the next one stops the job. */
+  readonly maxDeadLetters: number;
 }
 
 const NO_OFFSET = -1n;
 const MAX_EVENT_TIME = 8.64e15;
 const NONE: readonly never[] = Object.freeze([]);
+/** The message of a dead letter that stands for a key's result rather than one message. */
+const NO_MESSAGE = new Uint8Array(0);
 
 /**
  * The synchronous heart of a job: feeds each message of a chunk through
@@ -148,6 +157,16 @@ export class StepProcessor<T, A, R> {
       throw new ProcessingError(this.config.stream, offset, stage, cause);
     }
     this.beginStep(chunk, index);
+    if (this.deadLetters.length >= this.config.maxDeadLetters) {
+      throw new DeadLetterLimitError(
+        this.config.stream,
+        this.stepFirstOffset,
+        offset,
+        this.config.maxDeadLetters,
+        stage,
+        cause,
+      );
+    }
     this.deadLetters.push({
       offset,
       stage,
@@ -159,12 +178,15 @@ export class StepProcessor<T, A, R> {
 
   private fire(lastOffset: bigint): void {
     if (this.stepMessages === 0) return;
+    const outputs = this.buffer.drain((key, count, cause) =>
+      this.resultFailed(lastOffset, key, count, cause),
+    );
     this.ready.push({
       firstOffset: this.stepFirstOffset,
       lastOffset,
       messages: this.stepMessages,
       window: this.windowOpen ? this.assigner.snapshot() : null,
-      outputs: this.buffer.drain(),
+      outputs,
       // Fresh arrays only when used: results own theirs, and most steps have neither.
       late: this.late.length > 0 ? this.late : NONE,
       lateDropped: this.lateDropped,
@@ -177,6 +199,26 @@ export class StepProcessor<T, A, R> {
     this.lateDropped = 0;
     if (this.late.length > 0) this.late = [];
     if (this.deadLetters.length > 0) this.deadLetters = [];
+  }
+
+  /**
+   * A key's `result` threw when its step ended. Under 'dead-letter' the key's output is
+   * replaced by one dead letter at the step's last offset (the result's publishing id), with
+   * an empty message: no single source message failed, and the key's inputs are the step's
+   * offsets, which the error names with the key and how many messages it folded.
+   */
+  private resultFailed(lastOffset: bigint, key: Key, count: number, cause: unknown): void {
+    if (this.config.onError === 'stop') {
+      throw new ProcessingError(this.config.stream, lastOffset, 'result', cause);
+    }
+    this.deadLetters.push({
+      offset: lastOffset,
+      stage: 'result',
+      error:
+        `result failed for key ${key === null ? 'null' : JSON.stringify(key)} over ` +
+        `${count} messages of offsets ${this.stepFirstOffset}..${lastOffset}: ${describe(cause)}`,
+      message: NO_MESSAGE,
+    });
   }
 
   private previousOffset(): bigint {

@@ -69,6 +69,22 @@ export class MemoryBroker {
     return this.log(stream).append(messages, options.timestamp ?? this.now()).firstOffset;
   }
 
+  /**
+   * Retention, as RabbitMQ applies max-age or max-length: removes the chunks all of whose
+   * offsets are below `beforeOffset` (whole chunks from the head, like segments; the chunk
+   * holding `beforeOffset` stays). Reading a removed offset then fails with
+   * `RetentionGapError`; `'first'` starts at the first offset still stored. The producer
+   * table stays, as osiris keeps it across segments. Returns that first offset.
+   */
+  truncate(stream: string, beforeOffset: bigint): bigint {
+    if (typeof beforeOffset !== 'bigint' || beforeOffset < 0n) {
+      throw new ConfigError('beforeOffset', 'must be a bigint >= 0', beforeOffset);
+    }
+    const log = this.log(stream);
+    log.truncate(beforeOffset);
+    return log.firstOffset;
+  }
+
   /** A deduplicating test producer: the same as `target(stream, { producer: name })`, named for feeding streams. */
   producer(stream: string, name: string): MemoryTarget {
     return this.target(stream, { producer: name });

@@ -3,10 +3,11 @@ import type { StreamLog } from './stream-log.js';
 
 /**
  * Where a consumer starts, as in RabbitMQ's subscribe command:
- * - `'first'`: the first message stored;
+ * - `'first'`: the first message still stored (retention may have removed earlier ones);
  * - `'last'`: the first message of the last chunk (so possibly several already stored);
  * - `'next'`: the first message written after subscribing;
- * - `{ offset }`: that offset (clients drop the earlier messages of its chunk);
+ * - `{ offset }`: that offset (clients drop the earlier messages of its chunk), or the first
+ *   stored one if retention removed it;
  * - `{ timestamp }`: the first chunk whose timestamp (epoch ms) is at or after it.
  */
 export type OffsetSpec =
@@ -20,14 +21,15 @@ export type OffsetSpec =
  * so the first delivered message is the requested one once it exists.
  */
 export function resolveOffsetSpec(log: StreamLog, spec: OffsetSpec): bigint {
-  if (spec === 'first') return 0n;
+  if (spec === 'first') return log.firstOffset;
   if (spec === 'next') return log.nextOffset;
   if (spec === 'last') return log.chunks.at(-1)?.firstOffset ?? log.nextOffset;
   if ('offset' in spec) {
     if (typeof spec.offset !== 'bigint' || spec.offset < 0n) {
       throw new ConfigError('offset', 'must be a bigint >= 0', spec.offset);
     }
-    return spec.offset;
+    // Below the first stored offset (removed by retention), osiris attaches at the first chunk.
+    return spec.offset < log.firstOffset ? log.firstOffset : spec.offset;
   }
   if (!Number.isFinite(spec.timestamp)) {
     throw new ConfigError(

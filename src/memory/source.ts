@@ -10,9 +10,13 @@ export class MemorySource implements Source {
     this.stream = log.name;
   }
 
-  /** The embedded broker has no retention: 'first' is offset 0. */
+  /**
+   * 'first' is the first offset still stored; an offset that retention removed (see
+   * `MemoryBroker.truncate`) fails with `RetentionGapError`, as the RabbitMQ adapter does.
+   */
   async *read(from: bigint | 'first', signal: AbortSignal): AsyncIterable<SourceChunk> {
-    for await (const { chunk } of tail(this.log, from === 'first' ? 0n : from, signal)) yield chunk;
+    const start = from === 'first' ? this.log.firstOffset : from;
+    for await (const { chunk } of tail(this.log, start, signal)) yield chunk;
   }
 
   async endOffset(): Promise<bigint> {

@@ -22,6 +22,11 @@ export class StreamLog {
     return this.chunkList;
   }
 
+  /** Offset of the first message still stored (`nextOffset` once retention removed everything). */
+  get firstOffset(): bigint {
+    return this.chunkList[0]?.firstOffset ?? this.next;
+  }
+
   /** Offset the next message will get. */
   get nextOffset(): bigint {
     return this.next;
@@ -44,6 +49,17 @@ export class StreamLog {
     if (writer !== undefined) this.sequences.set(writer.producer, writer.publishingId);
     this.wake();
     return chunk;
+  }
+
+  /**
+   * Retention: removes every chunk all of whose offsets are below `beforeOffset`, as RabbitMQ
+   * removes whole segments from the head (a chunk holding `beforeOffset` stays whole).
+   * Offsets are never reused, and the producer table stays: osiris carries it over in the
+   * next segment's header, so deduplication survives retention.
+   */
+  truncate(beforeOffset: bigint): void {
+    const kept = this.chunkIndexAt(beforeOffset);
+    this.chunkList.splice(0, kept);
   }
 
   /** Highest publishing id stored for `producer`, undefined when the name never wrote here. */

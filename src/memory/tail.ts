@@ -1,3 +1,4 @@
+import { RetentionGapError } from '../common/errors.js';
 import type { SourceChunk } from '../core/ports.js';
 import type { LogChunk } from './stored-chunk.js';
 import type { StreamLog } from './stream-log.js';
@@ -29,7 +30,8 @@ export function sliceFrom(chunk: SourceChunk, from: bigint): SourceChunk {
 /**
  * Every chunk from `from` on, in order, waiting (without polling) for new ones until `signal`
  * aborts; then it simply ends. Throws `StreamNotFoundError` once the stream is deleted, as a
- * RabbitMQ subscription ends when its stream goes away.
+ * RabbitMQ subscription ends when its stream goes away, and `RetentionGapError` when the next
+ * offset to deliver was removed by retention (before the read or while it paused).
  */
 export async function* tail(
   log: StreamLog,
@@ -37,19 +39,16 @@ export async function* tail(
   signal: AbortSignal,
 ): AsyncGenerator<{ chunk: SourceChunk; writer: LogChunk['writer'] }> {
   let next = from < 0n ? 0n : from;
-  let index = log.chunkIndexAt(next);
   while (!signal.aborted) {
     log.assertExists();
-    const chunk = log.chunks[index];
+    // Looked up by offset each time, not by index: retention shifts the chunk list.
+    const chunk = log.chunks[log.chunkIndexAt(next)];
     if (chunk === undefined) {
       await log.changed(signal);
       continue;
     }
-    index++;
-    const end = chunk.firstOffset + BigInt(chunk.count);
-    // Only when `from` lay beyond the end: chunks written since may still end before it.
-    if (end <= next) continue;
+    if (chunk.firstOffset > next) throw new RetentionGapError(log.name, next, chunk.firstOffset);
     yield { chunk: sliceFrom(chunk, next), writer: chunk.writer };
-    next = end;
+    next = chunk.firstOffset + BigInt(chunk.count);
   }
 }

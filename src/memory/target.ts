@@ -38,6 +38,13 @@ export class MemoryTarget implements Target {
     return this.log.sequence(this.producer) ?? 0n;
   }
 
+  /** From the producer table, which retention leaves in place. */
+  async hasPublished(): Promise<boolean> {
+    this.assertAlive();
+    this.log.assertExists();
+    return this.log.sequence(this.producer) !== undefined;
+  }
+
   async publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void> {
     this.assertAlive();
     const point = this.faults.onPublish(this.stream, this.producer);

@@ -15,7 +15,5 @@ export { rabbitSource, type RabbitSourceOptions, type SourceReconnectOptions } f
 export type { SingleActiveOptions } from './source-subscription.js';
 
 // What reading can fail with (all SourceErrors: `retriable` tells the runner what to do).
-export { SubscriptionLostError, SubscribeError, RetentionGapError } from './source-subscription.js';
+export { SubscriptionLostError, SubscribeError } from './source-subscription.js';
 export { MalformedChunkError } from './deliver-chunk.js';
-// What connecting can fail with besides BrokerUnavailableError: the broker said no.
-export { AccessRefusedError } from '../common/errors.js';

@@ -6,7 +6,7 @@ import { SubscribeRequest } from 'rabbitmq-stream-js-client/dist/requests/subscr
 import type { ConsumerUpdateQuery } from 'rabbitmq-stream-js-client/dist/responses/consumer_update_query.js';
 import type { SubscribeResponse } from 'rabbitmq-stream-js-client/dist/responses/subscribe_response.js';
 import type { SourceChunk } from '../core/ports.js';
-import { SourceError, describe } from '../common/errors.js';
+import { RetentionGapError, SourceError, describe } from '../common/errors.js';
 import { parseDeliver } from './deliver-chunk.js';
 import { OK, STREAM_NOT_AVAILABLE, codeName } from '../common/stream-protocol.js';
 import { queryStreamStats } from './stream-stats.js';
@@ -50,29 +50,6 @@ export class SubscriptionLostError extends SourceError {
   override readonly name = 'SubscriptionLostError';
   constructor(stream: string, nextOffset: bigint, reason: string) {
     super(stream, true, `the subscription was lost: ${reason}`, nextOffset);
-  }
-}
-
-/**
- * Offsets the reader needs were removed by the stream's retention before they were read.
- * Not retriable: those messages are gone. A job stops rather than publish results that
- * silently miss them. (Removed offsets that held only tracking chunks count too: what they
- * held cannot be known any more.)
- */
-export class RetentionGapError extends SourceError {
-  override readonly name = 'RetentionGapError';
-  constructor(
-    stream: string,
-    from: bigint,
-    readonly firstAvailable: bigint,
-  ) {
-    super(
-      stream,
-      false,
-      `offsets ${from}..${firstAvailable - 1n} were removed by the stream's retention before ` +
-        `they were read (the stream now starts at ${firstAvailable}); nothing was processed`,
-      from,
-    );
   }
 }
 

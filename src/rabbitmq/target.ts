@@ -19,6 +19,7 @@ import {
   MAX_PUBLISHING_ID,
 } from '../common/stream-protocol.js';
 import { InFlight } from './publish-in-flight.js';
+import { producerHasPublished } from './target-history.js';
 
 export interface TargetOptions {
   /** Producer name: the broker deduplicates on it. Stable across restarts, unique per target. */
@@ -96,6 +97,16 @@ export class RabbitTarget implements Target {
       );
     }
     return response.sequence;
+  }
+
+  /** Scans the stream for a result of this producer: see ./target-history.ts for the cost. */
+  hasPublished(): Promise<boolean> {
+    return producerHasPublished(
+      this.link.params,
+      this.stream,
+      this.producer,
+      this.confirmTimeoutMs,
+    );
   }
 
   async publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void> {

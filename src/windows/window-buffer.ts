@@ -44,16 +44,23 @@ export class WindowBuffer<T, A, R> {
     slot.count++;
   }
 
-  /** The outputs of the step, in first-appearance order of their keys; then empties the buffer. */
-  drain(): KeyedOutput<R>[] {
-    const outputs = new Array<KeyedOutput<R>>(this.order.length);
-    for (let i = 0; i < this.order.length; i++) {
-      const slot = this.order[i] as Slot<A>;
-      outputs[i] = {
-        key: slot.key,
-        count: slot.count,
-        value: this.aggregator.result(slot.accumulator),
-      };
+  /**
+   * The outputs of the step, in first-appearance order of their keys; then empties the
+   * buffer. A key whose `result` throws has no output: `failed` is told instead (and may
+   * throw itself, which leaves the buffer unusable).
+   */
+  drain(failed: (key: Key, count: number, cause: unknown) => void): KeyedOutput<R>[] {
+    const outputs: KeyedOutput<R>[] = [];
+    for (const slot of this.order) {
+      try {
+        outputs.push({
+          key: slot.key,
+          count: slot.count,
+          value: this.aggregator.result(slot.accumulator),
+        });
+      } catch (cause) {
+        failed(slot.key, slot.count, cause);
+      }
       // Let an object accumulator be collected while its slot is pooled. A number is left in
       // place: storing undefined would generalise the field's representation in V8, and every
       // later double stored there would then allocate a heap number.

@@ -21,6 +21,7 @@ const reporting: Target = {
   producer: target.producer,
   maxWriteBytes: target.maxWriteBytes,
   lastPublishingId: () => target.lastPublishingId(),
+  hasPublished: () => target.hasPublished(),
   publish: (id, messages) => {
     process.stdout.write('p');
     return target.publish(id, messages);

@@ -8,11 +8,11 @@ import {
   aggregate,
   isRetriable,
   jsonMessage,
+  RetentionGapError,
   SourceError,
   type SourceChunk,
 } from '../../src/index.js';
 import { connect, parseStreamUrl, rabbitSource, type RabbitMQ } from '../../src/rabbitmq/index.js';
-import { RetentionGapError } from '../../src/rabbitmq/source-subscription.js';
 import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
 import { streamStats } from '../../src/rabbitmq/stream-stats.js';
 import { offsetsOf, publishAll, readAll, uniqueStream } from '../support/rabbitmq.js';

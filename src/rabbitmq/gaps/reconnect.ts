@@ -63,7 +63,8 @@ export class ReconnectingConnection {
   private readonly connectTimeoutMs: number;
 
   private constructor(
-    private readonly params: ClientParams,
+    /** Where the broker is; sources and scans open connections of their own with it. */
+    readonly params: ClientParams,
     options: ReconnectOptions,
   ) {
     ({ initialDelayMs: this.initialDelayMs, maxDelayMs: this.maxDelayMs } = backoffDelays(

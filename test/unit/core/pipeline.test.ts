@@ -320,7 +320,7 @@ describe('running', () => {
       .reduce(sum, 0)
       .to(broker.target('target', { producer: 'p' }))
       .run({ signal: AbortSignal.abort() });
-    await expect(running).resolves.toEqual({ results: 0, restarts: 0 });
+    await expect(running).resolves.toEqual({ results: 0, duplicates: 0, restarts: 0 });
     expect(results(broker)).toEqual([]);
   });
 

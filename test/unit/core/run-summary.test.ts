@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { aggregate, jsonMessage, PublishError, type Target } from '../../../src/index.js';
+import { MemoryBroker } from '../../../src/memory/index.js';
+import { reading, results, T0, type Reading } from '../../support/memory-job.js';
+
+/** A 'source' with one reading per chunk at offsets 0..count-1, and an empty 'target'. */
+function broker(count: number): MemoryBroker {
+  const memory = new MemoryBroker({ now: () => T0 });
+  memory.createStream('source');
+  memory.createStream('target');
+  for (let i = 0; i < count; i++) memory.append('source', [jsonMessage(reading('a', i, i))]);
+  return memory;
+}
+
+const countJob = (
+  memory: MemoryBroker,
+  target: Target = memory.target('target', { producer: 'p' }),
+) =>
+  aggregate<Reading>(memory.source('source'))
+    .count(1)
+    .reduce((sum, r) => sum + r.value, 0)
+    .to(target, { retryDelayMs: 0 });
+
+/** The target, whose `failing`-th publish is lost with its connection: not stored, retriable. */
+function losing(target: Target, failing: number): Target {
+  let publishes = 0;
+  return {
+    stream: target.stream,
+    producer: target.producer,
+    maxWriteBytes: target.maxWriteBytes,
+    lastPublishingId: () => target.lastPublishingId(),
+    hasPublished: () => target.hasPublished(),
+    publish: async (id, messages) => {
+      if (++publishes === failing)
+        throw new PublishError(target.stream, id, true, 'connection lost');
+      await target.publish(id, messages);
+    },
+  };
+}
+
+describe('the summary of a run', () => {
+  it('should count a result for offset 0 published again after a restart as a duplicate', async () => {
+    const memory = broker(1);
+    await expect(countJob(memory).run({ untilCaughtUp: true })).resolves.toEqual({
+      results: 1,
+      duplicates: 0,
+      restarts: 0,
+    });
+    memory.append('source', [jsonMessage(reading('a', 1, 1))]);
+    memory.append('source', [jsonMessage(reading('a', 2, 2))]);
+    // The last publishing id is 0, so the job reads from the first offset again.
+    await expect(countJob(memory).run({ untilCaughtUp: true })).resolves.toEqual({
+      results: 2,
+      duplicates: 1,
+      restarts: 0,
+    });
+    expect(results(memory).map((r) => r.lastOffset)).toEqual([0n, 1n, 2n]);
+  });
+
+  it('should count the first result of a new job for offset 0 as new', async () => {
+    const memory = broker(3);
+    await expect(countJob(memory).run({ untilCaughtUp: true })).resolves.toEqual({
+      results: 3,
+      duplicates: 0,
+      restarts: 0,
+    });
+  });
+
+  it('should count a result whose publish was lost once, when the broker confirms it', async () => {
+    const memory = broker(3);
+    const target = losing(memory.target('target', { producer: 'p' }), 3);
+    await expect(countJob(memory, target).run({ untilCaughtUp: true })).resolves.toEqual({
+      results: 3,
+      duplicates: 0,
+      restarts: 1,
+    });
+    expect(results(memory).map((r) => r.lastOffset)).toEqual([0n, 1n, 2n]);
+  });
+});
