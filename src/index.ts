@@ -60,6 +60,7 @@ export {
   ProcessingError,
   OutputTooLargeError,
   PublishError,
+  ResumePointError,
   SourceError,
   BrokerUnavailableError,
   isRetriable,
