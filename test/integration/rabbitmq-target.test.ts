@@ -4,7 +4,7 @@ import { connect as connectStock, Offset, type Client } from 'rabbitmq-stream-js
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import type { PublishErrorResponse } from 'rabbitmq-stream-js-client/dist/responses/publish_error_response.js';
 import type { SourceChunk } from '../../src/core/ports.js';
-import { PublishError } from '../../src/common/errors.js';
+import { PublishError, ResumePointError } from '../../src/common/errors.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { parsePublishErrors } from '../../src/rabbitmq/gaps/publish-errors.js';
@@ -105,24 +105,36 @@ describe('the RabbitMQ target', () => {
       good.publish(2n, [amqpMessage('kept')]),
     ]);
 
-    expect(results[0]).toMatchObject({
-      status: 'rejected',
-      reason: { code: 0x02, retriable: false },
-    });
+    // Refused (the broker dropped the publisher) or fenced; the resume point tells it is final.
+    expect(results[0]).toMatchObject({ status: 'rejected', reason: { name: 'PublishError' } });
+    await expect(bad.lastPublishingId()).rejects.toMatchObject({ code: 0x02, retriable: false });
     expect(results[1].status).toBe('fulfilled');
     expect(await good.lastPublishingId()).toBe(2n);
   });
 
-  it('rejects a publish to a deleted stream with a non-retriable PublishError carrying the code', async () => {
+  it('refuses publishing to a deleted stream, and its resume point fails with a non-retriable code 2', async () => {
     const stream = await newStream();
     const target = rabbit.target(stream, { producer: 'deleted' });
     await target.publish(1n, [amqpMessage('one')]);
 
     await rabbit.deleteStream(stream);
     const error = await target.publish(2n, [amqpMessage('two')]).catch((e: unknown) => e);
+    const resume = await target.lastPublishingId().catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(PublishError);
-    expect(error).toMatchObject({ retriable: false, code: 0x02, stream, publishingId: 2n });
+    expect(error).toMatchObject({ stream, publishingId: 2n });
+    expect(resume).toBeInstanceOf(ResumePointError);
+    expect(resume).toMatchObject({ retriable: false, code: 0x02, stream, producer: 'deleted' });
+  });
+
+  it('fails the resume point of a stream that never existed with a non-retriable code 2', async () => {
+    const target = rabbit.target(`never-created-${randomUUID()}`, { producer: 'nobody' });
+
+    await expect(target.lastPublishingId()).rejects.toMatchObject({
+      name: 'ResumePointError',
+      code: 0x02,
+      retriable: false,
+    });
   });
 
   it('keeps at most maxInFlight publishes open and still confirms all of them', async () => {
@@ -148,6 +160,20 @@ describe('the RabbitMQ target', () => {
 
     expect(error).toMatchObject({ name: 'PublishError', retriable: false });
     expect(await target.lastPublishingId()).toBe(1n);
+  });
+
+  it('refuses a gzip batch larger than maxWriteBytes uncompressed, though it compresses to fit', async () => {
+    // RabbitMQ 4.3.5+ refuses one batch whose declared uncompressed size is over its
+    // max_uncompressed_sub_entry_batch_size while storing the frames after it: a gap. Bounded
+    // by frame_max, no batch of ours can be refused that way (see the README).
+    const stream = await newStream();
+    const target = rabbit.target(stream, { producer: 'gzip-big', compression: 'gzip' });
+    const half = new Uint8Array(Math.ceil(target.maxWriteBytes / 2)).fill(1);
+
+    const error = await target.publish(1n, [half, half]).catch((e: unknown) => e);
+
+    expect(error).toMatchObject({ name: 'PublishError', retriable: false, publishingId: 1n });
+    expect(await target.lastPublishingId()).toBe(0n);
   });
 
   it('rejects in-flight publishes as retriable when the connection drops, then publishes again', async () => {

@@ -86,6 +86,26 @@ describe('a RabbitMQ target whose publisher the broker drops', () => {
     expect(link.declarations).toBe(2);
   });
 
+  it('ignores a late "publisher does not exist" for a write that failed already', async () => {
+    const link = new ScriptedLink();
+    const target = scriptedTarget(link);
+    const inFlight = [1n, 2n].map((id) => outcome(target.publish(id, message)));
+    await settle();
+    link.publishError(PUBLISHER_ID, 1n, PUBLISHER_DOES_NOT_EXIST);
+    await Promise.all(inFlight);
+    link.answerQuery({ code: 1, sequence: 0n });
+    await target.lastPublishingId();
+
+    // The broker's refusal of write 2 was already on its way when the job resumed.
+    link.publishError(PUBLISHER_ID, 2n, PUBLISHER_DOES_NOT_EXIST);
+    const again = [1n, 2n].map((id) => outcome(target.publish(id, message)));
+    await settle();
+    link.confirm(PUBLISHER_ID, 1n, 2n);
+
+    expect(await Promise.all(again)).toEqual(['confirmed', 'confirmed']);
+    expect(link.declarations).toBe(2);
+  });
+
   it('stays fenced when the resume point was asked before the failure and answered after it', async () => {
     const link = new ScriptedLink();
     const target = scriptedTarget(link);
