@@ -3,11 +3,24 @@
 // a stream that is between leaders and stops on one that does not exist.
 import { describe, expect, it } from 'vitest';
 import { isRetriable, ResumePointError } from '../../../src/common/errors.js';
+import { aggregate } from '../../../src/core/pipeline.js';
+import { MemoryBroker } from '../../../src/memory/index.js';
 import {
   STREAM_DOES_NOT_EXIST,
   STREAM_NOT_AVAILABLE,
 } from '../../../src/common/stream-protocol.js';
 import { ScriptedLink, scriptedTarget } from './scripted-link.js';
+
+/** A job from an empty embedded stream to the scripted target: it only asks the resume point. */
+function jobAsking(link: ScriptedLink) {
+  const broker = new MemoryBroker();
+  broker.createStream('in');
+  return aggregate<unknown>(broker.source('in'))
+    .count(1)
+    .reduce((n) => n + 1, 0)
+    .to(scriptedTarget(link), { retryDelayMs: 0 })
+    .run({ untilCaughtUp: true });
+}
 
 async function refusal(code: number): Promise<unknown> {
   const link = new ScriptedLink();
@@ -45,5 +58,20 @@ describe('the resume point of a RabbitMQ target', () => {
     const error = await refusal(0x10);
 
     expect(error).toMatchObject({ name: 'ResumePointError', code: 0x10, retriable: false });
+  });
+
+  it('makes a job retry while the stream is not available', async () => {
+    const link = new ScriptedLink();
+    link.answerQuery({ code: STREAM_NOT_AVAILABLE });
+    link.answerQuery({ code: 1, sequence: 0n });
+
+    expect(await jobAsking(link)).toEqual({ results: 0, restarts: 1 });
+  });
+
+  it('makes a job stop when the stream does not exist', async () => {
+    const link = new ScriptedLink();
+    link.answerQuery({ code: STREAM_DOES_NOT_EXIST });
+
+    await expect(jobAsking(link)).rejects.toMatchObject({ name: 'ResumePointError', code: 2 });
   });
 });
