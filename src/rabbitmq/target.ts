@@ -314,8 +314,14 @@ export class RabbitTarget implements Target {
    * we sent, and refuses every later frame for it until it is declared again (which the
    * fence holds off until the job has re-read its resume point). Whether the stream is still
    * there is for `lastPublishingId()` to tell.
+   *
+   * A refusal of a write no longer in flight is stale: the write already failed with the
+   * publisher it was sent to, and the broker refuses the rest of such writes before it
+   * answers our next declaration. Taken as new, it would fence the target again and undo a
+   * declaration the broker has (declaring again then fails with "precondition failed").
    */
   private refused(publishingId: bigint, code: number): void {
+    if (!this.inFlight.has(publishingId)) return;
     if (code === PUBLISHER_DOES_NOT_EXIST) {
       this.forget(`the broker dropped the producer: ${codeName(code)}`, code);
       return;
