@@ -136,7 +136,7 @@ export class RabbitTarget implements Target {
     } catch (error) {
       // Failures found while the publish is in flight fence at once where they are found;
       // this catches those found before sending.
-      this.fence(`publish ${publishingId}: ${describe(error)}`);
+      this.fence(describe(error));
       throw error;
     }
   }
