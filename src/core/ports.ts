@@ -62,7 +62,8 @@ export interface Target {
    * refused).
    *
    * The fence: after any failed publish (whatever the error, a confirm timeout and a
-   * connection loss included) or the loss of the producer, `publish` refuses, with a
+   * publish lost with its connection included) or the broker dropping the producer (its
+   * stream deleted, restarted or moved), `publish` refuses, with a
    * retriable `PublishError` and without sending anything, until `lastPublishingId()` has
    * been asked again. A later write sent past a failed one could be stored without it, and
    * the broker would then discard the failed one as a duplicate when the job resumes. The

@@ -67,7 +67,7 @@ export class RabbitTarget implements Target {
   private readonly compression: SubEntryCompression;
   /** The connection this publisher is declared on, once declaring it succeeded. */
   private declared: Promise<Live> | undefined;
-  /** Counts fences (and the close): see `publish`. */
+  /** Counts fences, connection losses and the close: see `publish`. */
   private epoch = 0;
   /** Why publishing is refused until `lastPublishingId()` answers; undefined: not fenced. */
   private fenced: string | undefined;
@@ -92,7 +92,7 @@ export class RabbitTarget implements Target {
     this.confirmTimeoutMs = timerMs('confirmTimeoutMs', options.confirmTimeoutMs ?? 30_000);
     this.compression = options.compression ?? 'none';
     this.inFlight = new InFlight(maxInFlight);
-    this.unsubscribe = link.onLoss((reason) => this.forget(`connection lost (${reason})`));
+    this.unsubscribe = link.onLoss((reason) => this.connectionLost(`connection lost (${reason})`));
   }
 
   /** Largest write, as `writeSize` counts it, that fits in the negotiated frame_max. */
@@ -228,12 +228,19 @@ export class RabbitTarget implements Target {
     return frame;
   }
 
-  /** Rejects a publish whose epoch ended (fenced or closed) before it was sent. */
+  /** Rejects a publish whose epoch ended (fenced, connection lost, closed) before it was sent. */
   private checkEpoch(epoch: number, publishingId: bigint): void {
     if (this.epoch === epoch) return;
-    throw this.closed
-      ? this.error(publishingId, false, 'the target was closed before the publish was sent')
-      : this.error(publishingId, true, refusedUntilResumed(this.fenced ?? 'an earlier fence'));
+    if (this.closed) {
+      throw this.error(publishingId, false, 'the target was closed before the publish was sent');
+    }
+    throw this.error(
+      publishingId,
+      true,
+      this.fenced === undefined
+        ? 'the connection was lost before the publish was sent'
+        : refusedUntilResumed(this.fenced),
+    );
   }
 
   /** Stops publishing: rejects what is in flight and removes the publisher from the broker. */
@@ -331,8 +338,22 @@ export class RabbitTarget implements Target {
   }
 
   /**
-   * The publisher is gone from the broker's view (connection lost, stream changed, target
-   * closed): what was in flight will never be confirmed.
+   * The connection is lost, and the publisher with it. What was in flight fails, which
+   * fences the target; with nothing in flight nothing can be lost, so the target is not
+   * fenced and the next publish declares the publisher again on the next connection.
+   */
+  private connectionLost(reason: string): void {
+    if (this.inFlight.size > 0) {
+      this.forget(reason);
+      return;
+    }
+    this.epoch++; // a publish made before the loss is not sent on the next connection
+    this.declared = undefined;
+  }
+
+  /**
+   * The publisher is gone from the broker's view (connection lost with publishes in flight,
+   * stream changed, target closed): what was in flight will never be confirmed.
    */
   private forget(reason: string, code?: number): void {
     this.fence(reason);

@@ -160,6 +160,24 @@ describe('a RabbitMQ target after a failed publish', () => {
     expect(link.sent).toEqual([1n]);
   });
 
+  it('keeps publishing after a connection loss with nothing in flight, on a publisher declared anew', async () => {
+    const link = new ScriptedLink();
+    const target = scriptedTarget(link);
+    const first = outcome(target.publish(1n, message));
+    await settle();
+    link.confirm(PUBLISHER_ID, 1n);
+    await first;
+
+    link.lose();
+    const second = outcome(target.publish(2n, message));
+    await settle();
+    link.confirm(PUBLISHER_ID, 2n);
+
+    expect(await second).toBe('confirmed');
+    expect(link.sent).toEqual([1n, 2n]);
+    expect(link.declarations).toBe(2);
+  });
+
   it('refuses later publishes after one was refused before sending (over frame_max)', async () => {
     const link = new ScriptedLink();
     const target = scriptedTarget(link);
