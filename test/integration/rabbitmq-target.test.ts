@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connect as connectStock, Offset, type Client } from 'rabbitmq-stream-js-client';
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
+import { DeclarePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/declare_publisher_request.js';
+import { DeletePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/delete_publisher_request.js';
 import type { PublishErrorResponse } from 'rabbitmq-stream-js-client/dist/responses/publish_error_response.js';
 import type { SourceChunk } from '../../src/core/ports.js';
 import { PublishError, ResumePointError } from '../../src/common/errors.js';
@@ -196,6 +198,44 @@ describe('the RabbitMQ target', () => {
     expect(await readMessages(stream, 3)).toEqual(
       ['one', 'two', 'three'].map((s) => amqpMessage(s)),
     );
+  });
+});
+
+describe('the broker, on what the fence relies on (README, "How the guarantee works")', () => {
+  it('refuses every write already sent to a removed publisher until it is declared again, then stores the next', async () => {
+    const stream = await newStream();
+    const connection = await Connection.connect(
+      { ...params, connectionId: randomUUID() },
+      silentLogger,
+    );
+    const refused: bigint[] = [];
+    connection.on('publish_error', (event: PublishErrorResponse) => {
+      for (const error of parsePublishErrors(event).errors) refused.push(error.publishingId);
+    });
+    const declare = () =>
+      connection.sendAndWait(
+        new DeclarePublisherRequest({ stream, publisherId: 3, publisherRef: 'order' }),
+      );
+    const write = (id: bigint) =>
+      sendFrame(connection, publishFrame(3, id, [amqpMessage(`${id}`)]));
+    await declare();
+
+    // All on the wire before any answer: the broker handles them in this order.
+    const sent = [
+      write(1n),
+      connection.sendAndWait(new DeletePublisherRequest(3)),
+      write(2n),
+      write(3n),
+      write(4n),
+      declare(),
+      write(5n),
+    ];
+    await Promise.all(sent);
+    await waitFor(() => Promise.resolve(refused.length >= 3));
+
+    expect(refused).toEqual([2n, 3n, 4n]);
+    expect(await readMessages(stream, 2)).toEqual([amqpMessage('1'), amqpMessage('5')]);
+    await connection.close();
   });
 });
 
