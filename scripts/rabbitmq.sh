@@ -6,6 +6,10 @@
 #   scripts/rabbitmq.sh stop     stop the broker and every process left in its chroot
 #   scripts/rabbitmq.sh status   exit 0 and print the URL when running, exit 1 otherwise
 #   scripts/rabbitmq.sh url      print the stream URL the broker listens on
+#   scripts/rabbitmq.sh streams ARGS...
+#                                run rabbitmq-streams ARGS... against the running broker (e.g.
+#                                `streams restart_stream NAME`, which the tests use); Debian
+#                                installs it in the package's own bin folder, not on PATH
 #
 # Why a chroot: Debian bookworm's RabbitMQ (3.10) is too old for rabbitmq-stream-js-client
 # 1.0.0, and Debian trixie ships 4.0.5. debootstrap builds a trixie root folder with it in
@@ -46,7 +50,7 @@ die() {
 }
 
 usage() {
-  echo "usage: $0 start|stop|status|url" >&2
+  echo "usage: $0 start|stop|status|url|streams ARGS..." >&2
   exit 2
 }
 
@@ -220,8 +224,19 @@ stop() {
   rm -f "$RUNNING_PORT_FILE"
 }
 
+# rabbitmq-streams inside the chroot, with the chroot's environment so that it reaches our node.
+streams() {
+  require_root
+  running || die "not running"
+  in_root /usr/lib/rabbitmq/bin/rabbitmq-streams "$@"
+}
+
 case "${1:-}" in
   start) start ;;
+  streams)
+    shift
+    streams "$@"
+    ;;
   stop) stop ;;
   status)
     if running; then echo "$URL"; else

@@ -62,6 +62,7 @@ export {
   OutputTooLargeError,
   DeadLetterLimitError,
   PublishError,
+  ResumePointError,
   SourceError,
   RetentionGapError,
   BrokerUnavailableError,

@@ -121,6 +121,40 @@ export class PublishError extends StreamWindowsError {
   }
 }
 
+/**
+ * Why a target refuses a publish after an earlier one failed or its publisher was lost: the
+ * `Target` contract (src/core/ports.ts) says no publish goes out until the resume point has
+ * been read again. Both brokers' targets say it the same way.
+ */
+export function refusedUntilResumed(cause: string): string {
+  return (
+    `refused without sending: an earlier publish failed or the producer was lost (${cause}); ` +
+    'publishing resumes once lastPublishingId() has been asked again'
+  );
+}
+
+/**
+ * The broker refused to tell a producer's last publishing id (the job's resume point), with a
+ * response code: `retriable` for a passing condition such as "stream not available" (the
+ * runner tries again with backoff), not for a final one such as "stream does not exist"
+ * (the job stops). A lost connection or a timeout is a `BrokerUnavailableError` instead.
+ */
+export class ResumePointError extends StreamWindowsError {
+  override readonly name = 'ResumePointError';
+  constructor(
+    readonly stream: string,
+    readonly producer: string,
+    readonly retriable: boolean,
+    readonly code: number,
+    reason: string,
+  ) {
+    super(
+      `querying the last publishing id of producer '${producer}' on stream '${stream}' ` +
+        `failed (code ${code}): ${reason}`,
+    );
+  }
+}
+
 export function describe(cause: unknown): string {
   return cause instanceof Error ? cause.message : String(cause);
 }
@@ -194,7 +228,10 @@ export class BrokerUnavailableError extends StreamWindowsError {
 export function isRetriable(error: unknown): boolean {
   return (
     error instanceof BrokerUnavailableError ||
-    ((error instanceof PublishError || error instanceof SourceError) && error.retriable)
+    ((error instanceof PublishError ||
+      error instanceof SourceError ||
+      error instanceof ResumePointError) &&
+      error.retriable)
   );
 }
 

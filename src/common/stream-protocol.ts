@@ -3,26 +3,38 @@
  * reports the same codes as RabbitMQ): response codes (PROTOCOL.adoc "Response codes"), what
  * to call them in an error, which of them may clear by themselves, and the protocol's limits.
  */
-const NAMES: Readonly<Record<number, string>> = {
-  0x01: 'ok',
-  0x02: 'stream does not exist',
-  0x03: 'subscription id already exists',
-  0x04: 'subscription id does not exist',
-  0x05: 'stream already exists',
-  0x06: 'stream not available',
-  0x07: 'SASL mechanism not supported',
-  0x08: 'authentication failure',
-  0x09: 'SASL error',
-  0x0a: 'SASL challenge',
-  0x0b: 'SASL authentication failure loopback',
-  0x0c: 'virtual host access failure',
-  0x0d: 'unknown frame',
-  0x0e: 'frame too large',
-  0x0f: 'internal error',
-  0x10: 'access refused',
-  0x11: 'precondition failed',
-  0x12: 'publisher does not exist',
-  0x13: 'no offset',
+interface ResponseCode {
+  readonly name: string;
+  /**
+   * Whether a publish, a publisher declaration or a resume-point query refused with this code
+   * may succeed when the job resumes: the condition passes by itself (a leader election, a
+   * restarted stream, a publisher the broker dropped and the target declares again). Every
+   * other code stays until someone changes the broker's setup or the job's, so the job stops.
+   * The README's table "Broker response codes" says what the job does for each.
+   */
+  readonly retriable: boolean;
+}
+
+const CODES: Readonly<Record<number, ResponseCode>> = {
+  0x01: { name: 'ok', retriable: false },
+  0x02: { name: 'stream does not exist', retriable: false },
+  0x03: { name: 'subscription id already exists', retriable: false },
+  0x04: { name: 'subscription id does not exist', retriable: false },
+  0x05: { name: 'stream already exists', retriable: false },
+  0x06: { name: 'stream not available', retriable: true },
+  0x07: { name: 'SASL mechanism not supported', retriable: false },
+  0x08: { name: 'authentication failure', retriable: false },
+  0x09: { name: 'SASL error', retriable: false },
+  0x0a: { name: 'SASL challenge', retriable: false },
+  0x0b: { name: 'SASL authentication failure loopback', retriable: false },
+  0x0c: { name: 'virtual host access failure', retriable: false },
+  0x0d: { name: 'unknown frame', retriable: false },
+  0x0e: { name: 'frame too large', retriable: false },
+  0x0f: { name: 'internal error', retriable: true },
+  0x10: { name: 'access refused', retriable: false },
+  0x11: { name: 'precondition failed', retriable: false },
+  0x12: { name: 'publisher does not exist', retriable: true },
+  0x13: { name: 'no offset', retriable: false },
 };
 
 export const OK = 0x01;
@@ -30,21 +42,15 @@ export const STREAM_DOES_NOT_EXIST = 0x02;
 export const STREAM_ALREADY_EXISTS = 0x05;
 export const STREAM_NOT_AVAILABLE = 0x06;
 export const FRAME_TOO_LARGE = 0x0e;
-export const INTERNAL_ERROR = 0x0f;
 export const PUBLISHER_DOES_NOT_EXIST = 0x12;
 
-/**
- * Publish errors that may clear by themselves: the stream is between leaders, the broker
- * hiccuped, or it dropped our publisher (which the target declares again).
- */
-const RETRIABLE_PUBLISH = new Set([STREAM_NOT_AVAILABLE, INTERNAL_ERROR, PUBLISHER_DOES_NOT_EXIST]);
-
 export function codeName(code: number): string {
-  return NAMES[code] ?? `response code 0x${code.toString(16).padStart(2, '0')}`;
+  return CODES[code]?.name ?? `response code 0x${code.toString(16).padStart(2, '0')}`;
 }
 
-export function isRetriablePublishCode(code: number): boolean {
-  return RETRIABLE_PUBLISH.has(code);
+/** See `ResponseCode.retriable`; a code the table does not know is not retriable. */
+export function isRetriableCode(code: number): boolean {
+  return CODES[code]?.retriable ?? false;
 }
 
 /** A publishing id is a uint64 on the wire. */

@@ -42,7 +42,12 @@ export interface Target {
   readonly stream: string;
   /** Named producer: the broker deduplicates on it. Stable across restarts, unique per target. */
   readonly producer: string;
-  /** Highest publishing id stored for `producer`; 0 when the name is unknown. */
+  /**
+   * Highest publishing id stored for `producer`; 0 when the name is unknown. Answering
+   * re-arms a target fenced by a failed publish (see `publish`). Rejects with a typed error
+   * whose `retriable` tells a passing refusal (stream not available, connection lost) from a
+   * final one (stream does not exist).
+   */
   lastPublishingId(): Promise<bigint>;
   /**
    * Whether `producer` ever stored a write on this stream. Settles what a last publishing id
@@ -64,6 +69,14 @@ export interface Target {
    * Rejects with a `PublishError`; `retriable` tells whether re-running from the resume
    * point may succeed (connection lost, confirm timed out) or not (stream deleted, access
    * refused).
+   *
+   * The fence: after any failed publish (whatever the error, a confirm timeout and a
+   * publish lost with its connection included) or the broker dropping the producer (its
+   * stream deleted, restarted or moved), `publish` refuses, with a
+   * retriable `PublishError` and without sending anything, until `lastPublishingId()` has
+   * been asked again. A later write sent past a failed one could be stored without it, and
+   * the broker would then discard the failed one as a duplicate when the job resumes. The
+   * runner keeps to this by reading the resume point at every (re)start.
    */
   publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void>;
   /**

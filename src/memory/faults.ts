@@ -12,7 +12,7 @@ import type { FaultPoint } from './errors.js';
  *   after, so the target's NEXT call rejects with `SimulatedCrash`.
  * - `'lose-confirm'`: the write is stored, then the publish rejects with a retriable
  *   `PublishError` 'confirm lost', as the RabbitMQ adapter does when a confirm times out.
- *   The target stays usable.
+ *   The target publishes again once `lastPublishingId()` has answered (the Target contract).
  *
  * After the three crash points the target is dead: every later call on it rejects with
  * `SimulatedCrash`, so a pipelined publish issued after the crash is never stored. A restart

@@ -1,4 +1,4 @@
-import { PublishError } from '../common/errors.js';
+import { PublishError, describe, refusedUntilResumed } from '../common/errors.js';
 import type { Target } from '../core/ports.js';
 import {
   FRAME_TOO_LARGE,
@@ -16,11 +16,16 @@ import { writeSize } from '../core/write-size.js';
  * greater than the highest one stored for the name is confirmed and discarded; an unknown
  * name stores anything, id 0 included. The write is stored synchronously when `publish` is
  * called, so pipelined publishes land in call order.
+ *
+ * Like the RabbitMQ target, it keeps the `Target` contract's fence: after a failed publish,
+ * every publish is refused (nothing stored) until `lastPublishingId()` has answered again.
  */
 export class MemoryTarget implements Target {
   readonly stream: string;
   /** Set by a crash fault: this "process" is gone and does nothing more. */
   private crashedAt: FaultPoint | undefined;
+  /** Why publishing is refused until `lastPublishingId()` answers; undefined: not fenced. */
+  private fenced: string | undefined;
 
   constructor(
     private readonly log: StreamLog,
@@ -35,6 +40,7 @@ export class MemoryTarget implements Target {
   async lastPublishingId(): Promise<bigint> {
     this.assertAlive();
     this.log.assertExists();
+    this.fenced = undefined;
     return this.log.sequence(this.producer) ?? 0n;
   }
 
@@ -47,6 +53,19 @@ export class MemoryTarget implements Target {
 
   async publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void> {
     this.assertAlive();
+    if (this.fenced !== undefined) {
+      // Before the fault plan counts it: a refused publish is not an attempt.
+      throw this.error(publishingId, true, refusedUntilResumed(this.fenced));
+    }
+    try {
+      this.store(publishingId, messages);
+    } catch (error) {
+      this.fenced = `publish ${publishingId}: ${describe(error)}`;
+      throw error;
+    }
+  }
+
+  private store(publishingId: bigint, messages: readonly Uint8Array[]): void {
     const point = this.faults.onPublish(this.stream, this.producer);
     if (point === 'before-publish') this.crash(point);
     this.validate(publishingId, messages);

@@ -47,6 +47,11 @@ export class InFlight {
     this.wakeOne();
   }
 
+  /** Publishes opened and not settled yet. */
+  get size(): number {
+    return this.pending.size;
+  }
+
   has(id: bigint): boolean {
     return this.pending.has(id);
   }

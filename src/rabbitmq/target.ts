@@ -1,22 +1,27 @@
 import { DeclarePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/declare_publisher_request.js';
 import { DeletePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/delete_publisher_request.js';
-import { MetadataRequest } from 'rabbitmq-stream-js-client/dist/requests/metadata_request.js';
 import { QueryPublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/query_publisher_request.js';
-import type { MetadataResponse } from 'rabbitmq-stream-js-client/dist/responses/metadata_response.js';
 import type { QueryPublisherResponse } from 'rabbitmq-stream-js-client/dist/responses/query_publisher_response.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
 import type { SubEntryCompression } from '../codecs/sub-entry.js';
 import type { Target } from '../core/ports.js';
-import { maxWriteBytes } from '../core/write-size.js';
-import { ConfigError, PublishError, StreamWindowsError, describe } from '../common/errors.js';
+import { maxWriteBytes, writeSize } from '../core/write-size.js';
+import {
+  ConfigError,
+  PublishError,
+  ResumePointError,
+  describe,
+  refusedUntilResumed,
+} from '../common/errors.js';
+import { timerMs } from '../common/timer-duration.js';
 import type { Live, ReconnectingConnection } from './gaps/reconnect.js';
 import { publishFrame, sendFrame } from './gaps/raw-publish.js';
 import {
-  PUBLISHER_DOES_NOT_EXIST,
-  STREAM_DOES_NOT_EXIST,
-  codeName,
-  isRetriablePublishCode,
+  MAX_BATCH_RECORDS,
   MAX_PUBLISHING_ID,
+  PUBLISHER_DOES_NOT_EXIST,
+  codeName,
+  isRetriableCode,
 } from '../common/stream-protocol.js';
 import { InFlight } from './publish-in-flight.js';
 import { producerHasPublished } from './target-history.js';
@@ -28,12 +33,19 @@ export interface TargetOptions {
   readonly maxInFlight?: number;
   /**
    * A publish not confirmed within this long rejects with a retriable `PublishError` (the
-   * engine then resumes from the broker's last publishing id). Default 30 s.
+   * engine then resumes from the broker's last publishing id). Also the deadline of the
+   * target's requests (declare, resume point). Default 30 s; at most 2^31 - 1 ms.
    */
   readonly confirmTimeoutMs?: number;
   /** Compression of sub-entry batches (several messages under one id). Default 'none'. */
   readonly compression?: SubEntryCompression;
 }
+
+/** What the target uses of the reconnecting connection (unit tests script it by hand). */
+export type PublisherLink = Pick<
+  ReconnectingConnection,
+  'frameMax' | 'ready' | 'request' | 'onLoss' | 'abandon' | 'params'
+>;
 
 /**
  * The `Target` port over a RabbitMQ stream: one named producer (deduplicating publisher) on
@@ -43,6 +55,11 @@ export interface TargetOptions {
  * ./gaps/raw-publish.ts) and settles with that id's confirm or error, routed to this
  * publisher alone (./gaps/publish-confirms.ts). When the connection is lost, everything in
  * flight rejects as retriable and the publisher is declared again on the next connection.
+ *
+ * The fence: from the first failed publish, or the broker dropping the publisher, until
+ * `lastPublishingId()` answers again, every publish is refused without being sent (the
+ * `Target` contract). Sent, it could be stored while the failed one is not, and on resume
+ * the broker would discard the failed one as a duplicate of the later id: a lost result.
  */
 export class RabbitTarget implements Target {
   readonly producer: string;
@@ -51,13 +68,15 @@ export class RabbitTarget implements Target {
   private readonly compression: SubEntryCompression;
   /** The connection this publisher is declared on, once declaring it succeeded. */
   private declared: Promise<Live> | undefined;
-  /** Counts losses (and the close): see `publish`. */
+  /** Counts fences, connection losses and the close: see `publish`. */
   private epoch = 0;
+  /** Why publishing is refused until `lastPublishingId()` answers; undefined: not fenced. */
+  private fenced: string | undefined;
   private closed = false;
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly link: ReconnectingConnection,
+    private readonly link: PublisherLink,
     private readonly publisherId: number,
     readonly stream: string,
     options: TargetOptions,
@@ -71,13 +90,10 @@ export class RabbitTarget implements Target {
     if (!Number.isInteger(maxInFlight) || maxInFlight < 1) {
       throw new ConfigError('maxInFlight', 'must be a positive integer', options.maxInFlight);
     }
-    this.confirmTimeoutMs = options.confirmTimeoutMs ?? 30_000;
-    if (!(this.confirmTimeoutMs > 0)) {
-      throw new ConfigError('confirmTimeoutMs', 'must be positive', options.confirmTimeoutMs);
-    }
+    this.confirmTimeoutMs = timerMs('confirmTimeoutMs', options.confirmTimeoutMs ?? 30_000);
     this.compression = options.compression ?? 'none';
     this.inFlight = new InFlight(maxInFlight);
-    this.unsubscribe = link.onLoss((reason) => this.forget(`connection lost (${reason})`));
+    this.unsubscribe = link.onLoss((reason) => this.connectionLost(`connection lost (${reason})`));
   }
 
   /** Largest write, as `writeSize` counts it, that fits in the negotiated frame_max. */
@@ -85,17 +101,26 @@ export class RabbitTarget implements Target {
     return maxWriteBytes(this.frameMax);
   }
 
+  /**
+   * The producer's last publishing id: the job's resume point. Answering re-arms a fenced
+   * target, unless it was fenced again while the answer was on its way.
+   */
   async lastPublishingId(): Promise<bigint> {
+    const epoch = this.epoch;
     const response = await this.link.request<QueryPublisherResponse>(
       new QueryPublisherRequest({ stream: this.stream, publisherRef: this.producer }),
       this.confirmTimeoutMs,
     );
     if (!response.ok) {
-      throw new StreamWindowsError(
-        `querying the last publishing id of producer '${this.producer}' on stream ` +
-          `'${this.stream}' failed (code ${response.code}): ${codeName(response.code)}`,
+      throw new ResumePointError(
+        this.stream,
+        this.producer,
+        isRetriableCode(response.code),
+        response.code,
+        codeName(response.code),
       );
     }
+    if (this.epoch === epoch) this.fenced = undefined;
     return response.sequence;
   }
 
@@ -111,24 +136,28 @@ export class RabbitTarget implements Target {
 
   async publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void> {
     if (this.closed) throw this.error(publishingId, false, 'the target is closed');
-    // Taken before any await: a publish made before a loss (or close) must never be sent
-    // after it. Its predecessors were failed at the loss; sent now, it could be stored
-    // while they are not, and the broker would then discard them as duplicates on retry.
+    if (this.fenced !== undefined) {
+      throw this.error(publishingId, true, refusedUntilResumed(this.fenced));
+    }
+    // Taken before any await: a publish made before a fence (or the close) must never be
+    // sent after it, even if the fence is lifted again meanwhile.
     const epoch = this.epoch;
-    if (publishingId < 0n || publishingId > MAX_PUBLISHING_ID) {
-      throw new ConfigError('publishingId', 'must be an unsigned 64-bit integer', publishingId);
+    try {
+      await this.send(epoch, publishingId, messages);
+    } catch (error) {
+      // Failures found while the publish is in flight fence at once where they are found;
+      // this catches those found before sending.
+      this.fence(describe(error));
+      throw error;
     }
-    if (messages.length === 0) {
-      throw new ConfigError('messages', 'must hold at least one message', messages.length);
-    }
-    const frame = publishFrame(this.publisherId, publishingId, messages, this.compression);
-    if (frame.length > this.frameMax) {
-      throw this.error(
-        publishingId,
-        false,
-        `the write takes ${frame.length} bytes, over the broker's frame_max of ${this.frameMax}`,
-      );
-    }
+  }
+
+  private async send(
+    epoch: number,
+    publishingId: bigint,
+    messages: readonly Uint8Array[],
+  ): Promise<void> {
+    const frame = this.frameFor(publishingId, messages);
     await this.inFlight.slot();
     let live: Live;
     try {
@@ -149,23 +178,80 @@ export class RabbitTarget implements Target {
       );
     }
     const confirmed = this.inFlight.open(publishingId, this.confirmTimeoutMs, () => {
+      const error = this.failure(
+        publishingId,
+        true,
+        `no confirm within ${this.confirmTimeoutMs} ms`,
+      );
       // A broker that confirms nothing for this long is hung or cut off without the socket
       // noticing; a fresh connection is the way back (everything in flight is re-sent).
       this.link.abandon(live, `publish ${publishingId} was not confirmed in time`);
-      return this.error(publishingId, true, `no confirm within ${this.confirmTimeoutMs} ms`);
+      return error;
     });
-    sendFrame(live.connection, frame).catch((error: unknown) =>
-      this.inFlight.fail(publishingId, this.error(publishingId, true, describe(error))),
-    );
+    sendFrame(live.connection, frame).catch((error: unknown) => {
+      this.inFlight.fail(publishingId, this.failure(publishingId, true, describe(error)));
+      // A frame the socket did not take whole breaks every frame after it: the connection
+      // goes, with whatever else was written to it.
+      this.link.abandon(live, `publish ${publishingId} could not be written`);
+    });
     return confirmed;
   }
 
-  /** Rejects a publish whose epoch ended (connection lost, stream changed, target closed). */
+  /**
+   * The Publish frame for this write, or why it cannot be sent. The uncompressed size counts
+   * too: RabbitMQ 4.3.5 and later refuse one sub-entry batch whose declared uncompressed
+   * size exceeds `stream.max_uncompressed_sub_entry_batch_size` while storing the frames
+   * after it (see the README, "How the guarantee works"); bounded by frame_max here, no
+   * batch of ours can be refused that way unless the broker's setting is below frame_max.
+   */
+  private frameFor(publishingId: bigint, messages: readonly Uint8Array[]): Buffer {
+    if (publishingId < 0n || publishingId > MAX_PUBLISHING_ID) {
+      throw new ConfigError('publishingId', 'must be an unsigned 64-bit integer', publishingId);
+    }
+    if (messages.length === 0) {
+      throw new ConfigError('messages', 'must hold at least one message', messages.length);
+    }
+    if (messages.length > MAX_BATCH_RECORDS) {
+      throw this.error(
+        publishingId,
+        false,
+        `a sub-entry batch holds at most ${MAX_BATCH_RECORDS} messages, given ${messages.length}`,
+      );
+    }
+    const size = writeSize(messages);
+    if (size > this.maxWriteBytes) {
+      throw this.error(
+        publishingId,
+        false,
+        `the write takes ${size} bytes uncompressed, over the ${this.maxWriteBytes} that fit ` +
+          `in the broker's frame_max of ${this.frameMax}`,
+      );
+    }
+    const frame = publishFrame(this.publisherId, publishingId, messages, this.compression);
+    if (frame.length > this.frameMax) {
+      // gzip makes incompressible data slightly larger.
+      throw this.error(
+        publishingId,
+        false,
+        `the write takes ${frame.length} bytes compressed, over the broker's frame_max of ${this.frameMax}`,
+      );
+    }
+    return frame;
+  }
+
+  /** Rejects a publish whose epoch ended (fenced, connection lost, closed) before it was sent. */
   private checkEpoch(epoch: number, publishingId: bigint): void {
     if (this.epoch === epoch) return;
-    throw this.closed
-      ? this.error(publishingId, false, 'the target was closed before the publish was sent')
-      : this.error(publishingId, true, 'connection lost before the publish was sent');
+    if (this.closed) {
+      throw this.error(publishingId, false, 'the target was closed before the publish was sent');
+    }
+    throw this.error(
+      publishingId,
+      true,
+      this.fenced === undefined
+        ? 'the connection was lost before the publish was sent'
+        : refusedUntilResumed(this.fenced),
+    );
   }
 
   /** Stops publishing: rejects what is in flight and removes the publisher from the broker. */
@@ -196,6 +282,9 @@ export class RabbitTarget implements Target {
     const declaring: Promise<Live> = this.declareOnce().catch((error: unknown) => {
       // Only this attempt's own failure: a later declaration may be in place by now.
       if (this.declared === declaring) this.declared = undefined;
+      // At once: a publish made after this failure must not declare again and be sent
+      // before the publishes waiting on this declaration have failed.
+      this.fence(describe(error));
       throw error;
     });
     this.declared = declaring;
@@ -212,8 +301,9 @@ export class RabbitTarget implements Target {
         confirmed: (ids) => {
           for (const id of ids) this.inFlight.confirm(id);
         },
-        failed: (id, code) => void this.failed(id, code),
-        streamChanged: (code) => void this.streamChanged(code),
+        failed: (id, code) => this.refused(id, code),
+        streamChanged: (code) =>
+          this.forget(`the broker dropped the producer: ${codeName(code)}`, code),
       });
       response = await this.link.request<Response>(
         new DeclarePublisherRequest({
@@ -228,7 +318,7 @@ export class RabbitTarget implements Target {
     }
     if (!response.ok) {
       throw new DeclareFailed(
-        isRetriablePublishCode(response.code),
+        isRetriableCode(response.code),
         `declaring the producer failed: ${codeName(response.code)}`,
         response.code,
       );
@@ -238,60 +328,70 @@ export class RabbitTarget implements Target {
 
   /**
    * The broker refused a publish. "Publisher does not exist" means the broker dropped our
-   * publisher (its stream was deleted or moved): whether a retry can help depends on whether
-   * the stream is still there, so that is asked before the publish is rejected.
+   * publisher (its stream was deleted, restarted or moved): it confirms nothing more of what
+   * we sent, and refuses every later frame for it until it is declared again (which the
+   * fence holds off until the job has re-read its resume point). Whether the stream is still
+   * there is for `lastPublishingId()` to tell.
+   *
+   * A refusal of a write no longer in flight is stale: the write already failed with the
+   * publisher it was sent to, and the broker refuses the rest of such writes before it
+   * answers our next declaration. Taken as new, it would fence the target again and undo a
+   * declaration the broker has (declaring again then fails with "precondition failed").
    */
-  private async failed(publishingId: bigint, code: number): Promise<void> {
+  private refused(publishingId: bigint, code: number): void {
+    if (!this.inFlight.has(publishingId)) return;
     if (code === PUBLISHER_DOES_NOT_EXIST) {
-      this.epoch++; // publishes made before are not sent to a publisher declared again
-      this.declared = undefined;
-      if (!(await this.streamExists())) code = STREAM_DOES_NOT_EXIST;
+      this.forget(`the broker dropped the producer: ${codeName(code)}`, code);
+      return;
     }
-    this.inFlight.fail(
-      publishingId,
-      this.error(publishingId, isRetriablePublishCode(code), codeName(code), code),
-    );
+    const error = this.failure(publishingId, isRetriableCode(code), codeName(code), code);
+    this.inFlight.fail(publishingId, error);
   }
 
   /**
-   * The broker dropped this publisher because its stream changed. It reports a deleted
-   * stream as "not available", as it does a leader election, so the stream's existence is
-   * what tells a final loss from a passing one.
+   * The connection is lost, and the publisher with it. What was in flight fails, which
+   * fences the target; with nothing in flight nothing can be lost, so the target is not
+   * fenced and the next publish declares the publisher again on the next connection.
    */
-  private async streamChanged(code: number): Promise<void> {
-    this.epoch++; // publishes made before are not sent to a publisher declared again
-    this.declared = undefined;
-    const final = !(await this.streamExists());
-    this.forget(
-      `the broker dropped the producer: ${codeName(final ? STREAM_DOES_NOT_EXIST : code)}`,
-      final ? STREAM_DOES_NOT_EXIST : code,
-    );
-  }
-
-  private async streamExists(): Promise<boolean> {
-    try {
-      const response = await this.link.request<MetadataResponse>(
-        new MetadataRequest({ streams: [this.stream] }),
-        this.confirmTimeoutMs,
-      );
-      return response.streamInfos.some(
-        (info) => info.streamName === this.stream && info.responseCode !== STREAM_DOES_NOT_EXIST,
-      );
-    } catch {
-      return true; // unknown: let the retry find out
+  private connectionLost(reason: string): void {
+    if (this.inFlight.size > 0) {
+      this.forget(reason);
+      return;
     }
+    this.epoch++; // a publish made before the loss is not sent on the next connection
+    this.declared = undefined;
   }
 
   /**
-   * The publisher is gone from the broker's view (connection lost, stream changed): what was
-   * in flight will never be confirmed. A stream that no longer exists is final; anything else
-   * may recover.
+   * The publisher is gone from the broker's view (connection lost with publishes in flight,
+   * stream changed, target closed): what was in flight will never be confirmed.
    */
   private forget(reason: string, code?: number): void {
-    this.epoch++;
+    this.fence(reason);
     this.declared = undefined;
-    const retriable = code === undefined || code !== STREAM_DOES_NOT_EXIST;
-    this.inFlight.failAll((id) => this.error(id, retriable && !this.closed, reason, code));
+    const retriable = !this.closed && (code === undefined || isRetriableCode(code));
+    this.inFlight.failAll((id) => this.error(id, retriable, reason, code));
+  }
+
+  /**
+   * Refuses every later publish until `lastPublishingId()` answers; publishes waiting for a
+   * slot or the declaration are refused by their epoch. Keeps the first reason.
+   */
+  private fence(reason: string): void {
+    if (this.fenced !== undefined) return;
+    this.fenced = reason;
+    this.epoch++;
+  }
+
+  /** The error of a publish that failed in flight: it fences the target first. */
+  private failure(
+    publishingId: bigint,
+    retriable: boolean,
+    reason: string,
+    code?: number,
+  ): PublishError {
+    this.fence(`publish ${publishingId}: ${reason}`);
+    return this.error(publishingId, retriable, reason, code);
   }
 
   private error(

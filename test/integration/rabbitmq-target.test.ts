@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connect as connectStock, Offset, type Client } from 'rabbitmq-stream-js-client';
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
+import { DeclarePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/declare_publisher_request.js';
+import { DeletePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/delete_publisher_request.js';
 import type { PublishErrorResponse } from 'rabbitmq-stream-js-client/dist/responses/publish_error_response.js';
 import type { SourceChunk } from '../../src/core/ports.js';
-import { PublishError } from '../../src/common/errors.js';
+import { PublishError, ResumePointError } from '../../src/common/errors.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { parsePublishErrors } from '../../src/rabbitmq/gaps/publish-errors.js';
@@ -105,24 +107,36 @@ describe('the RabbitMQ target', () => {
       good.publish(2n, [amqpMessage('kept')]),
     ]);
 
-    expect(results[0]).toMatchObject({
-      status: 'rejected',
-      reason: { code: 0x02, retriable: false },
-    });
+    // Refused (the broker dropped the publisher) or fenced; the resume point tells it is final.
+    expect(results[0]).toMatchObject({ status: 'rejected', reason: { name: 'PublishError' } });
+    await expect(bad.lastPublishingId()).rejects.toMatchObject({ code: 0x02, retriable: false });
     expect(results[1].status).toBe('fulfilled');
     expect(await good.lastPublishingId()).toBe(2n);
   });
 
-  it('rejects a publish to a deleted stream with a non-retriable PublishError carrying the code', async () => {
+  it('refuses publishing to a deleted stream, and its resume point fails with a non-retriable code 2', async () => {
     const stream = await newStream();
     const target = rabbit.target(stream, { producer: 'deleted' });
     await target.publish(1n, [amqpMessage('one')]);
 
     await rabbit.deleteStream(stream);
     const error = await target.publish(2n, [amqpMessage('two')]).catch((e: unknown) => e);
+    const resume = await target.lastPublishingId().catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(PublishError);
-    expect(error).toMatchObject({ retriable: false, code: 0x02, stream, publishingId: 2n });
+    expect(error).toMatchObject({ stream, publishingId: 2n });
+    expect(resume).toBeInstanceOf(ResumePointError);
+    expect(resume).toMatchObject({ retriable: false, code: 0x02, stream, producer: 'deleted' });
+  });
+
+  it('fails the resume point of a stream that never existed with a non-retriable code 2', async () => {
+    const target = rabbit.target(`never-created-${randomUUID()}`, { producer: 'nobody' });
+
+    await expect(target.lastPublishingId()).rejects.toMatchObject({
+      name: 'ResumePointError',
+      code: 0x02,
+      retriable: false,
+    });
   });
 
   it('keeps at most maxInFlight publishes open and still confirms all of them', async () => {
@@ -150,6 +164,20 @@ describe('the RabbitMQ target', () => {
     expect(await target.lastPublishingId()).toBe(1n);
   });
 
+  it('refuses a gzip batch larger than maxWriteBytes uncompressed, though it compresses to fit', async () => {
+    // RabbitMQ 4.3.5+ refuses one batch whose declared uncompressed size is over its
+    // max_uncompressed_sub_entry_batch_size while storing the frames after it: a gap. Bounded
+    // by frame_max, no batch of ours can be refused that way (see the README).
+    const stream = await newStream();
+    const target = rabbit.target(stream, { producer: 'gzip-big', compression: 'gzip' });
+    const half = new Uint8Array(Math.ceil(target.maxWriteBytes / 2)).fill(1);
+
+    const error = await target.publish(1n, [half, half]).catch((e: unknown) => e);
+
+    expect(error).toMatchObject({ name: 'PublishError', retriable: false, publishingId: 1n });
+    expect(await target.lastPublishingId()).toBe(0n);
+  });
+
   it('rejects in-flight publishes as retriable when the connection drops, then publishes again', async () => {
     const stream = await newStream();
     const target = rabbit.target(stream, { producer: 'reconnect' });
@@ -170,6 +198,44 @@ describe('the RabbitMQ target', () => {
     expect(await readMessages(stream, 3)).toEqual(
       ['one', 'two', 'three'].map((s) => amqpMessage(s)),
     );
+  });
+});
+
+describe('the broker, on what the fence relies on (README, "How the guarantee works")', () => {
+  it('refuses every write already sent to a removed publisher until it is declared again, then stores the next', async () => {
+    const stream = await newStream();
+    const connection = await Connection.connect(
+      { ...params, connectionId: randomUUID() },
+      silentLogger,
+    );
+    const refused: bigint[] = [];
+    connection.on('publish_error', (event: PublishErrorResponse) => {
+      for (const error of parsePublishErrors(event).errors) refused.push(error.publishingId);
+    });
+    const declare = () =>
+      connection.sendAndWait(
+        new DeclarePublisherRequest({ stream, publisherId: 3, publisherRef: 'order' }),
+      );
+    const write = (id: bigint) =>
+      sendFrame(connection, publishFrame(3, id, [amqpMessage(`${id}`)]));
+    await declare();
+
+    // All on the wire before any answer: the broker handles them in this order.
+    const sent = [
+      write(1n),
+      connection.sendAndWait(new DeletePublisherRequest(3)),
+      write(2n),
+      write(3n),
+      write(4n),
+      declare(),
+      write(5n),
+    ];
+    await Promise.all(sent);
+    await waitFor(() => Promise.resolve(refused.length >= 3));
+
+    expect(refused).toEqual([2n, 3n, 4n]);
+    expect(await readMessages(stream, 2)).toEqual([amqpMessage('1'), amqpMessage('5')]);
+    await connection.close();
   });
 });
 

@@ -55,7 +55,9 @@ describe('fault injection', () => {
     expect(error).toBeInstanceOf(PublishError);
     expect(error).toMatchObject({ retriable: true, publishingId: 4n });
     expect((error as Error).message).toContain('confirm lost');
-    // The retry the runner makes is deduplicated; the target is still usable.
+    // The runner reads the resume point again (the Target contract), then retries: the
+    // retry is deduplicated.
+    expect(await target.lastPublishingId()).toBe(4n);
     await target.publish(4n, bytes('4'));
     expect(stored(broker)).toEqual(['4']);
   });

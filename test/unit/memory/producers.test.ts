@@ -97,6 +97,7 @@ describe('named producers', () => {
   it('refuse an empty write and a negative publishing id with a permanent error', async () => {
     const target = setup().target('out', { producer: 'job' });
     await expect(target.publish(1n, [])).rejects.toMatchObject({ retriable: false });
+    await target.lastPublishingId(); // re-arms the target after the failed publish
     await expect(target.publish(-1n, bytes('x'))).rejects.toMatchObject({ retriable: false });
   });
 });

@@ -1,0 +1,139 @@
+// The broker drops the job's publisher while it publishes: `rabbitmq-streams restart_stream`
+// on the target stream, several times, on the real broker. The leader goes away with writes
+// in flight; the broker tells the publisher with a metadata update and refuses what follows
+// with "publisher does not exist". The job must still end with the uninterrupted run's target.
+//
+// Needs the local broker of scripts/rabbitmq.sh (the CLI runs in its chroot).
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { aggregate, jsonMessage, type Target } from '../../src/index.js';
+import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
+import { readAll, uniqueStream } from '../support/rabbitmq.js';
+
+const MESSAGES = 30_000;
+/** Results the job may publish past the last finished restart: restarts land mid-run. */
+const RESULTS_PER_RESTART = 2_000;
+const RESTARTS = 4;
+/** Delay between the runner handing a result over and the target sending it. */
+const HAND_OVER_MS = 20;
+
+const script = fileURLToPath(new URL('../../scripts/rabbitmq.sh', import.meta.url));
+let rabbit: RabbitMQ;
+const source = uniqueStream('restart-source');
+const streams = [source];
+
+interface Reading {
+  readonly sensor: number;
+  readonly value: number;
+}
+
+beforeAll(async () => {
+  rabbit = await connect(inject('rabbitmqUrl'));
+  await rabbit.createStream(source);
+  const feeder = rabbit.target(source, { producer: 'feeder' });
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < MESSAGES; i += 500) {
+    const batch = Array.from({ length: 500 }, (_, j) =>
+      jsonMessage({ sensor: (i + j) % 7, value: ((i + j) * 7919) % 1000 }),
+    );
+    pending.push(feeder.publish(BigInt(i + 499), batch));
+  }
+  await Promise.all(pending);
+  await feeder.close();
+}, 120_000);
+
+afterAll(async () => {
+  for (const stream of streams) await rabbit.deleteStream(stream);
+  await rabbit.close();
+});
+
+async function restartStream(stream: string): Promise<void> {
+  await promisify(execFile)(script, ['streams', 'restart_stream', stream], { timeout: 60_000 });
+}
+
+/** The job under test: three messages per step, one result per step. */
+function job(target: Target) {
+  return aggregate<Reading>(rabbit.source(source))
+    .count(3)
+    .aggregate({
+      init: () => ({ n: 0, sum: 0 }),
+      add: (acc, r) => ({ n: acc.n + 1, sum: acc.sum + r.value * (r.sensor + 1) }),
+      result: (acc) => acc,
+    })
+    .to(target, { retryDelayMs: 10 });
+}
+
+/**
+ * `target` as the job sees it, with each write handed over `HAND_OVER_MS` later (so that
+ * writes the runner issued before it noticed a failure still reach the target after it), and
+ * held back while the job is more than `RESULTS_PER_RESTART` writes past the last restart
+ * until all restarts are done.
+ */
+function pacedTarget(target: Target, restartsDone: () => number): Target & { handed: number } {
+  const paced = {
+    stream: target.stream,
+    producer: target.producer,
+    maxWriteBytes: target.maxWriteBytes,
+    handed: 0,
+    lastPublishingId: () => target.lastPublishingId(),
+    hasPublished: () => target.hasPublished(),
+    publish: async (id: bigint, messages: readonly Uint8Array[]) => {
+      while (
+        restartsDone() < RESTARTS &&
+        paced.handed >= (restartsDone() + 1) * RESULTS_PER_RESTART
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      paced.handed++;
+      await new Promise((resolve) => setTimeout(resolve, HAND_OVER_MS));
+      return target.publish(id, messages);
+    },
+  };
+  return paced;
+}
+
+describe('a job whose target stream is restarted while it publishes', () => {
+  it(`should end with the uninterrupted run's target after ${RESTARTS} restart_stream`, async () => {
+    const reference = uniqueStream('restart-reference');
+    const restarted = uniqueStream('restart-target');
+    streams.push(reference, restarted);
+    await rabbit.createStream(reference);
+    await rabbit.createStream(restarted);
+
+    const plain = rabbit.target(reference, { producer: 'job' });
+    await job(plain).run({ untilCaughtUp: true });
+    await plain.close();
+    const expected = await readAll(rabbit, reference);
+
+    let restarts = 0;
+    let done = false;
+    const target = rabbit.target(restarted, { producer: 'job' });
+    const paced = pacedTarget(target, () => restarts);
+    const running = job(paced)
+      .run({ untilCaughtUp: true })
+      .finally(() => (done = true));
+    while (!done && restarts < RESTARTS) {
+      // Once the job is publishing (past the previous restart's results), restart again.
+      while (!done && paced.handed <= restarts * RESULTS_PER_RESTART + 200) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      if (done) break;
+      await restartStream(restarted);
+      restarts++;
+    }
+    const summary = await running;
+    await target.close();
+    console.log(
+      `restart_stream test: ${restarts} restarts, the job resumed ${summary.restarts} times, ` +
+        `${expected.length} results`,
+    );
+
+    expect(restarts).toBe(RESTARTS);
+    expect(summary.restarts).toBeGreaterThanOrEqual(1);
+    const actual = await readAll(rabbit, restarted);
+    expect(actual.length).toBe(MESSAGES / 3);
+    expect(actual.map((b) => Buffer.from(b))).toEqual(expected.map((b) => Buffer.from(b)));
+  }, 300_000);
+});

@@ -1,0 +1,169 @@
+// A connection for RabbitTarget that the test drives by hand: it records every frame and
+// request the target writes, answers requests as told, and delivers confirms, publish errors,
+// metadata updates and losses when the test says so, through the real PublishRouter.
+import type { ClientParams } from 'rabbitmq-stream-js-client';
+import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
+import { DeclarePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/declare_publisher_request.js';
+import { QueryPublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/query_publisher_request.js';
+import type { Request } from 'rabbitmq-stream-js-client/dist/requests/request.js';
+import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
+import { PublishRouter } from '../../../src/rabbitmq/gaps/publish-confirms.js';
+import type { Live } from '../../../src/rabbitmq/gaps/reconnect.js';
+import {
+  RabbitTarget,
+  type PublisherLink,
+  type TargetOptions,
+} from '../../../src/rabbitmq/target.js';
+
+const PUBLISH_KEY = 0x0002;
+
+/** One answer to a request: a response code, and for a resume-point query the id. */
+export interface Answer {
+  readonly code: number;
+  readonly sequence?: bigint;
+}
+
+export class ScriptedLink implements PublisherLink {
+  readonly frameMax = 1_048_576;
+  /** Never dialled: only `hasPublished()` would open a connection of its own. */
+  readonly params = { hostname: 'scripted', port: 0 } as ClientParams;
+  /** Publishing ids of the Publish frames written, in order. */
+  readonly sent: bigint[] = [];
+  /** Publisher declarations sent. */
+  declarations = 0;
+  /** What the next resume-point queries are answered; each waits for `answerQuery()` if empty. */
+  private readonly queryAnswers: Answer[] = [];
+  private readonly waitingQueries: ((answer: Answer) => void)[] = [];
+  /** Requests the script never answers (as a Metadata request that is on its way). */
+  readonly unanswered: Request[] = [];
+  private readonly listeners = new Map<string, (event: unknown) => void>();
+  private readonly lossListeners = new Set<(reason: string) => void>();
+  private live: Live;
+
+  constructor() {
+    this.live = this.connect();
+  }
+
+  ready(): Promise<Live> {
+    return Promise.resolve(this.live);
+  }
+
+  request<T extends Response>(request: Request): Promise<T> {
+    if (request instanceof DeclarePublisherRequest) {
+      this.declarations++;
+      return Promise.resolve(response<T>(1));
+    }
+    if (request instanceof QueryPublisherRequest) {
+      const scripted = this.queryAnswers.shift();
+      if (scripted !== undefined)
+        return Promise.resolve(response<T>(scripted.code, scripted.sequence));
+      return new Promise((resolve) =>
+        this.waitingQueries.push((answer) => resolve(response<T>(answer.code, answer.sequence))),
+      );
+    }
+    this.unanswered.push(request);
+    return new Promise<T>(() => undefined);
+  }
+
+  onLoss(listener: (reason: string) => void): () => void {
+    this.lossListeners.add(listener);
+    return () => this.lossListeners.delete(listener);
+  }
+
+  abandon(live: Live, reason: string): void {
+    if (live === this.live) this.lose(reason);
+  }
+
+  /** Answers the next resume-point query (or the one waiting) with `answer`. */
+  answerQuery(answer: Answer): void {
+    const waiting = this.waitingQueries.shift();
+    if (waiting === undefined) this.queryAnswers.push(answer);
+    else waiting(answer);
+  }
+
+  confirm(publisherId: number, ...publishingIds: bigint[]): void {
+    this.emit('publish_confirm', { publisherId, publishingIds });
+  }
+
+  /** A PublishError frame, shaped as rabbitmq-stream-js-client 1.0.0 mis-decodes it. */
+  publishError(publisherId: number, publishingId: bigint, code: number): void {
+    const body = Buffer.alloc(15);
+    body.writeUInt8(publisherId, 0);
+    body.writeUInt32BE(1, 1);
+    body.writeBigUInt64BE(publishingId, 5);
+    body.writeUInt16BE(code, 13);
+    this.emit('publish_error', {
+      response: {
+        correlationId: body.readUInt32BE(0),
+        code: body.readUInt16BE(4),
+        payload: { data: body.subarray(6) },
+      },
+    });
+  }
+
+  metadataUpdate(stream: string, code: number): void {
+    this.emit('metadata_update', { metadataInfo: { stream, code } });
+  }
+
+  /** The connection is lost; the next one is up at once. */
+  lose(reason = 'scripted loss'): void {
+    for (const listener of this.lossListeners) listener(reason);
+    this.live = this.connect();
+  }
+
+  private emit(event: string, payload: unknown): void {
+    this.listeners.get(event)?.(payload);
+  }
+
+  private connect(): Live {
+    const connection = {
+      on: (event: string, listener: (payload: unknown) => void) =>
+        this.listeners.set(event, listener),
+      send: (request: Request) => {
+        const frame = request.toBuffer();
+        if (request.key === PUBLISH_KEY) this.sent.push(frame.readBigUInt64BE(13));
+        return Promise.resolve();
+      },
+    } as unknown as Connection;
+    return {
+      connection,
+      router: new PublishRouter(connection),
+      lost: new Promise(() => undefined),
+    };
+  }
+}
+
+/** A response as the client decodes one; `sequence` is read by resume-point queries only. */
+function response<T extends Response>(code: number, sequence = 0n): T {
+  const decoded: Response & { sequence: bigint } = {
+    code,
+    ok: code === 1,
+    key: 0,
+    correlationId: 0,
+    sequence,
+  };
+  return decoded as unknown as T;
+}
+
+export const PUBLISHER_ID = 7;
+
+/** A RabbitTarget on stream 'out' over `link`, as `rabbit.target()` builds one. */
+export function scriptedTarget(
+  link: ScriptedLink,
+  options: Partial<TargetOptions> = {},
+): RabbitTarget {
+  return new RabbitTarget(link, PUBLISHER_ID, 'out', { producer: 'job', ...options }, () => {});
+}
+
+/** Lets every pending promise callback and I/O-free continuation run. */
+export function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** How a publish ended: 'confirmed', or its error. */
+export function outcome(publish: Promise<void>): Promise<unknown> {
+  return publish.then(
+    () => 'confirmed',
+    (error: unknown) => error,
+  );
+}
