@@ -65,7 +65,7 @@ describe('the resume point of a RabbitMQ target', () => {
     link.answerQuery({ code: STREAM_NOT_AVAILABLE });
     link.answerQuery({ code: 1, sequence: 0n });
 
-    expect(await jobAsking(link)).toEqual({ results: 0, restarts: 1 });
+    expect(await jobAsking(link)).toEqual({ results: 0, duplicates: 0, restarts: 1 });
   });
 
   it('makes a job stop when the stream does not exist', async () => {
