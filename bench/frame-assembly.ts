@@ -1,92 +1,144 @@
-/**
- * Cutting socket reads into Deliver frames: the FrameAssembler (src/rabbitmq/socket-frames.ts:
- * a frame that spans reads is copied once into a buffer sized from its header) against the
- * router it replaced (pending reads joined with Buffer.concat once enough bytes had come,
- * which also copied the rest of the completing read, and a second time when the size prefix
- * itself was split). Same frames, same 64 KiB reads (a socket's usual read size), interleaved
- * rounds; prints medians, the ratio and the bytes each copied.
- *
- *   npx tsx bench/frame-assembly.ts          BENCH_FRAMES=20000 BENCH_REPEATS=7 to change sizes
- */
 import { FrameAssembler } from '../src/rabbitmq/socket-frames.js';
-import { interleavedMedians } from './measure.js';
+import { interleavedMedians, perSecond } from './measure.js';
+import type { CaseResult } from './report.js';
 
-const FRAMES = Number(process.env.BENCH_FRAMES ?? 20_000);
-const REPEATS = Number(process.env.BENCH_REPEATS ?? 7);
+/** A socket's usual read size. */
 const READ_BYTES = 64 * 1024;
+const SIZE_PREFIX = 4;
 
-/** Deliver-sized frames: 500 messages of ~80 bytes is about 42 KB, some larger, some smaller. */
-function frames(): Buffer {
-  const sizes = Array.from({ length: FRAMES }, (_, i) => 20_000 + ((i * 7919) % 45_000));
-  const out = Buffer.alloc(sizes.reduce((sum, size) => sum + 4 + size, 0));
-  let at = 0;
-  for (const size of sizes) {
-    out.writeUInt32BE(size, at);
-    out.writeUInt16BE(8, at + 4);
-    at += 4 + size;
+/** What a router handed over: counted inside the timed rounds, checked once before them. */
+interface Tally {
+  frames: number;
+  bytes: number;
+  /** Frames not whole (length other than their prefix says) or out of order. */
+  wrong: number;
+  /** Bytes the router copied out of the socket reads. */
+  copied: number;
+}
+
+/**
+ * Case 6: cutting socket reads into Deliver frames. The FrameAssembler
+ * (src/rabbitmq/socket-frames.ts: a frame that spans reads is copied once, into a buffer
+ * sized from its header) against the router it replaced (pending reads joined with
+ * Buffer.concat once enough bytes had come, which also copied the rest of the completing
+ * read, and copied a second time when the size prefix itself was split). Same frames, same
+ * 64 KiB reads, interleaved rounds. Before timing, both must hand over every frame whole and
+ * in order.
+ */
+export function frameAssemblyCases(frameCount: number, repeats: number): CaseResult[] {
+  const stream = frames(frameCount);
+  const reads = Array.from({ length: Math.ceil(stream.length / READ_BYTES) }, (_, i) =>
+    stream.subarray(i * READ_BYTES, (i + 1) * READ_BYTES),
+  );
+  const routers = {
+    assembler: () => assemble(reads, stream),
+    concat: () => concatRoute(reads),
+  };
+  const tallies = { assembler: routers.assembler(), concat: routers.concat() };
+  for (const [name, tally] of Object.entries(tallies)) {
+    if (tally.frames !== frameCount || tally.bytes !== stream.length || tally.wrong !== 0) {
+      throw new Error(
+        `frame-assembly bench: ${name} handed over ${tally.frames} frames (${tally.wrong} wrong), ` +
+          `${tally.bytes} bytes; expected ${frameCount} frames, ${stream.length} bytes`,
+      );
+    }
   }
+  const medians = interleavedMedians(routers, repeats);
+  const perSec = {
+    assembler: perSecond(frameCount, medians.assembler),
+    concat: perSecond(frameCount, medians.concat),
+  };
+  const values = (name: 'assembler' | 'concat') => ({
+    medianMs: medians[name],
+    copiedMB: tallies[name].copied / 1e6,
+    copiedPercentOfBytes: (100 * tallies[name].copied) / stream.length,
+  });
+  return [
+    {
+      name: 'frame-assembly/assembler',
+      kind: 'frames',
+      msgsPerSec: perSec.assembler,
+      ratios: { concat: perSec.assembler / perSec.concat },
+      values: values('assembler'),
+    },
+    {
+      name: 'frame-assembly/concat',
+      kind: 'frames',
+      msgsPerSec: perSec.concat,
+      ratios: {},
+      values: values('concat'),
+    },
+  ];
+}
+
+/**
+ * Deliver-sized frames (500 messages of ~80 bytes is about 42 KB; here 20–65 KB) in one
+ * buffer, each carrying its index after the command key so that order can be checked.
+ */
+function frames(count: number): Buffer {
+  const sizes = Array.from({ length: count }, (_, i) => 20_000 + ((i * 7919) % 45_000));
+  const out = Buffer.alloc(sizes.reduce((sum, size) => sum + SIZE_PREFIX + size, 0));
+  let at = 0;
+  sizes.forEach((size, index) => {
+    out.writeUInt32BE(size, at);
+    out.writeUInt16BE(8, at + 4); // Deliver
+    out.writeUInt32BE(index, at + 6);
+    at += SIZE_PREFIX + size;
+  });
   return out;
 }
 
-const stream = frames();
-const reads = Array.from({ length: Math.ceil(stream.length / READ_BYTES) }, (_, i) =>
-  stream.subarray(i * READ_BYTES, (i + 1) * READ_BYTES),
-);
-
-let copied = { assembler: 0, concat: 0 };
-let seen = 0;
-
-function assembler(): void {
-  const frames = new FrameAssembler((frame) => {
-    seen += frame.readUInt16BE(4);
-    if (frame.buffer !== stream.buffer) copied.assembler += frame.length;
-  });
-  for (const read of reads) frames.push(read);
+function count(tally: Tally, frame: Buffer): void {
+  if (
+    frame.length !== SIZE_PREFIX + frame.readUInt32BE(0) ||
+    frame.readUInt32BE(6) !== tally.frames
+  ) {
+    tally.wrong++;
+  }
+  tally.frames++;
+  tally.bytes += frame.length;
 }
 
-/** The router before: as src/rabbitmq/gaps/consume-raw-chunks.ts had it. */
-function concat(): void {
+function assemble(reads: readonly Buffer[], stream: Buffer): Tally {
+  const tally: Tally = { frames: 0, bytes: 0, wrong: 0, copied: 0 };
+  const assembler = new FrameAssembler((frame) => {
+    count(tally, frame);
+    // A view of a read shares the stream's memory; an assembled frame has its own.
+    if (frame.buffer !== stream.buffer) tally.copied += frame.length;
+  });
+  for (const read of reads) assembler.push(read);
+  return tally;
+}
+
+/** The router before, as src/rabbitmq/gaps/consume-raw-chunks.ts had it until 5bf68f9. */
+function concatRoute(reads: readonly Buffer[]): Tally {
+  const tally: Tally = { frames: 0, bytes: 0, wrong: 0, copied: 0 };
   let pending: Buffer[] = [];
   let pendingBytes = 0;
-  let needed = 4;
+  let needed = SIZE_PREFIX;
   for (let data of reads) {
     if (pending.length > 0) {
       pending.push(data);
       pendingBytes += data.length;
       if (pendingBytes < needed) continue;
       data = Buffer.concat(pending, pendingBytes);
-      copied.concat += pendingBytes;
+      tally.copied += pendingBytes;
       pending = [];
       pendingBytes = 0;
     }
     let pos = 0;
-    while (data.length - pos >= 4) {
-      const end = pos + 4 + data.readUInt32BE(pos);
+    while (data.length - pos >= SIZE_PREFIX) {
+      const end = pos + SIZE_PREFIX + data.readUInt32BE(pos);
       if (end > data.length) break;
-      seen += data.readUInt16BE(pos + 4);
+      count(tally, data.subarray(pos, end));
       pos = end;
     }
     if (pos < data.length) {
       const rest = data.subarray(pos);
       pending = [rest];
       pendingBytes = rest.length;
-      needed = rest.length >= 4 ? 4 + rest.readUInt32BE(0) : 4;
+      needed = rest.length >= SIZE_PREFIX ? SIZE_PREFIX + rest.readUInt32BE(0) : SIZE_PREFIX;
     }
   }
+  return tally;
 }
-
-const medians = interleavedMedians({ assembler, concat }, REPEATS);
-copied = { assembler: 0, concat: 0 };
-seen = 0;
-assembler();
-concat();
-if (seen !== 2 * 8 * FRAMES) throw new Error(`saw ${seen / 8} frames, expected ${2 * FRAMES}`);
-const mb = stream.length / 1e6;
-console.log(`${FRAMES} frames, ${mb.toFixed(0)} MB in ${reads.length} reads of 64 KiB`);
-for (const name of ['assembler', 'concat'] as const) {
-  console.log(
-    `${name.padEnd(9)} median ${medians[name].toFixed(1)} ms  ${(mb / (medians[name] / 1000)).toFixed(0)} MB/s  ` +
-      `copied ${(copied[name] / 1e6).toFixed(0)} MB (${((100 * copied[name]) / stream.length).toFixed(0)}% of the bytes)`,
-  );
-}
-console.log(`concat / assembler time: ${(medians.concat / medians.assembler).toFixed(2)}`);
