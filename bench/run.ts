@@ -23,7 +23,7 @@ results.push(...hotPathCases(config.messages, config.repeats));
 log('codecs…');
 results.push(...(await codecCases(config.codecMs)));
 log('frame assembly…');
-results.push(...frameAssemblyCases(config.frames, config.repeats));
+results.push(...(await frameAssemblyCases(config.frames, config.repeats)));
 log('memory…');
 results.push(...(await memoryCases(config.memoryKeys, config.memoryAdds)));
 log('recovery…');

@@ -37,8 +37,8 @@ describe('bench smoke', () => {
     ).toHaveProperty('stockClient');
   });
 
-  it('runs the frame-assembly case, whose routers hand over the same frames', () => {
-    const [assembler, concat] = frameAssemblyCases(40, 1);
+  it('runs the frame-assembly case in a child, whose routers hand over the same frames', async () => {
+    const [assembler, concat] = await frameAssemblyCases(40, 1);
     expect(assembler?.msgsPerSec).toBeGreaterThan(0);
     expect(Object.keys(assembler?.ratios ?? {})).toEqual(['concat']);
     // Frames of 20-65 KB in 64 KiB reads: most span reads, so both copy, the router before more.
