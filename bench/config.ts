@@ -12,6 +12,8 @@ export interface BenchConfig {
   readonly memoryAdds: number;
   /** Open keys for heap per key (BENCH_MEMORY_KEYS, default 10,000). */
   readonly memoryKeys: number;
+  /** Deliver-sized frames cut from socket reads (BENCH_FRAMES, default 20,000: about 850 MB). */
+  readonly frames: number;
 }
 
 export function benchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
@@ -22,6 +24,7 @@ export function benchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
     e2eMessages: positive(env, 'BENCH_E2E_MESSAGES', 1_000_000),
     memoryAdds: positive(env, 'BENCH_MEMORY_ADDS', 1_000_000),
     memoryKeys: positive(env, 'BENCH_MEMORY_KEYS', 10_000),
+    frames: positive(env, 'BENCH_FRAMES', 20_000),
   };
 }
 

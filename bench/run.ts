@@ -5,6 +5,7 @@
 import { codecCases } from './codec.js';
 import { benchConfig } from './config.js';
 import { e2eCases, e2eUnavailable } from './e2e.js';
+import { frameAssemblyCases } from './frame-assembly.js';
 import { hotPathCases } from './hot-path/case.js';
 import { memoryCases } from './memory.js';
 import { recoveryCases } from './recovery.js';
@@ -21,6 +22,8 @@ log('hot path…');
 results.push(...hotPathCases(config.messages, config.repeats));
 log('codecs…');
 results.push(...(await codecCases(config.codecMs)));
+log('frame assembly…');
+results.push(...(await frameAssemblyCases(config.frames, config.repeats)));
 log('memory…');
 results.push(...(await memoryCases(config.memoryKeys, config.memoryAdds)));
 log('recovery…');

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { codecCases } from '../../bench/codec.js';
 import { buildChunks, checkEncoding, corpusShape } from '../../bench/corpus.js';
+import { frameAssemblyCases } from '../../bench/frame-assembly.js';
 import { hotPathCases } from '../../bench/hot-path/case.js';
 import { memoryCases } from '../../bench/memory.js';
 import { recoveryCases } from '../../bench/recovery.js';
@@ -34,6 +35,15 @@ describe('bench smoke', () => {
     expect(
       results.find((result) => result.name === 'source-decode/scanMessage')?.ratios,
     ).toHaveProperty('stockClient');
+  });
+
+  it('runs the frame-assembly case in a child, whose routers hand over the same frames', async () => {
+    const [assembler, concat] = await frameAssemblyCases(40, 1);
+    expect(assembler?.msgsPerSec).toBeGreaterThan(0);
+    expect(Object.keys(assembler?.ratios ?? {})).toEqual(['concat']);
+    // Frames of 20-65 KB in 64 KiB reads: most span reads, so both copy, the router before more.
+    expect(assembler?.values?.copiedMB).toBeGreaterThan(0);
+    expect(concat?.values?.copiedMB).toBeGreaterThan(assembler?.values?.copiedMB ?? 0);
   });
 
   it('runs the memory probe in a child process', async () => {
