@@ -11,6 +11,7 @@ import {
   STREAM_ALREADY_EXISTS,
   STREAM_DOES_NOT_EXIST,
   codeName,
+  isRetriableCode,
 } from '../common/stream-protocol.js';
 import { rabbitSource, type RabbitSourceOptions } from './source.js';
 import { RabbitTarget, type TargetOptions } from './target.js';
@@ -32,12 +33,15 @@ export interface StreamOptions {
 /** A stream protocol command was refused by the broker. */
 export class StreamCommandError extends StreamWindowsError {
   override readonly name = 'StreamCommandError';
+  /** Whether trying again later may succeed (the response-code table's verdict). */
+  readonly retriable: boolean;
   constructor(
     readonly command: string,
     readonly stream: string,
     readonly code: number,
   ) {
     super(`${command} of stream '${stream}' failed (code ${code}): ${codeName(code)}`);
+    this.retriable = isRetriableCode(code);
   }
 }
 

@@ -8,7 +8,7 @@ import type { SubscribeResponse } from 'rabbitmq-stream-js-client/dist/responses
 import type { SourceChunk } from '../core/ports.js';
 import { RetentionGapError, SourceError, describe } from '../common/errors.js';
 import { parseDeliver } from './deliver-chunk.js';
-import { OK, STREAM_NOT_AVAILABLE, codeName } from '../common/stream-protocol.js';
+import { OK, codeName, isRetriableCode } from '../common/stream-protocol.js';
 import { queryStreamStats } from './stream-stats.js';
 import { abandon, socketOf } from './gaps/client-socket.js';
 import { routeDeliverFrames } from './gaps/consume-raw-chunks.js';
@@ -191,8 +191,8 @@ export class Subscription {
       throw new SubscribeError(
         stream,
         this.from,
-        response.code, // may clear by itself (leader election)
-        response.code === STREAM_NOT_AVAILABLE,
+        response.code,
+        isRetriableCode(response.code), // e.g. a leader election passes by itself
       );
     }
   }

@@ -3,7 +3,7 @@ import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { StreamStatsRequest } from 'rabbitmq-stream-js-client/dist/requests/stream_stats_request.js';
 import type { StreamStatsResponse } from 'rabbitmq-stream-js-client/dist/responses/stream_stats_response.js';
 import { AccessRefusedError, describe, SourceError } from '../common/errors.js';
-import { OK, STREAM_NOT_AVAILABLE, codeName } from '../common/stream-protocol.js';
+import { OK, codeName, isRetriableCode } from '../common/stream-protocol.js';
 import { abandon } from './gaps/client-socket.js';
 import { openConnection } from './gaps/handshake.js';
 
@@ -28,7 +28,7 @@ export async function queryStreamStats(
   if (response.code !== OK) {
     throw new SourceError(
       stream,
-      response.code === STREAM_NOT_AVAILABLE,
+      isRetriableCode(response.code),
       `querying its statistics failed with code ${response.code} (${codeName(response.code)})`,
     );
   }
