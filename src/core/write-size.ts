@@ -1,3 +1,9 @@
+import {
+  FRAME_TOO_LARGE,
+  MAX_BATCH_RECORDS,
+  MAX_PUBLISHING_ID,
+} from '../common/stream-protocol.js';
+
 /**
  * How big a publish is on the wire, so the embedded broker refuses exactly the writes RabbitMQ
  * refuses. RabbitMQ closes the connection when a frame's size field exceeds frame_max - 4,
@@ -36,4 +42,38 @@ export function writeSize(messages: readonly Uint8Array[]): number {
   let size = BATCH_EXTRA_OVERHEAD;
   for (const message of messages) size += BATCH_RECORD_OVERHEAD + message.length;
   return size;
+}
+
+/** Why a write breaks the stream protocol's limits; `code` is the broker's answer to it, if any. */
+export interface WriteRefusal {
+  readonly reason: string;
+  readonly code?: number;
+}
+
+/**
+ * Why a write breaks the stream protocol's limits, or `undefined` when it does not: both
+ * brokers' targets refuse such a write before anything is stored, for the same reasons.
+ */
+export function writeRefusal(
+  publishingId: bigint,
+  messages: readonly Uint8Array[],
+  maxBytes: number,
+): WriteRefusal | undefined {
+  if (publishingId < 0n || publishingId > MAX_PUBLISHING_ID) {
+    return { reason: 'the publishing id must fit in an unsigned 64-bit integer' };
+  }
+  if (messages.length === 0) return { reason: 'a write must hold at least one message' };
+  if (messages.length > MAX_BATCH_RECORDS) {
+    return {
+      reason: `a sub-entry batch holds at most ${MAX_BATCH_RECORDS} messages, given ${messages.length}`,
+    };
+  }
+  const size = writeSize(messages);
+  if (size > maxBytes) {
+    return {
+      reason: `the write takes ${size} bytes uncompressed, over the limit of ${maxBytes} per write`,
+      code: FRAME_TOO_LARGE,
+    };
+  }
+  return undefined;
 }

@@ -1,15 +1,10 @@
 import { PublishError, describe, refusedUntilResumed } from '../common/errors.js';
 import type { Target } from '../core/ports.js';
-import {
-  FRAME_TOO_LARGE,
-  MAX_BATCH_RECORDS,
-  MAX_PUBLISHING_ID,
-  STREAM_DOES_NOT_EXIST,
-} from '../common/stream-protocol.js';
+import { STREAM_DOES_NOT_EXIST } from '../common/stream-protocol.js';
 import { SimulatedCrash, type FaultPoint } from './errors.js';
 import type { FaultPlan } from './faults.js';
 import type { StreamLog } from './stream-log.js';
-import { writeSize } from '../core/write-size.js';
+import { writeRefusal } from '../core/write-size.js';
 
 /**
  * A named producer on an embedded stream. Deduplicates like osiris_writer: a publishing id not
@@ -83,25 +78,9 @@ export class MemoryTarget implements Target {
   }
 
   private validate(publishingId: bigint, messages: readonly Uint8Array[]): void {
-    if (publishingId < 0n || publishingId > MAX_PUBLISHING_ID) {
-      throw this.error(publishingId, false, 'publishing id must fit in an unsigned 64-bit integer');
-    }
-    if (messages.length === 0) throw this.error(publishingId, false, 'nothing to publish');
-    if (messages.length > MAX_BATCH_RECORDS) {
-      throw this.error(
-        publishingId,
-        false,
-        `a sub-entry batch holds at most ${MAX_BATCH_RECORDS} messages, given ${messages.length}`,
-      );
-    }
-    const size = writeSize(messages);
-    if (size > this.maxWriteBytes) {
-      throw this.error(
-        publishingId,
-        false,
-        `write of ${size} bytes exceeds the limit of ${this.maxWriteBytes} (frame too large)`,
-        FRAME_TOO_LARGE,
-      );
+    const refusal = writeRefusal(publishingId, messages, this.maxWriteBytes);
+    if (refusal !== undefined) {
+      throw this.error(publishingId, false, refusal.reason, refusal.code);
     }
   }
 

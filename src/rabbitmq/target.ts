@@ -5,7 +5,7 @@ import type { QueryPublisherResponse } from 'rabbitmq-stream-js-client/dist/resp
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
 import type { SubEntryCompression } from '../codecs/sub-entry.js';
 import type { Target } from '../core/ports.js';
-import { maxWriteBytes, writeSize } from '../core/write-size.js';
+import { maxWriteBytes, writeRefusal } from '../core/write-size.js';
 import {
   ConfigError,
   PublishError,
@@ -16,13 +16,7 @@ import {
 import { timerMs } from '../common/timer-duration.js';
 import type { Live, ReconnectingConnection } from './gaps/reconnect.js';
 import { publishFrame, sendFrame } from './gaps/raw-publish.js';
-import {
-  MAX_BATCH_RECORDS,
-  MAX_PUBLISHING_ID,
-  PUBLISHER_DOES_NOT_EXIST,
-  codeName,
-  isRetriableCode,
-} from '../common/stream-protocol.js';
+import { PUBLISHER_DOES_NOT_EXIST, codeName, isRetriableCode } from '../common/stream-protocol.js';
 import { InFlight } from './publish-in-flight.js';
 import { producerHasPublished } from './target-history.js';
 
@@ -205,27 +199,9 @@ export class RabbitTarget implements Target {
    * batch of ours can be refused that way unless the broker's setting is below frame_max.
    */
   private frameFor(publishingId: bigint, messages: readonly Uint8Array[]): Buffer {
-    if (publishingId < 0n || publishingId > MAX_PUBLISHING_ID) {
-      throw new ConfigError('publishingId', 'must be an unsigned 64-bit integer', publishingId);
-    }
-    if (messages.length === 0) {
-      throw new ConfigError('messages', 'must hold at least one message', messages.length);
-    }
-    if (messages.length > MAX_BATCH_RECORDS) {
-      throw this.error(
-        publishingId,
-        false,
-        `a sub-entry batch holds at most ${MAX_BATCH_RECORDS} messages, given ${messages.length}`,
-      );
-    }
-    const size = writeSize(messages);
-    if (size > this.maxWriteBytes) {
-      throw this.error(
-        publishingId,
-        false,
-        `the write takes ${size} bytes uncompressed, over the ${this.maxWriteBytes} that fit ` +
-          `in the broker's frame_max of ${this.frameMax}`,
-      );
+    const refusal = writeRefusal(publishingId, messages, this.maxWriteBytes);
+    if (refusal !== undefined) {
+      throw this.error(publishingId, false, refusal.reason, refusal.code);
     }
     const frame = publishFrame(this.publisherId, publishingId, messages, this.compression);
     if (frame.length > this.frameMax) {
