@@ -1,14 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryBroker, SimulatedCrash, type FaultPoint } from '../../src/memory/index.js';
-import {
-  buildJob,
-  encodeSource,
-  jobArb,
-  sourceArb,
-  type JobSpec,
-  type SourceSpec,
-} from '../support/scenario.js';
+import { brokerWith, targetBytes, uninterrupted } from '../support/memory-scenario.js';
+import { buildJob, jobArb, sourceArb, type JobSpec } from '../support/scenario.js';
 import { Coverage, propertyParameters } from '../support/coverage.js';
 import {
   expectEveryMessageCountedOnce,
@@ -19,25 +13,8 @@ import {
 // Hundreds of messages: tens to hundreds of steps per run, so crashes land deep in a job.
 const source = (garbage: boolean) => sourceArb({ garbage, minLength: 50, maxLength: 300 });
 
-function brokerWith(source: SourceSpec): MemoryBroker {
-  const broker = new MemoryBroker({ now: () => 0 });
-  broker.createStream('source');
-  broker.createStream('target');
-  for (const chunk of encodeSource(source)) {
-    if (chunk.messages.length > 0)
-      broker.append('source', chunk.messages, { timestamp: chunk.timestamp });
-  }
-  return broker;
-}
-
 function job(broker: MemoryBroker, spec: JobSpec) {
   return buildJob(spec, broker.source('source'), broker.target('target', { producer: 'job-1' }));
-}
-
-async function uninterrupted(source: SourceSpec, spec: JobSpec): Promise<MemoryBroker> {
-  const broker = brokerWith(source);
-  await job(broker, spec).run({ untilCaughtUp: true });
-  return broker;
 }
 
 const crashArb = fc.array(
@@ -55,7 +32,7 @@ const crashArb = fc.array(
 
 /** Counts what a run's target holds: results, window kind and packing, late and dead letters. */
 function countResults(coverage: Coverage, spec: JobSpec, broker: MemoryBroker): void {
-  const steps = stepsOf(broker.messages('target').map((m) => m.bytes));
+  const steps = stepsOf(targetBytes(broker));
   const many = steps.length >= 3;
   coverage.add('results', steps.length);
   coverage.count('runs with >= 3 results', many);
@@ -131,12 +108,11 @@ describe('effectively-once on the embedded broker', () => {
           }
           await job(broker, spec).run({ untilCaughtUp: true });
 
-          const bytes = (b: MemoryBroker) => b.messages('target').map((m) => m.bytes);
-          expect(bytes(broker)).toEqual(bytes(expected));
+          expect(targetBytes(broker)).toEqual(targetBytes(expected));
           expectStrictlyIncreasing(
             broker.chunks('target').map((c) => c.writer?.publishingId ?? -1n),
           );
-          expectEveryMessageCountedOnce(stepsOf(bytes(broker)));
+          expectEveryMessageCountedOnce(stepsOf(targetBytes(broker)));
         },
       ),
       propertyParameters(),
@@ -159,7 +135,7 @@ describe('effectively-once on the embedded broker', () => {
         coverage.run();
         const broker = await uninterrupted(source, spec);
         countResults(coverage, spec, broker);
-        const steps = stepsOf(broker.messages('target').map((m) => m.bytes));
+        const steps = stepsOf(targetBytes(broker));
         expectEveryMessageCountedOnce(steps);
         // Every message up to the last published step is accounted for; the rest is the open step.
         const counted = steps.reduce((n, parts) => n + (parts[0]?.messages ?? 0), 0);
@@ -182,9 +158,7 @@ describe('effectively-once on the embedded broker', () => {
         // A second target, as a replay of the whole source by a new producer would write it.
         await job(again, spec).run({ untilCaughtUp: true });
         await job(again, spec).run({ untilCaughtUp: true }); // a restart after the end changes nothing
-        expect(again.messages('target').map((m) => m.bytes)).toEqual(
-          first.messages('target').map((m) => m.bytes),
-        );
+        expect(targetBytes(again)).toEqual(targetBytes(first));
       }),
       propertyParameters(),
     );
