@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryBroker, SimulatedCrash, type FaultPoint } from '../../src/memory/index.js';
 import { brokerWith, targetBytes, uninterrupted } from '../support/memory-scenario.js';
 import { buildJob, jobArb, sourceArb, type JobSpec } from '../support/scenario.js';
-import { Coverage, propertyParameters } from '../support/coverage.js';
+import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
 import {
   expectEveryMessageCountedOnce,
   expectStrictlyIncreasing,
@@ -73,95 +73,107 @@ const WINDOW_AND_PACKING_FLOORS = {
 };
 
 describe('effectively-once on the embedded broker', () => {
-  it('should write a byte-identical target after any number of crashes and restarts', async () => {
-    const coverage = new Coverage('crashes and restarts');
-    await fc.assert(
-      fc.asyncProperty(
-        source(true),
-        jobArb({ deadLetter: true }),
-        crashArb,
-        async (source, spec, crashes) => {
-          coverage.run();
-          const expected = await uninterrupted(source, spec);
-          countResults(coverage, spec, expected);
+  it(
+    'should write a byte-identical target after any number of crashes and restarts',
+    async () => {
+      const coverage = new Coverage('crashes and restarts');
+      await fc.assert(
+        fc.asyncProperty(
+          source(true),
+          jobArb({ deadLetter: true }),
+          crashArb,
+          async (source, spec, crashes) => {
+            coverage.run();
+            const expected = await uninterrupted(source, spec);
+            countResults(coverage, spec, expected);
 
-          const broker = brokerWith(source);
-          for (const crash of crashes) {
-            const fault = broker.injectFault({
-              stream: 'target',
-              ...crash,
-              onFire: () => {
-                coverage.count(
-                  'crashes after a stored result',
-                  broker.messages('target').length > 0,
-                );
-              },
-            });
-            try {
-              await job(broker, spec).run({ untilCaughtUp: true });
-            } catch (error) {
-              if (!(error instanceof SimulatedCrash)) throw error;
+            const broker = brokerWith(source);
+            for (const crash of crashes) {
+              const fault = broker.injectFault({
+                stream: 'target',
+                ...crash,
+                onFire: () => {
+                  coverage.count(
+                    'crashes after a stored result',
+                    broker.messages('target').length > 0,
+                  );
+                },
+              });
+              try {
+                await job(broker, spec).run({ untilCaughtUp: true });
+              } catch (error) {
+                if (!(error instanceof SimulatedCrash)) throw error;
+              }
+              coverage.count('crashes fired', fault.fired);
+              coverage.count(`${crash.point} fired`, fault.fired);
+              broker.clearFaults();
             }
-            coverage.count('crashes fired', fault.fired);
-            coverage.count(`${crash.point} fired`, fault.fired);
-            broker.clearFaults();
-          }
-          await job(broker, spec).run({ untilCaughtUp: true });
+            await job(broker, spec).run({ untilCaughtUp: true });
 
-          expect(targetBytes(broker)).toEqual(targetBytes(expected));
-          expectStrictlyIncreasing(
-            broker.chunks('target').map((c) => c.writer?.publishingId ?? -1n),
-          );
-          expectEveryMessageCountedOnce(stepsOf(targetBytes(broker)));
-        },
-      ),
-      propertyParameters(),
-    );
-    coverage.expectFloors({
-      ...WINDOW_AND_PACKING_FLOORS,
-      'crashes fired': 1.4,
-      'crashes after a stored result': 1.3,
-      'before-publish fired': 0.3,
-      'after-publish fired': 0.3,
-      'after-confirm fired': 0.3,
-      'lose-confirm fired': 0.3,
-    });
-  });
+            expect(targetBytes(broker)).toEqual(targetBytes(expected));
+            expectStrictlyIncreasing(
+              broker.chunks('target').map((c) => c.writer?.publishingId ?? -1n),
+            );
+            expectEveryMessageCountedOnce(stepsOf(targetBytes(broker)));
+          },
+        ),
+        propertyParameters(),
+      );
+      coverage.expectFloors({
+        ...WINDOW_AND_PACKING_FLOORS,
+        'crashes fired': 1.4,
+        'crashes after a stored result': 1.3,
+        'before-publish fired': 0.3,
+        'after-publish fired': 0.3,
+        'after-confirm fired': 0.3,
+        'lose-confirm fired': 0.3,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
-  it('should count every source message in exactly one result for every window kind', async () => {
-    const coverage = new Coverage('every message counted once');
-    await fc.assert(
-      fc.asyncProperty(source(true), jobArb({ deadLetter: true }), async (source, spec) => {
-        coverage.run();
-        const broker = await uninterrupted(source, spec);
-        countResults(coverage, spec, broker);
-        const steps = stepsOf(targetBytes(broker));
-        expectEveryMessageCountedOnce(steps);
-        // Every message up to the last published step is accounted for; the rest is the open step.
-        const counted = steps.reduce((n, parts) => n + (parts[0]?.messages ?? 0), 0);
-        const total = source.chunks.reduce((n, c) => n + c.entries.length, 0);
-        expect(counted).toBeLessThanOrEqual(total);
-      }),
-      propertyParameters(),
-    );
-    coverage.expectFloors({ ...WINDOW_AND_PACKING_FLOORS, 'runs with dead letters': 0.5 });
-  });
+  it(
+    'should count every source message in exactly one result for every window kind',
+    async () => {
+      const coverage = new Coverage('every message counted once');
+      await fc.assert(
+        fc.asyncProperty(source(true), jobArb({ deadLetter: true }), async (source, spec) => {
+          coverage.run();
+          const broker = await uninterrupted(source, spec);
+          countResults(coverage, spec, broker);
+          const steps = stepsOf(targetBytes(broker));
+          expectEveryMessageCountedOnce(steps);
+          // Every message up to the last published step is accounted for; the rest is the open step.
+          const counted = steps.reduce((n, parts) => n + (parts[0]?.messages ?? 0), 0);
+          const total = source.chunks.reduce((n, c) => n + c.entries.length, 0);
+          expect(counted).toBeLessThanOrEqual(total);
+        }),
+        propertyParameters(),
+      );
+      coverage.expectFloors({ ...WINDOW_AND_PACKING_FLOORS, 'runs with dead letters': 0.5 });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
-  it('should produce the same bytes when a finished job is run again from scratch', async () => {
-    const coverage = new Coverage('replay from scratch');
-    await fc.assert(
-      fc.asyncProperty(source(false), jobArb({ deadLetter: false }), async (source, spec) => {
-        coverage.run();
-        const first = await uninterrupted(source, spec);
-        countResults(coverage, spec, first);
-        const again = brokerWith(source);
-        // A second target, as a replay of the whole source by a new producer would write it.
-        await job(again, spec).run({ untilCaughtUp: true });
-        await job(again, spec).run({ untilCaughtUp: true }); // a restart after the end changes nothing
-        expect(targetBytes(again)).toEqual(targetBytes(first));
-      }),
-      propertyParameters(),
-    );
-    coverage.expectFloors(WINDOW_AND_PACKING_FLOORS);
-  });
+  it(
+    'should produce the same bytes when a finished job is run again from scratch',
+    async () => {
+      const coverage = new Coverage('replay from scratch');
+      await fc.assert(
+        fc.asyncProperty(source(false), jobArb({ deadLetter: false }), async (source, spec) => {
+          coverage.run();
+          const first = await uninterrupted(source, spec);
+          countResults(coverage, spec, first);
+          const again = brokerWith(source);
+          // A second target, as a replay of the whole source by a new producer would write it.
+          await job(again, spec).run({ untilCaughtUp: true });
+          await job(again, spec).run({ untilCaughtUp: true }); // a restart after the end changes nothing
+          expect(targetBytes(again)).toEqual(targetBytes(first));
+        }),
+        propertyParameters(),
+      );
+      coverage.expectFloors(WINDOW_AND_PACKING_FLOORS);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });

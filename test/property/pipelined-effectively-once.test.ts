@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SimulatedCrash } from '../../src/memory/index.js';
-import { Coverage, propertyParameters } from '../support/coverage.js';
+import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
 import { brokerWith, targetBytes, uninterrupted } from '../support/memory-scenario.js';
 import { Link, type LinkFaultKind } from '../support/pipelined-target.js';
 import { buildJob, jobArb, sourceArb } from '../support/scenario.js';
@@ -22,70 +22,74 @@ const linkFaultsArb = fc.array(
 );
 
 describe('effectively-once with pipelined publishes', () => {
-  it('should write a byte-identical target through delayed, reordered and lost confirms and lost connections', async () => {
-    const coverage = new Coverage('pipelined publishes');
-    await fc.assert(
-      fc.asyncProperty(
-        sourceArb({ garbage: true, minLength: 50, maxLength: 300 }),
-        jobArb({ deadLetter: true }),
-        fc.integer({ min: 2, max: 8 }),
-        linkFaultsArb,
-        fc.integer(),
-        async (source, spec, maxInFlight, faults, seed) => {
-          coverage.run();
-          const expected = await uninterrupted(source, spec);
-          const broker = brokerWith(source);
-          const link = new Link(seededRandom(seed), faults);
-          let finished = false;
-          while (!finished) {
-            const target = link.target(broker.target('target', { producer: 'job-1' }));
-            const job = buildJob(spec, broker.source('source'), target, { maxInFlight });
-            try {
-              await job.run({ untilCaughtUp: true });
-              finished = true;
-            } catch (error) {
-              if (!(error instanceof SimulatedCrash)) throw error;
+  it(
+    'should write a byte-identical target through delayed, reordered and lost confirms and lost connections',
+    async () => {
+      const coverage = new Coverage('pipelined publishes');
+      await fc.assert(
+        fc.asyncProperty(
+          sourceArb({ garbage: true, minLength: 50, maxLength: 300 }),
+          jobArb({ deadLetter: true }),
+          fc.integer({ min: 2, max: 8 }),
+          linkFaultsArb,
+          fc.integer(),
+          async (source, spec, maxInFlight, faults, seed) => {
+            coverage.run();
+            const expected = await uninterrupted(source, spec);
+            const broker = brokerWith(source);
+            const link = new Link(seededRandom(seed), faults);
+            let finished = false;
+            while (!finished) {
+              const target = link.target(broker.target('target', { producer: 'job-1' }));
+              const job = buildJob(spec, broker.source('source'), target, { maxInFlight });
+              try {
+                await job.run({ untilCaughtUp: true });
+                finished = true;
+              } catch (error) {
+                if (!(error instanceof SimulatedCrash)) throw error;
+              }
+              // A run ends only once every publish it made is confirmed or failed.
+              expect(target.inFlight).toBe(0);
+              coverage.count('job runs');
             }
-            // A run ends only once every publish it made is confirmed or failed.
-            expect(target.inFlight).toBe(0);
-            coverage.count('job runs');
-          }
 
-          expect(targetBytes(broker)).toEqual(targetBytes(expected));
-          expectEveryMessageCountedOnce(stepsOf(targetBytes(broker)));
-          const { figures } = link;
-          expect(figures.maxInFlight).toBeLessThanOrEqual(maxInFlight);
-          expect(figures.queriesWithPublishesInFlight).toBe(0);
+            expect(targetBytes(broker)).toEqual(targetBytes(expected));
+            expectEveryMessageCountedOnce(stepsOf(targetBytes(broker)));
+            const { figures } = link;
+            expect(figures.maxInFlight).toBeLessThanOrEqual(maxInFlight);
+            expect(figures.queriesWithPublishesInFlight).toBe(0);
 
-          coverage.count('runs with >= 3 results', stepsOf(targetBytes(expected)).length >= 3);
-          coverage.count(
-            'runs that filled the in-flight bound',
-            figures.maxInFlight === maxInFlight,
-          );
-          coverage.add('confirms out of order', figures.confirmsOutOfOrder);
-          coverage.add('confirm timeouts', figures.timeouts);
-          coverage.add('confirm timeouts before the store', figures.timeoutsBeforeStore);
-          coverage.add('connection losses', figures.connectionLosses);
-          coverage.add('crashes', figures.crashes);
-          coverage.add('failures with >= 2 in flight', figures.failuresWithTwoInFlight);
-          coverage.add(
-            'losses with in-flight writes partly stored',
-            figures.lossesWithPartlyStoredWrites,
-          );
-        },
-      ),
-      propertyParameters(),
-    );
-    coverage.expectFloors({
-      'runs with >= 3 results': 0.9,
-      'runs that filled the in-flight bound': 0.8,
-      'confirms out of order': 6,
-      'confirm timeouts': 0.4,
-      'confirm timeouts before the store': 0.3,
-      'connection losses': 0.4,
-      crashes: 0.45,
-      'failures with >= 2 in flight': 1.2,
-      'losses with in-flight writes partly stored': 0.35,
-    });
-  });
+            coverage.count('runs with >= 3 results', stepsOf(targetBytes(expected)).length >= 3);
+            coverage.count(
+              'runs that filled the in-flight bound',
+              figures.maxInFlight === maxInFlight,
+            );
+            coverage.add('confirms out of order', figures.confirmsOutOfOrder);
+            coverage.add('confirm timeouts', figures.timeouts);
+            coverage.add('confirm timeouts before the store', figures.timeoutsBeforeStore);
+            coverage.add('connection losses', figures.connectionLosses);
+            coverage.add('crashes', figures.crashes);
+            coverage.add('failures with >= 2 in flight', figures.failuresWithTwoInFlight);
+            coverage.add(
+              'losses with in-flight writes partly stored',
+              figures.lossesWithPartlyStoredWrites,
+            );
+          },
+        ),
+        propertyParameters(),
+      );
+      coverage.expectFloors({
+        'runs with >= 3 results': 0.9,
+        'runs that filled the in-flight bound': 0.8,
+        'confirms out of order': 6,
+        'confirm timeouts': 0.4,
+        'confirm timeouts before the store': 0.3,
+        'connection losses': 0.4,
+        crashes: 0.45,
+        'failures with >= 2 in flight': 1.2,
+        'losses with in-flight writes partly stored': 0.35,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });

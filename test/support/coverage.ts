@@ -6,6 +6,9 @@ import { expect } from 'vitest';
 /** The number of runs every property test makes; `PROPERTY_RUNS` overrides it. */
 export const PROPERTY_RUNS = Number(process.env.PROPERTY_RUNS ?? 200);
 
+/** Time allowed to a whole property (all its runs) on a busy two-core machine. */
+export const PROPERTY_TIMEOUT_MS = 300_000;
+
 /**
  * fast-check parameters for a property: `PROPERTY_RUNS` runs, and a fixed seed when
  * `PROPERTY_SEED` is set (mutation testing pins it, so each mutant meets the same cases).

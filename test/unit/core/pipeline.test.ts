@@ -405,3 +405,29 @@ describe('decodeResult', () => {
     expect(() => decodeResult(jsonMessage({ any: 1 }))).toThrow(CodecError);
   });
 });
+
+describe('resuming after a restart', () => {
+  it('should resume at the offset right after a last publishing id above 0, skipping none', async () => {
+    const broker = brokerWithReadings([reading('a', 1, 0), reading('a', 2, 1), reading('a', 3, 2)]);
+    const job = () =>
+      aggregate<Reading>(broker.source('source'))
+        .count(1)
+        .reduce(sum, 0)
+        .to(broker.target('target', { producer: 'p' }));
+    await job().run({ untilCaughtUp: true }); // publishes ids 0, 1 and 2
+    const more = [reading('a', 4, 3), reading('a', 5, 4)];
+    broker.append(
+      'source',
+      more.map((r) => jsonMessage(r, { creationTime: r.t })),
+    );
+    const summary = await job().run({ untilCaughtUp: true });
+    expect(summary.results).toBe(2); // offsets 3 and 4 only: nothing re-published, nothing skipped
+    expect(results(broker).map((r) => [r.firstOffset, r.outputs[0]?.value])).toEqual([
+      [0n, 1],
+      [1n, 2],
+      [2n, 3],
+      [3n, 4],
+      [4n, 5],
+    ]);
+  });
+});
