@@ -128,11 +128,11 @@ describe('the result wire format', () => {
       ),
       propertyParameters(),
     );
-    coverage.expectFloors({
-      'sections: outputs and late values': 0.15,
-      'batch: outputs and late values': 0.15,
-      'sections: all three kinds': 0.05,
-      'batch: all three kinds': 0.05,
+    coverage.expectRates({
+      'sections: outputs and late values': 0.25,
+      'batch: outputs and late values': 0.25,
+      'sections: all three kinds': 0.16,
+      'batch: all three kinds': 0.16,
     });
   });
 

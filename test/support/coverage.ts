@@ -22,6 +22,9 @@ export function propertyParameters(): { numRuns: number; seed?: number } {
 
 export class Coverage {
   private readonly counts = new Map<string, number>();
+  /** Counts of the run under way, to tell labels counted at most once a run from the others. */
+  private readonly thisRun = new Map<string, number>();
+  private readonly repeated = new Set<string>();
   private runs = 0;
 
   constructor(private readonly property: string) {}
@@ -29,6 +32,7 @@ export class Coverage {
   /** Call once at the start of each run of the property. */
   run(): void {
     this.runs++;
+    this.thisRun.clear();
   }
 
   /** Counts one occurrence of `label` (when `happened`). */
@@ -39,26 +43,39 @@ export class Coverage {
   /** Adds `n` occurrences of `label`, e.g. the results of one run. */
   add(label: string, n: number): void {
     this.counts.set(label, (this.counts.get(label) ?? 0) + n);
+    const thisRun = (this.thisRun.get(label) ?? 0) + n;
+    this.thisRun.set(label, thisRun);
+    if (thisRun > 1) this.repeated.add(label);
   }
 
   /**
-   * Prints every figure, then fails unless each label of `floors` was counted at least
-   * `fraction * runs` times (and at least once): a fraction above 1 asks for several
-   * occurrences per run on average.
+   * Prints every figure, then fails unless each label of `rates` was counted at least its
+   * floor: `rate` is a conservative expectation of occurrences per run (above 1 for events
+   * that happen several times a run), and the floor is `rate * runs` less four standard
+   * deviations, so that chance alone does not fail a sound generator (binomial for a label
+   * counted at most once a run; twice the Poisson variance for one counted more often, as
+   * the counts of one run cluster), while one that stops producing a case, or produces it a
+   * fraction as often, does fail.
    */
-  expectFloors(floors: Readonly<Record<string, number>>): void {
-    const figures = [...new Set([...Object.keys(floors), ...this.counts.keys()])]
+  expectRates(rates: Readonly<Record<string, number>>): void {
+    const figures = [...new Set([...Object.keys(rates), ...this.counts.keys()])]
       .sort()
       .map((label) => `${label}=${this.counts.get(label) ?? 0}`);
     console.log(`coverage of '${this.property}' over ${this.runs} runs: ${figures.join(', ')}`);
-    const unmet = Object.entries(floors)
-      .map(([label, fraction]) => ({
+    const unmet = Object.entries(rates)
+      .map(([label, rate]) => ({
         label,
-        floor: Math.max(1, Math.ceil(fraction * this.runs)),
+        floor: this.floor(label, rate),
         seen: this.counts.get(label) ?? 0,
       }))
       .filter(({ floor, seen }) => seen < floor)
       .map(({ label, floor, seen }) => `${label}: ${seen} < ${floor}`);
     expect(unmet, `coverage floors not met in '${this.property}'`).toEqual([]);
+  }
+
+  private floor(label: string, rate: number): number {
+    const mean = rate * this.runs;
+    const variance = this.repeated.has(label) || rate > 1 ? 2 * mean : mean * (1 - rate);
+    return Math.max(0, Math.ceil(mean - 4 * Math.sqrt(variance)));
   }
 }
