@@ -122,12 +122,12 @@ describe('effectively-once on the embedded broker', () => {
       );
       coverage.expectRates({
         ...WINDOW_AND_PACKING_RATES,
-        'crashes fired': 1.4,
-        'crashes after a stored result': 1.3,
-        'before-publish fired': 0.3,
-        'after-publish fired': 0.3,
-        'after-confirm fired': 0.3,
-        'lose-confirm fired': 0.3,
+        'crashes fired': 1.7,
+        'crashes after a stored result': 1.6,
+        'before-publish fired': 0.4,
+        'after-publish fired': 0.4,
+        'after-confirm fired': 0.4,
+        'lose-confirm fired': 0.4,
       });
     },
     PROPERTY_TIMEOUT_MS,
