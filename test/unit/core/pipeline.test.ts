@@ -206,6 +206,29 @@ describe('bad input', () => {
     );
   });
 
+  it('should accept finite number keys, 0 included, and name a non-finite one', async () => {
+    const keyed = (key: (r: Reading) => number) => {
+      const broker = brokerWithReadings([
+        reading('a', 1, 0),
+        reading('a', 2, 1),
+        reading('a', 3, 61),
+      ]);
+      const run = aggregate<Reading>(broker.source('source'))
+        .tumbling('1m')
+        .key(key)
+        .reduce(sum, 0)
+        .to(broker.target('target', { producer: 'p' }))
+        .run({ untilCaughtUp: true });
+      return { broker, run };
+    };
+    const finite = keyed((r) => r.value - 1);
+    await finite.run;
+    expect(results(finite.broker)[0]?.outputs.map((o) => o.key)).toEqual([0, 1]);
+    await expect(keyed(() => Number.NaN).run).rejects.toThrow(
+      /key failed for message at offset 0 .*must be a string or a finite number, got NaN/,
+    );
+  });
+
   it('should stop before publishing an aggregate that msgpack cannot carry, naming the step', async () => {
     const broker = brokerWithReadings([reading('a', 1, 0), reading('a', 2, 61)]);
     const run = aggregate<Reading>(broker.source('source'))
@@ -254,6 +277,25 @@ describe('event time', () => {
       .run({ untilCaughtUp: true });
     await expect(run).rejects.toThrow(
       /event-time failed for message at offset 0 .*within ±8640000000000000/,
+    );
+  });
+
+  it('should accept an event time at the very edge of the range of Date and refuse a numeric string', async () => {
+    const withEventTime = (time: unknown) => {
+      const broker = brokerWithReadings([reading('a', 1, 0)]);
+      const run = aggregate<Reading>(broker.source('source'))
+        .eventTime(() => time as number)
+        .count(1)
+        .reduce(sum, 0)
+        .to(broker.target('target', { producer: 'p' }))
+        .run({ untilCaughtUp: true });
+      return { broker, run };
+    };
+    const edge = withEventTime(-8.64e15);
+    await edge.run;
+    expect(results(edge.broker)[0]?.outputs[0]).toMatchObject({ start: -8.64e15, count: 1 });
+    await expect(withEventTime('5').run).rejects.toThrow(
+      /event-time failed for message at offset 0 .*got 5/,
     );
   });
 
