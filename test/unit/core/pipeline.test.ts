@@ -419,6 +419,29 @@ describe('configuration', () => {
     );
   });
 
+  it('should reject an unknown late policy or error policy, naming the value', () => {
+    expect(() =>
+      aggregate(source)
+        .tumbling('1m')
+        .late('sometimes' as 'drop'),
+    ).toThrow("late policy must be 'include', 'drop' or 'side', given: 'sometimes'");
+    expect(() => aggregate(source).onError('ignore' as 'stop')).toThrow(
+      "error policy must be 'stop' or 'dead-letter', given: 'ignore'",
+    );
+  });
+
+  it('should accept one result in flight at least, and reject none or a fraction', () => {
+    const target = broker.target('target', { producer: 'p' });
+    const job = (maxInFlight: number) =>
+      aggregate(source)
+        .count(1)
+        .reduce((a) => a)
+        .to(target, { maxInFlight });
+    expect(job(1)).toBeDefined();
+    expect(() => job(0)).toThrow('maxInFlight must be a positive integer, given: 0');
+    expect(() => job(1.5)).toThrow('maxInFlight must be a positive integer, given: 1.5');
+  });
+
   it('should reject a second window', () => {
     expect(() => aggregate(source).count(3).session('1s')).toThrow(ConfigError);
   });
