@@ -21,32 +21,44 @@ import {
 
 const sum = (acc: number, r: Reading) => acc + r.value;
 
-/** `target`, aborting `controller` once a publish is confirmed: a live job that stops after one result. */
-function abortingAfterOnePublish(target: Target, controller: AbortController): Target {
+/** `target`, calling `resumed` once the job read its resume point and `published(n)` after its n-th confirm. */
+function watched(
+  target: Target,
+  hooks: { resumed: () => void; published: (n: number) => void },
+): Target {
+  let confirms = 0;
   return {
     stream: target.stream,
     producer: target.producer,
     maxWriteBytes: target.maxWriteBytes,
-    lastPublishingId: () => target.lastPublishingId(),
+    lastPublishingId: async () => {
+      const last = await target.lastPublishingId();
+      hooks.resumed();
+      return last;
+    },
     publish: async (id, messages) => {
       await target.publish(id, messages);
-      controller.abort();
+      hooks.published(++confirms);
     },
   };
 }
 
 describe('the runner', () => {
-  it('should resume a live job that already published and publish its next result', async () => {
+  it('should resume a live job that already published and keep publishing what arrives', async () => {
     const broker = brokerWithReadings([reading('a', 1, 0), reading('a', 2, 1), reading('a', 3, 2)]);
     const job = (target: Target) =>
       aggregate<Reading>(broker.source('source')).count(1).reduce(sum, 0).to(target);
     await job(broker.target('target', { producer: 'p' })).run({ untilCaughtUp: true }); // ids 0..2
-    broker.append('source', [jsonMessage(reading('a', 4, 3))]);
+    const append = (r: Reading) => broker.append('source', [jsonMessage(r, { creationTime: r.t })]);
     const controller = new AbortController();
-    const target = abortingAfterOnePublish(broker.target('target', { producer: 'p' }), controller);
+    const target = watched(broker.target('target', { producer: 'p' }), {
+      resumed: () => append(reading('a', 4, 3)),
+      // A live job does not stop at the end it met: the next message arrives after its first result.
+      published: (n) => (n === 1 ? append(reading('a', 5, 4)) : controller.abort()),
+    });
     const summary = await job(target).run({ signal: controller.signal });
-    expect(summary.results).toBe(1);
-    expect(results(broker).map((r) => r.outputs[0]?.value)).toEqual([1, 2, 3, 4]);
+    expect(summary.results).toBe(2);
+    expect(results(broker).map((r) => r.outputs[0]?.value)).toEqual([1, 2, 3, 4, 5]);
   });
 
   it('should not read an empty source when running until caught up', async () => {
