@@ -1,46 +1,25 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryBroker, SimulatedCrash, type FaultPoint } from '../../src/memory/index.js';
-import {
-  buildJob,
-  encodeSource,
-  jobArb,
-  sourceArb,
-  type JobSpec,
-  type SourceSpec,
-} from '../support/scenario.js';
+import { brokerWith, targetBytes, uninterrupted } from '../support/memory-scenario.js';
+import { buildJob, jobArb, sourceArb, type JobSpec } from '../support/scenario.js';
+import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
 import {
   expectEveryMessageCountedOnce,
   expectStrictlyIncreasing,
   stepsOf,
 } from '../support/target-stream.js';
 
-const RUNS = Number(process.env.PROPERTY_RUNS ?? 200);
-
-function brokerWith(source: SourceSpec): MemoryBroker {
-  const broker = new MemoryBroker({ now: () => 0 });
-  broker.createStream('source');
-  broker.createStream('target');
-  for (const chunk of encodeSource(source)) {
-    if (chunk.messages.length > 0)
-      broker.append('source', chunk.messages, { timestamp: chunk.timestamp });
-  }
-  return broker;
-}
+// Hundreds of messages: tens to hundreds of steps per run, so crashes land deep in a job.
+const source = (garbage: boolean) => sourceArb({ garbage, minLength: 50, maxLength: 300 });
 
 function job(broker: MemoryBroker, spec: JobSpec) {
   return buildJob(spec, broker.source('source'), broker.target('target', { producer: 'job-1' }));
 }
 
-async function uninterrupted(source: SourceSpec, spec: JobSpec): Promise<MemoryBroker> {
-  const broker = brokerWith(source);
-  await job(broker, spec).run({ untilCaughtUp: true });
-  return broker;
-}
-
 const crashArb = fc.array(
   fc.record({
-    atPublish: fc.integer({ min: 1, max: 8 }),
+    atPublish: fc.integer({ min: 1, max: 12 }),
     point: fc.constantFrom<FaultPoint>(
       'before-publish',
       'after-publish',
@@ -48,79 +27,154 @@ const crashArb = fc.array(
       'lose-confirm',
     ),
   }),
-  { maxLength: 6 },
+  { minLength: 1, maxLength: 8, size: 'max' },
 );
 
+/** Counts what a run's target holds: results, window kind and packing, late and dead letters. */
+function countResults(coverage: Coverage, spec: JobSpec, broker: MemoryBroker): void {
+  const steps = stepsOf(targetBytes(broker));
+  const many = steps.length >= 3;
+  coverage.add('results', steps.length);
+  coverage.count('runs with >= 3 results', many);
+  coverage.count(`${spec.window.kind} with >= 3 results`, many);
+  coverage.count(`${spec.pack} packing with >= 3 results`, many);
+  coverage.count(
+    'runs with a step in several batch parts',
+    steps.some((parts) => parts.length > 1),
+  );
+  const heads = steps.map((parts) => parts[0]);
+  coverage.count(
+    'runs with late values',
+    heads.some((h) => (h?.lateCount ?? 0) > 0),
+  );
+  coverage.count(
+    'runs with late drops',
+    heads.some((h) => (h?.lateDropped ?? 0) > 0),
+  );
+  coverage.count(
+    'runs with dead letters',
+    heads.some((h) => (h?.deadLetterCount ?? 0) > 0),
+  );
+}
+
+// Expected occurrences per run, a little below what 200 runs measure (see Coverage.expectRates).
+const WINDOW_AND_PACKING_RATES = {
+  'runs with >= 3 results': 0.97,
+  'tumbling with >= 3 results': 0.14,
+  'count with >= 3 results': 0.14,
+  'session with >= 3 results': 0.14,
+  'compact-count with >= 3 results': 0.14,
+  'compact-every with >= 3 results': 0.14,
+  'compact-gap with >= 3 results': 0.14,
+  'sections packing with >= 3 results': 0.42,
+  'batch packing with >= 3 results': 0.42,
+  'runs with a step in several batch parts': 0.2,
+  'runs with late values': 0.16,
+  'runs with late drops': 0.21,
+};
+
 describe('effectively-once on the embedded broker', () => {
-  it('should write a byte-identical target after any number of crashes and restarts', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        sourceArb({ garbage: true }),
-        jobArb({ deadLetter: true }),
-        crashArb,
-        async (source, spec, crashes) => {
-          const expected = await uninterrupted(source, spec);
+  it(
+    'should write a byte-identical target after any number of crashes and restarts',
+    async () => {
+      const coverage = new Coverage('crashes and restarts');
+      await fc.assert(
+        fc.asyncProperty(
+          source(true),
+          jobArb({ deadLetter: true }),
+          crashArb,
+          async (source, spec, crashes) => {
+            coverage.run();
+            const expected = await uninterrupted(source, spec);
+            countResults(coverage, spec, expected);
 
-          const broker = brokerWith(source);
-          for (const crash of crashes) {
-            broker.injectFault({ stream: 'target', ...crash });
-            try {
-              await job(broker, spec).run({ untilCaughtUp: true });
-            } catch (error) {
-              if (!(error instanceof SimulatedCrash)) throw error;
+            const broker = brokerWith(source);
+            for (const crash of crashes) {
+              const fault = broker.injectFault({
+                stream: 'target',
+                ...crash,
+                onFire: () => {
+                  coverage.count(
+                    'crashes after a stored result',
+                    broker.messages('target').length > 0,
+                  );
+                },
+              });
+              try {
+                await job(broker, spec).run({ untilCaughtUp: true });
+              } catch (error) {
+                if (!(error instanceof SimulatedCrash)) throw error;
+              }
+              coverage.count('crashes fired', fault.fired);
+              coverage.count(`${crash.point} fired`, fault.fired);
+              broker.clearFaults();
             }
-            broker.clearFaults();
-          }
-          await job(broker, spec).run({ untilCaughtUp: true });
+            await job(broker, spec).run({ untilCaughtUp: true });
 
-          const bytes = (b: MemoryBroker) => b.messages('target').map((m) => m.bytes);
-          expect(bytes(broker)).toEqual(bytes(expected));
-          expectStrictlyIncreasing(
-            broker.chunks('target').map((c) => c.writer?.publishingId ?? -1n),
-          );
-          expectEveryMessageCountedOnce(stepsOf(bytes(broker)));
-        },
-      ),
-      { numRuns: RUNS },
-    );
-  });
+            expect(targetBytes(broker)).toEqual(targetBytes(expected));
+            expectStrictlyIncreasing(
+              broker.chunks('target').map((c) => c.writer?.publishingId ?? -1n),
+            );
+            expectEveryMessageCountedOnce(stepsOf(targetBytes(broker)));
+          },
+        ),
+        propertyParameters(),
+      );
+      coverage.expectRates({
+        ...WINDOW_AND_PACKING_RATES,
+        'crashes fired': 1.7,
+        'crashes after a stored result': 1.6,
+        'before-publish fired': 0.4,
+        'after-publish fired': 0.4,
+        'after-confirm fired': 0.4,
+        'lose-confirm fired': 0.4,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
-  it('should count every source message in exactly one result for every window kind', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        sourceArb({ garbage: true }),
-        jobArb({ deadLetter: true }),
-        async (source, spec) => {
+  it(
+    'should count every source message in exactly one result for every window kind',
+    async () => {
+      const coverage = new Coverage('every message counted once');
+      await fc.assert(
+        fc.asyncProperty(source(true), jobArb({ deadLetter: true }), async (source, spec) => {
+          coverage.run();
           const broker = await uninterrupted(source, spec);
-          const steps = stepsOf(broker.messages('target').map((m) => m.bytes));
+          countResults(coverage, spec, broker);
+          const steps = stepsOf(targetBytes(broker));
           expectEveryMessageCountedOnce(steps);
           // Every message up to the last published step is accounted for; the rest is the open step.
           const counted = steps.reduce((n, parts) => n + (parts[0]?.messages ?? 0), 0);
           const total = source.chunks.reduce((n, c) => n + c.entries.length, 0);
           expect(counted).toBeLessThanOrEqual(total);
-        },
-      ),
-      { numRuns: RUNS },
-    );
-  });
+        }),
+        propertyParameters(),
+      );
+      coverage.expectRates({ ...WINDOW_AND_PACKING_RATES, 'runs with dead letters': 0.95 });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
-  it('should produce the same bytes when a finished job is run again from scratch', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        sourceArb({ garbage: false }),
-        jobArb({ deadLetter: false }),
-        async (source, spec) => {
+  it(
+    'should produce the same bytes when a finished job is run again from scratch',
+    async () => {
+      const coverage = new Coverage('replay from scratch');
+      await fc.assert(
+        fc.asyncProperty(source(false), jobArb({ deadLetter: false }), async (source, spec) => {
+          coverage.run();
           const first = await uninterrupted(source, spec);
+          countResults(coverage, spec, first);
           const again = brokerWith(source);
           // A second target, as a replay of the whole source by a new producer would write it.
           await job(again, spec).run({ untilCaughtUp: true });
           await job(again, spec).run({ untilCaughtUp: true }); // a restart after the end changes nothing
-          expect(again.messages('target').map((m) => m.bytes)).toEqual(
-            first.messages('target').map((m) => m.bytes),
-          );
-        },
-      ),
-      { numRuns: RUNS },
-    );
-  });
+          expect(targetBytes(again)).toEqual(targetBytes(first));
+        }),
+        propertyParameters(),
+      );
+      coverage.expectRates(WINDOW_AND_PACKING_RATES);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });

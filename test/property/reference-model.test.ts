@@ -4,8 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { aggregate, decodeResult, jsonMessage, type LatePolicy } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
-
-const RUNS = Number(process.env.PROPERTY_RUNS ?? 200);
+import { Coverage, propertyParameters } from '../support/coverage.js';
 
 interface Event {
   key: string;
@@ -85,7 +84,8 @@ const eventsArb = fc
       // Quarter seconds, so that times often fall exactly on window bounds and gaps.
       step: fc.integer({ min: -12, max: 24 }).map((q) => q * 250),
     }),
-    { maxLength: 50 },
+    // Up to hundreds of events: many steps per run, of every window kind.
+    { minLength: 20, maxLength: 300, size: 'max' },
   )
   .map((raw) => {
     let t = 1_000_000;
@@ -100,12 +100,14 @@ const windowArb: fc.Arbitrary<Window> = fc.oneof(
 
 describe('the engine against a reference model', () => {
   it('should publish exactly the steps, bounds, keyed sums and late values of the model', async () => {
+    const coverage = new Coverage('reference model');
     await fc.assert(
       fc.asyncProperty(
         eventsArb,
         windowArb,
         fc.integer({ min: 1, max: 7 }),
         async (events, window, chunk) => {
+          coverage.run();
           const broker = new MemoryBroker({ now: () => 0 });
           broker.createStream('in');
           broker.createStream('out');
@@ -142,9 +144,45 @@ describe('the engine against a reference model', () => {
             late: s.late,
           }));
           expect(actual).toEqual(expected);
+
+          const steps = model(events, window);
+          coverage.add('steps', steps.length);
+          coverage.count(`${window.kind} with >= 3 steps`, steps.length >= 3);
+          coverage.count(
+            'runs with late values',
+            steps.some((s) => s.late.length > 0),
+          );
+          coverage.count(
+            'runs with a step of several keys',
+            steps.some((s) => s.sums.size > 1),
+          );
+          coverage.count('runs of chunks of several messages', chunk > 1);
+          // An event exactly on the boundary: at a tumbling end, or exactly one gap later.
+          coverage.count(
+            `${window.kind} runs with an event exactly on a bound`,
+            events.some((e, i) => {
+              const previous = events[i - 1];
+              if (window.kind === 'tumbling') return e.t % window.size === 0;
+              return (
+                window.kind === 'session' &&
+                previous !== undefined &&
+                e.t - previous.t === window.gap
+              );
+            }),
+          );
         },
       ),
-      { numRuns: RUNS },
+      propertyParameters(),
     );
+    coverage.expectRates({
+      'tumbling with >= 3 steps': 0.3,
+      'count with >= 3 steps': 0.28,
+      'session with >= 3 steps': 0.28,
+      'runs with late values': 0.5,
+      'runs with a step of several keys': 0.9,
+      'runs of chunks of several messages': 0.8,
+      'tumbling runs with an event exactly on a bound': 0.32,
+      'session runs with an event exactly on a bound': 0.2,
+    });
   });
 });

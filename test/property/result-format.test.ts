@@ -2,14 +2,13 @@
 // modes, and anything else is refused with a CodecError, never another exception.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodeCanonical } from '../../src/codecs/canonical-msgpack.js';
-import { encodeMessage } from '../../src/codecs/amqp-message.js';
+import { decodeCanonical, encodeCanonical } from '../../src/codecs/canonical-msgpack.js';
+import { decodeMessage, encodeMessage } from '../../src/codecs/amqp-message.js';
 import { CodecError } from '../../src/codecs/codec-error.js';
 import { encodeResult } from '../../src/core/result-format.js';
 import type { StepResult } from '../../src/core/step-result.js';
 import { decodeResult } from '../../src/index.js';
-
-const RUNS = Number(process.env.PROPERTY_RUNS ?? 200);
+import { Coverage, propertyParameters } from '../support/coverage.js';
 
 // Without '__proto__' keys, which the encoder refuses on purpose (canonical-msgpack.ts).
 const jsonValue = fc
@@ -99,8 +98,42 @@ describe('the result wire format', () => {
           );
         },
       ),
-      { numRuns: RUNS },
+      propertyParameters(),
     );
+  });
+
+  it('should write the outputs first, then the late section, then the dead-letter section', () => {
+    const sectionTypes = (bytes: Uint8Array): unknown[] => {
+      const body = decodeMessage(bytes).body;
+      if (body?.type !== 'data') throw new Error('a result carries data sections');
+      return body.sections.map((section) => (decodeCanonical(section) as { type: unknown }).type);
+    };
+    const coverage = new Coverage('result section order');
+    fc.assert(
+      fc.property(
+        stepResultArb,
+        fc.constantFrom('sections' as const, 'batch' as const),
+        (result, pack) => {
+          coverage.run();
+          const all = result.outputs.length > 0 && result.late.length > 0;
+          coverage.count(`${pack}: outputs and late values`, all);
+          coverage.count(`${pack}: all three kinds`, all && result.deadLetters.length > 0);
+          const types = encodeResult(result, metadata, pack).flatMap(sectionTypes);
+          expect(types).toEqual([
+            ...result.outputs.map(() => 'output'),
+            ...(result.late.length > 0 ? ['late'] : []),
+            ...(result.deadLetters.length > 0 ? ['dead-letters'] : []),
+          ]);
+        },
+      ),
+      propertyParameters(),
+    );
+    coverage.expectRates({
+      'sections: outputs and late values': 0.25,
+      'batch: outputs and late values': 0.25,
+      'sections: all three kinds': 0.16,
+      'batch: all three kinds': 0.16,
+    });
   });
 
   it('should refuse random bytes with a CodecError and nothing else', () => {
@@ -108,7 +141,7 @@ describe('the result wire format', () => {
       fc.property(fc.uint8Array({ maxLength: 200 }), (bytes) => {
         expect(() => decodeResult(bytes)).toThrow(CodecError);
       }),
-      { numRuns: RUNS },
+      propertyParameters(),
     );
   });
 
@@ -129,15 +162,12 @@ describe('the result wire format', () => {
       'sw-part',
     );
     const section = fc.oneof(
-      fc.jsonValue({ maxDepth: 2 }),
+      jsonValue,
       fc.record(
         { type: fc.constantFrom('output', 'late', 'dead-letters', 'other') },
         { requiredKeys: [] },
       ),
-      fc.record({
-        type: fc.constant('dead-letters'),
-        records: fc.array(fc.jsonValue({ maxDepth: 2 })),
-      }),
+      fc.record({ type: fc.constant('dead-letters'), records: fc.array(jsonValue) }),
     );
     fc.assert(
       fc.property(
@@ -155,7 +185,7 @@ describe('the result wire format', () => {
           }
         },
       ),
-      { numRuns: RUNS },
+      propertyParameters(),
     );
   });
 });

@@ -51,9 +51,15 @@ const eventArb = fc.record({
   ),
 });
 
+/**
+ * A source stream. Given `maxLength`, lengths spread over the whole range (`size: 'max'`);
+ * without it, at most 60 messages at fast-check's default size (about 10), as the
+ * differential test against the real broker wants them.
+ */
 export function sourceArb(options: {
   garbage: boolean;
   minLength?: number;
+  maxLength?: number;
 }): fc.Arbitrary<SourceSpec> {
   const entryArb = options.garbage
     ? fc.oneof(
@@ -66,7 +72,11 @@ export function sourceArb(options: {
     : eventArb.map((e) => ({ kind: 'event' as const, e }));
   return fc
     .record({
-      entries: fc.array(entryArb, { minLength: options.minLength ?? 0, maxLength: 60 }),
+      entries: fc.array(entryArb, {
+        minLength: options.minLength ?? 0,
+        maxLength: options.maxLength ?? 60,
+        ...(options.maxLength === undefined ? {} : { size: 'max' as const }),
+      }),
       chunkSizes: fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 1, maxLength: 60 }),
     })
     .map(({ entries, chunkSizes }) => {
@@ -126,7 +136,9 @@ export function buildJob(
   spec: JobSpec,
   source: Source,
   target: Target,
+  options: { maxInFlight?: number } = {},
 ): Runner<Event, unknown, unknown> {
+  const targetOptions = { pack: spec.pack, retryDelayMs: 0, ...options };
   let pipeline = aggregate<Event>(source);
   if (spec.eventTimeFrom === 'value') pipeline = pipeline.eventTime((e) => e.t);
   if (spec.deadLetter) pipeline = pipeline.onError('dead-letter');
@@ -138,7 +150,7 @@ export function buildJob(
         ...trigger,
         merge: (a, b) => ({ key: b.key, value: a.value + b.value, t: b.t }),
       })
-      .to(target, { pack: spec.pack, retryDelayMs: 0 }) as Runner<Event, unknown, unknown>;
+      .to(target, targetOptions) as Runner<Event, unknown, unknown>;
   switch (w.kind) {
     case 'compact-count':
       return compact({ count: w.n });
@@ -167,5 +179,5 @@ export function buildJob(
       }),
       result: (acc) => acc,
     })
-    .to(target, { pack: spec.pack, retryDelayMs: 0 }) as Runner<Event, unknown, unknown>;
+    .to(target, targetOptions) as Runner<Event, unknown, unknown>;
 }

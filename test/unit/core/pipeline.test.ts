@@ -206,6 +206,29 @@ describe('bad input', () => {
     );
   });
 
+  it('should accept finite number keys, 0 included, and name a non-finite one', async () => {
+    const keyed = (key: (r: Reading) => number) => {
+      const broker = brokerWithReadings([
+        reading('a', 1, 0),
+        reading('a', 2, 1),
+        reading('a', 3, 61),
+      ]);
+      const run = aggregate<Reading>(broker.source('source'))
+        .tumbling('1m')
+        .key(key)
+        .reduce(sum, 0)
+        .to(broker.target('target', { producer: 'p' }))
+        .run({ untilCaughtUp: true });
+      return { broker, run };
+    };
+    const finite = keyed((r) => r.value - 1);
+    await finite.run;
+    expect(results(finite.broker)[0]?.outputs.map((o) => o.key)).toEqual([0, 1]);
+    await expect(keyed(() => Number.NaN).run).rejects.toThrow(
+      /key failed for message at offset 0 .*must be a string or a finite number, got NaN/,
+    );
+  });
+
   it('should stop before publishing an aggregate that msgpack cannot carry, naming the step', async () => {
     const broker = brokerWithReadings([reading('a', 1, 0), reading('a', 2, 61)]);
     const run = aggregate<Reading>(broker.source('source'))
@@ -254,6 +277,25 @@ describe('event time', () => {
       .run({ untilCaughtUp: true });
     await expect(run).rejects.toThrow(
       /event-time failed for message at offset 0 .*within ±8640000000000000/,
+    );
+  });
+
+  it('should accept an event time at the very edge of the range of Date and refuse a numeric string', async () => {
+    const withEventTime = (time: unknown) => {
+      const broker = brokerWithReadings([reading('a', 1, 0)]);
+      const run = aggregate<Reading>(broker.source('source'))
+        .eventTime(() => time as number)
+        .count(1)
+        .reduce(sum, 0)
+        .to(broker.target('target', { producer: 'p' }))
+        .run({ untilCaughtUp: true });
+      return { broker, run };
+    };
+    const edge = withEventTime(-8.64e15);
+    await edge.run;
+    expect(results(edge.broker)[0]?.outputs[0]).toMatchObject({ start: -8.64e15, count: 1 });
+    await expect(withEventTime('5').run).rejects.toThrow(
+      /event-time failed for message at offset 0 .*got 5/,
     );
   });
 
@@ -377,6 +419,29 @@ describe('configuration', () => {
     );
   });
 
+  it('should reject an unknown late policy or error policy, naming the value', () => {
+    expect(() =>
+      aggregate(source)
+        .tumbling('1m')
+        .late('sometimes' as 'drop'),
+    ).toThrow("late policy must be 'include', 'drop' or 'side', given: 'sometimes'");
+    expect(() => aggregate(source).onError('ignore' as 'stop')).toThrow(
+      "error policy must be 'stop' or 'dead-letter', given: 'ignore'",
+    );
+  });
+
+  it('should accept one result in flight at least, and reject none or a fraction', () => {
+    const target = broker.target('target', { producer: 'p' });
+    const job = (maxInFlight: number) =>
+      aggregate(source)
+        .count(1)
+        .reduce((a) => a)
+        .to(target, { maxInFlight });
+    expect(job(1)).toBeDefined();
+    expect(() => job(0)).toThrow('maxInFlight must be a positive integer, given: 0');
+    expect(() => job(1.5)).toThrow('maxInFlight must be a positive integer, given: 1.5');
+  });
+
   it('should reject a second window', () => {
     expect(() => aggregate(source).count(3).session('1s')).toThrow(ConfigError);
   });
@@ -403,5 +468,31 @@ describe('configuration', () => {
 describe('decodeResult', () => {
   it('should reject a message that is not a result with a CodecError', () => {
     expect(() => decodeResult(jsonMessage({ any: 1 }))).toThrow(CodecError);
+  });
+});
+
+describe('resuming after a restart', () => {
+  it('should resume at the offset right after a last publishing id above 0, skipping none', async () => {
+    const broker = brokerWithReadings([reading('a', 1, 0), reading('a', 2, 1), reading('a', 3, 2)]);
+    const job = () =>
+      aggregate<Reading>(broker.source('source'))
+        .count(1)
+        .reduce(sum, 0)
+        .to(broker.target('target', { producer: 'p' }));
+    await job().run({ untilCaughtUp: true }); // publishes ids 0, 1 and 2
+    const more = [reading('a', 4, 3), reading('a', 5, 4)];
+    broker.append(
+      'source',
+      more.map((r) => jsonMessage(r, { creationTime: r.t })),
+    );
+    const summary = await job().run({ untilCaughtUp: true });
+    expect(summary.results).toBe(2); // offsets 3 and 4 only: nothing re-published, nothing skipped
+    expect(results(broker).map((r) => [r.firstOffset, r.outputs[0]?.value])).toEqual([
+      [0n, 1],
+      [1n, 2],
+      [2n, 3],
+      [3n, 4],
+      [4n, 5],
+    ]);
   });
 });
