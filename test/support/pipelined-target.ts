@@ -127,6 +127,11 @@ export class PipelinedTarget implements Target {
     return this.inner.lastPublishingId();
   }
 
+  hasPublished(): Promise<boolean> {
+    if (this.dead) return Promise.reject(this.crash());
+    return this.inner.hasPublished();
+  }
+
   publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void> {
     if (this.dead) return Promise.reject(this.crash());
     if (this.fenced) {

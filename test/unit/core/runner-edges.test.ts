@@ -36,6 +36,7 @@ function watched(
       hooks.resumed();
       return last;
     },
+    hasPublished: () => target.hasPublished(),
     publish: async (id, messages) => {
       await target.publish(id, messages);
       hooks.published(++confirms);
@@ -76,7 +77,7 @@ describe('the runner', () => {
       .reduce(sum, 0)
       .to(broker.target('target', { producer: 'p' }))
       .run({ untilCaughtUp: true });
-    expect(summary).toEqual({ results: 0, restarts: 0 });
+    expect(summary).toEqual({ results: 0, duplicates: 0, restarts: 0 });
   });
 
   it('should publish a result whose write is exactly as large as the target accepts', async () => {
