@@ -44,6 +44,7 @@ export {
   type ResultOutput,
   type ResultMetadata,
   type PackMode,
+  type SingleFormat,
 } from './core/result-format.js';
 export type { StepResult, DeadLetter } from './core/step-result.js';
 
