@@ -123,6 +123,43 @@ describe("a job packing its results as 'single'", () => {
   });
 });
 
+describe("the README's worked example packed as 'single'", () => {
+  const example: StepResult<number> = {
+    firstOffset: 0n,
+    lastOffset: 2n,
+    messages: 3,
+    window: { start: 1767268800000, end: 1767268860000 },
+    outputs: [
+      { key: 's1', count: 2, value: 42 },
+      { key: 's2', count: 1, value: 18 },
+    ],
+    late: [],
+    lateDropped: 0,
+    deadLetters: [],
+  };
+  const exampleMetadata = { source: 'sensors', producer: 'rollups-1m', window: 'tumbling(1m)' };
+
+  it('should be the bytes the README shows', () => {
+    const [msgpack] = encodeResult(example, exampleMetadata, 'single', 'msgpack');
+    const [json] = encodeResult(example, exampleMetadata, 'single', 'json');
+    expect([msgpack?.length, json?.length]).toEqual([443, 500]);
+    expect(
+      Buffer.from(msgpack as Uint8Array)
+        .subarray(0, 34)
+        .toString('hex'),
+    ).toBe('005373c01c07404040404040a313' + Buffer.from('application/msgpack').toString('hex'));
+    expect(
+      Buffer.from(bodyOf(msgpack as Uint8Array))
+        .subarray(0, 1)
+        .toString('hex'),
+    ).toBe('92');
+    expect(Buffer.from(bodyOf(json as Uint8Array)).toString('utf8')).toBe(
+      '[{"count":2,"end":1767268860000,"key":"s1","start":1767268800000,"type":"output","value":42},' +
+        '{"count":1,"end":1767268860000,"key":"s2","start":1767268800000,"type":"output","value":18}]',
+    );
+  });
+});
+
 describe("the 'single' JSON encoding", () => {
   it('should write bigints as decimal strings, binary as base64 and leave undefined out', () => {
     const [bytes] = encodeResult(step, metadata, 'single', 'json');
