@@ -145,7 +145,7 @@ describe("the README's worked example packed as 'single'", () => {
     expect([msgpack?.length, json?.length]).toEqual([443, 500]);
     expect(
       Buffer.from(msgpack as Uint8Array)
-        .subarray(0, 34)
+        .subarray(0, 33)
         .toString('hex'),
     ).toBe('005373c01c07404040404040a313' + Buffer.from('application/msgpack').toString('hex'));
     expect(
