@@ -44,8 +44,15 @@ export {
   type ResultOutput,
   type ResultMetadata,
   type PackMode,
+  type SingleFormat,
 } from './core/result-format.js';
 export type { StepResult, DeadLetter } from './core/step-result.js';
+export {
+  readResults,
+  type ReadResultsOptions,
+  type ReadResult,
+  type ResultOf,
+} from './core/result-reader.js';
 
 // Writing source messages (tests, demos, producers without a client of their own).
 export { sourceMessage, jsonMessage, type SourceMessageOptions } from './core/source-message.js';
@@ -67,6 +74,7 @@ export {
   RetentionGapError,
   BrokerUnavailableError,
   AccessRefusedError,
+  NotAResultError,
   isRetriable,
   type ProcessingStage,
 } from './common/errors.js';

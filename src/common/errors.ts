@@ -252,3 +252,22 @@ export class AccessRefusedError extends StreamWindowsError {
     super(`RabbitMQ at ${where} refused the connection: ${reason}`);
   }
 }
+
+/**
+ * A message of a stream read as results (`readResults`) is not a result of this format, or
+ * breaks a `pack: 'batch'` result's run of parts. Not retriable: the bytes stay what they
+ * are; read with `invalid: 'skip'` to pass over such messages.
+ */
+export class NotAResultError extends StreamWindowsError {
+  override readonly name = 'NotAResultError';
+  constructor(
+    readonly stream: string,
+    readonly offset: bigint,
+    override readonly cause: unknown,
+  ) {
+    super(
+      `the message at offset ${offset} of stream '${stream}' is not a readable result: ${describe(cause)}`,
+      { cause },
+    );
+  }
+}

@@ -7,7 +7,7 @@ import { fold, latest, reduceFirst, type Aggregator } from '../common/aggregator
 import { ConfigError } from '../common/errors.js';
 import { timerMs } from '../common/timer-duration.js';
 import type { Source, Target } from './ports.js';
-import { encodeResult, type PackMode } from './result-format.js';
+import { encodeResult, type PackMode, type SingleFormat } from './result-format.js';
 import { Runner } from './runner.js';
 import type { ErrorPolicy, LatePolicy } from './step-processor.js';
 import { bodyDecoder, type ValueFormat } from './value-decoder.js';
@@ -37,9 +37,12 @@ const DEFAULT_MAX_DEAD_LETTERS = 1_000;
 export interface TargetOptions {
   /**
    * How a step with several outputs is written (default 'sections'): 'sections' packs them
-   * as data sections of ONE message; 'batch' as ONE sub-entry batch of one message each.
+   * as data sections of ONE message; 'batch' as ONE sub-entry batch of one message each;
+   * 'single' as ONE array in ONE data section, which every client reads whole.
    */
   readonly pack?: PackMode;
+  /** With pack 'single': the array as canonical 'msgpack' (default) or canonical 'json'. */
+  readonly format?: SingleFormat;
   /** Results awaiting their confirm at once (default 32). */
   readonly maxInFlight?: number;
   /** First delay before resuming after a retriable error, ms (default 100; 0 retries at once). */
@@ -221,9 +224,15 @@ export class AggregationBuilder<T, A, R> {
 
   /** Where results go. The target's producer name must be stable and unique per target. */
   to(target: Target, options: TargetOptions = {}): Runner<T, A, R> {
-    const { pack = 'sections', maxInFlight = 32 } = options;
-    if (pack !== 'sections' && pack !== 'batch') {
-      throw new ConfigError('pack', "must be 'sections' or 'batch'", pack);
+    const { pack = 'sections', format = 'msgpack', maxInFlight = 32 } = options;
+    if (pack !== 'sections' && pack !== 'batch' && pack !== 'single') {
+      throw new ConfigError('pack', "must be 'sections', 'batch' or 'single'", pack);
+    }
+    if (format !== 'msgpack' && format !== 'json') {
+      throw new ConfigError('format', "must be 'msgpack' or 'json'", format);
+    }
+    if (options.format !== undefined && pack !== 'single') {
+      throw new ConfigError('format', "applies to pack 'single' only", format);
     }
     if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) {
       throw new ConfigError('maxInFlight', 'must be a positive integer', maxInFlight);
@@ -260,7 +269,7 @@ export class AggregationBuilder<T, A, R> {
         onError: this.settings.onError,
         maxDeadLetters: this.settings.maxDeadLetters,
       },
-      encode: (result) => encodeResult(result, metadata, pack),
+      encode: (result) => encodeResult(result, metadata, pack, format),
       maxInFlight,
       retryDelayMs,
       maxRetryDelayMs,

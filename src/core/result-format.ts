@@ -1,3 +1,4 @@
+import { decodeJson, encodeCanonicalJson } from '../codecs/canonical-json.js';
 import { decodeCanonical, encodeCanonical } from '../codecs/canonical-msgpack.js';
 import { decodeMessage, encodeMessage } from '../codecs/amqp-message.js';
 import { CodecError } from '../codecs/codec-error.js';
@@ -13,9 +14,20 @@ import type { DeadLetter, StepResult } from './step-result.js';
  * map, carry the outputs in first-appearance order of their keys, then at most one late
  * section, then at most one dead-letter section. With `pack: 'batch'` every section
  * travels in its own message of one sub-entry batch, each message with the same
- * properties plus its part number.
+ * properties plus its part number. With `pack: 'single'` the sections are the elements of
+ * ONE array in ONE data section, canonical msgpack or canonical JSON, named by the
+ * message's content-type: the one shape every client in every language reads whole.
  */
-export type PackMode = 'sections' | 'batch';
+export type PackMode = 'sections' | 'batch' | 'single';
+
+/** How `pack: 'single'` writes its one data section. */
+export type SingleFormat = 'msgpack' | 'json';
+
+/** The content-type of a `pack: 'single'` result; the other packings set none. */
+export const SingleContentType = {
+  msgpack: 'application/msgpack',
+  json: 'application/json',
+} as const satisfies Record<SingleFormat, string>;
 
 /** Version of this format, in the `sw-format` property. */
 export const RESULT_FORMAT_VERSION = '1';
@@ -73,13 +85,17 @@ export interface DecodedResult<R = unknown> extends ResultMetadata {
   readonly deadLetters: readonly DeadLetter[];
 }
 
-/** Encodes a step's result as the messages of ONE write (one message, or one batch). */
+/**
+ * Encodes a step's result as the messages of ONE write (one message, or one batch).
+ * `format` applies to `pack: 'single'` only.
+ */
 export function encodeResult<R>(
   result: StepResult<R>,
   metadata: ResultMetadata,
   pack: PackMode,
+  format: SingleFormat = 'msgpack',
 ): Uint8Array[] {
-  const sections = encodeSections(result);
+  const values = sectionValues(result);
   const properties: Record<string, string> = {
     [ResultProperty.format]: RESULT_FORMAT_VERSION,
     [ResultProperty.source]: metadata.source,
@@ -99,6 +115,17 @@ export function encodeResult<R>(
     [ResultProperty.lateDropped]: String(result.lateDropped),
     [ResultProperty.deadLetters]: String(result.deadLetters.length),
   };
+  if (pack === 'single') {
+    const section = format === 'json' ? encodeCanonicalJson(values) : encodeCanonical(values);
+    return [
+      encodeMessage({
+        properties: { contentType: SingleContentType[format] },
+        applicationProperties: properties,
+        body: { type: 'data', sections: [section] },
+      }),
+    ];
+  }
+  const sections = values.map((value) => encodeCanonical(value));
   if (pack === 'sections' || sections.length === 1) {
     return [encodeMessage({ applicationProperties: properties, body: { type: 'data', sections } })];
   }
@@ -114,34 +141,31 @@ export function encodeResult<R>(
   );
 }
 
-function encodeSections<R>(result: StepResult<R>): Uint8Array[] {
-  const sections: Uint8Array[] = [];
+/** The result's sections as values: each a data section, or an element of 'single''s array. */
+function sectionValues<R>(result: StepResult<R>): Record<string, unknown>[] {
+  const sections: Record<string, unknown>[] = [];
   const { window } = result;
   for (const output of result.outputs) {
-    sections.push(
-      encodeCanonical({
-        type: 'output',
-        key: output.key,
-        start: window?.start ?? null,
-        end: window?.end ?? null,
-        count: output.count,
-        value: output.value,
-      }),
-    );
+    sections.push({
+      type: 'output',
+      key: output.key,
+      start: window?.start ?? null,
+      end: window?.end ?? null,
+      count: output.count,
+      value: output.value,
+    });
   }
-  if (result.late.length > 0) sections.push(encodeCanonical({ type: 'late', values: result.late }));
+  if (result.late.length > 0) sections.push({ type: 'late', values: result.late });
   if (result.deadLetters.length > 0) {
-    sections.push(
-      encodeCanonical({
-        type: 'dead-letters',
-        records: result.deadLetters.map((letter) => ({
-          offset: letter.offset.toString(),
-          stage: letter.stage,
-          error: letter.error,
-          message: letter.message,
-        })),
-      }),
-    );
+    sections.push({
+      type: 'dead-letters',
+      records: result.deadLetters.map((letter) => ({
+        offset: letter.offset.toString(),
+        stage: letter.stage,
+        error: letter.error,
+        message: letter.message,
+      })),
+    });
   }
   return sections;
 }
@@ -160,12 +184,16 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
   if (message.body?.type !== 'data') {
     throw new CodecError('a result carries its sections in data sections', 0);
   }
+  const { sections, binaryAsBase64 } = sectionsOf(
+    message.body.sections,
+    message.properties?.contentType,
+  );
 
   const outputs: ResultOutput<R>[] = [];
   let late: unknown[] = [];
   let deadLetters: DeadLetter[] = [];
-  for (const bytesOfSection of message.body.sections) {
-    const section = new SectionFields(decodeCanonical(bytesOfSection));
+  for (const value of sections) {
+    const section = new SectionFields(value, binaryAsBase64);
     const type = section.get('type');
     if (type === 'output') {
       outputs.push({
@@ -179,7 +207,7 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
       late = section.array('values');
     } else if (type === 'dead-letters') {
       deadLetters = section.array('records').map((record) => {
-        const fields = new SectionFields(record);
+        const fields = new SectionFields(record, binaryAsBase64);
         return {
           offset: parseOffset('dead letter offset', fields.get('offset')),
           stage: fields.get('stage') as ProcessingStage,
@@ -221,6 +249,36 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
   };
 }
 
+/**
+ * The section values of a result: one per data section, or the elements of the one data
+ * section's array with `pack: 'single'` (told by the content-type; JSON carries binary as
+ * base64).
+ */
+function sectionsOf(
+  dataSections: readonly Uint8Array[],
+  contentType: string | undefined,
+): { sections: unknown[]; binaryAsBase64: boolean } {
+  if (contentType === undefined) {
+    return { sections: dataSections.map((bytes) => decodeCanonical(bytes)), binaryAsBase64: false };
+  }
+  const json = contentType === SingleContentType.json;
+  if (!json && contentType !== SingleContentType.msgpack) {
+    throw new CodecError(`unknown result content-type '${contentType}'`, 0);
+  }
+  const [only, ...more] = dataSections;
+  if (only === undefined || more.length > 0) {
+    throw new CodecError(
+      `a '${contentType}' result has exactly one data section, got ${dataSections.length}`,
+      0,
+    );
+  }
+  const sections = json ? decodeJson(only) : decodeCanonical(only);
+  if (!Array.isArray(sections)) {
+    throw new CodecError(`a '${contentType}' result's data section must be an array`, 0);
+  }
+  return { sections, binaryAsBase64: json };
+}
+
 /** The application properties of a result, read with the type each one must have. */
 class ResultProperties {
   constructor(private readonly properties: Record<string, unknown>) {}
@@ -257,7 +315,10 @@ class ResultProperties {
 class SectionFields {
   private readonly fields: Record<string, unknown>;
 
-  constructor(section: unknown) {
+  constructor(
+    section: unknown,
+    private readonly binaryAsBase64: boolean,
+  ) {
     if (section === null || typeof section !== 'object' || Array.isArray(section)) {
       throw new CodecError('a result section must be a msgpack map', 0);
     }
@@ -289,11 +350,20 @@ class SectionFields {
 
   binary(name: string): Uint8Array {
     const value = this.fields[name];
+    if (this.binaryAsBase64) {
+      if (typeof value !== 'string' || !BASE64.test(value)) {
+        throw new CodecError(`section field '${name}' must be a base64 string`, 0);
+      }
+      return new Uint8Array(Buffer.from(value, 'base64'));
+    }
     if (!(value instanceof Uint8Array))
       throw new CodecError(`section field '${name}' must be binary`, 0);
     return value;
   }
 }
+
+/** Standard base64 with padding, as canonical JSON writes binary (Buffer would accept more). */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 function parseOffset(what: string, value: unknown): bigint {
   if (typeof value !== 'string' || !/^(0|[1-9][0-9]{0,19})$/.test(value)) {

@@ -9,6 +9,8 @@ import {
   buildJob,
   encodeSource,
   jobArb,
+  packingName,
+  packings,
   sourceArb,
   type JobSpec,
   type SourceSpec,
@@ -90,23 +92,25 @@ describe('the embedded broker and RabbitMQ', () => {
   // Event time comes from the messages (creation time or value), never from chunk
   // timestamps, which the two brokers set differently.
   const scenarios = windows.flatMap((window, w) =>
-    (['sections', 'batch'] as const).map((pack, p) => {
+    packings.map((packing, p) => {
       const seed = 1000 + 10 * w + p;
       const [source] = fc.sample(sourceArb({ garbage: true, minLength: 40 }), { seed, numRuns: 1 });
       const [job] = fc.sample(jobArb({ deadLetter: true }), { seed, numRuns: 1 });
-      return { source: source as SourceSpec, spec: { ...(job as JobSpec), window, pack } };
+      return {
+        source: source as SourceSpec,
+        spec: { ...(job as JobSpec), window, pack: packing.pack, format: packing.format },
+      };
     }),
   );
 
-  it.each(scenarios.map((s) => [`${s.spec.window.kind} packed as ${s.spec.pack}`, s] as const))(
-    'should write byte-identical target streams for %s',
-    async (_name, { source, spec }) => {
-      const { memory, rabbit } = await onBoth(source, spec);
-      expect(memory.length).toBeGreaterThan(1);
-      expect(rabbit).toEqual(memory);
-      expectEveryMessageCountedOnce(stepsOf(rabbit));
-    },
-  );
+  it.each(
+    scenarios.map((s) => [`${s.spec.window.kind} packed as ${packingName(s.spec)}`, s] as const),
+  )('should write byte-identical target streams for %s', async (_name, { source, spec }) => {
+    const { memory, rabbit } = await onBoth(source, spec);
+    expect(memory.length).toBeGreaterThan(1);
+    expect(rabbit).toEqual(memory);
+    expectEveryMessageCountedOnce(stepsOf(rabbit));
+  });
 
   it('should agree on random scenarios', async () => {
     await fc.assert(

@@ -1,5 +1,5 @@
-// The result wire format: every step result reads back as it was written, in both packing
-// modes, and anything else is refused with a CodecError, never another exception.
+// The result wire format: every step result reads back as it was written, in every packing
+// and format, and anything else is refused with a CodecError, never another exception.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeCanonical, encodeCanonical } from '../../src/codecs/canonical-msgpack.js';
@@ -9,6 +9,7 @@ import { encodeResult } from '../../src/core/result-format.js';
 import type { StepResult } from '../../src/core/step-result.js';
 import { decodeResult } from '../../src/index.js';
 import { Coverage, propertyParameters } from '../support/coverage.js';
+import { packingName, packings } from '../support/scenario.js';
 
 // Without '__proto__' keys, which the encoder refuses on purpose (canonical-msgpack.ts).
 const jsonValue = fc
@@ -65,40 +66,47 @@ const metadata = { source: 'in', producer: 'p', window: 'tumbling(1m)' };
 const canonical = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
 
 describe('the result wire format', () => {
-  it('should read back every step result as written, packed as sections or as a batch', () => {
+  it('should read back every step result as written, in every packing and format', () => {
+    const coverage = new Coverage('result round trip');
     fc.assert(
-      fc.property(
-        stepResultArb,
-        fc.constantFrom('sections' as const, 'batch' as const),
-        (result, pack) => {
-          const parts = encodeResult(result, metadata, pack).map((bytes) => decodeResult(bytes));
-          const head = parts[0];
-          expect(head).toMatchObject({
-            ...metadata,
-            firstOffset: result.firstOffset,
-            lastOffset: result.lastOffset,
-            windowStart: result.window?.start,
-            windowEnd: result.window?.end,
-            outputCount: result.outputs.length,
-            lateDropped: result.lateDropped,
-          });
-          expect(parts.flatMap((p) => p.outputs)).toEqual(
-            result.outputs.map((o) => ({
-              ...o,
-              value: canonical(o.value),
-              start: result.window?.start,
-              end: result.window?.end,
-            })),
-          );
-          expect(parts.flatMap((p) => p.late)).toEqual(result.late.map(canonical));
-          const bytesAsArrays = (letters: readonly { message: Uint8Array }[]) =>
-            letters.map((d) => ({ ...d, message: Array.from(d.message) }));
-          expect(bytesAsArrays(parts.flatMap((p) => p.deadLetters))).toEqual(
-            bytesAsArrays(result.deadLetters),
-          );
-        },
-      ),
+      fc.property(stepResultArb, fc.constantFrom(...packings), (result, { pack, format }) => {
+        coverage.run();
+        coverage.count(packingName({ pack, format }));
+        const parts = encodeResult(result, metadata, pack, format).map((bytes) =>
+          decodeResult(bytes),
+        );
+        const head = parts[0];
+        // 'single' is one message whatever the step holds; 'batch' one per section.
+        if (pack === 'single') expect(parts.map((p) => p.part)).toEqual([undefined]);
+        expect(head).toMatchObject({
+          ...metadata,
+          firstOffset: result.firstOffset,
+          lastOffset: result.lastOffset,
+          windowStart: result.window?.start,
+          windowEnd: result.window?.end,
+          outputCount: result.outputs.length,
+          lateDropped: result.lateDropped,
+        });
+        expect(parts.flatMap((p) => p.outputs)).toEqual(
+          result.outputs.map((o) => ({
+            ...o,
+            value: canonical(o.value),
+            start: result.window?.start,
+            end: result.window?.end,
+          })),
+        );
+        expect(parts.flatMap((p) => p.late)).toEqual(result.late.map(canonical));
+        const bytesAsArrays = (letters: readonly { message: Uint8Array }[]) =>
+          letters.map((d) => ({ ...d, message: Array.from(d.message) }));
+        expect(bytesAsArrays(parts.flatMap((p) => p.deadLetters))).toEqual(
+          bytesAsArrays(result.deadLetters),
+        );
+      }),
       propertyParameters(),
+    );
+    // Each of the four packings draws a fair share of the runs.
+    coverage.expectRates(
+      Object.fromEntries(packings.map((packing) => [packingName(packing), 0.2])),
     );
   });
 

@@ -3,6 +3,7 @@
 // and a job configuration (window kind, keys, late and error policies, packing).
 import fc from 'fast-check';
 import { aggregate, jsonMessage, type LatePolicy, type PackMode } from '../../src/index.js';
+import type { SingleFormat } from '../../src/index.js';
 import type { CompactionOptions, Runner, Source, Target } from '../../src/index.js';
 
 export interface Event {
@@ -36,7 +37,21 @@ export interface JobSpec {
   readonly deadLetter: boolean;
   readonly eventTimeFrom: 'value' | 'creation-time';
   readonly pack: PackMode;
+  /** Set with pack 'single' only. */
+  readonly format?: SingleFormat;
 }
+
+/** Every way a target can be packed: each packing, and 'single' in each of its formats. */
+export const packings: readonly Pick<JobSpec, 'pack' | 'format'>[] = [
+  { pack: 'sections' },
+  { pack: 'batch' },
+  { pack: 'single', format: 'msgpack' },
+  { pack: 'single', format: 'json' },
+];
+
+/** A packing's name in test titles, e.g. 'single json'. */
+export const packingName = (spec: Pick<JobSpec, 'pack' | 'format'>): string =>
+  spec.format === undefined ? spec.pack : `${spec.pack} ${spec.format}`;
 
 const BASE_TIME = Date.UTC(2026, 0, 1);
 
@@ -109,14 +124,16 @@ export const windowArb: fc.Arbitrary<WindowChoice> = fc.oneof(
 );
 
 export function jobArb(options: { deadLetter: boolean }): fc.Arbitrary<JobSpec> {
-  return fc.record({
-    window: windowArb,
-    keyed: fc.boolean(),
-    late: fc.constantFrom<LatePolicy>('include', 'drop', 'side'),
-    deadLetter: fc.constant(options.deadLetter),
-    eventTimeFrom: fc.constantFrom<'value' | 'creation-time'>('value', 'creation-time'),
-    pack: fc.constantFrom<PackMode>('sections', 'batch'),
-  });
+  return fc
+    .record({
+      window: windowArb,
+      keyed: fc.boolean(),
+      late: fc.constantFrom<LatePolicy>('include', 'drop', 'side'),
+      deadLetter: fc.constant(options.deadLetter),
+      eventTimeFrom: fc.constantFrom<'value' | 'creation-time'>('value', 'creation-time'),
+      packing: fc.constantFrom(...packings),
+    })
+    .map(({ packing, ...spec }) => ({ ...spec, ...packing }));
 }
 
 /** The encoded messages of each chunk, as a producer would write them. */
@@ -138,7 +155,7 @@ export function buildJob(
   target: Target,
   options: { maxInFlight?: number } = {},
 ): Runner<Event, unknown, unknown> {
-  const targetOptions = { pack: spec.pack, retryDelayMs: 0, ...options };
+  const targetOptions = { pack: spec.pack, format: spec.format, retryDelayMs: 0, ...options };
   let pipeline = aggregate<Event>(source);
   if (spec.eventTimeFrom === 'value') pipeline = pipeline.eventTime((e) => e.t);
   if (spec.deadLetter) pipeline = pipeline.onError('dead-letter');

@@ -453,7 +453,7 @@ describe('configuration', () => {
         .count(1)
         .reduce((a) => a)
         .to(target, { pack: 'zip' as 'batch' }),
-    ).toThrow("pack must be 'sections' or 'batch', given: 'zip'");
+    ).toThrow("pack must be 'sections', 'batch' or 'single', given: 'zip'");
   });
 
   it('should reject decode after key, which reads the decoded value', () => {

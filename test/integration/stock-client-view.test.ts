@@ -1,0 +1,198 @@
+// What a consumer in another service sees of each packing (the README's interop table):
+// the stock rabbitmq-stream-js-client 1.0.0 consumer against the real broker, next to
+// readResults. The results are a job's writes, placed in chunks the way a running job's
+// pipelined publishes land: some alone, two sharing one chunk.
+import { decode as decodeMsgpack } from '@msgpack/msgpack';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { connect as connectStock, Offset, type Client } from 'rabbitmq-stream-js-client';
+import { aggregate, readResults, type PackMode, type SingleFormat } from '../../src/index.js';
+import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
+import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
+import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
+import { brokerWithReadings, reading, type Reading } from '../support/memory-job.js';
+import { offsetsOf, uniqueStream } from '../support/rabbitmq.js';
+import { publishInFrames, type Write } from '../support/shared-chunks.js';
+
+const url = inject('rabbitmqUrl');
+const params = parseStreamUrl(url);
+
+let rabbit: RabbitMQ;
+let stock: Client;
+const streams: string[] = [];
+
+beforeAll(async () => {
+  rabbit = await connect(url);
+  stock = await connectStock(params, silentLogger);
+});
+
+afterAll(async () => {
+  for (const stream of streams) await rabbit.deleteStream(stream);
+  await stock.close();
+  await rabbit.close();
+});
+
+/** Five one-minute windows of keys a, b, c: five results of three outputs, publishing ids 2, 5, … 14. */
+const readings = Array.from({ length: 18 }, (_, i) => reading('abc'[i % 3] as string, i, 20 * i));
+const LAST_OFFSETS = ['2', '5', '8', '11', '14'];
+
+/** The job's writes for a packing, computed on the embedded broker. */
+async function writesOf(pack: PackMode, format?: SingleFormat): Promise<Write[]> {
+  const broker = brokerWithReadings(readings);
+  await aggregate<Reading>(broker.source('source'))
+    .tumbling('1m')
+    .key((r) => r.sensor)
+    .reduce((total, r) => total + r.value, 0)
+    .to(broker.target('target', { producer: 'p' }), { pack, format })
+    .run({ untilCaughtUp: true });
+  return broker.chunks('target').map((chunk) => ({
+    publishingId: chunk.writer?.publishingId ?? -1n,
+    messages: chunk.messages.map((m) => m.bytes),
+  }));
+}
+
+/** The writes on RabbitMQ: 1st, 2nd and 5th result alone in a chunk, the 3rd and 4th in one. */
+async function onRabbit(writes: readonly Write[]): Promise<string> {
+  const stream = uniqueStream('stock-view');
+  streams.push(stream);
+  await rabbit.createStream(stream);
+  const [w0, w1, w2, w3, w4] = writes as [Write, Write, Write, Write, Write];
+  await publishInFrames(params, stream, [[w0], [w1], [w2, w3], [w4]]);
+  return stream;
+}
+
+/** Chunk sizes as our source reads them: proves the layout the test means. */
+async function chunkSizes(stream: string): Promise<number[]> {
+  const source = rabbit.source(stream);
+  const end = await source.endOffset();
+  const controller = new AbortController();
+  const sizes: number[] = [];
+  for await (const chunk of source.read(0n, controller.signal)) {
+    sizes.push(offsetsOf([chunk]).length);
+    if (chunk.firstOffset + BigInt(chunk.count) >= end) break;
+  }
+  controller.abort();
+  return sizes;
+}
+
+interface StockMessage {
+  readonly offset: bigint | undefined;
+  readonly lastOffset: string | number | undefined;
+  readonly part: string | number | undefined;
+  readonly content: Buffer;
+}
+
+/** What the stock consumer delivers, up to the last part of the job's last result. */
+async function consumeStock(stream: string): Promise<StockMessage[]> {
+  const received: StockMessage[] = [];
+  let done: () => void = () => undefined;
+  const all = new Promise<void>((resolve) => (done = resolve));
+  const consumer = await stock.declareConsumer({ stream, offset: Offset.first() }, (message) => {
+    const properties = message.applicationProperties ?? {};
+    received.push({
+      offset: message.offset,
+      lastOffset: properties['sw-last-offset'],
+      part: properties['sw-part'],
+      content: message.content,
+    });
+    const last =
+      properties['sw-parts'] === undefined ||
+      Number(properties['sw-part']) === Number(properties['sw-parts']) - 1;
+    // Delivered in order: once the last result's last part is here, nothing before it is still coming.
+    if (properties['sw-last-offset'] === '14' && last) done();
+  });
+  await all;
+  await consumer.close();
+  return received;
+}
+
+async function ourReader(stream: string) {
+  const read = [];
+  for await (const { offset, result } of readResults<number>(rabbit.source(stream), {
+    untilCaughtUp: true,
+  })) {
+    read.push({
+      offset,
+      lastOffset: String(result.lastOffset),
+      keys: result.outputs.map((o) => o.key),
+    });
+  }
+  return read;
+}
+
+describe('the stock rabbitmq-stream-js-client 1.0.0 consumer and readResults on each packing', () => {
+  it("should show the stock consumer only the last data section of a 'sections' result", async () => {
+    const stream = await onRabbit(await writesOf('sections'));
+    expect(await chunkSizes(stream)).toEqual([1, 1, 2, 1]);
+
+    const seen = await consumeStock(stream);
+    expect(seen.map((m) => [m.offset, m.lastOffset])).toEqual(
+      LAST_OFFSETS.map((o, i) => [BigInt(i), o]),
+    );
+    // Three outputs per result, of which the stock consumer keeps the last section only.
+    expect(seen.map((m) => (decodeMsgpack(m.content) as { key: string }).key)).toEqual([
+      'c',
+      'c',
+      'c',
+      'c',
+      'c',
+    ]);
+
+    expect(await ourReader(stream)).toEqual(
+      LAST_OFFSETS.map((lastOffset, i) => ({
+        offset: BigInt(i),
+        lastOffset,
+        keys: ['a', 'b', 'c'],
+      })),
+    );
+  });
+
+  it("should give the stock consumer offsets 0..n-1 in a 'batch' result and lose a batch sharing a chunk", async () => {
+    const stream = await onRabbit(await writesOf('batch'));
+    expect(await chunkSizes(stream)).toEqual([3, 3, 6, 3]);
+
+    const seen = await consumeStock(stream);
+    // Real offsets 0..14; the stock consumer numbers each batch from 0, and of the chunk
+    // holding the results for 8 and 11 it delivers the first batch only.
+    expect(seen.map((m) => m.offset)).toEqual([0n, 1n, 2n, 0n, 1n, 2n, 0n, 1n, 2n, 0n, 1n, 2n]);
+    expect(seen.map((m) => m.lastOffset)).toEqual(['2', '5', '8', '14'].flatMap((o) => [o, o, o]));
+
+    expect(await ourReader(stream)).toEqual(
+      LAST_OFFSETS.map((lastOffset, i) => ({
+        offset: BigInt(3 * i),
+        lastOffset,
+        keys: ['a', 'b', 'c'],
+      })),
+    );
+  });
+
+  it.each(['msgpack', 'json'] as const)(
+    "should show the stock consumer each 'single' %s result whole in one message",
+    async (format) => {
+      const stream = await onRabbit(await writesOf('single', format));
+      expect(await chunkSizes(stream)).toEqual([1, 1, 2, 1]);
+
+      const seen = await consumeStock(stream);
+      expect(seen.map((m) => [m.offset, m.lastOffset])).toEqual(
+        LAST_OFFSETS.map((o, i) => [BigInt(i), o]),
+      );
+      const parse = (content: Buffer) =>
+        (format === 'json' ? JSON.parse(content.toString('utf8')) : decodeMsgpack(content)) as {
+          key: string;
+          value: number;
+        }[];
+      expect(seen.map((m) => parse(m.content).map((o) => o.key))).toEqual(
+        LAST_OFFSETS.map(() => ['a', 'b', 'c']),
+      );
+      // The second minute holds readings 3, 4 and 5 of keys a, b and c.
+      expect(parse(seen[1]?.content as Buffer).map((o) => o.value)).toEqual([3, 4, 5]);
+
+      expect(await ourReader(stream)).toEqual(
+        LAST_OFFSETS.map((lastOffset, i) => ({
+          offset: BigInt(i),
+          lastOffset,
+          keys: ['a', 'b', 'c'],
+        })),
+      );
+    },
+  );
+});
