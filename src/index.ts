@@ -59,6 +59,7 @@ export {
   StreamWindowsError,
   ConfigError,
   ProcessingError,
+  MultiSectionMessageError,
   OutputTooLargeError,
   DeadLetterLimitError,
   PublishError,

@@ -8,6 +8,7 @@ import type { Aggregator } from '../common/aggregator.js';
 import {
   DeadLetterLimitError,
   describe,
+  MultiSectionMessageError,
   ProcessingError,
   type ProcessingStage,
 } from '../common/errors.js';
@@ -93,6 +94,8 @@ export class StepProcessor<T, A, R> {
     let key: Key = null;
     try {
       scanMessage(bytes, chunk.starts[index] as number, chunk.ends[index] as number, scan);
+      // One value per message: never the first section of several, silently.
+      if (scan.dataSections > 1) throw new MultiSectionMessageError(scan.dataSections);
       value = config.decode(bytes, scan.bodyStart, scan.bodyEnd);
       stage = 'event-time';
       time = this.eventTimeOf(value, scan.creationTime, chunk.timestamp);
