@@ -157,14 +157,16 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
   if (format !== RESULT_FORMAT_VERSION) {
     throw new CodecError(`unsupported result format '${format}'`, 0);
   }
-  if (message.body?.type !== 'data') {
+  // A step of messages that left nothing (all skipped by a results source) has no section,
+  // and an AMQP message without data sections has no body.
+  if (message.body !== undefined && message.body.type !== 'data') {
     throw new CodecError('a result carries its sections in data sections', 0);
   }
 
   const outputs: ResultOutput<R>[] = [];
   let late: unknown[] = [];
   let deadLetters: DeadLetter[] = [];
-  for (const bytesOfSection of message.body.sections) {
+  for (const bytesOfSection of message.body?.sections ?? []) {
     const section = new SectionFields(decodeCanonical(bytesOfSection));
     const type = section.get('type');
     if (type === 'output') {

@@ -220,6 +220,22 @@ describe('a job reading results with fromResults', () => {
       },
     );
 
+    it('should publish a step whose messages held nothing it keeps as a result without sections', async () => {
+      const broker = await stageOneWithLateAndDeadLetter('batch');
+      await stageTwo(broker)
+        .count(1)
+        .reduce(total, 0)
+        .to(broker.target('target', { producer: 'stage-2' }))
+        .run({ untilCaughtUp: true });
+      // Parts 2 and 3 of stage 1's second result are its late values and its dead letter.
+      expect(results(broker).map((r) => [r.lastOffset, r.messages, r.outputs.length])).toEqual([
+        [0n, 1, 1],
+        [1n, 1, 1],
+        [2n, 1, 0],
+        [3n, 1, 0],
+      ]);
+    });
+
     it('should pass a late value with its result window and a dead letter whole', async () => {
       const broker = await stageOneWithLateAndDeadLetter('sections');
       await aggregate(
