@@ -263,6 +263,49 @@ describe('a job reading results with fromResults', () => {
     });
   });
 
+  describe('with a reducer that throws', () => {
+    const failOn = (key: string) => (sum: number, v: OutputValue<number>) => {
+      if (v.key === key) throw new Error(`no total for ${key}`);
+      return sum + v.value;
+    };
+
+    it("should dead-letter the whole message under 'dead-letter' when its first value fails", async () => {
+      const broker = brokerWithReadings(readings(3));
+      await stageOne(broker, 'sections');
+      await stageTwo(broker)
+        .count(2)
+        .onError('dead-letter')
+        .reduce(failOn('a'), 0)
+        .to(broker.target('target', { producer: 'stage-2' }))
+        .run({ untilCaughtUp: true });
+      const [step] = results(broker);
+      expect(step?.outputs).toEqual([]);
+      expect(step?.deadLetters.map((d) => [d.offset, d.stage])).toEqual([
+        [0n, 'reduce'],
+        [1n, 'reduce'],
+      ]);
+    });
+
+    it("should stop even under 'dead-letter' when a later value fails, its first being folded", async () => {
+      const broker = brokerWithReadings(readings(3));
+      await stageOne(broker, 'sections');
+      const running = stageTwo(broker)
+        .count(2)
+        .onError('dead-letter')
+        .reduce(failOn('b'), 0)
+        .to(broker.target('target', { producer: 'stage-2' }))
+        .run({ untilCaughtUp: true });
+      await expect(running).rejects.toMatchObject({
+        name: 'ProcessingError',
+        stream: 'results',
+        offset: 0n,
+        stage: 'reduce',
+        message: "reduce failed for message at offset 0 of stream 'results': no total for b",
+      });
+      expect(results(broker)).toEqual([]);
+    });
+  });
+
   it('should refuse options that do not say what to do with late values and dead letters', () => {
     const broker = brokerWithReadings([]);
     expect(() =>
