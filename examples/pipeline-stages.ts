@@ -2,7 +2,7 @@
 // test: stage 1 counts readings per sensor per minute; stage 2 reads stage 1's results and
 // totals them per hour across sensors.
 import { aggregate, fromResults, jsonMessage } from '../src/index.js';
-import type { Runner, Source, Target } from '../src/index.js';
+import type { PackMode, Runner, Source, Target } from '../src/index.js';
 
 export const SENSORS = ['s1', 's2', 's3'];
 /** Each sensor reads every 20 s: 3 readings a minute, 180 an hour; 540 an hour for all three. */
@@ -26,13 +26,20 @@ export function minutesOfReadings(): Uint8Array[][] {
   );
 }
 
-/** Stage 1: one result a minute with one output (a data section) per sensor: its count. */
-export function stageOne(source: Source, target: Target): Runner<unknown, unknown, unknown> {
+/**
+ * Stage 1: one result a minute with one output per sensor, its count: three data sections of
+ * one message (the default packing), or with 'batch' three messages of one sub-entry batch.
+ */
+export function stageOne(
+  source: Source,
+  target: Target,
+  pack: PackMode = 'sections',
+): Runner<unknown, unknown, unknown> {
   return aggregate<{ sensor: string }>(source)
     .tumbling('1m')
     .key((reading) => reading.sensor)
     .reduce((count: number) => count + 1, 0)
-    .to(target) as Runner<unknown, unknown, unknown>;
+    .to(target, { pack }) as Runner<unknown, unknown, unknown>;
 }
 
 /**
