@@ -1,4 +1,4 @@
-// The two brokers the demo runs on: the embedded one (default) and a real RabbitMQ
+// The two brokers the demos run on: the embedded one (default) and a real RabbitMQ
 // (STREAM_WINDOWS_BROKER=rabbitmq, at RABBITMQ_STREAM_URL or the local one that
 // scripts/rabbitmq.sh starts).
 import { execFileSync } from 'node:child_process';
@@ -7,63 +7,73 @@ import type { Source, Target } from '../src/index.js';
 import { MemoryBroker } from '../src/memory/index.js';
 import { connect, type RabbitTarget } from '../src/rabbitmq/index.js';
 
+/**
+ * A demo's streams by name: the first is the source that `write` feeds, the second the
+ * default target. A pipeline names its intermediate stream too.
+ */
+const DEFAULT_STREAMS = ['sensors', 'rollups'] as const;
+
 export interface DemoBroker {
   readonly name: string;
   /** Appends messages to the source stream, one chunk. */
   write(messages: readonly Uint8Array[]): Promise<void>;
-  source(): Source;
-  /** A target for the named producer; a previous one of the same run is closed first. */
-  target(producer: string): Promise<Target>;
-  /** Every message of the target stream, in offset order. */
-  targetMessages(): Promise<Uint8Array[]>;
+  source(stream?: string): Source;
+  /** A target for the named producer; a previous one of the same producer is closed first. */
+  target(producer: string, stream?: string): Promise<Target>;
+  /** Every message of a target stream, in offset order. */
+  targetMessages(stream?: string): Promise<Uint8Array[]>;
   close(): Promise<void>;
 }
 
-export function memoryBroker(): DemoBroker {
+export function memoryBroker(streams: readonly string[] = DEFAULT_STREAMS): DemoBroker {
   const broker = new MemoryBroker();
-  broker.createStream('sensors');
-  broker.createStream('rollups');
+  for (const stream of streams) broker.createStream(stream);
+  const [source = '', target = ''] = streams;
   return {
     name: 'the embedded broker',
-    write: async (messages) => void broker.append('sensors', messages),
-    source: () => broker.source('sensors'),
-    target: async (producer) => broker.target('rollups', { producer }),
-    targetMessages: async () => broker.messages('rollups').map((m) => m.bytes),
+    write: async (messages) => void broker.append(source, messages),
+    source: (stream = source) => broker.source(stream),
+    target: async (producer, stream = target) => broker.target(stream, { producer }),
+    targetMessages: async (stream = target) => broker.messages(stream).map((m) => m.bytes),
     close: async () => undefined,
   };
 }
 
-export async function rabbitBroker(): Promise<DemoBroker> {
+export async function rabbitBroker(
+  streams: readonly string[] = DEFAULT_STREAMS,
+): Promise<DemoBroker> {
   const url =
     process.env.RABBITMQ_STREAM_URL ??
     execFileSync('scripts/rabbitmq.sh', ['start'], { encoding: 'utf8' }).trim().split('\n').pop();
   const rabbit = await connect(url ?? '');
   // Fresh streams per run, so that the demo always starts from an empty target.
   const run = randomUUID().slice(0, 8);
-  const [sensors, rollups] = [`sensors-${run}`, `rollups-${run}`];
-  await rabbit.createStream(sensors);
-  await rabbit.createStream(rollups);
+  const named = (stream: string) => `${stream}-${run}`;
+  for (const stream of streams) await rabbit.createStream(named(stream));
+  const [source = '', target = ''] = streams;
   let written = 0n;
-  const feeder = rabbit.target(sensors, { producer: 'sensor-feeder' });
-  let current: RabbitTarget | undefined;
+  const feeder = rabbit.target(named(source), { producer: 'sensor-feeder' });
+  const current = new Map<string, RabbitTarget>();
   return {
-    name: `RabbitMQ at ${url} (streams ${sensors}, ${rollups})`,
+    name: `RabbitMQ at ${url} (streams ${streams.map(named).join(', ')})`,
     write: async (messages) => {
       written += BigInt(messages.length);
       await feeder.publish(written - 1n, messages); // one sub-entry batch
     },
-    source: () => rabbit.source(sensors),
+    source: (stream = source) => rabbit.source(named(stream)),
     // A crashed run's publisher must go before a new one declares the same name on this
     // connection (RabbitMQ refuses the duplicate); a real crash closes its connection.
-    target: async (producer) => {
-      await current?.close();
-      current = rabbit.target(rollups, { producer });
-      return current;
+    target: async (producer, stream = target) => {
+      await current.get(producer)?.close();
+      const next = rabbit.target(named(stream), { producer });
+      current.set(producer, next);
+      return next;
     },
-    targetMessages: async () => {
-      const source = rabbit.source(rollups);
+    targetMessages: async (stream = target) => {
+      const source = rabbit.source(named(stream));
       const end = await source.endOffset();
       const messages: Uint8Array[] = [];
+      if (end === 0n) return messages;
       const stop = new AbortController();
       for await (const chunk of source.read(0n, stop.signal)) {
         for (let i = 0; i < chunk.count; i++)
@@ -74,8 +84,8 @@ export async function rabbitBroker(): Promise<DemoBroker> {
       return messages;
     },
     close: async () => {
-      await rabbit.deleteStream(sensors);
-      await rabbit.deleteStream(rollups);
+      for (const target of current.values()) await target.close();
+      for (const stream of streams) await rabbit.deleteStream(named(stream));
       await rabbit.close();
     },
   };

@@ -15,6 +15,14 @@ export { Runner, type RunOptions, type RunSummary } from './core/runner.js';
 export type { Aggregator } from './common/aggregator.js';
 export type { LatePolicy, ErrorPolicy } from './core/step-processor.js';
 export type { ValueFormat } from './core/value-decoder.js';
+export {
+  fromResults,
+  ResultsSource,
+  type ResultsSourceOptions,
+  type OutputValue,
+  type LateValue,
+  type DeadLetterValue,
+} from './core/results-source.js';
 
 // Window kinds, for `.window(spec)` and for users writing their own.
 export {
@@ -66,6 +74,7 @@ export {
   StreamWindowsError,
   ConfigError,
   ProcessingError,
+  MultiSectionMessageError,
   OutputTooLargeError,
   DeadLetterLimitError,
   PublishError,

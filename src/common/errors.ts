@@ -48,6 +48,21 @@ export class ProcessingError extends StreamWindowsError {
   }
 }
 
+/**
+ * A job that reads one value per message met a message with several data sections (a
+ * result of another job, say): reading only the first would lose the others without a word.
+ * The cause of a ProcessingError at stage 'decode'; read results with `fromResults`.
+ */
+export class MultiSectionMessageError extends StreamWindowsError {
+  override readonly name = 'MultiSectionMessageError';
+  constructor(readonly sections: number) {
+    super(
+      `the message has ${sections} data sections and the job's decoder reads one value per ` +
+        `message; read results of another job with fromResults(source)`,
+    );
+  }
+}
+
 /** A step's result is larger than the target accepts in one write; the job stops before publishing. */
 export class OutputTooLargeError extends StreamWindowsError {
   override readonly name = 'OutputTooLargeError';

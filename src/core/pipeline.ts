@@ -11,10 +11,13 @@ import { encodeResult, type PackMode, type SingleFormat } from './result-format.
 import { Runner } from './runner.js';
 import type { ErrorPolicy, LatePolicy } from './step-processor.js';
 import { bodyDecoder, type ValueFormat } from './value-decoder.js';
+import { ResultsSource, type MessageValuesDecoder } from './results-source.js';
 
 interface Settings<T> {
   readonly source: Source;
   readonly format: ValueFormat<T>;
+  /** Set when the source is `fromResults(...)`: its messages are read whole, by that. */
+  readonly readValues: MessageValuesDecoder<T> | undefined;
   readonly eventTime: ((value: T) => number | Date) | undefined;
   readonly window: WindowSpec | undefined;
   readonly key: ((value: T) => string | number) | undefined;
@@ -54,12 +57,17 @@ export interface TargetOptions {
 /**
  * Starts a job that reads `source`. Values are decoded as JSON unless `.decode()` says
  * otherwise; event time is the message's creation-time property, else its chunk's
- * timestamp, unless `.eventTime()` says otherwise.
+ * timestamp, unless `.eventTime()` says otherwise. A `fromResults(...)` source gives the
+ * outputs of another job's results instead, with their window start as event time.
  */
-export function aggregate<T = unknown>(source: Source): PipelineBuilder<T> {
+export function aggregate<V>(source: ResultsSource<V>): PipelineBuilder<V>;
+export function aggregate<T = unknown>(source: Source): PipelineBuilder<T>;
+export function aggregate<T = unknown>(source: Source | ResultsSource<T>): PipelineBuilder<T> {
+  const results = source instanceof ResultsSource ? source : undefined;
   return new PipelineBuilder<T>({
-    source,
+    source: results?.source ?? (source as Source),
     format: 'json',
+    readValues: results?.decode,
     eventTime: undefined,
     window: undefined,
     key: undefined,
@@ -76,6 +84,9 @@ export class PipelineBuilder<T> {
   /** How source bodies become values: 'json' (default), 'msgpack', 'string', 'raw' or a function. */
   decode<U>(format: ValueFormat<U>): PipelineBuilder<U> {
     bodyDecoder(format); // validates now, where the mistake is made
+    if (this.settings.readValues !== undefined) {
+      throw new ConfigError('decode', 'does not apply to a fromResults source', format);
+    }
     if (this.settings.eventTime !== undefined || this.settings.key !== undefined) {
       throw new ConfigError(
         'decode',
@@ -86,6 +97,7 @@ export class PipelineBuilder<T> {
     return new PipelineBuilder<U>({
       ...this.settings,
       format,
+      readValues: undefined,
       eventTime: undefined,
       key: undefined,
     });
@@ -262,6 +274,7 @@ export class AggregationBuilder<T, A, R> {
         stream: source.stream,
         window,
         decode: bodyDecoder(this.settings.format),
+        readValues: this.settings.readValues,
         eventTime: this.settings.eventTime,
         key: this.settings.key,
         aggregator: this.aggregator,

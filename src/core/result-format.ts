@@ -181,11 +181,13 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
   if (format !== RESULT_FORMAT_VERSION) {
     throw new CodecError(`unsupported result format '${format}'`, 0);
   }
-  if (message.body?.type !== 'data') {
+  // A step of messages that left nothing (all skipped by a results source) has no section,
+  // and an AMQP message without data sections has no body.
+  if (message.body !== undefined && message.body.type !== 'data') {
     throw new CodecError('a result carries its sections in data sections', 0);
   }
   const { sections, binaryAsBase64 } = sectionsOf(
-    message.body.sections,
+    message.body?.sections ?? [],
     message.properties?.contentType,
   );
 

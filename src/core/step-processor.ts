@@ -8,12 +8,14 @@ import type { Aggregator } from '../common/aggregator.js';
 import {
   DeadLetterLimitError,
   describe,
+  MultiSectionMessageError,
   ProcessingError,
   type ProcessingStage,
 } from '../common/errors.js';
 import type { SourceChunk } from './ports.js';
 import type { DeadLetter, StepResult } from './step-result.js';
 import type { BodyDecoder } from './value-decoder.js';
+import type { MessageValuesDecoder } from './results-source.js';
 
 /** What happens to a message whose event time is before the open window. */
 export type LatePolicy = 'include' | 'drop' | 'side';
@@ -24,6 +26,11 @@ export interface StepProcessorConfig<T, A, R> {
   readonly stream: string;
   readonly window: WindowSpec;
   readonly decode: BodyDecoder<T>;
+  /**
+   * Set for a source of results: reads each whole message into its values (replacing
+   * `decode`), all of which share the message's offset and so its step.
+   */
+  readonly readValues?: MessageValuesDecoder<T> | undefined;
   readonly eventTime: ((value: T) => number | Date) | undefined;
   readonly key: ((value: T) => string | number) | undefined;
   readonly aggregator: Aggregator<T, A, R>;
@@ -78,8 +85,10 @@ export class StepProcessor<T, A, R> {
   /** Processes every message of `chunk`; throws ProcessingError under the 'stop' policy. */
   process(chunk: SourceChunk): void {
     const bytes = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
+    const { readValues } = this.config;
     for (let index = 0; index < chunk.count; index++) {
-      this.processMessage(chunk, bytes, index);
+      if (readValues === undefined) this.processMessage(chunk, bytes, index);
+      else this.processValues(chunk, index, readValues);
       this.previousChunkOffset = chunk.firstOffset;
       this.previousIndex = index;
     }
@@ -93,9 +102,14 @@ export class StepProcessor<T, A, R> {
     let key: Key = null;
     try {
       scanMessage(bytes, chunk.starts[index] as number, chunk.ends[index] as number, scan);
+      // One value per message: never the first section of several, silently.
+      if (scan.dataSections > 1) throw new MultiSectionMessageError(scan.dataSections);
       value = config.decode(bytes, scan.bodyStart, scan.bodyEnd);
       stage = 'event-time';
-      time = this.eventTimeOf(value, scan.creationTime, chunk.timestamp);
+      time = this.eventTimeOf(
+        value,
+        Number.isNaN(scan.creationTime) ? chunk.timestamp : scan.creationTime,
+      );
       if (config.key !== undefined) {
         stage = 'key';
         key = checkKey(config.key(value));
@@ -105,21 +119,11 @@ export class StepProcessor<T, A, R> {
       return;
     }
 
-    if (!this.windowOpen) {
-      this.openWindow(chunk, index, time);
-    } else {
-      const placement = this.assigner.place(time);
-      if (placement === Placement.Inside) {
-        this.assigner.add(time);
-      } else if (placement === Placement.Later) {
-        this.fire(this.previousOffset());
-        this.openWindow(chunk, index, time);
-      } else if (config.late !== 'include') {
-        if (config.late === 'drop') this.lateDropped++;
-        else this.late.push(value);
-        this.countMessage(chunk, index);
-        return;
-      }
+    if (!this.place(chunk, index, time)) {
+      if (config.late === 'drop') this.lateDropped++;
+      else this.late.push(value);
+      this.countMessage(chunk, index);
+      return;
     }
 
     try {
@@ -129,6 +133,90 @@ export class StepProcessor<T, A, R> {
       return;
     }
     this.countMessage(chunk, index);
+  }
+
+  /**
+   * A message of several values (a result of another job). It is placed once, by the event
+   * time of its first value, and all its values go where the first went: they share one
+   * offset, so a step must not end between them. The trigger sees the message once.
+   */
+  private processValues(
+    chunk: SourceChunk,
+    index: number,
+    readValues: MessageValuesDecoder<T>,
+  ): void {
+    const { config } = this;
+    let stage: ProcessingStage = 'decode';
+    let values: readonly T[];
+    let counted: number;
+    let time = 0;
+    const keys: Key[] = [];
+    try {
+      const read = readValues(chunk.bytes.subarray(chunk.starts[index], chunk.ends[index]));
+      ({ values, counted } = read);
+      if (values.length > 0) {
+        stage = 'event-time';
+        time = this.eventTimeOf(values[0] as T, read.time ?? chunk.timestamp);
+      }
+      if (config.key !== undefined) {
+        stage = 'key';
+        for (const value of values) keys.push(checkKey(config.key(value)));
+      }
+    } catch (cause) {
+      this.reject(chunk, index, stage, cause);
+      return;
+    }
+    this.lateDropped += counted;
+
+    if (values.length === 0) {
+      // Nothing to place (a late or dead-letter part that is skipped): counted in the open step.
+      this.beginStep(chunk, index);
+    } else if (!this.place(chunk, index, time)) {
+      if (config.late === 'drop') this.lateDropped += values.length;
+      else this.late.push(...values);
+    } else {
+      for (let i = 0; i < values.length; i++) {
+        try {
+          this.buffer.add(keys[i] ?? null, values[i] as T);
+        } catch (cause) {
+          // Values before this one are folded: the message can be neither whole in nor whole
+          // out, so it stops the job even under 'dead-letter'.
+          if (i > 0) {
+            throw new ProcessingError(
+              config.stream,
+              chunk.firstOffset + BigInt(index),
+              'reduce',
+              cause,
+            );
+          }
+          this.reject(chunk, index, 'reduce', cause);
+          return;
+        }
+      }
+    }
+    this.countMessage(chunk, index);
+  }
+
+  /**
+   * Places a message by its event time, ending the open step first if it belongs to a later
+   * window. False when it is late and the late policy keeps it out of the window.
+   */
+  private place(chunk: SourceChunk, index: number, time: number): boolean {
+    if (!this.windowOpen) {
+      this.openWindow(chunk, index, time);
+      return true;
+    }
+    const placement = this.assigner.place(time);
+    if (placement === Placement.Inside) {
+      this.assigner.add(time);
+      return true;
+    }
+    if (placement === Placement.Later) {
+      this.fire(this.previousOffset());
+      this.openWindow(chunk, index, time);
+      return true;
+    }
+    return this.config.late === 'include';
   }
 
   private openWindow(chunk: SourceChunk, index: number, time: number): void {
@@ -225,14 +313,10 @@ export class StepProcessor<T, A, R> {
     return this.previousChunkOffset + BigInt(this.previousIndex);
   }
 
-  private eventTimeOf(value: T, creationTime: number, chunkTimestamp: number): number {
+  /** The event time of `value`: the job's extractor's, else the message's `defaultTime`. */
+  private eventTimeOf(value: T, defaultTime: number): number {
     const extractor = this.config.eventTime;
-    const time =
-      extractor !== undefined
-        ? extractor(value)
-        : Number.isNaN(creationTime)
-          ? chunkTimestamp
-          : creationTime;
+    const time = extractor !== undefined ? extractor(value) : defaultTime;
     const millis = time instanceof Date ? time.getTime() : time;
     // Date's range: window arithmetic is exact within it, and calendar windows need it. A
     // creation time in micro- or nanoseconds by mistake lands here too.

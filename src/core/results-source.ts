@@ -1,0 +1,118 @@
+import { ConfigError, type ProcessingStage } from '../common/errors.js';
+import type { Source } from './ports.js';
+import { decodeResult, type ResultOutput } from './result-format.js';
+
+/**
+ * What a stage-2 job does with the late values and dead letters of the stage-1 results it
+ * reads. There is no default: they are never mixed into the outputs without a word.
+ */
+export interface ResultsSourceOptions {
+  /**
+   * Stage 1's late values (its 'side' policy): 'skip' ignores them; 'count' adds one per
+   * value to the stage-2 result's `lateDropped`; 'pass' hands each on as a `LateValue`.
+   */
+  readonly late: 'skip' | 'count' | 'pass';
+  /** Stage 1's dead letters: 'skip' ignores them; 'pass' hands each on as a `DeadLetterValue`. */
+  readonly deadLetters: 'skip' | 'pass';
+}
+
+/** One output of a stage-1 result, as stage 2 receives it. */
+export interface OutputValue<R = unknown> extends ResultOutput<R> {
+  readonly type: 'output';
+}
+
+/** One late value of a stage-1 result, with that result's window bounds (if it had one). */
+export interface LateValue {
+  readonly type: 'late';
+  readonly start: number | undefined;
+  readonly end: number | undefined;
+  readonly value: unknown;
+}
+
+/** One dead letter of a stage-1 result: the rejected stage-1 source message, whole. */
+export interface DeadLetterValue {
+  readonly type: 'dead-letter';
+  readonly offset: bigint;
+  readonly stage: ProcessingStage;
+  readonly error: string;
+  readonly message: Uint8Array;
+}
+
+/** Everything a stage-1 result message held that stage 2 aggregates, in section order. */
+export interface MessageValues<V> {
+  readonly values: readonly V[];
+  /** The message's default event time: its window start; undefined when it had no window. */
+  readonly time: number | undefined;
+  /** Values counted rather than aggregated (the 'count' policy for late values). */
+  readonly counted: number;
+}
+
+/** Reads one whole message into its values (the step processor's multi-value path). */
+export type MessageValuesDecoder<V> = (message: Uint8Array) => MessageValues<V>;
+
+/** A source whose messages are results of another job: built by `fromResults`. */
+export class ResultsSource<V> {
+  constructor(
+    readonly source: Source,
+    readonly decode: MessageValuesDecoder<V>,
+  ) {}
+}
+
+type Skipped = 'skip' | 'count';
+
+/**
+ * A job source reading the results of another job: `aggregate(fromResults<R>(target, options))`
+ * receives one `OutputValue<R>` per output of each result, from either packing, with the
+ * output's window start as default event time. A step of such a job ends only between
+ * messages, never between two values of one message (they share its offset): see the
+ * README's "Chaining stages".
+ */
+export function fromResults<R = unknown>(
+  source: Source,
+  options: { readonly late: 'pass'; readonly deadLetters: 'skip' },
+): ResultsSource<OutputValue<R> | LateValue>;
+export function fromResults<R = unknown>(
+  source: Source,
+  options: { readonly late: Skipped; readonly deadLetters: 'pass' },
+): ResultsSource<OutputValue<R> | DeadLetterValue>;
+export function fromResults<R = unknown>(
+  source: Source,
+  options: { readonly late: Skipped; readonly deadLetters: 'skip' },
+): ResultsSource<OutputValue<R>>;
+export function fromResults<R = unknown>(
+  source: Source,
+  options: ResultsSourceOptions,
+): ResultsSource<OutputValue<R> | LateValue | DeadLetterValue>;
+export function fromResults<R = unknown>(
+  source: Source,
+  options: ResultsSourceOptions,
+): ResultsSource<OutputValue<R> | LateValue | DeadLetterValue> {
+  const { late, deadLetters } = (options ?? {}) as Partial<ResultsSourceOptions>;
+  if (late !== 'skip' && late !== 'count' && late !== 'pass') {
+    throw new ConfigError('fromResults late', "must be 'skip', 'count' or 'pass'", late);
+  }
+  if (deadLetters !== 'skip' && deadLetters !== 'pass') {
+    throw new ConfigError('fromResults deadLetters', "must be 'skip' or 'pass'", deadLetters);
+  }
+  return new ResultsSource(source, (message) => {
+    const result = decodeResult<R>(message);
+    const values: (OutputValue<R> | LateValue | DeadLetterValue)[] = [];
+    for (const output of result.outputs) {
+      const { key, start, end, count, value } = output;
+      values.push({ type: 'output', key, start, end, count, value });
+    }
+    if (late === 'pass') {
+      for (const value of result.late) {
+        values.push({ type: 'late', start: result.windowStart, end: result.windowEnd, value });
+      }
+    }
+    if (deadLetters === 'pass') {
+      for (const letter of result.deadLetters) values.push({ type: 'dead-letter', ...letter });
+    }
+    return {
+      values,
+      time: result.windowStart,
+      counted: late === 'count' ? result.late.length : 0,
+    };
+  });
+}
