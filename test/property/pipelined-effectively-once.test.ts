@@ -81,7 +81,7 @@ describe('effectively-once with pipelined publishes', () => {
       coverage.expectRates({
         'runs with >= 3 results': 0.97,
         'runs that filled the in-flight bound': 0.95,
-        'confirms out of order': 11,
+        'confirms out of order': 9,
         'confirm timeouts': 0.55,
         'confirm timeouts before the store': 0.45,
         'connection losses': 0.6,
