@@ -8,6 +8,7 @@ export {
   aggregate,
   PipelineBuilder,
   AggregationBuilder,
+  TransformBuilder,
   type TargetOptions,
   type DeadLetterOptions,
 } from './core/pipeline.js';
@@ -15,6 +16,8 @@ export { Runner, type RunOptions, type RunSummary } from './core/runner.js';
 export type { Aggregator } from './common/aggregator.js';
 export type { LatePolicy, ErrorPolicy } from './core/step-processor.js';
 export type { ValueFormat } from './core/value-decoder.js';
+export type { StandardSchemaV1 } from './core/standard-schema.js';
+export type { EncodedBodies } from './core/user-encoder.js';
 
 // Window kinds, for `.window(spec)` and for users writing their own.
 export {
@@ -61,6 +64,7 @@ export {
   ProcessingError,
   OutputTooLargeError,
   DeadLetterLimitError,
+  SchemaValidationError,
   PublishError,
   ResumePointError,
   SourceError,

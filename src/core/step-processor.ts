@@ -6,6 +6,7 @@ import type { Key } from '../common/keyed-output.js';
 import { WindowBuffer } from '../windows/window-buffer.js';
 import type { Aggregator } from '../common/aggregator.js';
 import {
+  ConfigError,
   DeadLetterLimitError,
   describe,
   ProcessingError,
@@ -14,6 +15,7 @@ import {
 import type { SourceChunk } from './ports.js';
 import type { DeadLetter, StepResult } from './step-result.js';
 import type { BodyDecoder } from './value-decoder.js';
+import type { ValueStage } from './value-stage.js';
 
 /** What happens to a message whose event time is before the open window. */
 export type LatePolicy = 'include' | 'drop' | 'side';
@@ -23,7 +25,9 @@ export type ErrorPolicy = 'stop' | 'dead-letter';
 export interface StepProcessorConfig<T, A, R> {
   readonly stream: string;
   readonly window: WindowSpec;
-  readonly decode: BodyDecoder<T>;
+  /** Gives a body's value; `stages` turn it into the T the rest of the job reads. */
+  readonly decode: BodyDecoder<unknown>;
+  readonly stages: readonly ValueStage[];
   readonly eventTime: ((value: T) => number | Date) | undefined;
   readonly key: ((value: T) => string | number) | undefined;
   readonly aggregator: Aggregator<T, A, R>;
@@ -41,7 +45,7 @@ const NO_MESSAGE = new Uint8Array(0);
 
 /**
  * The synchronous heart of a job: feeds each message of a chunk through
- * decode → event time → window assignment → trigger → reducer → window buffer, and
+ * decode → filter/map → event time → window assignment → trigger → reducer → window buffer, and
  * collects a StepResult whenever a step ends. Its state is a function of the messages
  * since the last step end only, which is what makes a restart from the broker's last
  * publishing id + 1 reproduce an uninterrupted run exactly.
@@ -63,6 +67,7 @@ export class StepProcessor<T, A, R> {
   private stepFirstOffset = NO_OFFSET;
   private stepMessages = 0;
   private lateDropped = 0;
+  private filtered = 0;
   private late: unknown[] = [];
   private deadLetters: DeadLetter[] = [];
   /** Offset of the previous message, as (first offset of its chunk, index in the chunk). */
@@ -93,7 +98,19 @@ export class StepProcessor<T, A, R> {
     let key: Key = null;
     try {
       scanMessage(bytes, chunk.starts[index] as number, chunk.ends[index] as number, scan);
-      value = config.decode(bytes, scan.bodyStart, scan.bodyEnd);
+      let decoded = config.decode(bytes, scan.bodyStart, scan.bodyEnd);
+      const { stages } = config;
+      for (let i = 0; i < stages.length; i++) {
+        const { kind, fn } = stages[i] as ValueStage;
+        stage = kind;
+        if (kind === 'map') {
+          decoded = fn(decoded);
+        } else if (!fn(decoded)) {
+          this.filterOut(chunk, index);
+          return;
+        }
+      }
+      value = decoded as T;
       stage = 'event-time';
       time = this.eventTimeOf(value, scan.creationTime, chunk.timestamp);
       if (config.key !== undefined) {
@@ -143,6 +160,17 @@ export class StepProcessor<T, A, R> {
       this.stepFirstOffset = chunk.firstOffset + BigInt(index);
   }
 
+  /**
+   * A value the job's filter refused still belongs to its step's offsets (the step's
+   * publishing id may be its offset), so it is counted there, as filtered. It is no element
+   * of the window: a count window counts values that passed.
+   */
+  private filterOut(chunk: SourceChunk, index: number): void {
+    this.beginStep(chunk, index);
+    this.stepMessages++;
+    this.filtered++;
+  }
+
   /** Every message of a step passes here once, whatever became of it, so counts are exact. */
   private countMessage(chunk: SourceChunk, index: number): void {
     this.stepMessages++;
@@ -153,7 +181,9 @@ export class StepProcessor<T, A, R> {
 
   private reject(chunk: SourceChunk, index: number, stage: ProcessingStage, cause: unknown): void {
     const offset = chunk.firstOffset + BigInt(index);
-    if (this.config.onError === 'stop') {
+    // A setup mistake that shows only when a message runs (an async schema validator) is no
+    // message's fault: dead-lettering would bury every message, so it stops the job.
+    if (this.config.onError === 'stop' || cause instanceof ConfigError) {
       throw new ProcessingError(this.config.stream, offset, stage, cause);
     }
     this.beginStep(chunk, index);
@@ -190,6 +220,7 @@ export class StepProcessor<T, A, R> {
       // Fresh arrays only when used: results own theirs, and most steps have neither.
       late: this.late.length > 0 ? this.late : NONE,
       lateDropped: this.lateDropped,
+      filtered: this.filtered,
       deadLetters: this.deadLetters.length > 0 ? this.deadLetters : NONE,
     });
     this.trigger.clear();
@@ -197,6 +228,7 @@ export class StepProcessor<T, A, R> {
     this.stepFirstOffset = NO_OFFSET;
     this.stepMessages = 0;
     this.lateDropped = 0;
+    this.filtered = 0;
     if (this.late.length > 0) this.late = [];
     if (this.deadLetters.length > 0) this.deadLetters = [];
   }
