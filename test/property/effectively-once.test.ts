@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemoryBroker, SimulatedCrash, type FaultPoint } from '../../src/memory/index.js';
+import { MemoryBroker } from '../../src/memory/index.js';
+import { crashArb, runThroughCrashes } from '../support/crashes.js';
 import {
   buildJob,
   encodeSource,
@@ -38,19 +39,6 @@ async function uninterrupted(source: SourceSpec, spec: JobSpec): Promise<MemoryB
   return broker;
 }
 
-const crashArb = fc.array(
-  fc.record({
-    atPublish: fc.integer({ min: 1, max: 8 }),
-    point: fc.constantFrom<FaultPoint>(
-      'before-publish',
-      'after-publish',
-      'after-confirm',
-      'lose-confirm',
-    ),
-  }),
-  { maxLength: 6 },
-);
-
 describe('effectively-once on the embedded broker', () => {
   it('should write a byte-identical target after any number of crashes and restarts', async () => {
     await fc.assert(
@@ -62,16 +50,7 @@ describe('effectively-once on the embedded broker', () => {
           const expected = await uninterrupted(source, spec);
 
           const broker = brokerWith(source);
-          for (const crash of crashes) {
-            broker.injectFault({ stream: 'target', ...crash });
-            try {
-              await job(broker, spec).run({ untilCaughtUp: true });
-            } catch (error) {
-              if (!(error instanceof SimulatedCrash)) throw error;
-            }
-            broker.clearFaults();
-          }
-          await job(broker, spec).run({ untilCaughtUp: true });
+          await runThroughCrashes(broker, 'target', crashes, () => job(broker, spec));
 
           const bytes = (b: MemoryBroker) => b.messages('target').map((m) => m.bytes);
           expect(bytes(broker)).toEqual(bytes(expected));

@@ -3,7 +3,14 @@
 // and a job configuration (window kind, keys, late and error policies, packing).
 import fc from 'fast-check';
 import { aggregate, jsonMessage, type LatePolicy, type PackMode } from '../../src/index.js';
-import type { CompactionOptions, Runner, Source, Target } from '../../src/index.js';
+import type {
+  CompactionOptions,
+  PipelineBuilder,
+  Runner,
+  Source,
+  Target,
+  TargetOptions,
+} from '../../src/index.js';
 
 export interface Event {
   readonly key: string;
@@ -121,13 +128,24 @@ export function encodeSource(spec: SourceSpec): { timestamp: number; messages: U
   }));
 }
 
+/** What a job may add to a scenario: filters and maps first, its own encoder last. */
+export interface JobExtras {
+  readonly prepare?: (pipeline: PipelineBuilder<Event>) => PipelineBuilder<Event>;
+  readonly encode?: TargetOptions['encode'];
+}
+
 /** Builds the job a scenario describes, over any broker's ports. */
 export function buildJob(
   spec: JobSpec,
   source: Source,
   target: Target,
+  extras: JobExtras = {},
 ): Runner<Event, unknown, unknown> {
-  let pipeline = aggregate<Event>(source);
+  let pipeline = extras.prepare?.(aggregate<Event>(source)) ?? aggregate<Event>(source);
+  const output: TargetOptions =
+    extras.encode === undefined
+      ? { pack: spec.pack, retryDelayMs: 0 }
+      : { encode: extras.encode, retryDelayMs: 0 };
   if (spec.eventTimeFrom === 'value') pipeline = pipeline.eventTime((e) => e.t);
   if (spec.deadLetter) pipeline = pipeline.onError('dead-letter');
   const w = spec.window;
@@ -138,7 +156,7 @@ export function buildJob(
         ...trigger,
         merge: (a, b) => ({ key: b.key, value: a.value + b.value, t: b.t }),
       })
-      .to(target, { pack: spec.pack, retryDelayMs: 0 }) as Runner<Event, unknown, unknown>;
+      .to(target, output) as Runner<Event, unknown, unknown>;
   switch (w.kind) {
     case 'compact-count':
       return compact({ count: w.n });
@@ -167,5 +185,5 @@ export function buildJob(
       }),
       result: (acc) => acc,
     })
-    .to(target, { pack: spec.pack, retryDelayMs: 0 }) as Runner<Event, unknown, unknown>;
+    .to(target, output) as Runner<Event, unknown, unknown>;
 }
