@@ -24,6 +24,7 @@ export function stepResult(sections: number): StepResult<number> {
     })),
     late: [],
     lateDropped: 0,
+    filtered: 0,
     deadLetters: [],
   };
 }

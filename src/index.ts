@@ -8,6 +8,7 @@ export {
   aggregate,
   PipelineBuilder,
   AggregationBuilder,
+  TransformBuilder,
   type TargetOptions,
   type DeadLetterOptions,
 } from './core/pipeline.js';
@@ -23,6 +24,8 @@ export {
   type LateValue,
   type DeadLetterValue,
 } from './core/results-source.js';
+export type { StandardSchemaV1 } from './core/standard-schema.js';
+export type { EncodedBodies } from './core/user-encoder.js';
 
 // Window kinds, for `.window(spec)` and for users writing their own.
 export {
@@ -77,6 +80,7 @@ export {
   MultiSectionMessageError,
   OutputTooLargeError,
   DeadLetterLimitError,
+  SchemaValidationError,
   PublishError,
   ResumePointError,
   SourceError,

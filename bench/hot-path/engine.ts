@@ -30,6 +30,7 @@ export function engineConfig(
     late: 'side',
     onError: 'stop',
     maxDeadLetters: 1_000,
+    stages: [],
   } as const;
   switch (kind) {
     case 'tumbling-1m':

@@ -19,11 +19,12 @@ export class ConfigError extends StreamWindowsError {
 }
 
 /**
- * Which stage of the hot path rejected a source message. 'result' (an aggregate's `result`
- * threw for a key) and 'encode' (the step's result could not be encoded) are reported at the
- * step's last offset.
+ * Which stage of the hot path rejected a source message. 'filter' and 'map' are the job's
+ * `.filter()` and `.map()` functions. 'result' (an aggregate's `result` threw for a key) and
+ * 'encode' (the step's result could not be encoded) are reported at the step's last offset.
  */
-export type ProcessingStage = 'decode' | 'event-time' | 'key' | 'reduce' | 'result' | 'encode';
+export type ProcessingStage =
+  'decode' | 'filter' | 'map' | 'event-time' | 'key' | 'reduce' | 'result' | 'encode';
 
 /**
  * A source message could not be processed. The job stops (nothing after the last
@@ -60,6 +61,18 @@ export class MultiSectionMessageError extends StreamWindowsError {
       `the message has ${sections} data sections and the job's decoder reads one value per ` +
         `message; read results of another job with fromResults(source)`,
     );
+  }
+}
+
+/**
+ * A decoded value failed the job's schema (`.decode(format, schema)`): the cause of the
+ * message's 'decode' ProcessingError, or of its dead letter. `issues` are the validator's,
+ * each "path: message" (the message alone for the value as a whole).
+ */
+export class SchemaValidationError extends StreamWindowsError {
+  override readonly name = 'SchemaValidationError';
+  constructor(readonly issues: readonly string[]) {
+    super(`value does not match the schema: ${issues.join('; ')}`);
   }
 }
 

@@ -4,20 +4,27 @@ import { session } from '../windows/session.js';
 import { tumbling, type TumblingOptions } from '../windows/tumbling.js';
 import type { WindowSpec } from '../windows/window-spec.js';
 import { fold, latest, reduceFirst, type Aggregator } from '../common/aggregator.js';
+import type { KeyedOutput } from '../common/keyed-output.js';
 import { ConfigError } from '../common/errors.js';
 import { timerMs } from '../common/timer-duration.js';
 import type { Source, Target } from './ports.js';
 import { encodeResult, type PackMode, type SingleFormat } from './result-format.js';
 import { Runner } from './runner.js';
+import type { StandardSchemaV1 } from './standard-schema.js';
 import type { ErrorPolicy, LatePolicy } from './step-processor.js';
+import type { StepResult } from './step-result.js';
+import { userEncoder, type EncodedBodies } from './user-encoder.js';
 import { bodyDecoder, type ValueFormat } from './value-decoder.js';
 import { ResultsSource, type MessageValuesDecoder } from './results-source.js';
+import type { ValueStage } from './value-stage.js';
 
 interface Settings<T> {
   readonly source: Source;
-  readonly format: ValueFormat<T>;
+  readonly format: ValueFormat<unknown>;
+  readonly schema: StandardSchemaV1 | undefined;
   /** Set when the source is `fromResults(...)`: its messages are read whole, by that. */
   readonly readValues: MessageValuesDecoder<T> | undefined;
+  readonly stages: readonly ValueStage[];
   readonly eventTime: ((value: T) => number | Date) | undefined;
   readonly window: WindowSpec | undefined;
   readonly key: ((value: T) => string | number) | undefined;
@@ -37,7 +44,7 @@ export interface DeadLetterOptions {
 
 const DEFAULT_MAX_DEAD_LETTERS = 1_000;
 
-export interface TargetOptions {
+export interface TargetOptions<R = unknown> {
   /**
    * How a step with several outputs is written (default 'sections'): 'sections' packs them
    * as data sections of ONE message; 'batch' as ONE sub-entry batch of one message each;
@@ -46,6 +53,14 @@ export interface TargetOptions {
   readonly pack?: PackMode;
   /** With pack 'single': the array as canonical 'msgpack' (default) or canonical 'json'. */
   readonly format?: SingleFormat;
+  /**
+   * The user's own format instead of the result format: the body of the step's ONE target
+   * message, or an array of bodies written as ONE sub-entry batch under the step's one
+   * publishing id (never separate publishes). Each body becomes an AMQP 1.0 message with one
+   * data section. Must be deterministic — a function of `result` only — so that a replay
+   * after a crash writes the same bytes and the broker's deduplication holds.
+   */
+  readonly encode?: (result: StepResult<R>) => EncodedBodies;
   /** Results awaiting their confirm at once (default 32). */
   readonly maxInFlight?: number;
   /** First delay before resuming after a retriable error, ms (default 100; 0 retries at once). */
@@ -68,6 +83,8 @@ export function aggregate<T = unknown>(source: Source | ResultsSource<T>): Pipel
     source: results?.source ?? (source as Source),
     format: 'json',
     readValues: results?.decode,
+    schema: undefined,
+    stages: [],
     eventTime: undefined,
     window: undefined,
     key: undefined,
@@ -81,26 +98,80 @@ export function aggregate<T = unknown>(source: Source | ResultsSource<T>): Pipel
 export class PipelineBuilder<T> {
   constructor(private readonly settings: Settings<T>) {}
 
-  /** How source bodies become values: 'json' (default), 'msgpack', 'string', 'raw' or a function. */
-  decode<U>(format: ValueFormat<U>): PipelineBuilder<U> {
-    bodyDecoder(format); // validates now, where the mistake is made
+  /**
+   * How source bodies become values: 'json' (default), 'msgpack', 'string', 'raw' or a
+   * function. The value type stays the job's `T` unless a function or a schema says otherwise.
+   * With a Standard Schema validator (zod, valibot, arktype, ...) each value is checked, not
+   * cast: the job reads the schema's output, and a failing value is a 'decode' error (the job
+   * stops, or the message is dead-lettered) naming the issues and their paths. The validator
+   * must be synchronous: one that returns a Promise stops the job at the first message with a
+   * ProcessingError caused by a ConfigError, whatever the error policy.
+   */
+  decode<U = T>(format: ValueFormat<U>): PipelineBuilder<U>;
+  decode<S extends StandardSchemaV1>(
+    format: ValueFormat<unknown>,
+    schema: S,
+  ): PipelineBuilder<StandardSchemaV1.InferOutput<S>>;
+  decode(format: ValueFormat<unknown>, schema?: StandardSchemaV1): PipelineBuilder<unknown> {
+    bodyDecoder(format, schema); // validates now, where the mistake is made
     if (this.settings.readValues !== undefined) {
       throw new ConfigError('decode', 'does not apply to a fromResults source', format);
     }
-    if (this.settings.eventTime !== undefined || this.settings.key !== undefined) {
+    if (this.settings.stages.length > 0) {
       throw new ConfigError(
         'decode',
-        'must come before .eventTime() and .key(), which read the decoded value',
+        'must come before .filter() and .map(), which read the decoded value',
         format,
       );
     }
-    return new PipelineBuilder<U>({
+    this.beforeReaders('decode', format);
+    return new PipelineBuilder<unknown>({
       ...this.settings,
       format,
-      readValues: undefined,
+      schema,
       eventTime: undefined,
       key: undefined,
     });
+  }
+
+  /**
+   * Keeps only the values `predicate` accepts (truthy), before event time, key and window.
+   * Must be pure (replay). A refused message stays in its step's offsets, counted as
+   * `filtered`; it is no element of the window (a count window counts values that pass).
+   * A predicate that throws is a 'filter' error: the job stops, or the message is
+   * dead-lettered.
+   */
+  filter<S extends T>(predicate: (value: T) => value is S): PipelineBuilder<S>;
+  filter(predicate: (value: T) => unknown): PipelineBuilder<T>;
+  filter(predicate: (value: T) => unknown): PipelineBuilder<T> {
+    return this.withStage('filter', predicate);
+  }
+
+  /**
+   * Replaces each value by `fn(value)`, before event time, key and window: `.eventTime()`
+   * and `.key()` read the mapped value. Must be pure (replay). One that throws is a 'map'
+   * error: the job stops, or the message is dead-lettered.
+   */
+  map<U>(fn: (value: T) => U): PipelineBuilder<U> {
+    return this.withStage('map', fn);
+  }
+
+  /**
+   * A job without a window: each message that passes becomes ONE target message, the
+   * bodies `fn` gives (an array: one sub-entry batch), published with the source message's
+   * offset. `fn` must be deterministic; one that throws is a 'map' error, which stops the
+   * job: a target of user messages has no place for dead letters, so 'dead-letter' is
+   * refused (write them as you choose with `.count(1)` and `.to(target, { encode })`).
+   */
+  transform(fn: (value: T) => EncodedBodies): TransformBuilder {
+    if (this.settings.onError === 'dead-letter') {
+      throw new ConfigError(
+        'transform',
+        "writes user messages only and cannot hold dead letters: use onError('stop'), or count(1) with your own encode",
+        this.settings.onError,
+      );
+    }
+    return new TransformBuilder(this.map(fn).count(1).aggregate(latest<EncodedBodies>()));
   }
 
   /** Event time of a value, epoch ms or Date. Must depend on the value only (replay). */
@@ -211,6 +282,33 @@ export class PipelineBuilder<T> {
     return this.window(compaction(trigger)).key(entity).aggregate(latest(merge));
   }
 
+  private withStage<U>(kind: ValueStage['kind'], fn: (value: T) => unknown): PipelineBuilder<U> {
+    requireFunction(kind, fn);
+    if (this.settings.readValues !== undefined) {
+      // A results source reads each message into several values at once, not through stages.
+      throw new ConfigError(kind, 'does not apply to a fromResults source (yet)', fn);
+    }
+    this.beforeReaders(kind, fn);
+    return new PipelineBuilder<U>({
+      ...this.settings,
+      readValues: undefined, // refused above
+      eventTime: undefined,
+      key: undefined,
+      stages: [...this.settings.stages, { kind, fn: fn as (value: unknown) => unknown }],
+    });
+  }
+
+  /** Event time and key read the value the earlier methods give, so they must come after. */
+  private beforeReaders(method: string, given: unknown): void {
+    if (this.settings.eventTime !== undefined || this.settings.key !== undefined) {
+      throw new ConfigError(
+        method,
+        'must come before .eventTime() and .key(), which read the value it gives',
+        given,
+      );
+    }
+  }
+
   private with(change: Partial<Settings<T>>): PipelineBuilder<T> {
     return new PipelineBuilder({ ...this.settings, ...change });
   }
@@ -235,8 +333,8 @@ export class AggregationBuilder<T, A, R> {
   ) {}
 
   /** Where results go. The target's producer name must be stable and unique per target. */
-  to(target: Target, options: TargetOptions = {}): Runner<T, A, R> {
-    const { pack = 'sections', format = 'msgpack', maxInFlight = 32 } = options;
+  to(target: Target, options: TargetOptions<R> = {}): Runner<T, A, R> {
+    const { pack = 'sections', format = 'msgpack', maxInFlight = 32, encode } = options;
     if (pack !== 'sections' && pack !== 'batch' && pack !== 'single') {
       throw new ConfigError('pack', "must be 'sections', 'batch' or 'single'", pack);
     }
@@ -245,6 +343,12 @@ export class AggregationBuilder<T, A, R> {
     }
     if (options.format !== undefined && pack !== 'single') {
       throw new ConfigError('format', "applies to pack 'single' only", format);
+    }
+    if (encode !== undefined) {
+      requireFunction('encode', encode);
+      if (options.pack !== undefined) {
+        throw new ConfigError('pack', 'applies to the result format, not to your own encode', pack);
+      }
     }
     if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) {
       throw new ConfigError('maxInFlight', 'must be a positive integer', maxInFlight);
@@ -273,8 +377,9 @@ export class AggregationBuilder<T, A, R> {
       processor: {
         stream: source.stream,
         window,
-        decode: bodyDecoder(this.settings.format),
+        decode: bodyDecoder(this.settings.format, this.settings.schema),
         readValues: this.settings.readValues,
+        stages: this.settings.stages,
         eventTime: this.settings.eventTime,
         key: this.settings.key,
         aggregator: this.aggregator,
@@ -282,10 +387,31 @@ export class AggregationBuilder<T, A, R> {
         onError: this.settings.onError,
         maxDeadLetters: this.settings.maxDeadLetters,
       },
-      encode: (result) => encodeResult(result, metadata, pack, format),
+      encode:
+        encode === undefined
+          ? (result) => encodeResult(result, metadata, pack, format)
+          : userEncoder(encode),
       maxInFlight,
       retryDelayMs,
       maxRetryDelayMs,
+    });
+  }
+}
+
+/** Where a `.transform()` job writes: one target message per source message that passes. */
+export class TransformBuilder {
+  constructor(
+    private readonly job: AggregationBuilder<EncodedBodies, EncodedBodies, EncodedBodies>,
+  ) {}
+
+  to(
+    target: Target,
+    options: Omit<TargetOptions, 'pack' | 'encode'> = {},
+  ): Runner<EncodedBodies, EncodedBodies, EncodedBodies> {
+    // A count(1) step holds one output: the bodies of its one message that passed.
+    return this.job.to(target, {
+      ...options,
+      encode: (result) => (result.outputs[0] as KeyedOutput<EncodedBodies>).value,
     });
   }
 }

@@ -46,6 +46,8 @@ export const ResultProperty = {
   late: 'sw-late',
   lateDropped: 'sw-late-dropped',
   deadLetters: 'sw-dead-letters',
+  /** Written only when above 0, so results of jobs without `.filter()` keep their bytes. */
+  filtered: 'sw-filtered',
   part: 'sw-part',
   parts: 'sw-parts',
 } as const;
@@ -78,6 +80,8 @@ export interface DecodedResult<R = unknown> extends ResultMetadata {
   readonly lateCount: number;
   readonly lateDropped: number;
   readonly deadLetterCount: number;
+  /** Messages a `.filter()` left out (0 when the property is absent). */
+  readonly filtered: number;
   /** With 'batch' packing: this message's index among the step's messages, and their number. */
   readonly part: { readonly index: number; readonly of: number } | undefined;
   readonly outputs: readonly ResultOutput<R>[];
@@ -114,6 +118,7 @@ export function encodeResult<R>(
     [ResultProperty.late]: String(result.late.length),
     [ResultProperty.lateDropped]: String(result.lateDropped),
     [ResultProperty.deadLetters]: String(result.deadLetters.length),
+    ...(result.filtered > 0 ? { [ResultProperty.filtered]: String(result.filtered) } : {}),
   };
   if (pack === 'single') {
     const section = format === 'json' ? encodeCanonicalJson(values) : encodeCanonical(values);
@@ -224,6 +229,7 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
   const windowStart = properties.optional(ResultProperty.windowStart);
   const windowEnd = properties.optional(ResultProperty.windowEnd);
   const part = properties.optional(ResultProperty.part);
+  const filtered = properties.optional(ResultProperty.filtered);
   return {
     source: properties.text(ResultProperty.source),
     producer: properties.text(ResultProperty.producer),
@@ -238,6 +244,7 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
     lateCount: properties.integer(ResultProperty.late),
     lateDropped: properties.integer(ResultProperty.lateDropped),
     deadLetterCount: properties.integer(ResultProperty.deadLetters),
+    filtered: filtered === undefined ? 0 : properties.integer(ResultProperty.filtered),
     part:
       part === undefined
         ? undefined

@@ -6,6 +6,7 @@ import type { Key } from '../common/keyed-output.js';
 import { WindowBuffer } from '../windows/window-buffer.js';
 import type { Aggregator } from '../common/aggregator.js';
 import {
+  ConfigError,
   DeadLetterLimitError,
   describe,
   MultiSectionMessageError,
@@ -16,6 +17,7 @@ import type { SourceChunk } from './ports.js';
 import type { DeadLetter, StepResult } from './step-result.js';
 import type { BodyDecoder } from './value-decoder.js';
 import type { MessageValuesDecoder } from './results-source.js';
+import type { ValueStage } from './value-stage.js';
 
 /** What happens to a message whose event time is before the open window. */
 export type LatePolicy = 'include' | 'drop' | 'side';
@@ -25,10 +27,12 @@ export type ErrorPolicy = 'stop' | 'dead-letter';
 export interface StepProcessorConfig<T, A, R> {
   readonly stream: string;
   readonly window: WindowSpec;
-  readonly decode: BodyDecoder<T>;
+  /** Gives a body's value; `stages` turn it into the T the rest of the job reads. */
+  readonly decode: BodyDecoder<unknown>;
+  readonly stages: readonly ValueStage[];
   /**
    * Set for a source of results: reads each whole message into its values (replacing
-   * `decode`), all of which share the message's offset and so its step.
+   * `decode` and `stages`), all of which share the message's offset and so its step.
    */
   readonly readValues?: MessageValuesDecoder<T> | undefined;
   readonly eventTime: ((value: T) => number | Date) | undefined;
@@ -48,7 +52,7 @@ const NO_MESSAGE = new Uint8Array(0);
 
 /**
  * The synchronous heart of a job: feeds each message of a chunk through
- * decode → event time → window assignment → trigger → reducer → window buffer, and
+ * decode → filter/map → event time → window assignment → trigger → reducer → window buffer, and
  * collects a StepResult whenever a step ends. Its state is a function of the messages
  * since the last step end only, which is what makes a restart from the broker's last
  * publishing id + 1 reproduce an uninterrupted run exactly.
@@ -70,6 +74,7 @@ export class StepProcessor<T, A, R> {
   private stepFirstOffset = NO_OFFSET;
   private stepMessages = 0;
   private lateDropped = 0;
+  private filtered = 0;
   private late: unknown[] = [];
   private deadLetters: DeadLetter[] = [];
   /** Offset of the previous message, as (first offset of its chunk, index in the chunk). */
@@ -104,7 +109,19 @@ export class StepProcessor<T, A, R> {
       scanMessage(bytes, chunk.starts[index] as number, chunk.ends[index] as number, scan);
       // One value per message: never the first section of several, silently.
       if (scan.dataSections > 1) throw new MultiSectionMessageError(scan.dataSections);
-      value = config.decode(bytes, scan.bodyStart, scan.bodyEnd);
+      let decoded = config.decode(bytes, scan.bodyStart, scan.bodyEnd);
+      const { stages } = config;
+      for (let i = 0; i < stages.length; i++) {
+        const { kind, fn } = stages[i] as ValueStage;
+        stage = kind;
+        if (kind === 'map') {
+          decoded = fn(decoded);
+        } else if (!fn(decoded)) {
+          this.filterOut(chunk, index);
+          return;
+        }
+      }
+      value = decoded as T;
       stage = 'event-time';
       time = this.eventTimeOf(
         value,
@@ -231,6 +248,17 @@ export class StepProcessor<T, A, R> {
       this.stepFirstOffset = chunk.firstOffset + BigInt(index);
   }
 
+  /**
+   * A value the job's filter refused still belongs to its step's offsets (the step's
+   * publishing id may be its offset), so it is counted there, as filtered. It is no element
+   * of the window: a count window counts values that passed.
+   */
+  private filterOut(chunk: SourceChunk, index: number): void {
+    this.beginStep(chunk, index);
+    this.stepMessages++;
+    this.filtered++;
+  }
+
   /** Every message of a step passes here once, whatever became of it, so counts are exact. */
   private countMessage(chunk: SourceChunk, index: number): void {
     this.stepMessages++;
@@ -241,7 +269,9 @@ export class StepProcessor<T, A, R> {
 
   private reject(chunk: SourceChunk, index: number, stage: ProcessingStage, cause: unknown): void {
     const offset = chunk.firstOffset + BigInt(index);
-    if (this.config.onError === 'stop') {
+    // A setup mistake that shows only when a message runs (an async schema validator) is no
+    // message's fault: dead-lettering would bury every message, so it stops the job.
+    if (this.config.onError === 'stop' || cause instanceof ConfigError) {
       throw new ProcessingError(this.config.stream, offset, stage, cause);
     }
     this.beginStep(chunk, index);
@@ -278,6 +308,7 @@ export class StepProcessor<T, A, R> {
       // Fresh arrays only when used: results own theirs, and most steps have neither.
       late: this.late.length > 0 ? this.late : NONE,
       lateDropped: this.lateDropped,
+      filtered: this.filtered,
       deadLetters: this.deadLetters.length > 0 ? this.deadLetters : NONE,
     });
     this.trigger.clear();
@@ -285,6 +316,7 @@ export class StepProcessor<T, A, R> {
     this.stepFirstOffset = NO_OFFSET;
     this.stepMessages = 0;
     this.lateDropped = 0;
+    this.filtered = 0;
     if (this.late.length > 0) this.late = [];
     if (this.deadLetters.length > 0) this.deadLetters = [];
   }

@@ -26,5 +26,7 @@ export interface StepResult<R> {
   readonly late: readonly unknown[];
   /** Late messages counted and discarded by the 'drop' policy. */
   readonly lateDropped: number;
+  /** Messages the job's `.filter()` refused: in the step's offsets, in no output. */
+  readonly filtered: number;
   readonly deadLetters: readonly DeadLetter[];
 }

@@ -1,5 +1,6 @@
 import { decode as decodeMsgpack } from '@msgpack/msgpack';
 import { ConfigError } from '../common/errors.js';
+import { synchronousValidator, type StandardSchemaV1 } from './standard-schema.js';
 
 /**
  * Turns the body of a source message (the payload of its first data section) into the
@@ -11,7 +12,21 @@ export type BodyDecoder<T> = (chunk: Buffer, start: number, end: number) => T;
 /** How a job decodes source bodies: a built-in format, or a function of the body's bytes. */
 export type ValueFormat<T> = 'json' | 'msgpack' | 'string' | 'raw' | ((body: Uint8Array) => T);
 
-export function bodyDecoder<T>(format: ValueFormat<T>): BodyDecoder<T> {
+/**
+ * The decoder of `format`; with a Standard Schema `schema`, each decoded value is checked by
+ * it (a failing value throws a SchemaValidationError) and the job reads the schema's output.
+ */
+export function bodyDecoder<T>(
+  format: ValueFormat<T>,
+  schema?: StandardSchemaV1,
+): BodyDecoder<unknown> {
+  const decode = formatDecoder(format);
+  if (schema === undefined) return decode;
+  const validate = synchronousValidator(schema);
+  return (chunk, start, end) => validate(decode(chunk, start, end));
+}
+
+function formatDecoder<T>(format: ValueFormat<T>): BodyDecoder<T> {
   switch (format) {
     case 'json':
       // Buffer#toString decodes UTF-8 straight from the range: no intermediate view.

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemoryBroker, SimulatedCrash, type FaultPoint } from '../../src/memory/index.js';
+import { MemoryBroker } from '../../src/memory/index.js';
+import { crashArb, runThroughCrashes } from '../support/crashes.js';
 import { brokerWith, targetBytes, uninterrupted } from '../support/memory-scenario.js';
 import { buildJob, jobArb, sourceArb, type JobSpec } from '../support/scenario.js';
 import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
@@ -16,19 +17,6 @@ const source = (garbage: boolean) => sourceArb({ garbage, minLength: 50, maxLeng
 function job(broker: MemoryBroker, spec: JobSpec) {
   return buildJob(spec, broker.source('source'), broker.target('target', { producer: 'job-1' }));
 }
-
-const crashArb = fc.array(
-  fc.record({
-    atPublish: fc.integer({ min: 1, max: 12 }),
-    point: fc.constantFrom<FaultPoint>(
-      'before-publish',
-      'after-publish',
-      'after-confirm',
-      'lose-confirm',
-    ),
-  }),
-  { minLength: 1, maxLength: 8, size: 'max' },
-);
 
 /** Counts what a run's target holds: results, window kind and packing, late and dead letters. */
 function countResults(coverage: Coverage, spec: JobSpec, broker: MemoryBroker): void {
@@ -91,27 +79,7 @@ describe('effectively-once on the embedded broker', () => {
             countResults(coverage, spec, expected);
 
             const broker = brokerWith(source);
-            for (const crash of crashes) {
-              const fault = broker.injectFault({
-                stream: 'target',
-                ...crash,
-                onFire: () => {
-                  coverage.count(
-                    'crashes after a stored result',
-                    broker.messages('target').length > 0,
-                  );
-                },
-              });
-              try {
-                await job(broker, spec).run({ untilCaughtUp: true });
-              } catch (error) {
-                if (!(error instanceof SimulatedCrash)) throw error;
-              }
-              coverage.count('crashes fired', fault.fired);
-              coverage.count(`${crash.point} fired`, fault.fired);
-              broker.clearFaults();
-            }
-            await job(broker, spec).run({ untilCaughtUp: true });
+            await runThroughCrashes(broker, 'target', crashes, () => job(broker, spec), coverage);
 
             expect(targetBytes(broker)).toEqual(targetBytes(expected));
             expectStrictlyIncreasing(

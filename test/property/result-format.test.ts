@@ -57,6 +57,7 @@ const stepResultArb: fc.Arbitrary<StepResult<unknown>> = fc
     outputs: r.keys.map((key, i) => ({ key, count: i + 1, value: r.value })),
     late: r.late,
     lateDropped: r.lateDropped,
+    filtered: 0,
     deadLetters: r.deadLetters,
   }));
 

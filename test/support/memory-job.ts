@@ -1,5 +1,6 @@
 // A small fixture for tests of one job on the embedded broker.
 import { decodeResult, jsonMessage, type DecodedResult } from '../../src/index.js';
+import { decodeMessage } from '../../src/codecs/amqp-message.js';
 import { MemoryBroker } from '../../src/memory/index.js';
 
 export interface Reading {
@@ -35,3 +36,20 @@ export const reading = (sensor: string, value: number, seconds: number): Reading
   value,
   t: T0 + seconds * 1000,
 });
+
+/** Each write of a target of user messages: its publishing id and the bodies it holds. */
+export function userWrites(
+  broker: MemoryBroker,
+  stream = 'target',
+): { publishingId: bigint | undefined; bodies: string[] }[] {
+  return broker.chunks(stream).map((chunk) => ({
+    publishingId: chunk.writer?.publishingId,
+    bodies: chunk.messages.map((m) => {
+      const body = decodeMessage(m.bytes).body;
+      if (body?.type !== 'data' || body.sections.length !== 1) {
+        throw new Error('a user message has one data section');
+      }
+      return Buffer.from(body.sections[0] as Uint8Array).toString('utf8');
+    }),
+  }));
+}

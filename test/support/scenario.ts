@@ -3,8 +3,15 @@
 // and a job configuration (window kind, keys, late and error policies, packing).
 import fc from 'fast-check';
 import { aggregate, jsonMessage, type LatePolicy, type PackMode } from '../../src/index.js';
-import type { SingleFormat } from '../../src/index.js';
-import type { CompactionOptions, Runner, Source, Target } from '../../src/index.js';
+import type {
+  CompactionOptions,
+  PipelineBuilder,
+  Runner,
+  SingleFormat,
+  Source,
+  Target,
+  TargetOptions,
+} from '../../src/index.js';
 
 export interface Event {
   readonly key: string;
@@ -148,15 +155,26 @@ export function encodeSource(spec: SourceSpec): { timestamp: number; messages: U
   }));
 }
 
+/** What a job may add to a scenario: filters and maps first, its own encoder last. */
+export interface JobExtras {
+  readonly prepare?: (pipeline: PipelineBuilder<Event>) => PipelineBuilder<Event>;
+  readonly encode?: TargetOptions['encode'];
+  /** Results awaiting their confirm at once (the runner's default when not given). */
+  readonly maxInFlight?: number;
+}
+
 /** Builds the job a scenario describes, over any broker's ports. */
 export function buildJob(
   spec: JobSpec,
   source: Source,
   target: Target,
-  options: { maxInFlight?: number } = {},
+  extras: JobExtras = {},
 ): Runner<Event, unknown, unknown> {
-  const targetOptions = { pack: spec.pack, format: spec.format, retryDelayMs: 0, ...options };
-  let pipeline = aggregate<Event>(source);
+  let pipeline = extras.prepare?.(aggregate<Event>(source)) ?? aggregate<Event>(source);
+  const output: TargetOptions =
+    extras.encode === undefined
+      ? { pack: spec.pack, format: spec.format, retryDelayMs: 0, maxInFlight: extras.maxInFlight }
+      : { encode: extras.encode, retryDelayMs: 0, maxInFlight: extras.maxInFlight };
   if (spec.eventTimeFrom === 'value') pipeline = pipeline.eventTime((e) => e.t);
   if (spec.deadLetter) pipeline = pipeline.onError('dead-letter');
   const w = spec.window;
@@ -167,7 +185,7 @@ export function buildJob(
         ...trigger,
         merge: (a, b) => ({ key: b.key, value: a.value + b.value, t: b.t }),
       })
-      .to(target, targetOptions) as Runner<Event, unknown, unknown>;
+      .to(target, output) as Runner<Event, unknown, unknown>;
   switch (w.kind) {
     case 'compact-count':
       return compact({ count: w.n });
@@ -196,5 +214,5 @@ export function buildJob(
       }),
       result: (acc) => acc,
     })
-    .to(target, targetOptions) as Runner<Event, unknown, unknown>;
+    .to(target, output) as Runner<Event, unknown, unknown>;
 }

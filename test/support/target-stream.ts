@@ -33,7 +33,9 @@ export function expectEveryMessageCountedOnce(steps: readonly DecodedResult[][])
     expect(late.length).toBe(head.lateCount);
     expect(dead.length).toBe(head.deadLetterCount);
     const aggregated = outputs.reduce((n, o) => n + o.count, 0);
-    expect(aggregated + late.length + head.lateDropped + dead.length).toBe(head.messages);
+    expect(aggregated + late.length + head.lateDropped + head.filtered + dead.length).toBe(
+      head.messages,
+    );
     next = head.lastOffset + 1n;
   }
 }

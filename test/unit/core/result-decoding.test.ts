@@ -19,6 +19,7 @@ const step: StepResult<number> = {
   outputs: [{ key: 'a', count: 1, value: 5 }],
   late: [7],
   lateDropped: 0,
+  filtered: 0,
   deadLetters: [{ offset: 11n, stage: 'decode', error: 'bad', message: new Uint8Array([1]) }],
 };
 const metadata = { source: 'in', producer: 'p', window: 'tumbling(1m)' };

@@ -24,6 +24,7 @@ const step: StepResult<unknown> = {
   outputs: [{ key: 'a', count: 1, value: { big: 2n ** 60n, gone: undefined, list: [undefined] } }],
   late: [],
   lateDropped: 0,
+  filtered: 0,
   deadLetters: [{ offset: 9n, stage: 'decode', error: 'bad', message: Uint8Array.of(0, 255, 7) }],
 };
 
@@ -135,6 +136,7 @@ describe("the README's worked example packed as 'single'", () => {
     ],
     late: [],
     lateDropped: 0,
+    filtered: 0,
     deadLetters: [],
   };
   const exampleMetadata = { source: 'sensors', producer: 'rollups-1m', window: 'tumbling(1m)' };

@@ -1,0 +1,93 @@
+// A transform job's target holds plain user messages: on RabbitMQ they are byte-identical to
+// the embedded broker's, each under its source message's offset as publishing id, and the
+// stock rabbitmq-stream-js-client reads each one's body as the transform wrote it.
+import { connect as connectStock, Offset, type Client } from 'rabbitmq-stream-js-client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { aggregate, jsonMessage, type Source, type Target } from '../../src/index.js';
+import { MemoryBroker } from '../../src/memory/index.js';
+import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
+import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
+import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
+import { publishAll, readAll, uniqueStream } from '../support/rabbitmq.js';
+
+const url = inject('rabbitmqUrl');
+let rabbit: RabbitMQ;
+let stock: Client;
+beforeAll(async () => {
+  rabbit = await connect(url);
+  stock = await connectStock(parseStreamUrl(url), silentLogger);
+});
+afterAll(async () => {
+  await stock?.close();
+  await rabbit?.close();
+});
+
+interface Payment {
+  readonly id: number;
+  readonly card: string;
+  readonly amount: number;
+}
+
+const payments: Payment[] = Array.from({ length: 40 }, (_, id) => ({
+  id,
+  card: `4111-0000-0000-${String(1000 + id)}`,
+  amount: id % 5 === 0 ? 0 : id * 3, // zero amounts are filtered out
+}));
+
+const redacting = (source: Source, target: Target) =>
+  aggregate<Payment>(source)
+    .filter((p) => p.amount > 0)
+    .transform((p) => Buffer.from(JSON.stringify({ ...p, card: p.card.slice(-4) })))
+    .to(target);
+
+const expectedBodies = payments
+  .filter((p) => p.amount > 0)
+  .map((p) => JSON.stringify({ ...p, card: p.card.slice(-4) }));
+
+describe('a transform job on RabbitMQ', () => {
+  it('should write what the embedded broker writes, readable by the stock client as plain bodies', async () => {
+    const [from, to] = [uniqueStream('transform-source'), uniqueStream('transform-target')];
+    const messages = payments.map((p) => jsonMessage(p));
+
+    const memory = new MemoryBroker({ now: () => 0 });
+    memory.createStream(from);
+    memory.createStream(to);
+    memory.append(from, messages, { timestamp: 0 });
+    await redacting(memory.source(from), memory.target(to, { producer: 'redactor' })).run({
+      untilCaughtUp: true,
+    });
+
+    await rabbit.createStream(from);
+    await rabbit.createStream(to);
+    try {
+      await publishAll(rabbit, from, messages);
+      const target = rabbit.target(to, { producer: 'redactor' });
+      await redacting(rabbit.source(from), target).run({ untilCaughtUp: true });
+      // A second run after the end publishes nothing new: the resume point is the last offset.
+      const again = await redacting(rabbit.source(from), target).run({ untilCaughtUp: true });
+      expect(again).toEqual({ results: 0, duplicates: 0, restarts: 0 });
+      expect(await target.lastPublishingId()).toBe(BigInt(payments.length - 1));
+      await target.close();
+
+      const stored = (await readAll(rabbit, to)).map((bytes) => Buffer.from(bytes));
+      expect(stored).toEqual(memory.messages(to).map((m) => Buffer.from(m.bytes)));
+      expect(await consumeStock(to, expectedBodies.length)).toEqual(expectedBodies);
+    } finally {
+      await rabbit.deleteStream(from);
+      await rabbit.deleteStream(to);
+    }
+  });
+});
+
+async function consumeStock(stream: string, count: number): Promise<string[]> {
+  const received: string[] = [];
+  let done: () => void = () => undefined;
+  const all = new Promise<void>((resolve) => (done = resolve));
+  const consumer = await stock.declareConsumer({ stream, offset: Offset.first() }, (message) => {
+    received.push(message.content.toString());
+    if (received.length === count) done();
+  });
+  await all;
+  await consumer.close();
+  return received;
+}

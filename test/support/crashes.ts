@@ -1,0 +1,60 @@
+// Random crashes of a job on the embedded broker: faults injected into the target's publishes.
+import fc from 'fast-check';
+import { MemoryBroker, SimulatedCrash, type FaultPoint } from '../../src/memory/index.js';
+import type { RunOptions } from '../../src/index.js';
+import type { Coverage } from './coverage.js';
+
+export interface Crash {
+  readonly atPublish: number;
+  readonly point: FaultPoint;
+}
+
+/** 1 to 8 crashes, each at one of a run's first 12 publishes, at any of the four fault points. */
+export const crashArb: fc.Arbitrary<Crash[]> = fc.array(
+  fc.record({
+    atPublish: fc.integer({ min: 1, max: 12 }),
+    point: fc.constantFrom<FaultPoint>(
+      'before-publish',
+      'after-publish',
+      'after-confirm',
+      'lose-confirm',
+    ),
+  }),
+  { minLength: 1, maxLength: 8, size: 'max' },
+);
+
+/**
+ * Runs a fresh job once per crash with that fault armed on `stream`, then once without, as
+ * restarts after crashes would. Returns how many of the runs crashed. With `coverage`, counts
+ * 'crashes fired', '<point> fired' and 'crashes after a stored result' (a fault that fired
+ * when `stream` already held a result: the restart must then resume past it).
+ */
+export async function runThroughCrashes(
+  broker: MemoryBroker,
+  stream: string,
+  crashes: readonly Crash[],
+  job: () => { run(options: RunOptions): Promise<unknown> },
+  coverage?: Coverage,
+): Promise<number> {
+  let crashed = 0;
+  for (const crash of crashes) {
+    const fault = broker.injectFault({
+      stream,
+      ...crash,
+      onFire: () => {
+        coverage?.count('crashes after a stored result', broker.messages(stream).length > 0);
+      },
+    });
+    try {
+      await job().run({ untilCaughtUp: true });
+    } catch (error) {
+      if (!(error instanceof SimulatedCrash)) throw error;
+      crashed++;
+    }
+    coverage?.count('crashes fired', fault.fired);
+    coverage?.count(`${crash.point} fired`, fault.fired);
+    broker.clearFaults();
+  }
+  await job().run({ untilCaughtUp: true });
+  return crashed;
+}
