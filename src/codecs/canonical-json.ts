@@ -10,7 +10,8 @@
  * - bigints as decimal strings (JSON parsers lose integers above 2^53);
  * - Uint8Array (and Buffer) as standard base64 strings with padding;
  * - Date as its ISO 8601 string (an invalid Date is refused);
- * - Map, Set, functions and symbols are refused, like canonical msgpack refuses Map and Set;
+ * - Map, Set, functions and symbols are refused, like canonical msgpack refuses Map and Set,
+ *   and so is an own key '__proto__', as canonical msgpack refuses it;
  *   other objects are written as their own enumerable properties (`toJSON` is not called, so
  *   both formats see the same fields).
  *
@@ -93,6 +94,8 @@ function write(value: unknown, depth: number, parts: string[]): void {
   for (const key of Object.keys(record).sort()) {
     const item = record[key];
     if (item === undefined) continue;
+    // As canonical msgpack does, so a value is accepted or refused whatever the format.
+    if (key === '__proto__') throw new CodecError("cannot encode an object key '__proto__'", 0);
     if (!first) parts.push(',');
     first = false;
     parts.push(JSON.stringify(key), ':');

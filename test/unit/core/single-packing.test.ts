@@ -2,6 +2,7 @@
 import { decode as decodeMsgpack } from '@msgpack/msgpack';
 import { describe, expect, it } from 'vitest';
 import { decodeMessage, encodeMessage } from '../../../src/codecs/amqp-message.js';
+import { encodeCanonical } from '../../../src/codecs/canonical-msgpack.js';
 import { encodeCanonicalJson } from '../../../src/codecs/canonical-json.js';
 import { encodeResult } from '../../../src/core/result-format.js';
 import type { StepResult } from '../../../src/core/step-result.js';
@@ -204,6 +205,13 @@ describe("the 'single' JSON encoding", () => {
     ]) {
       expect(() => encodeCanonicalJson([value])).toThrow(CodecError);
     }
+  });
+
+  it("should refuse an own '__proto__' key, as canonical msgpack does", () => {
+    const value = JSON.parse('{"__proto__": 1}') as unknown;
+
+    expect(() => encodeCanonicalJson(value)).toThrow("cannot encode an object key '__proto__'");
+    expect(() => encodeCanonical(value)).toThrow("cannot encode an object key '__proto__'");
   });
 
   it('should refuse a single result whose content-type, section count or base64 is wrong', () => {
