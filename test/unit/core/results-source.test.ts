@@ -322,4 +322,14 @@ describe('a job reading results with fromResults', () => {
       'decode does not apply to a fromResults source',
     );
   });
+
+  it('should refuse .filter() and .map() on a fromResults source, which would be skipped', () => {
+    const broker = brokerWithReadings([]);
+    expect(() => stageTwo(broker, 'source').filter(() => true)).toThrow(
+      'filter does not apply to a fromResults source',
+    );
+    expect(() => stageTwo(broker, 'source').map((v) => v)).toThrow(
+      'map does not apply to a fromResults source',
+    );
+  });
 });
