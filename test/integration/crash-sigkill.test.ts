@@ -3,25 +3,22 @@
 // time; the target stream must then equal one uninterrupted run's, byte for byte.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { decodeResult, jsonMessage } from '../../src/index.js';
-import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
-import { readAll, uniqueStream } from '../support/rabbitmq.js';
+import { rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
 import type { CrashEvent } from './crash-child.js';
 
 const MESSAGES = 100_000;
 const KILLS = 10;
 const child = fileURLToPath(new URL('./crash-child.ts', import.meta.url));
 const url = inject('rabbitmqUrl');
-let rabbit: RabbitMQ;
-const source = uniqueStream('crash-source');
-const streams = [source];
+const real = rabbitForTests();
+const source = real.track(uniqueStream('crash-source'));
 
 beforeAll(async () => {
-  rabbit = await connect(url);
-  await rabbit.createStream(source);
+  await real.rabbit.createStream(source);
   // 100 sensors, 100 messages per second of event time: 1,000 one-second windows.
-  const feeder = rabbit.target(source, { producer: 'feeder' });
+  const feeder = real.rabbit.target(source, { producer: 'feeder' });
   const start = Date.UTC(2026, 0, 1);
   const pending: Promise<void>[] = [];
   for (let i = 0; i < MESSAGES; i += 500) {
@@ -34,11 +31,6 @@ beforeAll(async () => {
   await Promise.all(pending);
   await feeder.close();
 }, 120_000);
-
-afterAll(async () => {
-  for (const stream of streams) await rabbit.deleteStream(stream);
-  await rabbit.close();
-});
 
 /**
  * Runs the child to completion, or kills it with SIGKILL once it has handed `killAfter`
@@ -65,21 +57,18 @@ function runChild(target: string, killAfter = Infinity): Promise<boolean> {
 
 describe('the aggregator killed with SIGKILL', () => {
   it('should leave a target equal to an uninterrupted run after 10 kills, with no duplicate and no loss', async () => {
-    const reference = uniqueStream('crash-reference');
-    const crashed = uniqueStream('crash-target');
-    streams.push(reference, crashed);
-    await rabbit.createStream(reference);
-    await rabbit.createStream(crashed);
+    const reference = await real.newStream('crash-reference');
+    const crashed = await real.newStream('crash-target');
 
     const started = Date.now();
     expect(await runChild(reference)).toBe(false);
     const uninterruptedMs = Date.now() - started;
-    const expected = await readAll(rabbit, reference);
+    const expected = await readAll(real.rabbit, reference);
 
     // Kill each child at a random moment while it publishes: after a random number of
     // results, at most an even share of what is left, so that every kill lands before the
     // job catches up. Results handed over just before the kill may or may not be stored.
-    const targetSize = async () => Number(await rabbit.source(crashed).endOffset());
+    const targetSize = async () => Number(await real.rabbit.source(crashed).endOffset());
     const sizes: number[] = [];
     let kills = 0;
     while (kills < KILLS) {
@@ -98,7 +87,7 @@ describe('the aggregator killed with SIGKILL', () => {
     );
     expect(kills).toBeGreaterThanOrEqual(KILLS);
 
-    const actual = await readAll(rabbit, crashed);
+    const actual = await readAll(real.rabbit, crashed);
     expect(actual.map((b) => Buffer.from(b))).toEqual(expected.map((b) => Buffer.from(b)));
     const results = actual.map((bytes) => decodeResult(bytes));
     expect(results).toHaveLength(999); // the 1,000th window is still open

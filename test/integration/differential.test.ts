@@ -2,9 +2,8 @@
 // byte-identical target streams, for every window kind, with and without keys, in both
 // packing modes, with late messages and dead letters.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryBroker } from '../../src/memory/index.js';
-import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import {
   buildJob,
   encodeSource,
@@ -16,16 +15,10 @@ import {
   type SourceSpec,
   type WindowChoice,
 } from '../support/scenario.js';
-import { publishAll, readAll, uniqueStream } from '../support/rabbitmq.js';
+import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
 import { expectEveryMessageCountedOnce, stepsOf } from '../support/target-stream.js';
 
-let rabbit: RabbitMQ;
-beforeAll(async () => {
-  rabbit = await connect(inject('rabbitmqUrl'));
-});
-afterAll(async () => {
-  await rabbit?.close();
-});
+const real = rabbitForTests();
 
 /** Runs a scenario on both brokers, with the same stream names (they are in the results). */
 async function onBoth(source: SourceSpec, spec: JobSpec) {
@@ -61,21 +54,21 @@ async function onRabbit(
   from: string,
   to: string,
 ): Promise<Buffer[]> {
-  await rabbit.createStream(from);
-  await rabbit.createStream(to);
+  await real.rabbit.createStream(from);
+  await real.rabbit.createStream(to);
   try {
     await publishAll(
-      rabbit,
+      real.rabbit,
       from,
       encodeSource(source).flatMap((c) => c.messages),
     );
-    const target = rabbit.target(to, { producer: 'job' });
-    await buildJob(spec, rabbit.source(from), target).run({ untilCaughtUp: true });
+    const target = real.rabbit.target(to, { producer: 'job' });
+    await buildJob(spec, real.rabbit.source(from), target).run({ untilCaughtUp: true });
     await target.close();
-    return (await readAll(rabbit, to)).map((bytes) => Buffer.from(bytes));
+    return (await readAll(real.rabbit, to)).map((bytes) => Buffer.from(bytes));
   } finally {
-    await rabbit.deleteStream(from);
-    await rabbit.deleteStream(to);
+    await real.rabbit.deleteStream(from);
+    await real.rabbit.deleteStream(to);
   }
 }
 

@@ -1,19 +1,12 @@
 // The pipeline example's two jobs on both brokers, with the same stream names (they are in
 // the results): both stages' targets must be byte-identical.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PackMode } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
-import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { minutesOfReadings, stageOne, stageTwo } from '../../examples/pipeline-stages.js';
-import { publishAll, readAll, uniqueStream } from '../support/rabbitmq.js';
+import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
 
-let rabbit: RabbitMQ;
-beforeAll(async () => {
-  rabbit = await connect(inject('rabbitmqUrl'));
-});
-afterAll(async () => {
-  await rabbit?.close();
-});
+const real = rabbitForTests();
 
 type Streams = Record<'sensors' | 'minutes' | 'hours', string>;
 
@@ -35,20 +28,20 @@ async function onMemory(streams: Streams, pack: PackMode): Promise<Buffer[][]> {
 
 async function onRabbit(streams: Streams, pack: PackMode): Promise<Buffer[][]> {
   const { sensors, minutes, hours } = streams;
-  for (const stream of Object.values(streams)) await rabbit.createStream(stream);
+  for (const stream of Object.values(streams)) await real.rabbit.createStream(stream);
   try {
-    await publishAll(rabbit, sensors, minutesOfReadings().flat());
-    const one = rabbit.target(minutes, { producer: 'stage-1' });
-    await stageOne(rabbit.source(sensors), one, pack).run({ untilCaughtUp: true });
+    await publishAll(real.rabbit, sensors, minutesOfReadings().flat());
+    const one = real.rabbit.target(minutes, { producer: 'stage-1' });
+    await stageOne(real.rabbit.source(sensors), one, pack).run({ untilCaughtUp: true });
     await one.close();
-    const two = rabbit.target(hours, { producer: 'stage-2' });
-    await stageTwo(rabbit.source(minutes), two).run({ untilCaughtUp: true });
+    const two = real.rabbit.target(hours, { producer: 'stage-2' });
+    await stageTwo(real.rabbit.source(minutes), two).run({ untilCaughtUp: true });
     await two.close();
     return await Promise.all(
-      [minutes, hours].map(async (s) => (await readAll(rabbit, s)).map((b) => Buffer.from(b))),
+      [minutes, hours].map(async (s) => (await readAll(real.rabbit, s)).map((b) => Buffer.from(b))),
     );
   } finally {
-    for (const stream of Object.values(streams)) await rabbit.deleteStream(stream);
+    for (const stream of Object.values(streams)) await real.rabbit.deleteStream(stream);
   }
 }
 

@@ -1,25 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
+import { rabbitForTests, uniqueStream } from '../support/rabbitmq.js';
 import { startProxy as startProxyTo } from '../support/tcp-proxy.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);
 
-let rabbit: RabbitMQ;
-const streams: string[] = [];
-
-beforeAll(async () => {
-  rabbit = await connect(url);
-});
-
-afterAll(async () => {
-  for (const stream of streams) await rabbit.deleteStream(stream);
-  await rabbit.close();
-});
+const real = rabbitForTests();
 
 describe('the global setup', () => {
   it('hands the broker URL to tests and to child processes', () => {
@@ -48,11 +39,11 @@ describe('the connection to RabbitMQ', () => {
   });
 
   it('makes creating and deleting a stream idempotent', async () => {
-    const stream = await newStream(rabbit);
+    const stream = await newStream(real.rabbit);
 
-    await rabbit.createStream(stream);
-    await rabbit.deleteStream(stream);
-    await rabbit.deleteStream(stream);
+    await real.rabbit.createStream(stream);
+    await real.rabbit.deleteStream(stream);
+    await real.rabbit.deleteStream(stream);
   });
 
   it('comes back after the connection is cut, where a stock client connection stays down (gaps/reconnect.ts)', async () => {
@@ -119,9 +110,9 @@ describe('the connection to RabbitMQ', () => {
   });
 });
 
+/** A new stream made on `broker`, deleted (on the file's connection) when the file ends. */
 async function newStream(broker: RabbitMQ): Promise<string> {
-  const stream = `connection-test-${randomUUID()}`;
-  streams.push(stream);
+  const stream = real.track(uniqueStream('connection-test'));
   await broker.createStream(stream);
   return stream;
 }

@@ -6,11 +6,11 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { isRetriable, SourceError } from '../../src/index.js';
-import { connect, parseStreamUrl, rabbitSource, type RabbitMQ } from '../../src/rabbitmq/index.js';
+import { parseStreamUrl, rabbitSource } from '../../src/rabbitmq/index.js';
 import { streamStats } from '../../src/rabbitmq/stream-stats.js';
-import { uniqueStream } from '../support/rabbitmq.js';
+import { rabbitForTests } from '../support/rabbitmq.js';
 import { startProxy } from '../support/tcp-proxy.js';
 
 const url = inject('rabbitmqUrl');
@@ -19,23 +19,9 @@ const child = fileURLToPath(new URL('./connection-child.ts', import.meta.url));
 /** How long a child may take to exit after it closed: far more than it needs (< 1 s). */
 const EXIT_BOUND_MS = 15_000;
 
-let rabbit: RabbitMQ;
-const streams: string[] = [];
+const real = rabbitForTests();
 
-beforeAll(async () => {
-  rabbit = await connect(url);
-});
-afterAll(async () => {
-  for (const stream of streams) await rabbit.deleteStream(stream);
-  await rabbit.close();
-});
-
-async function newStream(): Promise<string> {
-  const stream = uniqueStream('process');
-  streams.push(stream);
-  await rabbit.createStream(stream);
-  return stream;
-}
+const newStream = () => real.newStream('process');
 
 interface ChildRun {
   readonly lines: AsyncIterator<string>;

@@ -7,10 +7,9 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { aggregate, jsonMessage, type Target } from '../../src/index.js';
-import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
-import { readAll, uniqueStream } from '../support/rabbitmq.js';
+import { rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
 
 const MESSAGES = 30_000;
 /** Results the job may publish past the last finished restart: restarts land mid-run. */
@@ -20,9 +19,8 @@ const RESTARTS = 4;
 const HAND_OVER_MS = 20;
 
 const script = fileURLToPath(new URL('../../scripts/rabbitmq.sh', import.meta.url));
-let rabbit: RabbitMQ;
-const source = uniqueStream('restart-source');
-const streams = [source];
+const real = rabbitForTests();
+const source = real.track(uniqueStream('restart-source'));
 
 interface Reading {
   readonly sensor: number;
@@ -30,9 +28,8 @@ interface Reading {
 }
 
 beforeAll(async () => {
-  rabbit = await connect(inject('rabbitmqUrl'));
-  await rabbit.createStream(source);
-  const feeder = rabbit.target(source, { producer: 'feeder' });
+  await real.rabbit.createStream(source);
+  const feeder = real.rabbit.target(source, { producer: 'feeder' });
   const pending: Promise<void>[] = [];
   for (let i = 0; i < MESSAGES; i += 500) {
     const batch = Array.from({ length: 500 }, (_, j) =>
@@ -44,18 +41,13 @@ beforeAll(async () => {
   await feeder.close();
 }, 120_000);
 
-afterAll(async () => {
-  for (const stream of streams) await rabbit.deleteStream(stream);
-  await rabbit.close();
-});
-
 async function restartStream(stream: string): Promise<void> {
   await promisify(execFile)(script, ['streams', 'restart_stream', stream], { timeout: 60_000 });
 }
 
 /** The job under test: three messages per step, one result per step. */
 function job(target: Target) {
-  return aggregate<Reading>(rabbit.source(source))
+  return aggregate<Reading>(real.rabbit.source(source))
     .count(3)
     .aggregate({
       init: () => ({ n: 0, sum: 0 }),
@@ -96,20 +88,17 @@ function pacedTarget(target: Target, restartsDone: () => number): Target & { han
 
 describe('a job whose target stream is restarted while it publishes', () => {
   it(`should end with the uninterrupted run's target after ${RESTARTS} restart_stream`, async () => {
-    const reference = uniqueStream('restart-reference');
-    const restarted = uniqueStream('restart-target');
-    streams.push(reference, restarted);
-    await rabbit.createStream(reference);
-    await rabbit.createStream(restarted);
+    const reference = await real.newStream('restart-reference');
+    const restarted = await real.newStream('restart-target');
 
-    const plain = rabbit.target(reference, { producer: 'job' });
+    const plain = real.rabbit.target(reference, { producer: 'job' });
     await job(plain).run({ untilCaughtUp: true });
     await plain.close();
-    const expected = await readAll(rabbit, reference);
+    const expected = await readAll(real.rabbit, reference);
 
     let restarts = 0;
     let done = false;
-    const target = rabbit.target(restarted, { producer: 'job' });
+    const target = real.rabbit.target(restarted, { producer: 'job' });
     const paced = pacedTarget(target, () => restarts);
     const running = job(paced)
       .run({ untilCaughtUp: true })
@@ -132,7 +121,7 @@ describe('a job whose target stream is restarted while it publishes', () => {
 
     expect(restarts).toBe(RESTARTS);
     expect(summary.restarts).toBeGreaterThanOrEqual(1);
-    const actual = await readAll(rabbit, restarted);
+    const actual = await readAll(real.rabbit, restarted);
     expect(actual.length).toBe(MESSAGES / 3);
     expect(actual.map((b) => Buffer.from(b))).toEqual(expected.map((b) => Buffer.from(b)));
   }, 300_000);

@@ -1,5 +1,5 @@
 // readResults over RabbitMQ's source: a job's target read back as whole results.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   aggregate,
   jsonMessage,
@@ -11,23 +11,10 @@ import {
   type Source,
   type Target,
 } from '../../src/index.js';
-import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { brokerWithReadings, reading, type Reading } from '../support/memory-job.js';
-import { publishAll, uniqueStream } from '../support/rabbitmq.js';
+import { publishAll, rabbitForTests } from '../support/rabbitmq.js';
 
-const url = inject('rabbitmqUrl');
-
-let rabbit: RabbitMQ;
-const streams: string[] = [];
-
-beforeAll(async () => {
-  rabbit = await connect(url);
-});
-
-afterAll(async () => {
-  for (const stream of streams) await rabbit.deleteStream(stream);
-  await rabbit.close();
-});
+const real = rabbitForTests();
 
 /** Six one-minute windows of keys a, b, c: five results of three outputs each. */
 const readings = Array.from({ length: 18 }, (_, i) => reading('abc'[i % 3] as string, i, 20 * i));
@@ -41,18 +28,15 @@ const job = (source: Source, target: Target, pack: PackMode) =>
 
 /** A source stream of `readings` and the target a job wrote from it, on RabbitMQ. */
 async function targetOnRabbit(pack: PackMode): Promise<string> {
-  const from = uniqueStream('reader-in');
-  const to = uniqueStream('reader-out');
-  streams.push(from, to);
-  await rabbit.createStream(from);
-  await rabbit.createStream(to);
+  const from = await real.newStream('reader-in');
+  const to = await real.newStream('reader-out');
   await publishAll(
-    rabbit,
+    real.rabbit,
     from,
     readings.map((r) => jsonMessage(r, { creationTime: r.t })),
   );
-  const target = rabbit.target(to, { producer: 'job' });
-  await job(rabbit.source(from), target, pack).run({ untilCaughtUp: true });
+  const target = real.rabbit.target(to, { producer: 'job' });
+  await job(real.rabbit.source(from), target, pack).run({ untilCaughtUp: true });
   await target.close();
   return to;
 }
@@ -66,7 +50,7 @@ async function collect(source: Source, options: ReadResultsOptions): Promise<Rea
 describe('readResults on RabbitMQ', () => {
   it('should reassemble every batch at its real offsets and stop when caught up', async () => {
     const stream = await targetOnRabbit('batch');
-    const read = await collect(rabbit.source(stream), { untilCaughtUp: true });
+    const read = await collect(real.rabbit.source(stream), { untilCaughtUp: true });
     expect(read.map((r) => [r.offset, r.next, r.result.lastOffset])).toEqual([
       [0n, 3n, 2n],
       [3n, 6n, 5n],
@@ -86,7 +70,7 @@ describe('readResults on RabbitMQ', () => {
         untilCaughtUp: true,
       });
       const memory = await collect(broker.source('target'), { untilCaughtUp: true });
-      const rabbitRead = await collect(rabbit.source(await targetOnRabbit(pack)), {
+      const rabbitRead = await collect(real.rabbit.source(await targetOnRabbit(pack)), {
         untilCaughtUp: true,
       });
       expect(rabbitRead.map((r) => ({ ...r, result: { ...r.result, source: 'in' } }))).toEqual(
@@ -98,12 +82,12 @@ describe('readResults on RabbitMQ', () => {
   it('should start from an offset in the middle of a batch at the next whole result', async () => {
     const stream = await targetOnRabbit('batch');
     expect(
-      (await collect(rabbit.source(stream), { from: 7n, untilCaughtUp: true })).map(
+      (await collect(real.rabbit.source(stream), { from: 7n, untilCaughtUp: true })).map(
         (r) => r.offset,
       ),
     ).toEqual([9n, 12n]);
     expect(
-      (await collect(rabbit.source(stream), { from: 6n, untilCaughtUp: true })).map(
+      (await collect(real.rabbit.source(stream), { from: 6n, untilCaughtUp: true })).map(
         (r) => r.offset,
       ),
     ).toEqual([6n, 9n, 12n]);
@@ -111,12 +95,14 @@ describe('readResults on RabbitMQ', () => {
 
   it('should stop at the end offset taken at the start while more is written during the read', async () => {
     const stream = await targetOnRabbit('sections');
-    const writer = rabbit.target(stream, { producer: 'more' });
+    const writer = real.rabbit.target(stream, { producer: 'more' });
     const read: bigint[] = [];
-    for await (const { offset } of readResults(rabbit.source(stream), { untilCaughtUp: true })) {
+    for await (const { offset } of readResults(real.rabbit.source(stream), {
+      untilCaughtUp: true,
+    })) {
       read.push(offset);
       if (offset === 0n) {
-        const copy = await collect(rabbit.source(stream), { untilCaughtUp: true });
+        const copy = await collect(real.rabbit.source(stream), { untilCaughtUp: true });
         expect(copy).toHaveLength(5);
         await writer.publish(1n, [jsonMessage({ written: 'during the read' })]);
       }
@@ -128,23 +114,21 @@ describe('readResults on RabbitMQ', () => {
   it("should deliver what is written after the start with from 'next', and end cleanly on abort", async () => {
     const stream = await targetOnRabbit('batch');
     const controller = new AbortController();
-    const iterator = readResults<number>(rabbit.source(stream), {
+    const iterator = readResults<number>(real.rabbit.source(stream), {
       from: 'next',
       signal: controller.signal,
     });
     const first = iterator.next();
     // A second job run over a longer source publishes the next window's result.
-    const more = uniqueStream('reader-more');
-    streams.push(more);
-    await rabbit.createStream(more);
+    const more = await real.newStream('reader-more');
     const extended = [...readings, reading('a', 100, 400), reading('b', 200, 401)];
     await publishAll(
-      rabbit,
+      real.rabbit,
       more,
       extended.map((r) => jsonMessage(r, { creationTime: r.t })),
     );
-    const target = rabbit.target(stream, { producer: 'job' });
-    await job(rabbit.source(more), target, 'batch').run({ untilCaughtUp: true });
+    const target = real.rabbit.target(stream, { producer: 'job' });
+    await job(real.rabbit.source(more), target, 'batch').run({ untilCaughtUp: true });
     await target.close();
 
     const result = await first;
@@ -158,8 +142,8 @@ describe('readResults on RabbitMQ', () => {
 
   it('should name the stream and offset of a message that is not a result', async () => {
     const stream = await targetOnRabbit('sections');
-    await publishAll(rabbit, stream, [jsonMessage({ not: 'a result' })]);
-    const error = await collect(rabbit.source(stream), { untilCaughtUp: true }).catch(
+    await publishAll(real.rabbit, stream, [jsonMessage({ not: 'a result' })]);
+    const error = await collect(real.rabbit.source(stream), { untilCaughtUp: true }).catch(
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(NotAResultError);

@@ -3,7 +3,7 @@
 // connecting, and when the broker stays away.
 import { randomUUID } from 'node:crypto';
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import {
   aggregate,
   isRetriable,
@@ -12,30 +12,17 @@ import {
   SourceError,
   type SourceChunk,
 } from '../../src/index.js';
-import { connect, parseStreamUrl, rabbitSource, type RabbitMQ } from '../../src/rabbitmq/index.js';
+import { parseStreamUrl, rabbitSource, type RabbitMQ } from '../../src/rabbitmq/index.js';
 import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
 import { streamStats } from '../../src/rabbitmq/stream-stats.js';
-import { offsetsOf, publishAll, readAll, uniqueStream } from '../support/rabbitmq.js';
+import { offsetsOf, publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
 import { startProxy } from '../support/tcp-proxy.js';
 
 const url = inject('rabbitmqUrl');
-let rabbit: RabbitMQ;
-const streams: string[] = [];
+const real = rabbitForTests();
 
-beforeAll(async () => {
-  rabbit = await connect(url);
-});
-afterAll(async () => {
-  for (const stream of streams) await rabbit.deleteStream(stream);
-  await rabbit.close();
-});
-
-async function newStream(options: Parameters<RabbitMQ['createStream']>[1] = {}): Promise<string> {
-  const stream = uniqueStream('edges');
-  await rabbit.createStream(stream, options);
-  streams.push(stream);
-  return stream;
-}
+const newStream = (options: Parameters<RabbitMQ['createStream']>[1] = {}) =>
+  real.newStream('edges', options);
 
 /** `count` store_offset calls of another consumer on `stream`: one tracking chunk each. */
 async function storeOffsets(stream: string, count: number): Promise<void> {
@@ -59,7 +46,7 @@ async function storeOffsets(stream: string, count: number): Promise<void> {
 async function trimmedStream(): Promise<{ stream: string; firstChunkId: bigint }> {
   const stream = await newStream({ maxLengthBytes: 3_000, maxSegmentSizeBytes: 1_000 });
   // Retention runs when a segment is full; publish enough to roll several.
-  for (let round = 0; round < 4; round++) await publishAll(rabbit, stream, readings(50));
+  for (let round = 0; round < 4; round++) await publishAll(real.rabbit, stream, readings(50));
   const { firstChunkId } = await streamStats(parseStreamUrl(url), stream, 5_000);
   expect(firstChunkId).toBeGreaterThan(0n);
   return { stream, firstChunkId };
@@ -82,16 +69,16 @@ describe('the RabbitMQ source at the edges of a stream', () => {
     { timeout: 20_000 },
     async (trackingChunks) => {
       const stream = await newStream();
-      await publishAll(rabbit, stream, readings(3));
+      await publishAll(real.rabbit, stream, readings(3));
       await storeOffsets(stream, trackingChunks);
 
-      const source = rabbit.source(stream, { timeoutMs: 30_000 });
+      const source = real.rabbit.source(stream, { timeoutMs: 30_000 });
       expect(await source.endOffset()).toBe(3n); // tracking chunks at 3.. are never delivered
       const target = await newStream();
       const summary = await aggregate<{ i: number }>(source)
         .count(1)
         .reduce((a, b) => ({ i: a.i + b.i }))
-        .to(rabbit.target(target, { producer: 'edges' }))
+        .to(real.rabbit.target(target, { producer: 'edges' }))
         .run({ untilCaughtUp: true });
       expect(summary.results).toBe(3);
     },
@@ -104,12 +91,12 @@ describe('the RabbitMQ source at the edges of a stream', () => {
       const stream = await newStream();
       await storeOffsets(stream, 2);
 
-      const source = rabbit.source(stream, { timeoutMs: 500 });
+      const source = real.rabbit.source(stream, { timeoutMs: 500 });
       expect(await source.endOffset()).toBe(0n);
       const summary = await aggregate<{ i: number }>(source)
         .count(1)
         .reduce((a) => a)
-        .to(rabbit.target(await newStream(), { producer: 'edges' }))
+        .to(real.rabbit.target(await newStream(), { producer: 'edges' }))
         .run({ untilCaughtUp: true });
       expect(summary.results).toBe(0);
     },
@@ -118,8 +105,8 @@ describe('the RabbitMQ source at the edges of a stream', () => {
   it('should refuse to read offsets that retention removed, and let a new job start after them', async () => {
     const stream = await newStream({ maxLengthBytes: 3_000, maxSegmentSizeBytes: 1_000 });
     // Retention runs when a segment is full; publish enough to roll several.
-    for (let round = 0; round < 4; round++) await publishAll(rabbit, stream, readings(50));
-    const source = rabbit.source(stream);
+    for (let round = 0; round < 4; round++) await publishAll(real.rabbit, stream, readings(50));
+    const source = real.rabbit.source(stream);
     expect((await streamStats(parseStreamUrl(url), stream, 5_000)).firstChunkId).toBeGreaterThan(
       0n,
     );
@@ -138,15 +125,15 @@ describe('the RabbitMQ source at the edges of a stream', () => {
     await aggregate<{ i: number }>(source)
       .count(1)
       .reduce((a) => a)
-      .to(rabbit.target(target, { producer: 'after-retention' }))
+      .to(real.rabbit.target(target, { producer: 'after-retention' }))
       .run({ untilCaughtUp: true });
-    const [firstResult] = await readAll(rabbit, target);
+    const [firstResult] = await readAll(real.rabbit, target);
     expect(firstResult).toBeDefined();
   });
 
   it('should refuse offsets that retention removed when a single active consumer resumes below the first one', async () => {
     const { stream, firstChunkId } = await trimmedStream();
-    const source = rabbit.source(stream, {
+    const source = real.rabbit.source(stream, {
       singleActive: { name: `group-${randomUUID()}`, resumeFrom: () => Promise.resolve(0n) },
     });
 
@@ -170,7 +157,7 @@ describe('the RabbitMQ source at the edges of a stream', () => {
     const deliverSubscribe = await subscribeSent;
     // Retention moves the stream's start past the offset asked for while the Subscribe waits.
     while ((await streamStats(parseStreamUrl(url), stream, 5_000)).firstChunkId <= firstChunkId) {
-      await publishAll(rabbit, stream, readings(50));
+      await publishAll(real.rabbit, stream, readings(50));
     }
     deliverSubscribe();
 
@@ -183,13 +170,13 @@ describe('the RabbitMQ source at the edges of a stream', () => {
 
   it('should read on past tracking chunks at the offset asked for: they are not a retention gap', async () => {
     const stream = await newStream();
-    await publishAll(rabbit, stream, readings(3));
+    await publishAll(real.rabbit, stream, readings(3));
     await storeOffsets(stream, 2); // offsets 3 and 4
-    await publishAll(rabbit, stream, readings(2)); // offsets 5 and 6
+    await publishAll(real.rabbit, stream, readings(2)); // offsets 5 and 6
 
     const controller = new AbortController();
     const offsets: bigint[] = [];
-    for await (const chunk of rabbit.source(stream).read(3n, controller.signal)) {
+    for await (const chunk of real.rabbit.source(stream).read(3n, controller.signal)) {
       offsets.push(...offsetsOf([chunk]));
       if (offsets.includes(6n)) break;
     }
@@ -200,7 +187,8 @@ describe('the RabbitMQ source at the edges of a stream', () => {
   it('should end a read that is aborted while it connects', async () => {
     const stream = await newStream();
     const controller = new AbortController();
-    const next = rabbit.source(stream).read(0n, controller.signal)[Symbol.asyncIterator]().next();
+    const reads = real.rabbit.source(stream).read(0n, controller.signal);
+    const next = reads[Symbol.asyncIterator]().next();
     setTimeout(() => controller.abort(), 5);
     await expect(next).resolves.toMatchObject({ done: true });
   });

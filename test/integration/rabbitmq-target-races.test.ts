@@ -3,27 +3,13 @@
 // broker would then discard the earlier one as a duplicate when the job resumes: a loss.
 import { randomUUID } from 'node:crypto';
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { PublishError, sourceMessage } from '../../src/index.js';
-import { connect, type RabbitMQ } from '../../src/rabbitmq/index.js';
-import { readAll, uniqueStream } from '../support/rabbitmq.js';
+import { rabbitForTests, readAll } from '../support/rabbitmq.js';
 
-let rabbit: RabbitMQ;
-const streams: string[] = [];
-beforeAll(async () => {
-  rabbit = await connect(inject('rabbitmqUrl'));
-});
-afterAll(async () => {
-  for (const stream of streams) await rabbit.deleteStream(stream);
-  await rabbit.close();
-});
+const real = rabbitForTests();
 
-async function newStream(): Promise<string> {
-  const stream = uniqueStream('races');
-  await rabbit.createStream(stream);
-  streams.push(stream);
-  return stream;
-}
+const newStream = () => real.newStream('races');
 
 const message = (text: string) => [sourceMessage(text)];
 const settle = (publish: Promise<void>) =>
@@ -35,7 +21,7 @@ const settle = (publish: Promise<void>) =>
 describe('a RabbitMQ target under races', () => {
   it('should never send publishes that waited for a slot across a connection loss', async () => {
     const stream = await newStream();
-    const target = rabbit.target(stream, { producer: `p-${randomUUID()}`, maxInFlight: 2 });
+    const target = real.rabbit.target(stream, { producer: `p-${randomUUID()}`, maxInFlight: 2 });
     await target.publish(0n, message('warm'));
     // The network loses the bytes of publishes 1 and 2, as a cut link does.
     const send = Connection.prototype.send;
@@ -52,13 +38,13 @@ describe('a RabbitMQ target under races', () => {
         settle(target.publish(id, message(`m${id}`))),
       );
       await new Promise((resolve) => setImmediate(resolve)); // 1 and 2 sent, 3..6 wait
-      rabbit.dropConnectionForTesting();
+      real.rabbit.dropConnectionForTesting();
       expect(await Promise.all(publishes)).toEqual(Array(6).fill('retriable'));
     } finally {
       swallow.mockRestore();
     }
     expect(await target.lastPublishingId()).toBe(0n);
-    expect((await readAll(rabbit, stream)).map((m) => Buffer.from(m))).toEqual([
+    expect((await readAll(real.rabbit, stream)).map((m) => Buffer.from(m))).toEqual([
       Buffer.from(sourceMessage('warm')),
     ]);
     await target.close();
@@ -66,7 +52,7 @@ describe('a RabbitMQ target under races', () => {
 
   it('should stop publishes waiting at close and free the publisher for the next target', async () => {
     const stream = await newStream();
-    const first = rabbit.target(stream, { producer: `p1-${randomUUID()}`, maxInFlight: 1 });
+    const first = real.rabbit.target(stream, { producer: `p1-${randomUUID()}`, maxInFlight: 1 });
     await first.publish(0n, message('warm'));
     const waiting = [
       settle(first.publish(1n, message('x1'))),
@@ -75,7 +61,7 @@ describe('a RabbitMQ target under races', () => {
     await first.close();
     expect(await Promise.all(waiting)).toEqual(['final', 'final']);
     // The next target gets the freed publisher id: the broker must not still hold it.
-    const next = rabbit.target(stream, { producer: `p2-${randomUUID()}` });
+    const next = real.rabbit.target(stream, { producer: `p2-${randomUUID()}` });
     await expect(next.publish(0n, message('y'))).resolves.toBeUndefined();
     await next.close();
   });

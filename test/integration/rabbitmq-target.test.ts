@@ -7,36 +7,31 @@ import { DeletePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/
 import type { PublishErrorResponse } from 'rabbitmq-stream-js-client/dist/responses/publish_error_response.js';
 import type { SourceChunk } from '../../src/core/ports.js';
 import { PublishError, ResumePointError } from '../../src/common/errors.js';
-import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { parsePublishErrors } from '../../src/rabbitmq/gaps/publish-errors.js';
 import { publishFrame, sendFrame } from '../../src/rabbitmq/gaps/raw-publish.js';
 import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
-import { messagesOf, offsetsOf } from '../support/rabbitmq.js';
+import { messagesOf, offsetsOf, rabbitForTests } from '../support/rabbitmq.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);
 
-let rabbit: RabbitMQ;
+const real = rabbitForTests();
 let stock: Client;
-const streams: string[] = [];
 
 beforeAll(async () => {
-  rabbit = await connect(url);
   stock = await connectStock(params, silentLogger);
 });
 
 afterAll(async () => {
-  for (const stream of streams) await rabbit.deleteStream(stream);
   await stock.close();
-  await rabbit.close();
 });
 
 describe('the RabbitMQ target', () => {
   it('stores a message with three data sections byte for byte, which the stock consumer reads as one section', async () => {
     const stream = await newStream();
     const message = amqpMessage('first', 'second', 'third');
-    const target = rabbit.target(stream, { producer: 'p' });
+    const target = real.rabbit.target(stream, { producer: 'p' });
 
     await target.publish(1n, [message]);
 
@@ -47,19 +42,19 @@ describe('the RabbitMQ target', () => {
 
   it('confirms a repeated or lower publishing id without storing it, and keeps the last id', async () => {
     const stream = await newStream();
-    const target = rabbit.target(stream, { producer: 'dedup' });
+    const target = real.rabbit.target(stream, { producer: 'dedup' });
 
     await target.publish(5n, [amqpMessage('five')]);
     await target.publish(5n, [amqpMessage('five again')]);
     await target.publish(3n, [amqpMessage('three')]);
 
     expect(await target.lastPublishingId()).toBe(5n);
-    expect(await rabbit.source(stream).endOffset()).toBe(1n);
+    expect(await real.rabbit.source(stream).endOffset()).toBe(1n);
   });
 
   it('publishes id 0 as 0, and a second id 0 is discarded', async () => {
     const stream = await newStream();
-    const target = rabbit.target(stream, { producer: 'zero' });
+    const target = real.rabbit.target(stream, { producer: 'zero' });
 
     await target.publish(0n, [amqpMessage('zero')]);
     await target.publish(0n, [amqpMessage('zero again')]);
@@ -71,7 +66,7 @@ describe('the RabbitMQ target', () => {
 
   it('stores a sub-entry batch under one id as one message per entry, and discards a repeat', async () => {
     const stream = await newStream();
-    const target = rabbit.target(stream, { producer: 'batch' });
+    const target = real.rabbit.target(stream, { producer: 'batch' });
     const batch = [amqpMessage('a'), amqpMessage('b', 'b2'), amqpMessage('c')];
 
     await target.publish(10n, batch);
@@ -86,7 +81,7 @@ describe('the RabbitMQ target', () => {
 
   it('stores a gzip-compressed sub-entry batch whole', async () => {
     const stream = await newStream();
-    const target = rabbit.target(stream, { producer: 'gzip', compression: 'gzip' });
+    const target = real.rabbit.target(stream, { producer: 'gzip', compression: 'gzip' });
     const batch = [amqpMessage('a'.repeat(500)), amqpMessage('b'.repeat(500))];
 
     await target.publish(1n, batch);
@@ -97,10 +92,10 @@ describe('the RabbitMQ target', () => {
   it('routes confirms and errors to their own publisher when two share a connection', async () => {
     const live = await newStream();
     const doomed = await newStream();
-    const good = rabbit.target(live, { producer: 'same-name' });
-    const bad = rabbit.target(doomed, { producer: 'same-name' });
+    const good = real.rabbit.target(live, { producer: 'same-name' });
+    const bad = real.rabbit.target(doomed, { producer: 'same-name' });
     await bad.publish(1n, [amqpMessage('before')]);
-    await rabbit.deleteStream(doomed);
+    await real.rabbit.deleteStream(doomed);
 
     const results = await Promise.allSettled([
       bad.publish(2n, [amqpMessage('lost')]),
@@ -116,10 +111,10 @@ describe('the RabbitMQ target', () => {
 
   it('refuses publishing to a deleted stream, and its resume point fails with a non-retriable code 2', async () => {
     const stream = await newStream();
-    const target = rabbit.target(stream, { producer: 'deleted' });
+    const target = real.rabbit.target(stream, { producer: 'deleted' });
     await target.publish(1n, [amqpMessage('one')]);
 
-    await rabbit.deleteStream(stream);
+    await real.rabbit.deleteStream(stream);
     const error = await target.publish(2n, [amqpMessage('two')]).catch((e: unknown) => e);
     const resume = await target.lastPublishingId().catch((e: unknown) => e);
 
@@ -130,7 +125,7 @@ describe('the RabbitMQ target', () => {
   });
 
   it('fails the resume point of a stream that never existed with a non-retriable code 2', async () => {
-    const target = rabbit.target(`never-created-${randomUUID()}`, { producer: 'nobody' });
+    const target = real.rabbit.target(`never-created-${randomUUID()}`, { producer: 'nobody' });
 
     await expect(target.lastPublishingId()).rejects.toMatchObject({
       name: 'ResumePointError',
@@ -141,19 +136,19 @@ describe('the RabbitMQ target', () => {
 
   it('keeps at most maxInFlight publishes open and still confirms all of them', async () => {
     const stream = await newStream();
-    const target = rabbit.target(stream, { producer: 'bounded', maxInFlight: 2 });
+    const target = real.rabbit.target(stream, { producer: 'bounded', maxInFlight: 2 });
 
     await Promise.all(
       Array.from({ length: 50 }, (_, i) => target.publish(BigInt(i + 1), [amqpMessage(`m${i}`)])),
     );
 
     expect(await target.lastPublishingId()).toBe(50n);
-    expect(await rabbit.source(stream).endOffset()).toBe(50n);
+    expect(await real.rabbit.source(stream).endOffset()).toBe(50n);
   });
 
   it('accepts a message of maxWriteBytes and refuses a larger one before sending it', async () => {
     const stream = await newStream();
-    const target = rabbit.target(stream, { producer: 'big' });
+    const target = real.rabbit.target(stream, { producer: 'big' });
     const largest = new Uint8Array(target.maxWriteBytes).fill(7);
     const tooLarge = new Uint8Array(target.maxWriteBytes + 1);
 
@@ -169,7 +164,7 @@ describe('the RabbitMQ target', () => {
     // max_uncompressed_sub_entry_batch_size while storing the frames after it: a gap. Bounded
     // by frame_max, no batch of ours can be refused that way (see the README).
     const stream = await newStream();
-    const target = rabbit.target(stream, { producer: 'gzip-big', compression: 'gzip' });
+    const target = real.rabbit.target(stream, { producer: 'gzip-big', compression: 'gzip' });
     const half = new Uint8Array(Math.ceil(target.maxWriteBytes / 2)).fill(1);
 
     const error = await target.publish(1n, [half, half]).catch((e: unknown) => e);
@@ -180,11 +175,11 @@ describe('the RabbitMQ target', () => {
 
   it('rejects in-flight publishes as retriable when the connection drops, then publishes again', async () => {
     const stream = await newStream();
-    const target = rabbit.target(stream, { producer: 'reconnect' });
+    const target = real.rabbit.target(stream, { producer: 'reconnect' });
     await target.publish(1n, [amqpMessage('one')]);
 
     const inFlight = target.publish(2n, [amqpMessage('two')]);
-    rabbit.dropConnectionForTesting();
+    real.rabbit.dropConnectionForTesting();
     const error = await inFlight.catch((e: unknown) => e);
     // The frame may have reached the broker before the drop: the retry below is then discarded.
     if (error !== undefined) expect(error).toMatchObject({ name: 'PublishError', retriable: true });
@@ -259,7 +254,7 @@ describe('the stock publisher of rabbitmq-stream-js-client 1.0.0 (gaps worked ar
 
     await publisher.send(Buffer.from('zero'), { publishingId: 0n });
     await publisher.flush();
-    await rabbit.source(stream).endOffset(); // the confirm may lag; wait until stored
+    await real.rabbit.source(stream).endOffset(); // the confirm may lag; wait until stored
     await waitFor(async () => (await publisher.getLastPublishingId()) !== 0n);
 
     expect(await publisher.getLastPublishingId()).toBe(1n);
@@ -279,7 +274,7 @@ describe('the stock publisher of rabbitmq-stream-js-client 1.0.0 (gaps worked ar
     await publisher.flush();
     await waitFor(async () => (await publisher.getLastPublishingId()) === 2n);
 
-    expect(await rabbit.source(stream).endOffset()).toBe(2n);
+    expect(await real.rabbit.source(stream).endOffset()).toBe(2n);
     await publisher.close();
   });
 
@@ -325,12 +320,7 @@ describe('the stock publisher of rabbitmq-stream-js-client 1.0.0 (gaps worked ar
   });
 });
 
-async function newStream(): Promise<string> {
-  const stream = `target-test-${randomUUID()}`;
-  streams.push(stream);
-  await rabbit.createStream(stream);
-  return stream;
-}
+const newStream = () => real.newStream('target-test');
 
 /** An AMQP 1.0 bare message with one `data` section per argument. */
 function amqpMessage(...sections: string[]): Buffer {
@@ -348,7 +338,7 @@ async function readChunks(stream: string, messages: number): Promise<SourceChunk
   const abort = new AbortController();
   const chunks: SourceChunk[] = [];
   let seen = 0;
-  for await (const chunk of rabbit.source(stream).read(0n, abort.signal)) {
+  for await (const chunk of real.rabbit.source(stream).read(0n, abort.signal)) {
     chunks.push(chunk);
     seen += chunk.count;
     if (seen >= messages) break;

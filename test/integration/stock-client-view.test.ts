@@ -6,29 +6,24 @@ import { decode as decodeMsgpack } from '@msgpack/msgpack';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connect as connectStock, Offset, type Client } from 'rabbitmq-stream-js-client';
 import { aggregate, readResults, type PackMode, type SingleFormat } from '../../src/index.js';
-import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
 import { brokerWithReadings, reading, type Reading } from '../support/memory-job.js';
-import { offsetsOf, uniqueStream } from '../support/rabbitmq.js';
+import { offsetsOf, rabbitForTests } from '../support/rabbitmq.js';
 import { publishInFrames, type Write } from '../support/shared-chunks.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);
 
-let rabbit: RabbitMQ;
+const real = rabbitForTests();
 let stock: Client;
-const streams: string[] = [];
 
 beforeAll(async () => {
-  rabbit = await connect(url);
   stock = await connectStock(params, silentLogger);
 });
 
 afterAll(async () => {
-  for (const stream of streams) await rabbit.deleteStream(stream);
   await stock.close();
-  await rabbit.close();
 });
 
 /** Five one-minute windows of keys a, b, c: five results of three outputs, publishing ids 2, 5, … 14. */
@@ -52,9 +47,7 @@ async function writesOf(pack: PackMode, format?: SingleFormat): Promise<Write[]>
 
 /** The writes on RabbitMQ: 1st, 2nd and 5th result alone in a chunk, the 3rd and 4th in one. */
 async function onRabbit(writes: readonly Write[]): Promise<string> {
-  const stream = uniqueStream('stock-view');
-  streams.push(stream);
-  await rabbit.createStream(stream);
+  const stream = await real.newStream('stock-view');
   const [w0, w1, w2, w3, w4] = writes as [Write, Write, Write, Write, Write];
   await publishInFrames(params, stream, [[w0], [w1], [w2, w3], [w4]]);
   return stream;
@@ -62,7 +55,7 @@ async function onRabbit(writes: readonly Write[]): Promise<string> {
 
 /** Chunk sizes as our source reads them: proves the layout the test means. */
 async function chunkSizes(stream: string): Promise<number[]> {
-  const source = rabbit.source(stream);
+  const source = real.rabbit.source(stream);
   const end = await source.endOffset();
   const controller = new AbortController();
   const sizes: number[] = [];
@@ -107,7 +100,7 @@ async function consumeStock(stream: string): Promise<StockMessage[]> {
 
 async function ourReader(stream: string) {
   const read = [];
-  for await (const { offset, result } of readResults<number>(rabbit.source(stream), {
+  for await (const { offset, result } of readResults<number>(real.rabbit.source(stream), {
     untilCaughtUp: true,
   })) {
     read.push({

@@ -5,21 +5,18 @@ import { connect as connectStock, Offset, type Client } from 'rabbitmq-stream-js
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { aggregate, jsonMessage, type Source, type Target } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
-import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
-import { publishAll, readAll, uniqueStream } from '../support/rabbitmq.js';
+import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
 
 const url = inject('rabbitmqUrl');
-let rabbit: RabbitMQ;
+const real = rabbitForTests();
 let stock: Client;
 beforeAll(async () => {
-  rabbit = await connect(url);
   stock = await connectStock(parseStreamUrl(url), silentLogger);
 });
 afterAll(async () => {
   await stock?.close();
-  await rabbit?.close();
 });
 
 interface Payment {
@@ -57,24 +54,24 @@ describe('a transform job on RabbitMQ', () => {
       untilCaughtUp: true,
     });
 
-    await rabbit.createStream(from);
-    await rabbit.createStream(to);
+    await real.rabbit.createStream(from);
+    await real.rabbit.createStream(to);
     try {
-      await publishAll(rabbit, from, messages);
-      const target = rabbit.target(to, { producer: 'redactor' });
-      await redacting(rabbit.source(from), target).run({ untilCaughtUp: true });
+      await publishAll(real.rabbit, from, messages);
+      const target = real.rabbit.target(to, { producer: 'redactor' });
+      await redacting(real.rabbit.source(from), target).run({ untilCaughtUp: true });
       // A second run after the end publishes nothing new: the resume point is the last offset.
-      const again = await redacting(rabbit.source(from), target).run({ untilCaughtUp: true });
+      const again = await redacting(real.rabbit.source(from), target).run({ untilCaughtUp: true });
       expect(again).toEqual({ results: 0, duplicates: 0, restarts: 0 });
       expect(await target.lastPublishingId()).toBe(BigInt(payments.length - 1));
       await target.close();
 
-      const stored = (await readAll(rabbit, to)).map((bytes) => Buffer.from(bytes));
+      const stored = (await readAll(real.rabbit, to)).map((bytes) => Buffer.from(bytes));
       expect(stored).toEqual(memory.messages(to).map((m) => Buffer.from(m.bytes)));
       expect(await consumeStock(to, expectedBodies.length)).toEqual(expectedBodies);
     } finally {
-      await rabbit.deleteStream(from);
-      await rabbit.deleteStream(to);
+      await real.rabbit.deleteStream(from);
+      await real.rabbit.deleteStream(to);
     }
   });
 });

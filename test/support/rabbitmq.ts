@@ -1,7 +1,52 @@
 // Helpers for tests against the real broker started by test/integration/global-setup.ts.
 import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, inject } from 'vitest';
 import type { SourceChunk } from '../../src/index.js';
-import type { RabbitMQ } from '../../src/rabbitmq/connection.js';
+import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
+
+/** A test file's connection to the broker, and the streams it made, deleted when it ends. */
+export interface RabbitForTests {
+  /** The connection; set in beforeAll, so read it inside tests and hooks only. */
+  readonly rabbit: RabbitMQ;
+  /** Creates a stream named `prefix-<random>`, deleted when the file's tests are done. */
+  newStream(prefix: string, options?: Parameters<RabbitMQ['createStream']>[1]): Promise<string>;
+  /** Deletes `stream`, made some other way, when the file's tests are done; returns it. */
+  track(stream: string): string;
+}
+
+/**
+ * Connects in beforeAll and, in afterAll, deletes every stream made or tracked, then closes.
+ * Call it at a file's top level, before the file's own hooks: they run after the connect
+ * and their afterAll before the close (vitest runs after-hooks in reverse order).
+ */
+export function rabbitForTests(): RabbitForTests {
+  let connection: RabbitMQ | undefined;
+  const streams: string[] = [];
+  beforeAll(async () => {
+    connection = await connect(inject('rabbitmqUrl'));
+  });
+  afterAll(async () => {
+    if (connection === undefined) return;
+    for (const stream of streams) await connection.deleteStream(stream);
+    await connection.close();
+  });
+  const live: RabbitForTests = {
+    get rabbit() {
+      if (connection === undefined) throw new Error('rabbitForTests: not connected yet');
+      return connection;
+    },
+    async newStream(prefix, options = {}) {
+      const stream = uniqueStream(prefix);
+      await live.rabbit.createStream(stream, options);
+      return live.track(stream);
+    },
+    track(stream) {
+      streams.push(stream);
+      return stream;
+    },
+  };
+  return live;
+}
 
 /** A stream name no other test or run uses. */
 export function uniqueStream(prefix: string): string {
