@@ -7,20 +7,21 @@ import {
   aggregate,
   decodeResult,
   fromResults,
-  type CompactionOptions,
   type LatePolicy,
   type OutputValue,
   type Runner,
   type Source,
   type Target,
 } from '../../src/index.js';
-import { MemoryBroker, SimulatedCrash, type FaultPoint } from '../../src/memory/index.js';
+import { MemoryBroker, SimulatedCrash } from '../../src/memory/index.js';
+import { faultPointArb, type Crash } from '../support/crashes.js';
 import {
   buildJob,
   encodeSource,
   jobArb,
   sourceArb,
   windowArb,
+  windowedJob,
   type JobSpec,
   type SourceSpec,
   type WindowChoice,
@@ -52,13 +53,14 @@ const stageTwoArb: fc.Arbitrary<StageTwoSpec> = fc.record({
   late: fc.constantFrom<'include' | 'side'>('include', 'side'),
 });
 
-interface Crash {
+/** A crash of one stage: stage 1's faults are on 'results', stage 2's on 'target'. */
+interface StageCrash extends Crash {
   readonly stage: 1 | 2;
-  readonly atPublish: number;
-  readonly point: FaultPoint;
 }
 
-const crashArb: fc.Arbitrary<Crash[]> = fc.array(
+// Not the shared crashArb: a crash here picks its stage, and its publish among the first 4
+// (stage 2 publishes few results).
+const stageCrashArb: fc.Arbitrary<StageCrash[]> = fc.array(
   fc.record({
     // Stage 2 publishes less, so more of its crashes find nothing to crash on.
     stage: fc.oneof(
@@ -66,12 +68,7 @@ const crashArb: fc.Arbitrary<Crash[]> = fc.array(
       { weight: 2, arbitrary: fc.constant<1 | 2>(2) },
     ),
     atPublish: fc.integer({ min: 1, max: 4 }),
-    point: fc.constantFrom<FaultPoint>(
-      'before-publish',
-      'after-publish',
-      'after-confirm',
-      'lose-confirm',
-    ),
+    point: faultPointArb,
   }),
   { minLength: 0, maxLength: 8 },
 );
@@ -84,37 +81,18 @@ function stageTwo(
   source: Source,
   target: Target,
 ): Runner<StageTwoValue, unknown, unknown> {
-  let pipeline = aggregate(fromResults(source, { late: 'skip', deadLetters: 'skip' }));
-  const w = spec.window;
-  if (w.kind !== 'count' && w.kind !== 'compact-count') pipeline = pipeline.late(spec.late);
-  const compact = (trigger: CompactionOptions) =>
-    pipeline
-      .compact((v) => String(v.key), {
-        ...trigger,
-        merge: (a, b) => ({ ...b, count: a.count + b.count }),
-      })
-      .to(target, { retryDelayMs: 0 }) as Runner<StageTwoValue, unknown, unknown>;
-  switch (w.kind) {
-    case 'compact-count':
-      return compact({ count: w.n });
-    case 'compact-every':
-      return compact({ every: w.size });
-    case 'compact-gap':
-      return compact({ gap: w.gap });
-    case 'tumbling':
-      pipeline = pipeline.tumbling(w.size);
-      break;
-    case 'count':
-      pipeline = pipeline.count(w.n);
-      break;
-    case 'session':
-      pipeline = pipeline.session(w.gap);
-      break;
-  }
-  if (spec.keyed) pipeline = pipeline.key((v) => String(v.key));
-  return pipeline
-    .reduce((sum: number, v) => sum + v.count, 0)
-    .to(target, { retryDelayMs: 0 }) as Runner<StageTwoValue, unknown, unknown>;
+  const pipeline = aggregate(fromResults(source, { late: 'skip', deadLetters: 'skip' }));
+  return windowedJob(
+    pipeline,
+    spec,
+    target,
+    { retryDelayMs: 0 },
+    {
+      key: (v) => String(v.key),
+      merge: (a, b) => ({ ...b, count: a.count + b.count }),
+      aggregate: (windowed) => windowed.reduce((sum: number, v) => sum + v.count, 0),
+    },
+  );
 }
 
 function brokerWith(source: SourceSpec): MemoryBroker {
@@ -156,7 +134,7 @@ describe('two jobs chained by fromResults on the embedded broker', () => {
         sourceArb({ garbage: true, minLength: 10 }),
         jobArb({ deadLetter: true }),
         stageTwoArb,
-        crashArb,
+        stageCrashArb,
         async (source, one, two, crashes) => {
           const expected = brokerWith(source);
           await runStage(expected, 1, one, two);

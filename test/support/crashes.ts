@@ -9,17 +9,17 @@ export interface Crash {
   readonly point: FaultPoint;
 }
 
+/** Any of the four points of a publish where the embedded broker can crash a job. */
+export const faultPointArb: fc.Arbitrary<FaultPoint> = fc.constantFrom<FaultPoint>(
+  'before-publish',
+  'after-publish',
+  'after-confirm',
+  'lose-confirm',
+);
+
 /** 1 to 8 crashes, each at one of a run's first 12 publishes, at any of the four fault points. */
 export const crashArb: fc.Arbitrary<Crash[]> = fc.array(
-  fc.record({
-    atPublish: fc.integer({ min: 1, max: 12 }),
-    point: fc.constantFrom<FaultPoint>(
-      'before-publish',
-      'after-publish',
-      'after-confirm',
-      'lose-confirm',
-    ),
-  }),
+  fc.record({ atPublish: fc.integer({ min: 1, max: 12 }), point: faultPointArb }),
   { minLength: 1, maxLength: 8, size: 'max' },
 );
 

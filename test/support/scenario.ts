@@ -4,6 +4,7 @@
 import fc from 'fast-check';
 import { aggregate, jsonMessage, type LatePolicy, type PackMode } from '../../src/index.js';
 import type {
+  AggregationBuilder,
   CompactionOptions,
   PipelineBuilder,
   Runner,
@@ -177,15 +178,50 @@ export function buildJob(
       : { encode: extras.encode, retryDelayMs: 0, maxInFlight: extras.maxInFlight };
   if (spec.eventTimeFrom === 'value') pipeline = pipeline.eventTime((e) => e.t);
   if (spec.deadLetter) pipeline = pipeline.onError('dead-letter');
+  return windowedJob(pipeline, spec, target, output, {
+    key: (e) => e.key,
+    merge: (a, b) => ({ key: b.key, value: a.value + b.value, t: b.t }),
+    aggregate: (windowed) =>
+      windowed.aggregate({
+        init: () => ({ sum: 0, min: Infinity, max: -Infinity }),
+        add: (acc, e) => ({
+          sum: acc.sum + e.value,
+          min: Math.min(acc.min, e.value),
+          max: Math.max(acc.max, e.value),
+        }),
+        result: (acc) => acc,
+      }),
+  });
+}
+
+/** What a stage of a scenario sets on its pipeline besides what it folds: window, key, lateness. */
+export type WindowedSpec = Pick<JobSpec, 'window' | 'keyed' | 'late'>;
+
+/** What a stage folds: its key, how a compaction merges two values, and its aggregation. */
+export interface Folding<T, A, R> {
+  readonly key: (value: T) => string;
+  readonly merge: (previous: T, update: T) => T;
+  readonly aggregate: (pipeline: PipelineBuilder<T>) => AggregationBuilder<T, A, R>;
+}
+
+/**
+ * `pipeline` with the window, lateness and key of `spec` (a compaction keys and merges by
+ * itself), folded as `folding` says and written to `target`: every stage of a scenario, of
+ * whatever value type, is built the same way.
+ */
+export function windowedJob<T, A, R>(
+  pipeline: PipelineBuilder<T>,
+  spec: WindowedSpec,
+  target: Target,
+  output: TargetOptions,
+  folding: Folding<T, A, R>,
+): Runner<T, unknown, unknown> {
   const w = spec.window;
   if (w.kind !== 'count' && w.kind !== 'compact-count') pipeline = pipeline.late(spec.late);
   const compact = (trigger: CompactionOptions) =>
     pipeline
-      .compact((e) => e.key, {
-        ...trigger,
-        merge: (a, b) => ({ key: b.key, value: a.value + b.value, t: b.t }),
-      })
-      .to(target, output) as Runner<Event, unknown, unknown>;
+      .compact(folding.key, { ...trigger, merge: folding.merge })
+      .to(target, output) as Runner<T, unknown, unknown>;
   switch (w.kind) {
     case 'compact-count':
       return compact({ count: w.n });
@@ -203,16 +239,6 @@ export function buildJob(
       pipeline = pipeline.session(w.gap);
       break;
   }
-  if (spec.keyed) pipeline = pipeline.key((e) => e.key);
-  return pipeline
-    .aggregate({
-      init: () => ({ sum: 0, min: Infinity, max: -Infinity }),
-      add: (acc, e) => ({
-        sum: acc.sum + e.value,
-        min: Math.min(acc.min, e.value),
-        max: Math.max(acc.max, e.value),
-      }),
-      result: (acc) => acc,
-    })
-    .to(target, output) as Runner<Event, unknown, unknown>;
+  if (spec.keyed) pipeline = pipeline.key(folding.key);
+  return folding.aggregate(pipeline).to(target, output) as Runner<T, unknown, unknown>;
 }
