@@ -15,9 +15,9 @@ import {
 } from '../../src/index.js';
 import { MemoryBroker, SimulatedCrash } from '../../src/memory/index.js';
 import { faultPointArb, type Crash } from '../support/crashes.js';
+import { brokerWith } from '../support/memory-scenario.js';
 import {
   buildJob,
-  encodeSource,
   jobArb,
   sourceArb,
   windowArb,
@@ -95,13 +95,10 @@ function stageTwo(
   );
 }
 
-function brokerWith(source: SourceSpec): MemoryBroker {
-  const broker = new MemoryBroker({ now: () => 0 });
-  for (const stream of ['source', 'results', 'target']) broker.createStream(stream);
-  for (const chunk of encodeSource(source)) {
-    if (chunk.messages.length > 0)
-      broker.append('source', chunk.messages, { timestamp: chunk.timestamp });
-  }
+/** The scenario's broker, with the 'results' stream stage 1 writes and stage 2 reads. */
+function brokerWithResults(source: SourceSpec): MemoryBroker {
+  const broker = brokerWith(source);
+  broker.createStream('results');
   return broker;
 }
 
@@ -136,11 +133,11 @@ describe('two jobs chained by fromResults on the embedded broker', () => {
         stageTwoArb,
         stageCrashArb,
         async (source, one, two, crashes) => {
-          const expected = brokerWith(source);
+          const expected = brokerWithResults(source);
           await runStage(expected, 1, one, two);
           await runStage(expected, 2, one, two);
 
-          const broker = brokerWith(source);
+          const broker = brokerWithResults(source);
           const fired = { 1: false, 2: false };
           for (const crash of crashes) {
             const { stage, ...spec } = crash;

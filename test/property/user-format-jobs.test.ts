@@ -4,37 +4,39 @@
 // filtered) — in the user's own format.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { aggregate, type PipelineBuilder, type StepResult } from '../../src/index.js';
-import { MemoryBroker } from '../../src/memory/index.js';
-import { crashArb, runThroughCrashes } from '../support/crashes.js';
-import { userWrites } from '../support/memory-job.js';
 import {
-  buildJob,
-  encodeSource,
-  jobArb,
-  sourceArb,
-  type Event,
-  type SourceSpec,
-} from '../support/scenario.js';
+  aggregate,
+  type PipelineBuilder,
+  type RunOptions,
+  type StepResult,
+} from '../../src/index.js';
+import { MemoryBroker } from '../../src/memory/index.js';
+import { crashArb, runThroughCrashes, type Crash } from '../support/crashes.js';
+import { userWrites } from '../support/memory-job.js';
+import { brokerWith, targetBytes } from '../support/memory-scenario.js';
+import { buildJob, jobArb, sourceArb, type Event, type SourceSpec } from '../support/scenario.js';
 import { expectStrictlyIncreasing } from '../support/target-stream.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 200);
 
-function brokerWith(source: SourceSpec): MemoryBroker {
-  const broker = new MemoryBroker({ now: () => 0 });
-  broker.createStream('source');
-  broker.createStream('target');
-  for (const chunk of encodeSource(source)) {
-    if (chunk.messages.length > 0) {
-      broker.append('source', chunk.messages, { timestamp: chunk.timestamp });
-    }
-  }
-  return broker;
+/**
+ * Runs `job` on the scenario's broker through `crashes` (test/support/crashes.ts) and checks
+ * what both properties ask first: the target is the uninterrupted run's, byte for byte, and
+ * its publishing ids strictly increase. Returns that broker and how many runs crashed.
+ */
+async function throughCrashes(
+  source: SourceSpec,
+  crashes: readonly Crash[],
+  job: (broker: MemoryBroker) => { run(options: RunOptions): Promise<unknown> },
+): Promise<{ broker: MemoryBroker; crashed: number }> {
+  const expected = brokerWith(source);
+  await job(expected).run({ untilCaughtUp: true });
+  const broker = brokerWith(source);
+  const crashed = await runThroughCrashes(broker, 'target', crashes, () => job(broker));
+  expect(targetBytes(broker)).toEqual(targetBytes(expected));
+  expectStrictlyIncreasing(broker.chunks('target').map((c) => c.writer?.publishingId ?? -1n));
+  return { broker, crashed };
 }
-
-const targetBytes = (broker: MemoryBroker) => broker.messages('target').map((m) => m.bytes);
-const publishingIds = (broker: MemoryBroker) =>
-  broker.chunks('target').map((c) => c.writer?.publishingId ?? -1n);
 const bytes = (text: string) => Buffer.from(text, 'utf8');
 
 /** The events of a source in offset order (a scenario without garbage has one per offset). */
@@ -105,13 +107,7 @@ describe('user-format jobs under crashes on the embedded broker', () => {
               .transform(redact(batch))
               .to(broker.target('target', { producer: 'redactor' }), { retryDelayMs: 0 });
 
-          const expected = brokerWith(source);
-          await job(expected).run({ untilCaughtUp: true });
-          const broker = brokerWith(source);
-          const crashed = await runThroughCrashes(broker, 'target', crashes, () => job(broker));
-
-          expect(targetBytes(broker)).toEqual(targetBytes(expected));
-          expectStrictlyIncreasing(publishingIds(broker));
+          const { broker, crashed } = await throughCrashes(source, crashes, job);
           // Each message that passes is one write, under its own offset, holding its own bodies.
           const events = eventsOf(source);
           const passing = events.flatMap((e, offset) => (e.value % modulo !== 0 ? [offset] : []));
@@ -169,13 +165,7 @@ describe('user-format jobs under crashes on the embedded broker', () => {
               encode: envelope,
             });
 
-          const expected = brokerWith(source);
-          await job(expected).run({ untilCaughtUp: true });
-          const broker = brokerWith(source);
-          const crashed = await runThroughCrashes(broker, 'target', crashes, () => job(broker));
-
-          expect(targetBytes(broker)).toEqual(targetBytes(expected));
-          expectStrictlyIncreasing(publishingIds(broker));
+          const { broker, crashed } = await throughCrashes(source, crashes, job);
           // Steps tile the offsets from 0, and each message of a step went one way only.
           const writes = userWrites(broker);
           let next = 0n;
