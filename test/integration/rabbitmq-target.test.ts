@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { connect as connectStock, Offset, type Client } from 'rabbitmq-stream-js-client';
+import { describe, expect, inject, it } from 'vitest';
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { DeclarePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/declare_publisher_request.js';
 import { DeletePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/delete_publisher_request.js';
@@ -12,20 +11,13 @@ import { parsePublishErrors } from '../../src/rabbitmq/gaps/publish-errors.js';
 import { publishFrame, sendFrame } from '../../src/rabbitmq/gaps/raw-publish.js';
 import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
 import { messagesOf, offsetsOf, rabbitForTests } from '../support/rabbitmq.js';
+import { stockForTests } from '../support/stock-client.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);
 
 const real = rabbitForTests();
-let stock: Client;
-
-beforeAll(async () => {
-  stock = await connectStock(params, silentLogger);
-});
-
-afterAll(async () => {
-  await stock.close();
-});
+const stock = stockForTests();
 
 describe('the RabbitMQ target', () => {
   it('stores a message with three data sections byte for byte, which the stock consumer reads as one section', async () => {
@@ -37,7 +29,7 @@ describe('the RabbitMQ target', () => {
 
     expect(await readMessages(stream, 1)).toEqual([message]);
     // The stock decoder keeps only the last data section (src/rabbitmq/source.ts reads all).
-    expect(await consumeStock(stream, 1)).toEqual(['third']);
+    expect(await stock.consume(stream, 1)).toEqual(['third']);
   });
 
   it('confirms a repeated or lower publishing id without storing it, and keeps the last id', async () => {
@@ -238,7 +230,7 @@ describe('the stock publisher of rabbitmq-stream-js-client 1.0.0 (gaps worked ar
   it('re-encodes an already-encoded message into a new one instead of publishing its bytes (raw-publish.ts)', async () => {
     const stream = await newStream();
     const message = amqpMessage('first', 'second');
-    const publisher = await stock.declarePublisher({ stream });
+    const publisher = await stock.client.declarePublisher({ stream });
 
     await publisher.send(message);
     await publisher.flush();
@@ -250,7 +242,7 @@ describe('the stock publisher of rabbitmq-stream-js-client 1.0.0 (gaps worked ar
 
   it('publishes send(…, { publishingId: 0n }) under its counter instead of 0 (raw-publish.ts)', async () => {
     const stream = await newStream();
-    const publisher = await stock.declarePublisher({ stream, publisherRef: 'zero' });
+    const publisher = await stock.client.declarePublisher({ stream, publisherRef: 'zero' });
 
     await publisher.send(Buffer.from('zero'), { publishingId: 0n });
     await publisher.flush();
@@ -263,7 +255,7 @@ describe('the stock publisher of rabbitmq-stream-js-client 1.0.0 (gaps worked ar
 
   it('sends sub-entries under its unchanged counter, so dedup silently discards them (raw-publish.ts)', async () => {
     const stream = await newStream();
-    const publisher = await stock.declarePublisher({ stream, publisherRef: 'batch' });
+    const publisher = await stock.client.declarePublisher({ stream, publisherRef: 'batch' });
     await publisher.send(Buffer.from('one'));
     await publisher.flush();
     await waitFor(async () => (await publisher.getLastPublishingId()) === 1n);
@@ -280,8 +272,8 @@ describe('the stock publisher of rabbitmq-stream-js-client 1.0.0 (gaps worked ar
 
   it('hands every publisher on a connection the confirms of the others (publish-confirms.ts)', async () => {
     const stream = await newStream();
-    const first = await stock.declarePublisher({ stream, publisherRef: 'first' });
-    const second = await stock.declarePublisher({ stream, publisherRef: 'second' });
+    const first = await stock.client.declarePublisher({ stream, publisherRef: 'first' });
+    const second = await stock.client.declarePublisher({ stream, publisherRef: 'second' });
     const heardByFirst: bigint[] = [];
     first.on('publish_confirm', (_error, ids) => heardByFirst.push(...ids));
 
@@ -349,19 +341,6 @@ async function readChunks(stream: string, messages: number): Promise<SourceChunk
 
 async function readMessages(stream: string, messages: number): Promise<Buffer[]> {
   return messagesOf(await readChunks(stream, messages));
-}
-
-async function consumeStock(stream: string, count: number): Promise<string[]> {
-  const received: string[] = [];
-  let done: () => void = () => undefined;
-  const all = new Promise<void>((resolve) => (done = resolve));
-  const consumer = await stock.declareConsumer({ stream, offset: Offset.first() }, (message) => {
-    received.push(message.content.toString());
-    if (received.length === count) done();
-  });
-  await all;
-  await consumer.close();
-  return received;
 }
 
 async function waitFor(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {

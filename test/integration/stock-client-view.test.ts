@@ -3,28 +3,20 @@
 // readResults. The results are a job's writes, placed in chunks the way a running job's
 // pipelined publishes land: some alone, two sharing one chunk.
 import { decode as decodeMsgpack } from '@msgpack/msgpack';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { connect as connectStock, Offset, type Client } from 'rabbitmq-stream-js-client';
+import { describe, expect, inject, it } from 'vitest';
+import { Offset } from 'rabbitmq-stream-js-client';
 import { aggregate, readResults, type PackMode, type SingleFormat } from '../../src/index.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
-import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
 import { brokerWithReadings, reading, type Reading } from '../support/memory-job.js';
 import { offsetsOf, rabbitForTests } from '../support/rabbitmq.js';
+import { stockForTests } from '../support/stock-client.js';
 import { publishInFrames, type Write } from '../support/shared-chunks.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);
 
 const real = rabbitForTests();
-let stock: Client;
-
-beforeAll(async () => {
-  stock = await connectStock(params, silentLogger);
-});
-
-afterAll(async () => {
-  await stock.close();
-});
+const stock = stockForTests();
 
 /** Five one-minute windows of keys a, b, c: five results of three outputs, publishing ids 2, 5, … 14. */
 const readings = Array.from({ length: 18 }, (_, i) => reading('abc'[i % 3] as string, i, 20 * i));
@@ -79,20 +71,23 @@ async function consumeStock(stream: string): Promise<StockMessage[]> {
   const received: StockMessage[] = [];
   let done: () => void = () => undefined;
   const all = new Promise<void>((resolve) => (done = resolve));
-  const consumer = await stock.declareConsumer({ stream, offset: Offset.first() }, (message) => {
-    const properties = message.applicationProperties ?? {};
-    received.push({
-      offset: message.offset,
-      lastOffset: properties['sw-last-offset'],
-      part: properties['sw-part'],
-      content: message.content,
-    });
-    const last =
-      properties['sw-parts'] === undefined ||
-      Number(properties['sw-part']) === Number(properties['sw-parts']) - 1;
-    // Delivered in order: once the last result's last part is here, nothing before it is still coming.
-    if (properties['sw-last-offset'] === '14' && last) done();
-  });
+  const consumer = await stock.client.declareConsumer(
+    { stream, offset: Offset.first() },
+    (message) => {
+      const properties = message.applicationProperties ?? {};
+      received.push({
+        offset: message.offset,
+        lastOffset: properties['sw-last-offset'],
+        part: properties['sw-part'],
+        content: message.content,
+      });
+      const last =
+        properties['sw-parts'] === undefined ||
+        Number(properties['sw-part']) === Number(properties['sw-parts']) - 1;
+      // Delivered in order: once the last result's last part is here, nothing before it is still coming.
+      if (properties['sw-last-offset'] === '14' && last) done();
+    },
+  );
   await all;
   await consumer.close();
   return received;

@@ -1,23 +1,14 @@
 // A transform job's target holds plain user messages: on RabbitMQ they are byte-identical to
 // the embedded broker's, each under its source message's offset as publishing id, and the
 // stock rabbitmq-stream-js-client reads each one's body as the transform wrote it.
-import { connect as connectStock, Offset, type Client } from 'rabbitmq-stream-js-client';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { aggregate, jsonMessage, type Source, type Target } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
-import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
-import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
 import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
+import { stockForTests } from '../support/stock-client.js';
 
-const url = inject('rabbitmqUrl');
 const real = rabbitForTests();
-let stock: Client;
-beforeAll(async () => {
-  stock = await connectStock(parseStreamUrl(url), silentLogger);
-});
-afterAll(async () => {
-  await stock?.close();
-});
+const stock = stockForTests();
 
 interface Payment {
   readonly id: number;
@@ -68,23 +59,10 @@ describe('a transform job on RabbitMQ', () => {
 
       const stored = (await readAll(real.rabbit, to)).map((bytes) => Buffer.from(bytes));
       expect(stored).toEqual(memory.messages(to).map((m) => Buffer.from(m.bytes)));
-      expect(await consumeStock(to, expectedBodies.length)).toEqual(expectedBodies);
+      expect(await stock.consume(to, expectedBodies.length)).toEqual(expectedBodies);
     } finally {
       await real.rabbit.deleteStream(from);
       await real.rabbit.deleteStream(to);
     }
   });
 });
-
-async function consumeStock(stream: string, count: number): Promise<string[]> {
-  const received: string[] = [];
-  let done: () => void = () => undefined;
-  const all = new Promise<void>((resolve) => (done = resolve));
-  const consumer = await stock.declareConsumer({ stream, offset: Offset.first() }, (message) => {
-    received.push(message.content.toString());
-    if (received.length === count) done();
-  });
-  await all;
-  await consumer.close();
-  return received;
-}
