@@ -2,6 +2,7 @@
 // has caught up with the source, then exit 0. The parent kills it at random moments.
 import { aggregate, type Target } from '../../src/index.js';
 import { connect } from '../../src/rabbitmq/connection.js';
+import { forwarding } from '../support/forwarding-target.js';
 
 export interface CrashEvent {
   readonly sensor: number;
@@ -17,11 +18,7 @@ const target = rabbit.target(targetStream, { producer: 'crash-test' });
 // Tells the parent each time a result is handed to the broker, so that it can kill this
 // process in the middle of publishing rather than during start-up.
 const reporting: Target = {
-  stream: target.stream,
-  producer: target.producer,
-  maxWriteBytes: target.maxWriteBytes,
-  lastPublishingId: () => target.lastPublishingId(),
-  hasPublished: () => target.hasPublished(),
+  ...forwarding(target),
   publish: (id, messages) => {
     process.stdout.write('p');
     return target.publish(id, messages);

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { aggregate, jsonMessage, type Target } from '../../src/index.js';
+import { forwarding } from '../support/forwarding-target.js';
 import { rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
 
 const MESSAGES = 30_000;
@@ -65,12 +66,8 @@ function job(target: Target) {
  */
 function pacedTarget(target: Target, restartsDone: () => number): Target & { handed: number } {
   const paced = {
-    stream: target.stream,
-    producer: target.producer,
-    maxWriteBytes: target.maxWriteBytes,
+    ...forwarding(target),
     handed: 0,
-    lastPublishingId: () => target.lastPublishingId(),
-    hasPublished: () => target.hasPublished(),
     publish: async (id: bigint, messages: readonly Uint8Array[]) => {
       while (
         restartsDone() < RESTARTS &&

@@ -1,5 +1,11 @@
 // A small fixture for tests of one job on the embedded broker.
-import { decodeResult, jsonMessage, type DecodedResult } from '../../src/index.js';
+import {
+  aggregate,
+  decodeResult,
+  jsonMessage,
+  type DecodedResult,
+  type Target,
+} from '../../src/index.js';
 import { decodeMessage } from '../../src/codecs/amqp-message.js';
 import { MemoryBroker } from '../../src/memory/index.js';
 
@@ -26,6 +32,25 @@ export function brokerWithReadings(
   }
   return broker;
 }
+
+/** A 'source' with one reading of 'a' per chunk at offsets 0..count-1 (value = offset), and an empty 'target'. */
+export function brokerWithCountedReadings(count: number): MemoryBroker {
+  const memory = new MemoryBroker({ now: () => T0 });
+  memory.createStream('source');
+  memory.createStream('target');
+  for (let i = 0; i < count; i++) memory.append('source', [jsonMessage(reading('a', i, i))]);
+  return memory;
+}
+
+/** One result per source message, its value's sum, written to `target` ('target' as 'p' by default). */
+export const countJob = (
+  memory: MemoryBroker,
+  target: Target = memory.target('target', { producer: 'p' }),
+) =>
+  aggregate<Reading>(memory.source('source'))
+    .count(1)
+    .reduce((sum, r) => sum + r.value, 0)
+    .to(target, { retryDelayMs: 0 });
 
 export function results(broker: MemoryBroker, stream = 'target'): DecodedResult[] {
   return broker.messages(stream).map((m) => decodeResult(m.bytes));

@@ -1,48 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { aggregate, jsonMessage, RetentionGapError, type Target } from '../../../src/index.js';
-import { MemoryBroker } from '../../../src/memory/index.js';
-import { reading, results, T0, type Reading } from '../../support/memory-job.js';
-
-/** A 'source' with one reading per chunk at offsets 0..count-1, and an empty 'target'. */
-function broker(count: number): MemoryBroker {
-  const memory = new MemoryBroker({ now: () => T0 });
-  memory.createStream('source');
-  memory.createStream('target');
-  for (let i = 0; i < count; i++) memory.append('source', [jsonMessage(reading('a', i, i))]);
-  return memory;
-}
+import { jsonMessage, RetentionGapError, type Target } from '../../../src/index.js';
+import { forwarding } from '../../support/forwarding-target.js';
+import { brokerWithCountedReadings, countJob, reading, results } from '../../support/memory-job.js';
 
 /** The target, counting how often the runner asks whether its producer ever published. */
 function asking(target: Target): Target & { readonly asked: number } {
   let asked = 0;
   return {
-    stream: target.stream,
-    producer: target.producer,
-    maxWriteBytes: target.maxWriteBytes,
-    lastPublishingId: () => target.lastPublishingId(),
+    ...forwarding(target),
     hasPublished: () => {
       asked++;
       return target.hasPublished();
     },
-    publish: (id, messages) => target.publish(id, messages),
     get asked() {
       return asked;
     },
   };
 }
 
-const countJob = (
-  memory: MemoryBroker,
-  target: Target = memory.target('target', { producer: 'p' }),
-) =>
-  aggregate<Reading>(memory.source('source'))
-    .count(1)
-    .reduce((sum, r) => sum + r.value, 0)
-    .to(target);
-
 describe('resuming when the last publishing id is 0', () => {
   it('should report the removed offsets when offset 0 was published and retention removed 1..k', async () => {
-    const memory = broker(1);
+    const memory = brokerWithCountedReadings(1);
     await countJob(memory).run({ untilCaughtUp: true }); // publishes id 0
     for (let i = 1; i < 6; i++) memory.append('source', [jsonMessage(reading('a', i, i))]);
     memory.truncate('source', 4n); // removes offsets 0..3, of which 1..3 were never processed
@@ -53,7 +31,7 @@ describe('resuming when the last publishing id is 0', () => {
   });
 
   it('should start a new job at the first stored offset when retention removed the head', async () => {
-    const memory = broker(6);
+    const memory = brokerWithCountedReadings(6);
     memory.truncate('source', 4n);
     const target = asking(memory.target('target', { producer: 'p' }));
     await countJob(memory, target).run({ untilCaughtUp: true });
@@ -62,7 +40,7 @@ describe('resuming when the last publishing id is 0', () => {
   });
 
   it('should resume at 1 without asking when only offset 0 was removed', async () => {
-    const memory = broker(1);
+    const memory = brokerWithCountedReadings(1);
     await countJob(memory).run({ untilCaughtUp: true });
     memory.append('source', [jsonMessage(reading('a', 1, 1))]);
     memory.append('source', [jsonMessage(reading('a', 2, 2))]);

@@ -1,35 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { aggregate, jsonMessage, PublishError, type Target } from '../../../src/index.js';
-import { MemoryBroker } from '../../../src/memory/index.js';
-import { reading, results, T0, type Reading } from '../../support/memory-job.js';
-
-/** A 'source' with one reading per chunk at offsets 0..count-1, and an empty 'target'. */
-function broker(count: number): MemoryBroker {
-  const memory = new MemoryBroker({ now: () => T0 });
-  memory.createStream('source');
-  memory.createStream('target');
-  for (let i = 0; i < count; i++) memory.append('source', [jsonMessage(reading('a', i, i))]);
-  return memory;
-}
-
-const countJob = (
-  memory: MemoryBroker,
-  target: Target = memory.target('target', { producer: 'p' }),
-) =>
-  aggregate<Reading>(memory.source('source'))
-    .count(1)
-    .reduce((sum, r) => sum + r.value, 0)
-    .to(target, { retryDelayMs: 0 });
+import { jsonMessage, PublishError, type Target } from '../../../src/index.js';
+import { forwarding } from '../../support/forwarding-target.js';
+import { brokerWithCountedReadings, countJob, reading, results } from '../../support/memory-job.js';
 
 /** The target, whose `failing`-th publish is lost with its connection: not stored, retriable. */
 function losing(target: Target, failing: number): Target {
   let publishes = 0;
   return {
-    stream: target.stream,
-    producer: target.producer,
-    maxWriteBytes: target.maxWriteBytes,
-    lastPublishingId: () => target.lastPublishingId(),
-    hasPublished: () => target.hasPublished(),
+    ...forwarding(target),
     publish: async (id, messages) => {
       if (++publishes === failing)
         throw new PublishError(target.stream, id, true, 'connection lost');
@@ -40,7 +18,7 @@ function losing(target: Target, failing: number): Target {
 
 describe('the summary of a run', () => {
   it('should count a result for offset 0 published again after a restart as a duplicate', async () => {
-    const memory = broker(1);
+    const memory = brokerWithCountedReadings(1);
     await expect(countJob(memory).run({ untilCaughtUp: true })).resolves.toEqual({
       results: 1,
       duplicates: 0,
@@ -58,7 +36,7 @@ describe('the summary of a run', () => {
   });
 
   it('should count the first result of a new job for offset 0 as new', async () => {
-    const memory = broker(3);
+    const memory = brokerWithCountedReadings(3);
     await expect(countJob(memory).run({ untilCaughtUp: true })).resolves.toEqual({
       results: 3,
       duplicates: 0,
@@ -67,7 +45,7 @@ describe('the summary of a run', () => {
   });
 
   it('should count a result whose publish was lost once, when the broker confirms it', async () => {
-    const memory = broker(3);
+    const memory = brokerWithCountedReadings(3);
     const target = losing(memory.target('target', { producer: 'p' }), 3);
     await expect(countJob(memory, target).run({ untilCaughtUp: true })).resolves.toEqual({
       results: 3,

@@ -18,6 +18,7 @@ import {
   T0,
   type Reading,
 } from '../../support/memory-job.js';
+import { forwarding } from '../../support/forwarding-target.js';
 
 const sum = (acc: number, r: Reading) => acc + r.value;
 
@@ -28,15 +29,12 @@ function watched(
 ): Target {
   let confirms = 0;
   return {
-    stream: target.stream,
-    producer: target.producer,
-    maxWriteBytes: target.maxWriteBytes,
+    ...forwarding(target),
     lastPublishingId: async () => {
       const last = await target.lastPublishingId();
       hooks.resumed();
       return last;
     },
-    hasPublished: () => target.hasPublished(),
     publish: async (id, messages) => {
       await target.publish(id, messages);
       hooks.published(++confirms);

@@ -1,0 +1,14 @@
+// The base of the test targets that watch or disturb a real one.
+import type { Target } from '../../src/index.js';
+
+/** A target that hands every call to `target`: spread it and override what a test changes. */
+export function forwarding(target: Target): Target {
+  return {
+    stream: target.stream,
+    producer: target.producer,
+    maxWriteBytes: target.maxWriteBytes,
+    lastPublishingId: () => target.lastPublishingId(),
+    hasPublished: () => target.hasPublished(),
+    publish: (id, messages) => target.publish(id, messages),
+  };
+}
