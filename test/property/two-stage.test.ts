@@ -1,7 +1,8 @@
 // Two jobs chained by fromResults on the embedded broker: random window kinds in each stage,
-// both packings for stage 1, keys, and crashes in both stages (stage 2 also runs while stage 1
+// every packing for stage 1, keys, and crashes in both stages (stage 2 also runs while stage 1
 // is only part-way). The final target must not depend on any of it.
 import fc from 'fast-check';
+import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
 import { describe, expect, it } from 'vitest';
 import {
   aggregate,
@@ -32,13 +33,17 @@ import {
   stepsOf,
 } from '../support/target-stream.js';
 
-const RUNS = Number(process.env.PROPERTY_RUNS ?? 150);
 /**
- * Each kind of run the property is about must make up at least this share of the runs
- * (measured at 150 and 400 runs: several stage-2 steps ~37%, multi-section messages ~20%,
- * a crash fired in stage 1 ~45%, in stage 2 ~14%).
+ * Expected occurrences per run, a little below what 200 runs measure (see
+ * Coverage.expectRates): several stage-2 steps ~37% of runs, a stage-1 message of several
+ * outputs read by stage 2 ~30%, a crash fired in stage 1 ~45%, in stage 2 ~14%.
  */
-const FLOOR = 0.05;
+const RATES = {
+  'runs with several stage-2 steps': 0.3,
+  'runs where stage 2 read a message of several outputs': 0.2,
+  'runs with a crash in stage 1': 0.38,
+  'runs with a crash in stage 2': 0.1,
+};
 
 interface StageTwoSpec {
   readonly window: WindowChoice;
@@ -124,76 +129,81 @@ function countedByStageTwo(broker: MemoryBroker, compacted: boolean): number {
 }
 
 describe('two jobs chained by fromResults on the embedded broker', () => {
-  it('should write a byte-identical final target, count each source message once end to end and publish increasing ids, whatever crashes', async () => {
-    const seen = { severalSteps: 0, multiSection: 0, crashedOne: 0, crashedTwo: 0 };
-    await fc.assert(
-      fc.asyncProperty(
-        sourceArb({ garbage: true, minLength: 10 }),
-        jobArb({ deadLetter: true }),
-        stageTwoArb,
-        stageCrashArb,
-        async (source, one, two, crashes) => {
-          const expected = brokerWithResults(source);
-          await runStage(expected, 1, one, two);
-          await runStage(expected, 2, one, two);
+  it(
+    'should write a byte-identical final target, count each source message once end to end and publish increasing ids, whatever crashes',
+    async () => {
+      const coverage = new Coverage('two-stage pipelines');
+      await fc.assert(
+        fc.asyncProperty(
+          sourceArb({ garbage: true, minLength: 10 }),
+          jobArb({ deadLetter: true }),
+          stageTwoArb,
+          stageCrashArb,
+          async (source, one, two, crashes) => {
+            coverage.run();
+            const expected = brokerWithResults(source);
+            await runStage(expected, 1, one, two);
+            await runStage(expected, 2, one, two);
 
-          const broker = brokerWithResults(source);
-          const fired = { 1: false, 2: false };
-          for (const crash of crashes) {
-            const { stage, ...spec } = crash;
-            const fault = broker.injectFault({
-              stream: stage === 1 ? 'results' : 'target',
-              ...spec,
-            });
-            try {
-              await runStage(broker, stage, one, two);
-            } catch (error) {
-              if (!(error instanceof SimulatedCrash)) throw error;
+            const broker = brokerWithResults(source);
+            const fired = { 1: false, 2: false };
+            for (const crash of crashes) {
+              const { stage, ...spec } = crash;
+              const fault = broker.injectFault({
+                stream: stage === 1 ? 'results' : 'target',
+                ...spec,
+              });
+              try {
+                await runStage(broker, stage, one, two);
+              } catch (error) {
+                if (!(error instanceof SimulatedCrash)) throw error;
+              }
+              if (fault.fired) fired[stage] = true;
+              broker.clearFaults();
             }
-            if (fault.fired) fired[stage] = true;
-            broker.clearFaults();
-          }
-          await runStage(broker, 1, one, two);
-          await runStage(broker, 2, one, two);
+            await runStage(broker, 1, one, two);
+            await runStage(broker, 2, one, two);
 
-          expect(bytesOf(broker, 'results')).toEqual(bytesOf(expected, 'results'));
-          expect(bytesOf(broker, 'target')).toEqual(bytesOf(expected, 'target'));
-          expectStrictlyIncreasing(
-            broker.chunks('target').map((c) => c.writer?.publishingId ?? -1n),
-          );
+            expect(bytesOf(broker, 'results')).toEqual(bytesOf(expected, 'results'));
+            expect(bytesOf(broker, 'target')).toEqual(bytesOf(expected, 'target'));
+            expectStrictlyIncreasing(
+              broker.chunks('target').map((c) => c.writer?.publishingId ?? -1n),
+            );
 
-          // Stage 1 counts each source message once; stage 2's steps tile stage 1's offsets
-          // (a step boundary only between messages) and count again exactly what stage 1's
-          // outputs in those offsets counted.
-          expectEveryMessageCountedOnce(stepsOf(bytesOf(broker, 'results')));
-          const results = broker.messages('results');
-          const steps = bytesOf(broker, 'target').map((m) => decodeResult(m));
-          let next = 0n;
-          for (const step of steps) {
-            expect(step.firstOffset).toBe(next);
-            expect(step.messages).toBe(Number(step.lastOffset - step.firstOffset + 1n));
-            next = step.lastOffset + 1n;
-          }
-          const covered = results
-            .filter((m) => m.offset < next)
-            .flatMap((m) => decodeResult(m.bytes).outputs);
-          const compacted = two.window.kind.startsWith('compact');
-          expect(countedByStageTwo(broker, compacted)).toBe(
-            covered.reduce((n, o) => n + o.count, 0),
-          );
+            // Stage 1 counts each source message once; stage 2's steps tile stage 1's offsets
+            // (a step boundary only between messages) and count again exactly what stage 1's
+            // outputs in those offsets counted.
+            expectEveryMessageCountedOnce(stepsOf(bytesOf(broker, 'results')));
+            const results = broker.messages('results');
+            const steps = bytesOf(broker, 'target').map((m) => decodeResult(m));
+            let next = 0n;
+            for (const step of steps) {
+              expect(step.firstOffset).toBe(next);
+              expect(step.messages).toBe(Number(step.lastOffset - step.firstOffset + 1n));
+              next = step.lastOffset + 1n;
+            }
+            const covered = results
+              .filter((m) => m.offset < next)
+              .flatMap((m) => decodeResult(m.bytes).outputs);
+            const compacted = two.window.kind.startsWith('compact');
+            expect(countedByStageTwo(broker, compacted)).toBe(
+              covered.reduce((n, o) => n + o.count, 0),
+            );
 
-          if (steps.length >= 2) seen.severalSteps++;
-          if (results.some((m) => decodeResult(m.bytes).outputs.length >= 2 && m.offset < next)) {
-            seen.multiSection += one.pack === 'sections' ? 1 : 0;
-          }
-          if (fired[1]) seen.crashedOne++;
-          if (fired[2]) seen.crashedTwo++;
-        },
-      ),
-      { numRuns: RUNS },
-    );
-    for (const [kind, runs] of Object.entries(seen)) {
-      expect(runs, `runs with ${kind}`).toBeGreaterThanOrEqual(FLOOR * RUNS);
-    }
-  });
+            coverage.count('runs with several stage-2 steps', steps.length >= 2);
+            coverage.count(
+              'runs where stage 2 read a message of several outputs',
+              one.pack !== 'batch' &&
+                results.some((m) => m.offset < next && decodeResult(m.bytes).outputs.length >= 2),
+            );
+            coverage.count('runs with a crash in stage 1', fired[1]);
+            coverage.count('runs with a crash in stage 2', fired[2]);
+          },
+        ),
+        propertyParameters(),
+      );
+      coverage.expectRates(RATES);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
