@@ -23,6 +23,7 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe } from '../common/errors.js';
+import { MAX_BATCH_RECORDS } from '../common/stream-protocol.js';
 import { CodecError, hex } from './codec-error.js';
 import { readU32 } from './section-descriptor.js';
 
@@ -48,8 +49,11 @@ export function encodeSubEntryBatch(
   if (code === undefined) {
     throw new CodecError(`cannot encode: unknown sub-entry compression '${compression}'`, 0);
   }
-  if (messages.length > 0xffff) {
-    throw new CodecError(`cannot encode: ${messages.length} messages exceed 65535 per batch`, 0);
+  if (messages.length > MAX_BATCH_RECORDS) {
+    throw new CodecError(
+      `cannot encode: ${messages.length} messages exceed ${MAX_BATCH_RECORDS} per batch`,
+      0,
+    );
   }
   let dataSize = 0;
   for (const message of messages) dataSize += 4 + message.length;

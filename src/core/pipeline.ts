@@ -114,9 +114,7 @@ export class PipelineBuilder<T> {
   ): PipelineBuilder<StandardSchemaV1.InferOutput<S>>;
   decode(format: ValueFormat<unknown>, schema?: StandardSchemaV1): PipelineBuilder<unknown> {
     bodyDecoder(format, schema); // validates now, where the mistake is made
-    if (this.settings.readValues !== undefined) {
-      throw new ConfigError('decode', 'does not apply to a fromResults source', format);
-    }
+    this.notOnResults('decode', format);
     if (this.settings.stages.length > 0) {
       throw new ConfigError(
         'decode',
@@ -284,14 +282,11 @@ export class PipelineBuilder<T> {
 
   private withStage<U>(kind: ValueStage['kind'], fn: (value: T) => unknown): PipelineBuilder<U> {
     requireFunction(kind, fn);
-    if (this.settings.readValues !== undefined) {
-      // A results source reads each message into several values at once, not through stages.
-      throw new ConfigError(kind, 'does not apply to a fromResults source (yet)', fn);
-    }
+    this.notOnResults(kind, fn);
     this.beforeReaders(kind, fn);
     return new PipelineBuilder<U>({
       ...this.settings,
-      readValues: undefined, // refused above
+      readValues: undefined, // refused above; restated for the new value type
       eventTime: undefined,
       key: undefined,
       stages: [...this.settings.stages, { kind, fn: fn as (value: unknown) => unknown }],
@@ -299,6 +294,13 @@ export class PipelineBuilder<T> {
   }
 
   /** Event time and key read the value the earlier methods give, so they must come after. */
+  /** A results source reads each message whole into its values: no body decoder, no stages. */
+  private notOnResults(method: string, given: unknown): void {
+    if (this.settings.readValues !== undefined) {
+      throw new ConfigError(method, 'does not apply to a fromResults source', given);
+    }
+  }
+
   private beforeReaders(method: string, given: unknown): void {
     if (this.settings.eventTime !== undefined || this.settings.key !== undefined) {
       throw new ConfigError(

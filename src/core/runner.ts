@@ -86,6 +86,8 @@ export class Runner<T, A, R> {
     // and only when the last id is 0: then it is a duplicate if the producer did publish.
     // Asked once, before that publish (after it, the answer would be yes either way).
     let zeroWasStored: Promise<boolean> | undefined;
+    const countResult = (): void => void counters.results++;
+    const countDuplicate = (): void => void counters.duplicates++;
     const zeroStored = (): Promise<boolean> => (zeroWasStored ??= target.hasPublished());
     // Aborted while the resume point was asked for: an abort listener added now would never
     // fire, so the reader is handed a signal that already knows.
@@ -106,12 +108,13 @@ export class Runner<T, A, R> {
         // Steps that ended before a failing message are complete: publish them first.
         for (const result of processor.ready) {
           const id = result.lastOffset;
-          const duplicate = id <= last && (last > 0n || (await zeroStored()));
+          const duplicate = id === 0n && last === 0n && (await zeroStored());
           // Counted on the confirm: a publish lost with its connection is published again.
-          await publisher.publish(id, this.encode(result), () => {
-            if (duplicate) counters.duplicates++;
-            else counters.results++;
-          });
+          await publisher.publish(
+            id,
+            this.encode(result),
+            duplicate ? countDuplicate : countResult,
+          );
         }
         processor.ready.length = 0;
         if (failure !== undefined) throw failure.error;

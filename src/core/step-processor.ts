@@ -75,6 +75,10 @@ export class StepProcessor<T, A, R> {
   private stepMessages = 0;
   private lateDropped = 0;
   private filtered = 0;
+  /** Keys of the values of the message in `processValues`, reused from message to message. */
+  private readonly keys: Key[] = [];
+  /** The last offset of the step being fired, for `resultFailed`. */
+  private firingOffset = 0n;
   private late: unknown[] = [];
   private deadLetters: DeadLetter[] = [];
   /** Offset of the previous message, as (first offset of its chunk, index in the chunk). */
@@ -167,9 +171,12 @@ export class StepProcessor<T, A, R> {
     let values: readonly T[];
     let counted: number;
     let time = 0;
-    const keys: Key[] = [];
+    const { keys } = this;
+    keys.length = 0;
     try {
-      const read = readValues(chunk.bytes.subarray(chunk.starts[index], chunk.ends[index]));
+      // A copy, as readResults makes: values (binary ones, passed-on dead letters) may be
+      // views of the bytes they came from, and must not pin the broker's chunk buffer.
+      const read = readValues(chunk.bytes.slice(chunk.starts[index], chunk.ends[index]));
       ({ values, counted } = read);
       if (values.length > 0) {
         stage = 'event-time';
@@ -190,7 +197,7 @@ export class StepProcessor<T, A, R> {
       this.beginStep(chunk, index);
     } else if (!this.place(chunk, index, time)) {
       if (config.late === 'drop') this.lateDropped += values.length;
-      else this.late.push(...values);
+      else for (const value of values) this.late.push(value); // no spread: any count
     } else {
       for (let i = 0; i < values.length; i++) {
         try {
@@ -296,9 +303,8 @@ export class StepProcessor<T, A, R> {
 
   private fire(lastOffset: bigint): void {
     if (this.stepMessages === 0) return;
-    const outputs = this.buffer.drain((key, count, cause) =>
-      this.resultFailed(lastOffset, key, count, cause),
-    );
+    this.firingOffset = lastOffset;
+    const outputs = this.buffer.drain(this.resultFailed);
     this.ready.push({
       firstOffset: this.stepFirstOffset,
       lastOffset,
@@ -327,7 +333,9 @@ export class StepProcessor<T, A, R> {
    * an empty message: no single source message failed, and the key's inputs are the step's
    * offsets, which the error names with the key and how many messages it folded.
    */
-  private resultFailed(lastOffset: bigint, key: Key, count: number, cause: unknown): void {
+  /** Bound once: a step of `count(1)` or `.transform()` fires at every message. */
+  private readonly resultFailed = (key: Key, count: number, cause: unknown): void => {
+    const lastOffset = this.firingOffset;
     if (this.config.onError === 'stop') {
       throw new ProcessingError(this.config.stream, lastOffset, 'result', cause);
     }
@@ -339,7 +347,7 @@ export class StepProcessor<T, A, R> {
         `${count} messages of offsets ${this.stepFirstOffset}..${lastOffset}: ${describe(cause)}`,
       message: NO_MESSAGE,
     });
-  }
+  };
 
   private previousOffset(): bigint {
     return this.previousChunkOffset + BigInt(this.previousIndex);
