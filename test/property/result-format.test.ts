@@ -187,11 +187,7 @@ describe('the result wire format', () => {
             applicationProperties: props,
             body: { type: 'data', sections: sections.map((s) => encodeCanonical(s)) },
           });
-          try {
-            decodeResult(bytes);
-          } catch (error) {
-            expect(error).toBeInstanceOf(CodecError);
-          }
+          expect(() => decodeResult(bytes)).toThrow(CodecError);
         },
       ),
       propertyParameters(),

@@ -50,6 +50,7 @@ describe('bench smoke', () => {
     const results = await memoryCases(50, 1_000);
     expect(results).toHaveLength(3);
     for (const result of results) {
+      expect(Object.keys(result.values ?? {})).not.toHaveLength(0);
       for (const value of Object.values(result.values ?? {}))
         expect(Number.isFinite(value)).toBe(true);
     }

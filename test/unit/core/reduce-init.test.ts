@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { aggregate, ConfigError } from '../../../src/index.js';
 import { SimulatedCrash, type MemoryBroker } from '../../../src/memory/index.js';
 import { brokerWithReadings, reading, results, type Reading } from '../../support/memory-job.js';
+import { targetBytes } from '../../support/memory-scenario.js';
 
 const readings = [1, 2, 3, 4, 5, 6].map((v) => reading(v % 2 === 0 ? 'even' : 'odd', v, v));
 
@@ -16,10 +17,6 @@ function job(broker: MemoryBroker, init: number[] | (() => number[])) {
     .count(2)
     .reduce(pushValue, init)
     .to(broker.target('target', { producer: 'p' }));
-}
-
-function targetBytes(broker: MemoryBroker): Uint8Array[] {
-  return broker.messages('target').map((m) => m.bytes);
 }
 
 describe('the initial value of reduce(fn, init)', () => {
