@@ -2,7 +2,7 @@ import type { ClientParams } from 'rabbitmq-stream-js-client';
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { StreamStatsRequest } from 'rabbitmq-stream-js-client/dist/requests/stream_stats_request.js';
 import type { StreamStatsResponse } from 'rabbitmq-stream-js-client/dist/responses/stream_stats_response.js';
-import { AccessRefusedError, describe, SourceError } from '../common/errors.js';
+import { describe, isRetriable, SourceError, StreamWindowsError } from '../common/errors.js';
 import { OK, codeName, isRetriableCode } from '../common/stream-protocol.js';
 import { abandon } from './gaps/client-socket.js';
 import { openConnection } from './gaps/handshake.js';
@@ -37,7 +37,8 @@ export async function queryStreamStats(
 
 /**
  * Asks on a connection of its own, all within `timeoutMs`. Failing to connect, or no answer
- * in time, is a retriable SourceError; a refused connection (AccessRefusedError) is not.
+ * in time, is a retriable SourceError; a final failure (a refused connection, client
+ * internals that moved) is passed on as it is.
  */
 export async function streamStats(
   params: ClientParams,
@@ -49,7 +50,8 @@ export async function streamStats(
   try {
     connection = await openConnection(params, timeoutMs);
   } catch (error) {
-    if (error instanceof AccessRefusedError) throw error;
+    // A refusal or a client whose internals moved is final; only a passing failure retries.
+    if (error instanceof StreamWindowsError && !isRetriable(error)) throw error;
     throw new SourceError(stream, true, describe(error));
   }
   let timer: NodeJS.Timeout | undefined;
