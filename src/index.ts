@@ -13,6 +13,9 @@ export {
   type DeadLetterOptions,
 } from './core/pipeline.js';
 export { Runner, type RunOptions, type RunSummary } from './core/runner.js';
+// Observing a job: `runner.on(name, listener)`, and the logger option of `.to()`.
+export type { JobEventMap, JobEventName, JobListener } from './core/job-events.js';
+export type { Logger } from './common/logger.js';
 export type { Aggregator } from './common/aggregator.js';
 export type { LatePolicy, ErrorPolicy } from './core/step-processor.js';
 export type { ValueFormat } from './core/value-decoder.js';

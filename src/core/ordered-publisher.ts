@@ -10,6 +10,7 @@ import type { Target } from './ports.js';
 export class OrderedPublisher {
   private readonly inFlight: Promise<void>[] = [];
   private failure: { error: unknown } | undefined;
+  private awaiting = 0;
 
   constructor(
     private readonly target: Target,
@@ -29,11 +30,24 @@ export class OrderedPublisher {
     }
     // The handlers are attached at once so a rejection is never unhandled while it waits its
     // turn, and is noticed in the same tick as before a confirm callback existed.
+    this.awaiting++;
     this.inFlight.push(
-      this.target.publish(publishingId, messages).then(confirmed, (error: unknown) => {
-        this.failure ??= { error };
-      }),
+      this.target.publish(publishingId, messages).then(
+        () => {
+          this.awaiting--;
+          confirmed();
+        },
+        (error: unknown) => {
+          this.awaiting--;
+          this.failure ??= { error };
+        },
+      ),
     );
+  }
+
+  /** Writes issued and neither confirmed nor failed yet. */
+  get unconfirmed(): number {
+    return this.awaiting;
   }
 
   /** Waits for every write in flight; throws the first failure, if any. */

@@ -7,6 +7,7 @@ import { fold, latest, reduceFirst, type Aggregator } from '../common/aggregator
 import type { KeyedOutput } from '../common/keyed-output.js';
 import { ConfigError } from '../common/errors.js';
 import { timerMs } from '../common/timer-duration.js';
+import { checkLogger, type Logger } from '../common/logger.js';
 import type { Source, Target } from './ports.js';
 import { encodeResult, type PackMode, type SingleFormat } from './result-format.js';
 import { Runner } from './runner.js';
@@ -67,6 +68,12 @@ export interface TargetOptions<R = unknown> {
   readonly retryDelayMs?: number;
   /** The delay doubles after each retriable error up to this, ms (default 5,000, or retryDelayMs if larger). */
   readonly maxRetryDelayMs?: number;
+  /**
+   * Where the job logs its start (with its resume point), restarts (with cause and delay),
+   * catching up and stopping: anything with pino's `info(fields, message)` shape (default
+   * silent). Per-step figures are events and metrics, not log lines.
+   */
+  readonly logger?: Logger;
 }
 
 /**
@@ -396,6 +403,7 @@ export class AggregationBuilder<T, A, R> {
       maxInFlight,
       retryDelayMs,
       maxRetryDelayMs,
+      logger: checkLogger('logger', options.logger),
     });
   }
 }

@@ -1,4 +1,6 @@
 import { isRetriable, OutputTooLargeError, ProcessingError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
+import { JobEvents, type JobEventName, type JobListener } from './job-events.js';
 import { OrderedPublisher } from './ordered-publisher.js';
 import type { Source, SourceChunk, Target } from './ports.js';
 import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
@@ -38,6 +40,7 @@ export interface RunnerConfig<T, A, R> {
   /** Delay before resuming after a retriable error, doubled each time up to `maxRetryDelayMs`. */
   readonly retryDelayMs: number;
   readonly maxRetryDelayMs: number;
+  readonly logger: Logger;
 }
 
 /**
@@ -50,38 +53,106 @@ export interface RunnerConfig<T, A, R> {
  * discards what it already has.
  */
 export class Runner<T, A, R> {
-  constructor(private readonly config: RunnerConfig<T, A, R>) {}
+  private readonly events: JobEvents;
+  private publisher: OrderedPublisher | undefined;
+
+  constructor(private readonly config: RunnerConfig<T, A, R>) {
+    this.events = new JobEvents((name, error) =>
+      config.logger.error(
+        { ...this.where(), event: name, err: error },
+        `a listener of '${name}' threw; the job goes on`,
+      ),
+    );
+  }
+
+  get source(): Source {
+    return this.config.source;
+  }
+
+  get target(): Target {
+    return this.config.target;
+  }
+
+  /** Results published and awaiting their confirm now. */
+  get inFlight(): number {
+    return this.publisher?.unconfirmed ?? 0;
+  }
+
+  /**
+   * Observes the job (see JobEventMap for what each event carries); returns the function
+   * that removes the listener. Listeners run synchronously: keep them quick.
+   */
+  on<K extends JobEventName>(name: K, listener: JobListener<K>): () => void {
+    return this.events.on(name, listener);
+  }
 
   async run(options: RunOptions = {}): Promise<RunSummary> {
     const counters = { results: 0, duplicates: 0, restarts: 0 };
+    const { logger } = this.config;
     let delay = this.config.retryDelayMs;
+    let failure: unknown;
     // A function, not a narrowed property: the signal may abort during any await below.
     const aborted = (): boolean => options.signal?.aborted === true;
-    for (;;) {
-      if (aborted()) return counters; // stopped before the start, or during the backoff
-      try {
-        await this.runFromResumePoint(options, counters);
-        return counters;
-      } catch (error) {
-        if (!isRetriable(error) || aborted()) throw error;
-        counters.restarts++;
-        await sleep(delay, options.signal);
-        delay = Math.min(delay * 2, this.config.maxRetryDelayMs);
+    try {
+      for (;;) {
+        if (aborted()) return counters; // stopped before the start, or during the backoff
+        try {
+          await this.runFromResumePoint(options, counters);
+          return counters;
+        } catch (error) {
+          if (!isRetriable(error) || aborted()) throw error;
+          counters.restarts++;
+          this.events.emit('restart', { error, delayMs: delay, restarts: counters.restarts });
+          logger.warn(
+            { ...this.where(), err: error, delayMs: delay, restarts: counters.restarts },
+            `resuming from the broker in ${delay} ms after a retriable error`,
+          );
+          await sleep(delay, options.signal);
+          delay = Math.min(delay * 2, this.config.maxRetryDelayMs);
+        }
       }
+    } catch (error) {
+      failure = error;
+      throw error;
+    } finally {
+      this.events.emit('stopped', { summary: { ...counters }, error: failure });
+      if (failure === undefined) logger.info({ ...this.where(), ...counters }, 'job stopped');
+      else logger.error({ ...this.where(), ...counters, err: failure }, 'job stopped on an error');
     }
   }
 
   private async runFromResumePoint(
     options: RunOptions,
-    counters: { results: number; duplicates: number },
+    counters: { results: number; duplicates: number; restarts: number },
   ): Promise<void> {
-    const { source, target } = this.config;
+    const { target, logger } = this.config;
     const last = await target.lastPublishingId();
-    const end = options.untilCaughtUp === true ? await source.endOffset() : -1n;
-    if (options.untilCaughtUp === true && (end === 0n || (last > 0n && last + 1n >= end))) return;
+    const sourceEnd = await this.sourceEnd(options);
+    const from = last > 0n ? last + 1n : 'first';
+    this.events.emit('started', {
+      lastPublishingId: last,
+      from,
+      sourceEnd,
+      restarts: counters.restarts,
+    });
+    logger.info(
+      {
+        ...this.where(),
+        lastPublishingId: String(last),
+        from: String(from),
+        sourceEnd: sourceEnd === undefined ? undefined : String(sourceEnd),
+      },
+      "job started from the broker's last publishing id",
+    );
+    // Nothing to read up to the end known at the start: caught up before the first chunk.
+    let caughtUp =
+      sourceEnd !== undefined && (sourceEnd === 0n || (last > 0n && last + 1n >= sourceEnd));
+    if (caughtUp) this.reportCaughtUp(sourceEnd ?? 0n);
+    if (caughtUp && options.untilCaughtUp === true) return;
 
     const processor = new StepProcessor(this.config.processor);
     const publisher = new OrderedPublisher(target, this.config.maxInFlight);
+    this.publisher = publisher;
     // Reading from last + 1, only a result for offset 0 can be one the broker already has,
     // and only when the last id is 0: then it is a duplicate if the producer did publish.
     // Asked once, before that publish (after it, the answer would be yes either way).
@@ -99,6 +170,16 @@ export class Runner<T, A, R> {
     if (signal.aborted) return;
     try {
       for await (const chunk of this.readFromResumePoint(last, signal)) {
+        // Read once per chunk: with nobody listening, observing costs no more than this.
+        const observed = this.events.has('published');
+        const readAt = observed ? performance.now() : 0;
+        if (this.events.has('read')) {
+          this.events.emit('read', {
+            firstOffset: chunk.firstOffset,
+            messages: chunk.count,
+            timestamp: chunk.timestamp,
+          });
+        }
         let failure: { error: unknown } | undefined;
         try {
           processor.process(chunk);
@@ -109,16 +190,25 @@ export class Runner<T, A, R> {
         for (const result of processor.ready) {
           const id = result.lastOffset;
           const duplicate = id === 0n && last === 0n && (await zeroStored());
+          const count = duplicate ? countDuplicate : countResult;
           // Counted on the confirm: a publish lost with its connection is published again.
           await publisher.publish(
             id,
             this.encode(result),
-            duplicate ? countDuplicate : countResult,
+            observed ? this.confirmObserved(result, duplicate, readAt, count) : count,
           );
         }
         processor.ready.length = 0;
         if (failure !== undefined) throw failure.error;
-        if (end >= 0n && chunk.firstOffset + BigInt(chunk.count) >= end) break;
+        if (
+          !caughtUp &&
+          sourceEnd !== undefined &&
+          chunk.firstOffset + BigInt(chunk.count) >= sourceEnd
+        ) {
+          caughtUp = true;
+          this.reportCaughtUp(sourceEnd);
+          if (options.untilCaughtUp === true) break;
+        }
       }
       await publisher.drain();
     } catch (error) {
@@ -128,6 +218,63 @@ export class Runner<T, A, R> {
     } finally {
       reading.abort();
     }
+  }
+
+  /**
+   * The source's end at the start: needed to stop `untilCaughtUp`, and asked as well when
+   * someone waits for `caughtUp` — then a failure to answer costs only that event.
+   */
+  private async sourceEnd(options: RunOptions): Promise<bigint | undefined> {
+    if (options.untilCaughtUp === true) return this.config.source.endOffset();
+    if (!this.events.has('caughtUp')) return undefined;
+    try {
+      return await this.config.source.endOffset();
+    } catch (error) {
+      this.config.logger.warn(
+        { ...this.where(), err: error },
+        "the source's end offset could not be read: no caughtUp event in this start",
+      );
+      return undefined;
+    }
+  }
+
+  private reportCaughtUp(offset: bigint): void {
+    this.events.emit('caughtUp', { offset });
+    this.config.logger.info({ ...this.where(), offset: String(offset) }, 'job caught up');
+  }
+
+  /** The confirm callback of one result, when someone listens for `published`. */
+  private confirmObserved(
+    result: StepResult<R>,
+    duplicate: boolean,
+    readAt: number,
+    count: () => void,
+  ): () => void {
+    return () => {
+      count();
+      this.events.emit('published', {
+        firstOffset: result.firstOffset,
+        lastOffset: result.lastOffset,
+        messages: result.messages,
+        outputs: result.outputs.length,
+        late: result.late.length,
+        lateDropped: result.lateDropped,
+        filtered: result.filtered,
+        deadLetters: result.deadLetters.length,
+        duplicate,
+        windowEnd: result.window?.end ?? null,
+        processingMs: performance.now() - readAt,
+      });
+    };
+  }
+
+  /** The fields every log line of this job carries. */
+  private where(): { source: string; target: string; producer: string } {
+    return {
+      source: this.config.source.stream,
+      target: this.config.target.stream,
+      producer: this.config.target.producer,
+    };
   }
 
   /**

@@ -1,0 +1,39 @@
+import { ConfigError } from './errors.js';
+
+/**
+ * Where the library writes what an operator wants to read: pino's method shape (an object of
+ * fields, then a message), so a pino, bunyan or winston-with-adapter logger is passed as is.
+ * Offsets are logged as decimal strings: not every logger serializes a bigint.
+ */
+export interface Logger {
+  debug(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+/** The default: a library says nothing unless asked to. */
+export const silentLogger: Logger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
+
+const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+
+/** A given logger, checked where it is given; the silent one when none is. */
+export function checkLogger(parameter: string, logger: Logger | undefined): Logger {
+  if (logger === undefined) return silentLogger;
+  const missing = LEVELS.filter(
+    (level) => typeof (logger as Partial<Logger> | null)?.[level] !== 'function',
+  );
+  if (missing.length > 0) {
+    throw new ConfigError(
+      parameter,
+      `must have pino's methods debug, info, warn and error (missing: ${missing.join(', ')})`,
+      logger,
+    );
+  }
+  return logger;
+}

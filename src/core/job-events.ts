@@ -1,0 +1,99 @@
+import type { RunSummary } from './runner.js';
+
+/**
+ * What a running job tells its observers (`runner.on(name, listener)`). Offsets are source
+ * offsets; a step's publishing id is its `lastOffset`. Every event of one run comes in this
+ * order: `started`, then `read` and `published` interleaved, `restart` (then `started` again)
+ * after a retriable error, `caughtUp` at most once per start, and `stopped` last.
+ */
+export interface JobEventMap {
+  /** The job asked the broker for its resume point and reads the source from `from`. */
+  readonly started: {
+    /** The producer's last publishing id (0: never published, or published offset 0). */
+    readonly lastPublishingId: bigint;
+    readonly from: bigint | 'first';
+    /** Offset one past the source's last message at the start, when it was asked for. */
+    readonly sourceEnd: bigint | undefined;
+    /** Restarts before this start, in this run. */
+    readonly restarts: number;
+  };
+  /** One source chunk was handed to the step processor. */
+  readonly read: {
+    readonly firstOffset: bigint;
+    readonly messages: number;
+    /** The chunk's broker timestamp, epoch ms. */
+    readonly timestamp: number;
+  };
+  /** The broker confirmed a step's result (or discarded it as a duplicate). */
+  readonly published: {
+    readonly firstOffset: bigint;
+    /** The publishing id. */
+    readonly lastOffset: bigint;
+    readonly messages: number;
+    readonly outputs: number;
+    /** Late values kept in the result ('side'), and late messages discarded ('drop'). */
+    readonly late: number;
+    readonly lateDropped: number;
+    readonly filtered: number;
+    readonly deadLetters: number;
+    /** The broker had it already (published again on a replay) and discarded it. */
+    readonly duplicate: boolean;
+    /** End of the step's window in event time, epoch ms; null when it has none. */
+    readonly windowEnd: number | null;
+    /** From reading the chunk that completed the step to the confirm, ms. */
+    readonly processingMs: number;
+  };
+  /** A retriable error stopped the loop; it resumes from the broker after `delayMs`. */
+  readonly restart: {
+    readonly error: unknown;
+    readonly delayMs: number;
+    /** Restarts so far in this run, this one included. */
+    readonly restarts: number;
+  };
+  /** Every message the source held at the start has been processed (see `started.sourceEnd`). */
+  readonly caughtUp: { readonly offset: bigint };
+  /** `run()` is about to return (`error` undefined) or throw `error`. */
+  readonly stopped: { readonly summary: RunSummary; readonly error: unknown };
+}
+
+export type JobEventName = keyof JobEventMap;
+export type JobListener<K extends JobEventName> = (event: JobEventMap[K]) => void;
+
+/**
+ * The observer list of one job. Listeners run synchronously where the event happens, so they
+ * must be quick; one that throws is reported to `onListenerError` and the job goes on (an
+ * observer never stops a billing job). `has` lets the runner skip building an event nobody
+ * listens for: with no listener, observing costs one property read per chunk.
+ */
+export class JobEvents {
+  private readonly listeners: { [K in JobEventName]?: JobListener<K>[] } = {};
+
+  constructor(private readonly onListenerError: (name: JobEventName, error: unknown) => void) {}
+
+  /** Adds a listener; returns the function that removes it. */
+  on<K extends JobEventName>(name: K, listener: JobListener<K>): () => void {
+    const list: JobListener<K>[] = (this.listeners[name] ??= []);
+    list.push(listener);
+    return () => {
+      const at = list.indexOf(listener);
+      if (at >= 0) list.splice(at, 1);
+    };
+  }
+
+  has(name: JobEventName): boolean {
+    return (this.listeners[name]?.length ?? 0) > 0;
+  }
+
+  emit<K extends JobEventName>(name: K, event: JobEventMap[K]): void {
+    const list: JobListener<K>[] | undefined = this.listeners[name];
+    if (list === undefined) return;
+    // A copy: a listener may remove itself while the list is walked.
+    for (const listener of [...list]) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.onListenerError(name, error);
+      }
+    }
+  }
+}
