@@ -1,11 +1,15 @@
 import { ConfigError } from '../common/errors.js';
+import { partitionFor } from '../common/partition-routing.js';
 import { MemoryConsumer } from './consumer.js';
 import { StreamNotFoundError } from './errors.js';
 import { FaultPlan, type Fault, type FaultSpec } from './faults.js';
 import type { OffsetSpec } from './offset-spec.js';
+import { SingleActiveGroup } from './single-active-group.js';
+import { SingleActiveMember, type SingleActiveMemberOptions } from './single-active-member.js';
 import { MemorySource } from './source.js';
 import { toStoredChunk, type StoredChunk, type StoredMessage } from './stored-chunk.js';
 import { StreamLog } from './stream-log.js';
+import { partitionNames, type SuperStreamLayout } from './super-stream.js';
 import { MemoryTarget } from './target.js';
 import { DEFAULT_FRAME_MAX, maxWriteBytes } from '../core/write-size.js';
 
@@ -24,6 +28,12 @@ export interface MemoryBrokerOptions {
  */
 export class MemoryBroker {
   private readonly streams = new Map<string, StreamLog>();
+  /** Partition streams of each super stream, in partition order. */
+  private readonly superStreams = new Map<string, string[]>();
+  /** Each partition stream's index in its super stream (RabbitMQ's x-stream-partition-order). */
+  private readonly partitionIndexes = new Map<string, number>();
+  /** Single active consumer groups, by stream and group name. */
+  private readonly groups = new Map<string, SingleActiveGroup<SingleActiveMember>>();
   private readonly faults = new FaultPlan();
   private readonly now: () => number;
   private readonly maxWriteBytes: number;
@@ -54,6 +64,94 @@ export class MemoryBroker {
   deleteStream(name: string): void {
     this.log(name).delete();
     this.streams.delete(name);
+    // As RabbitMQ drops a deleted partition's binding; the others keep their order.
+    this.partitionIndexes.delete(name);
+    for (const partitions of this.superStreams.values()) {
+      const index = partitions.indexOf(name);
+      if (index >= 0) partitions.splice(index, 1);
+    }
+  }
+
+  /**
+   * Creates a super stream and its partition streams (see `SuperStreamLayout`; default
+   * `{ partitions: 3 }`) and returns the partitions in order. Creating one that exists does
+   * nothing, as `createStream`. A partition name that is already a stream is refused:
+   * RabbitMQ refuses to bind an existing stream into a new super stream.
+   */
+  createSuperStream(name: string, layout: SuperStreamLayout = { partitions: 3 }): string[] {
+    const existing = this.superStreams.get(name);
+    if (existing !== undefined) return [...existing];
+    const partitions = partitionNames(name, layout);
+    const taken = partitions.find((partition) => this.streams.has(partition));
+    if (taken !== undefined) {
+      throw new ConfigError('partitions', 'must not name an existing stream', taken);
+    }
+    partitions.forEach((partition, index) => {
+      this.createStream(partition);
+      this.partitionIndexes.set(partition, index);
+    });
+    this.superStreams.set(name, partitions);
+    return [...partitions];
+  }
+
+  /** Deletes a super stream and every partition stream it still has. */
+  deleteSuperStream(name: string): void {
+    for (const partition of this.partitions(name)) this.deleteStream(partition);
+    this.superStreams.delete(name);
+  }
+
+  /** The partition streams of `superStream` in partition order, as RabbitMQ's Partitions query answers. */
+  partitions(superStream: string): string[] {
+    const partitions = this.superStreams.get(superStream);
+    if (partitions === undefined) throw new StreamNotFoundError(superStream);
+    return [...partitions];
+  }
+
+  /** The partition a routing key goes to, as the Java and JS clients' hash routing picks it. */
+  route(superStream: string, routingKey: string): string {
+    return partitionFor(routingKey, this.partitions(superStream));
+  }
+
+  /**
+   * Joins the single active consumer group `options.name` on `stream` (see
+   * `SingleActiveGroup` for who is active when, and `SingleActiveMember` for what a member
+   * reads). On a partition of a super stream the group follows the partition rule; RabbitMQ
+   * applies it when the subscription names its super stream, which this broker knows.
+   */
+  singleActive(stream: string, options: SingleActiveMemberOptions): SingleActiveMember {
+    const log = this.log(stream);
+    const member = new SingleActiveMember(log, options, (leaving) => {
+      group.leave(leaving);
+      if (group.members.length === 0 && this.groups.get(key) === group) this.groups.delete(key);
+    });
+    const key = `${stream}\u0000${member.name}`;
+    const group =
+      this.groups.get(key) ??
+      new SingleActiveGroup<SingleActiveMember>(
+        stream,
+        member.name,
+        this.partitionIndexes.get(stream) ?? -1,
+      );
+    this.groups.set(key, group);
+    group.join(member);
+    return member;
+  }
+
+  /** A group's members in join order and who is active or stepping down, like `rabbitmq-streams list_stream_group_consumers`. */
+  consumerGroup(
+    stream: string,
+    name: string,
+  ): {
+    members: SingleActiveMember[];
+    active?: SingleActiveMember;
+    deactivating?: SingleActiveMember;
+  } {
+    const group = this.groups.get(`${stream}\u0000${name}`);
+    return {
+      members: [...(group?.members ?? [])],
+      ...(group?.active === undefined ? {} : { active: group.active }),
+      ...(group?.deactivating === undefined ? {} : { deactivating: group.deactivating }),
+    };
   }
 
   /**

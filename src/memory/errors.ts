@@ -1,4 +1,4 @@
-import { StreamWindowsError } from '../common/errors.js';
+import { SourceError, StreamWindowsError, describe } from '../common/errors.js';
 
 /** Where an injected fault stops a job's publish (see `FaultSpec`). */
 export type FaultPoint = 'before-publish' | 'after-publish' | 'after-confirm' | 'lose-confirm';
@@ -24,5 +24,27 @@ export class StreamNotFoundError extends StreamWindowsError {
   override readonly name = 'StreamNotFoundError';
   constructor(readonly stream: string) {
     super(`stream '${stream}' does not exist`);
+  }
+}
+
+/**
+ * A single active consumer's `resumeFrom` or `onDeactivate` failed, so it could not answer
+ * the broker: like a RabbitMQ client whose ConsumerUpdate answer fails, it has left its group
+ * (the next member takes over) and its reads end with this error. Retriable: joining again
+ * may succeed.
+ */
+export class SingleActiveMemberLostError extends SourceError {
+  override readonly name = 'SingleActiveMemberLostError';
+  constructor(
+    stream: string,
+    readonly group: string,
+    readonly callback: 'resumeFrom' | 'onDeactivate',
+    override readonly cause: unknown,
+  ) {
+    super(
+      stream,
+      true,
+      `single active consumer '${group}' left its group: ${callback} failed: ${describe(cause)}`,
+    );
   }
 }

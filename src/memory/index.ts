@@ -9,9 +9,17 @@ export { MemoryBroker, type MemoryBrokerOptions } from './broker.js';
 export { MemorySource } from './source.js';
 export { MemoryTarget } from './target.js';
 export { MemoryConsumer } from './consumer.js';
+// Super streams and single active consumer groups.
+export type { SuperStreamLayout } from './super-stream.js';
+export { SingleActiveMember, type SingleActiveMemberOptions } from './single-active-member.js';
 export type { OffsetSpec } from './offset-spec.js';
 // What inspection and consumers return.
 export type { StoredChunk, StoredMessage, ChunkWriter } from './stored-chunk.js';
 // Fault injection.
 export { Fault, type FaultSpec } from './faults.js';
-export { SimulatedCrash, StreamNotFoundError, type FaultPoint } from './errors.js';
+export {
+  SimulatedCrash,
+  SingleActiveMemberLostError,
+  StreamNotFoundError,
+  type FaultPoint,
+} from './errors.js';

@@ -1,0 +1,153 @@
+import { ConfigError } from '../common/errors.js';
+import type { SourceChunk } from '../core/ports.js';
+import { SingleActiveMemberLostError } from './errors.js';
+import type { GroupMember } from './single-active-group.js';
+import type { StreamLog } from './stream-log.js';
+import { tail } from './tail.js';
+
+/**
+ * A single active consumer on an embedded stream: the RabbitMQ source's `SingleActiveOptions`
+ * (`name`, `resumeFrom`), plus the deactivation the broker asks for when a super-stream group
+ * rebalances.
+ */
+export interface SingleActiveMemberOptions {
+  /** Consumer group name (the broker's "consumer reference"); the same on every instance. */
+  readonly name: string;
+  /**
+   * Where to start when this member becomes the active one, asked at that moment (for a
+   * job: the target's last publishing id + 1, or 'first' when it is 0). 'first' is the first
+   * offset still stored; an offset retention removed fails the read with `RetentionGapError`.
+   */
+  readonly resumeFrom: () => Promise<bigint | 'first'>;
+  /**
+   * Called when the broker tells this member to step down, after its delivery has stopped:
+   * the broker activates the next member only once this resolves (for a job: drop what is
+   * queued, let the confirms under way land). Default: answers at once.
+   */
+  readonly onDeactivate?: () => Promise<void>;
+}
+
+/** Where the current activation reads from, and what ends its delivery. */
+interface Activation {
+  readonly from: bigint | 'first';
+  readonly stop: AbortController;
+}
+
+/**
+ * One member of a single active consumer group (see `SingleActiveGroup` for who is active).
+ * Its callbacks run one at a time, in the order the broker sent the updates. From the moment
+ * it is told to step down, nothing more is delivered to it, even if its answer to an earlier
+ * activation comes later, as RabbitMQ closes a deactivated consumer's reader at once.
+ */
+export class SingleActiveMember implements GroupMember {
+  readonly stream: string;
+  readonly name: string;
+  private activation: Activation | undefined;
+  /** Counts updates, so an answer to a superseded activation starts nothing. */
+  private updates = 0;
+  private callbacks: Promise<void> = Promise.resolve();
+  private failure: SingleActiveMemberLostError | undefined;
+  private closed = false;
+  private readonly waiters = new Set<() => void>();
+
+  constructor(
+    private readonly log: StreamLog,
+    private readonly options: SingleActiveMemberOptions,
+    private readonly leaveGroup: (member: SingleActiveMember) => void,
+  ) {
+    if (typeof options.name !== 'string' || options.name === '') {
+      throw new ConfigError('singleActive.name', 'must be a non-empty string', options.name);
+    }
+    if (typeof options.resumeFrom !== 'function') {
+      throw new ConfigError('singleActive.resumeFrom', 'must be a function', options.resumeFrom);
+    }
+    this.stream = log.name;
+    this.name = options.name;
+  }
+
+  /** Whether this member is delivering: activated, answered, and not told to step down since. */
+  get active(): boolean {
+    return this.activation !== undefined;
+  }
+
+  activate(): void {
+    const update = ++this.updates;
+    this.serially('resumeFrom', async () => {
+      const from = await this.options.resumeFrom();
+      if (update !== this.updates || this.closed) return;
+      this.activation = { from, stop: new AbortController() };
+      this.wake();
+    });
+  }
+
+  deactivate(): Promise<void> {
+    this.updates++;
+    this.stopDelivery();
+    return this.serially('onDeactivate', async () => {
+      await this.options.onDeactivate?.();
+    });
+  }
+
+  /**
+   * The chunks of the current activation, or of the next one when passive: from where
+   * `resumeFrom` answered, until this member is told to step down, closed, or `signal` aborts
+   * (then it simply ends). Read again for the next activation. Throws
+   * `SingleActiveMemberLostError` once a callback failed.
+   */
+  async *read(signal: AbortSignal): AsyncGenerator<SourceChunk> {
+    const activation = await this.nextActivation(signal);
+    if (activation !== undefined) {
+      const from = activation.from === 'first' ? this.log.firstOffset : activation.from;
+      const until = AbortSignal.any([signal, activation.stop.signal]);
+      for await (const { chunk } of tail(this.log, from, until)) yield chunk;
+    }
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  /** Leaves the group (the next member takes over at once) and ends every read. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopDelivery();
+    this.wake();
+    this.leaveGroup(this);
+  }
+
+  private async nextActivation(signal: AbortSignal): Promise<Activation | undefined> {
+    while (this.activation === undefined) {
+      if (this.closed || signal.aborted) return undefined;
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          this.waiters.delete(wake);
+          signal.removeEventListener('abort', wake);
+          resolve();
+        };
+        this.waiters.add(wake);
+        signal.addEventListener('abort', wake, { once: true });
+      });
+    }
+    return this.activation;
+  }
+
+  private serially(
+    callback: SingleActiveMemberLostError['callback'],
+    step: () => Promise<void>,
+  ): Promise<void> {
+    this.callbacks = this.callbacks.then(step).catch((error: unknown) => {
+      if (this.closed) return;
+      // Like a client whose answer fails: it loses its subscription and so leaves the group.
+      this.failure = new SingleActiveMemberLostError(this.stream, this.name, callback, error);
+      void this.close();
+    });
+    return this.callbacks;
+  }
+
+  private stopDelivery(): void {
+    this.activation?.stop.abort();
+    this.activation = undefined;
+  }
+
+  private wake(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+}
