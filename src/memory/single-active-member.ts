@@ -35,7 +35,8 @@ interface Activation {
 
 /**
  * One member of a single active consumer group (see `SingleActiveGroup` for who is active).
- * Its callbacks run one at a time, in the order the broker sent the updates. From the moment
+ * Its callbacks run one at a time, in the order the broker sent the updates, and none starts
+ * after `close()` or once a later update superseded it. From the moment
  * it is told to step down, nothing more is delivered to it, even if its answer to an earlier
  * activation comes later, as RabbitMQ closes a deactivated consumer's reader at once.
  */
@@ -72,9 +73,11 @@ export class SingleActiveMember implements GroupMember {
 
   activate(): void {
     const update = ++this.updates;
+    const current = (): boolean => update === this.updates && !this.closed;
     this.serially('resumeFrom', async () => {
+      if (!current()) return; // superseded before its turn: nothing to answer for
       const from = await this.options.resumeFrom();
-      if (update !== this.updates || this.closed) return;
+      if (!current()) return;
       this.activation = { from, stop: new AbortController() };
       this.wake();
     });
@@ -84,7 +87,7 @@ export class SingleActiveMember implements GroupMember {
     this.updates++;
     this.stopDelivery();
     return this.serially('onDeactivate', async () => {
-      await this.options.onDeactivate?.();
+      if (!this.closed) await this.options.onDeactivate?.();
     });
   }
 

@@ -221,6 +221,19 @@ describe('single active consumer groups on super-stream partitions', () => {
     });
   });
 
+  it('calls no callback of a member closed before its activation had its turn', async () => {
+    const { broker, partitions } = superStream();
+    const instances = new Instances(broker);
+    await Promise.all(instances.join('A', partitions).map((member) => member.close()));
+    instances.join('B', partitions);
+    await settle();
+    expect(instances.events).toEqual([
+      'B activated on orders-0',
+      'B activated on orders-1',
+      'B activated on orders-2',
+    ]);
+  });
+
   it('refuses a member without a group name or resumeFrom with a ConfigError', () => {
     const { broker, partitions } = superStream();
     const [stream] = partitions as [string];
