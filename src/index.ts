@@ -49,6 +49,9 @@ export {
 } from './windows/index.js';
 export type { Key, KeyedOutput } from './common/keyed-output.js';
 
+// Super-stream routing as the Java and JS RabbitMQ clients hash a routing key to a partition.
+export { partitionFor, murmur3x86, ROUTING_SEED } from './common/partition-routing.js';
+
 // Reading what a job wrote: the result wire format (see the README).
 export {
   decodeResult,
