@@ -20,6 +20,17 @@ export interface MemoryBrokerOptions {
   readonly frameMax?: number;
 }
 
+/** A single active consumer group as `MemoryBroker.consumerGroup` shows it. */
+export interface ConsumerGroupView {
+  readonly members: readonly SingleActiveMember[];
+  readonly active?: SingleActiveMember;
+  readonly deactivating?: SingleActiveMember;
+}
+
+function groupKey(stream: string, name: string): string {
+  return `${stream}\u0000${name}`;
+}
+
 /**
  * In-process RabbitMQ streams, for running jobs in tests and demos the way Kafka Streams users
  * use TopologyTestDriver: same offsets, chunking, deduplication and offset specifications as
@@ -120,33 +131,25 @@ export class MemoryBroker {
    */
   singleActive(stream: string, options: SingleActiveMemberOptions): SingleActiveMember {
     const log = this.log(stream);
+    const key = groupKey(stream, options.name);
+    const partitionIndex = this.partitionIndexes.get(stream) ?? -1;
+    const group =
+      this.groups.get(key) ?? new SingleActiveGroup(stream, options.name, partitionIndex);
     const member = new SingleActiveMember(log, options, (leaving) => {
       group.leave(leaving);
       if (group.members.length === 0 && this.groups.get(key) === group) this.groups.delete(key);
     });
-    const key = `${stream}\u0000${member.name}`;
-    const group =
-      this.groups.get(key) ??
-      new SingleActiveGroup<SingleActiveMember>(
-        stream,
-        member.name,
-        this.partitionIndexes.get(stream) ?? -1,
-      );
     this.groups.set(key, group);
     group.join(member);
     return member;
   }
 
-  /** A group's members in join order and who is active or stepping down, like `rabbitmq-streams list_stream_group_consumers`. */
-  consumerGroup(
-    stream: string,
-    name: string,
-  ): {
-    members: SingleActiveMember[];
-    active?: SingleActiveMember;
-    deactivating?: SingleActiveMember;
-  } {
-    const group = this.groups.get(`${stream}\u0000${name}`);
+  /**
+   * Group `name` on `stream`: its members in join order, the active one and the one stepping
+   * down, if any (what `rabbitmq-streams list_stream_group_consumers` shows).
+   */
+  consumerGroup(stream: string, name: string): ConsumerGroupView {
+    const group = this.groups.get(groupKey(stream, name));
     return {
       members: [...(group?.members ?? [])],
       ...(group?.active === undefined ? {} : { active: group.active }),

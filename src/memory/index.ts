@@ -4,7 +4,7 @@
  */
 
 // The broker and its options.
-export { MemoryBroker, type MemoryBrokerOptions } from './broker.js';
+export { MemoryBroker, type MemoryBrokerOptions, type ConsumerGroupView } from './broker.js';
 // The ports it hands out: a job's source and target, and a user-level consumer.
 export { MemorySource } from './source.js';
 export { MemoryTarget } from './target.js';
