@@ -90,9 +90,9 @@ export class MemoryBroker {
    * RabbitMQ refuses to bind an existing stream into a new super stream.
    */
   createSuperStream(name: string, layout: SuperStreamLayout = { partitions: 3 }): string[] {
+    const partitions = partitionNames(name, layout);
     const existing = this.superStreams.get(name);
     if (existing !== undefined) return [...existing];
-    const partitions = partitionNames(name, layout);
     const taken = partitions.find((partition) => this.streams.has(partition));
     if (taken !== undefined) {
       throw new ConfigError('partitions', 'must not name an existing stream', taken);

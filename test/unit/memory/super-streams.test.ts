@@ -66,6 +66,12 @@ describe('super streams on the embedded broker', () => {
     expect(broker.messages('orders-0')).toHaveLength(1);
   });
 
+  it('validates the layout even when the super stream exists', () => {
+    const broker = new MemoryBroker();
+    broker.createSuperStream('orders', { partitions: 2 });
+    expect(() => broker.createSuperStream('orders', { partitions: 0 })).toThrow(ConfigError);
+  });
+
   it('refuses a partition name that is already a stream', () => {
     const broker = new MemoryBroker();
     broker.createStream('orders-1');
