@@ -75,7 +75,7 @@ export {
 export { sourceMessage, jsonMessage, type SourceMessageOptions } from './core/source-message.js';
 
 // The ports a broker adapter implements.
-export type { Source, SourceChunk, Target } from './core/ports.js';
+export type { Source, SourceChunk, Target, ReadStart } from './core/ports.js';
 export { writeSize, maxWriteBytes, DEFAULT_FRAME_MAX } from './core/write-size.js';
 
 // Errors: every one names what went wrong and where.
@@ -91,6 +91,7 @@ export {
   ResumePointError,
   SourceError,
   RetentionGapError,
+  SourceDeactivatedError,
   BrokerUnavailableError,
   AccessRefusedError,
   NotAResultError,

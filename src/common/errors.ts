@@ -220,6 +220,23 @@ export class SourceError extends StreamWindowsError {
 }
 
 /**
+ * The broker told this single active consumer to step down (another instance of the job
+ * takes over its group or partition). Retriable: the runner lets its confirms land, the
+ * source then answers the broker, and the job waits to be activated again.
+ */
+export class SourceDeactivatedError extends SourceError {
+  override readonly name = 'SourceDeactivatedError';
+  constructor(stream: string, group: string, nextOffset: bigint | undefined) {
+    super(
+      stream,
+      true,
+      `the broker deactivated this reader of consumer group '${group}'; another instance takes over`,
+      nextOffset,
+    );
+  }
+}
+
+/**
  * Offsets the reader needs were removed by the stream's retention before they were read.
  * Not retriable: those messages are gone. A job stops rather than publish results that
  * silently miss them. Both brokers report it: RabbitMQ's adapter on the first delivery after

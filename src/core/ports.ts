@@ -25,6 +25,9 @@ export interface SourceChunk {
   readonly ends: Uint32Array;
 }
 
+/** Where a read starts: an offset, the first offset still stored, or asked when reading may begin. */
+export type ReadStart = bigint | 'first' | (() => Promise<bigint | 'first'>);
+
 export interface Source {
   readonly stream: string;
   /**
@@ -32,8 +35,19 @@ export interface Source {
    * never contain messages before `from`. If retention already removed `from`, this fails
    * with a non-retriable SourceError rather than skip the gap. `'first'` reads from the first
    * offset the stream still holds, whatever it is.
+   *
+   * `from` as a function is asked once, when delivery may begin: at once for a plain source;
+   * for a single-active-consumer source (`singleActive`), when the broker makes this reader
+   * the active one of its group, which may be much later. The runner passes a function that
+   * reads the target's resume point at that moment.
+   *
+   * A single-active-consumer source the broker tells to step down stops delivering at once
+   * (chunks it holds are dropped) and fails the iteration with a retriable
+   * `SourceDeactivatedError`; it answers the broker only when `signal` aborts. The runner
+   * aborts it after the confirms under way have landed, so the next active reader, which
+   * reads the resume point once activated, sees every result this one published.
    */
-  read(from: bigint | 'first', signal: AbortSignal): AsyncIterable<SourceChunk>;
+  read(from: ReadStart, signal: AbortSignal): AsyncIterable<SourceChunk>;
   /** Offset one past the last message a reader is currently delivered (0 for an empty stream). */
   endOffset(): Promise<bigint>;
 }
