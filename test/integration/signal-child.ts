@@ -25,9 +25,11 @@ export interface SignalEvent {
  *   (or until caught up with `until`);
  * - `backoff`: every publish loses its confirm, and the job waits a minute before resuming;
  * - `hanging-close`: an idle job whose close() never ends;
- * - `no-confirm`: a target whose confirms never come, with a grace of 300 ms.
+ * - `no-confirm`: a target whose confirms never come, with a grace of 300 ms;
+ * - `other-listener`: an idle job, and a SIGTERM listener of the user's that tells each call.
  */
-export type SignalChildMode = 'rabbit' | 'backoff' | 'hanging-close' | 'no-confirm';
+export type SignalChildMode =
+  'rabbit' | 'backoff' | 'hanging-close' | 'no-confirm' | 'other-listener';
 
 const [mode, ...args] = process.argv.slice(2) as [SignalChildMode, ...string[]];
 const tell = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -57,7 +59,7 @@ if (mode === 'rabbit') {
     .tumbling('1s')
     .key((e) => e.sensor)
     .reduce((sum, e) => sum + e.value, 0)
-    .to(target);
+    .to(target, { logger });
   await run(job, { untilCaughtUp: until === 'until', close: () => rabbit.close() });
 } else {
   const memory = brokerWithCountedReadings(5);
@@ -68,7 +70,7 @@ if (mode === 'rabbit') {
     aggregate<Reading>(memory.source('source'))
       .count(1)
       .reduce((sum, r) => sum + r.value, 0)
-      .to(target, options);
+      .to(target, { logger, ...options });
   const target = memory.target('target', { producer: 'p' });
   if (mode === 'backoff') {
     for (let i = 1; i <= 5; i++)
@@ -78,6 +80,9 @@ if (mode === 'rabbit') {
     await run(job, { graceMs: 60_000, close: closeConnection });
   } else if (mode === 'hanging-close') {
     await run(memoryJob(target), { close: () => new Promise<never>(() => undefined) });
+  } else if (mode === 'other-listener') {
+    process.on('SIGTERM', () => tell('other listener'));
+    await run(memoryJob(target), { close: closeConnection });
   } else {
     const job = memoryJob(
       telling(target, () => new Promise<never>(() => undefined)),
