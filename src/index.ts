@@ -13,6 +13,12 @@ export {
   type DeadLetterOptions,
 } from './core/pipeline.js';
 export { Runner, type RunOptions, type RunSummary } from './core/runner.js';
+// Running a job as a service: stop on SIGTERM/SIGINT, let confirms land, close, exit 128 + N.
+export {
+  runUntilSignal,
+  type RunUntilSignalOptions,
+  type StoppableJob,
+} from './core/run-until-signal.js';
 // Observing a job: `runner.on(name, listener)`, and the logger option of `.to()`.
 export type { JobEventMap, JobEventName, JobListener } from './core/job-events.js';
 export type { Logger } from './common/logger.js';
