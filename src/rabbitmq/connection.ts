@@ -152,8 +152,10 @@ export class RabbitMQ {
 /**
  * Connects to RabbitMQ's stream port, given a URL such as
  * `rabbitmq-stream://guest:guest@127.0.0.1:5552/` (RABBITMQ_STREAM_URL) or the client's
- * connection settings. Fails when the broker cannot be reached now; once connected, a lost
- * connection is re-established in the background.
+ * connection settings. Fails when the broker cannot be reached now, unless `waitForBrokerMs`
+ * gives it time to come up; a refused user, password or virtual host fails at once with
+ * AccessRefusedError. Once connected, a lost connection is re-established in the background
+ * (reported to `logger`).
  */
 export function connect(
   where: string | ClientParams,

@@ -9,7 +9,7 @@ import {
   describe,
   isRetriable,
 } from '../common/errors.js';
-import { backoffDelays } from './backoff-delays.js';
+import { backoffDelay, backoffDelays } from './backoff-delays.js';
 import { endOffset } from './source-end-offset.js';
 import { Subscription, type SingleActiveOptions } from './source-subscription.js';
 
@@ -54,7 +54,7 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
   if (!Number.isInteger(attempts) || attempts < 1) {
     throw new ConfigError('reconnect.attempts', 'must be an integer >= 1', attempts);
   }
-  const { initialDelayMs, maxDelayMs } = backoffDelays('reconnect.', options.reconnect ?? {});
+  const delays = backoffDelays('reconnect.', options.reconnect ?? {});
   const timeoutMs = timerMs('timeoutMs', options.timeoutMs ?? 10_000);
   const groupName = options.singleActive?.name;
   if (options.singleActive !== undefined && (typeof groupName !== 'string' || groupName === '')) {
@@ -122,8 +122,7 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
   }
 
   function backoff(failures: number, signal: AbortSignal): Promise<void> {
-    const delay = Math.min(maxDelayMs, initialDelayMs * 2 ** (failures - 1));
-    return sleep(delay, undefined, { signal }).catch(() => undefined);
+    return sleep(backoffDelay(delays, failures), undefined, { signal }).catch(() => undefined);
   }
 
   return {
