@@ -88,9 +88,12 @@ export class RabbitMQ {
     return target;
   }
 
-  /** The `Source` port for `stream`, on this broker (see ./source.ts for the options). */
+  /**
+   * The `Source` port for `stream`, on this broker (see ./source.ts for the options); it logs
+   * to `connect()`'s logger unless given one.
+   */
   source(stream: string, options: Omit<RabbitSourceOptions, 'connection'> = {}): Source {
-    return rabbitSource(stream, { ...options, connection: this.params });
+    return rabbitSource(stream, { logger: this.link.logger, ...options, connection: this.params });
   }
 
   /** Creates a stream; resolves as well when it exists already (with whatever settings it has). */

@@ -10,7 +10,7 @@ import { AccessRefusedError, BrokerUnavailableError } from '../../src/common/err
 import { connect } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { keepingLogger, type LogLine } from '../support/keeping-logger.js';
-import { rabbitForTests, uniqueStream } from '../support/rabbitmq.js';
+import { publishAll, rabbitForTests, uniqueStream } from '../support/rabbitmq.js';
 import { freePort, startProxy } from '../support/tcp-proxy.js';
 
 const url = inject('rabbitmqUrl');
@@ -40,20 +40,20 @@ describe("connect()'s waitForBrokerMs", () => {
     expect(fieldsOf(retries).slice(0, 2)).toEqual([
       {
         broker: `127.0.0.1:${port}`,
-        attempt: 2,
+        retry: 1,
         delayMs: 50,
         cause: expect.stringMatching(/ECONNREFUSED/),
       },
       {
         broker: `127.0.0.1:${port}`,
-        attempt: 3,
+        retry: 2,
         delayMs: 100,
         cause: expect.stringMatching(/ECONNREFUSED/),
       },
     ]);
     expect(logger.lines.at(-1)).toEqual([
       'info',
-      { broker: `127.0.0.1:${port}`, attempts: retries.length + 1, waitedMs: expect.any(Number) },
+      { broker: `127.0.0.1:${port}`, retries: retries.length, waitedMs: expect.any(Number) },
       'connected to RabbitMQ',
     ]);
     await rabbit.close();
@@ -189,14 +189,14 @@ describe("connect()'s logger", () => {
     await rabbit.createStream(real.track(uniqueStream('logged-reconnect'))); // waits for it
 
     expect(logger.lines).toEqual([
-      ['info', { broker, attempts: 1, waitedMs: expect.any(Number) }, 'connected to RabbitMQ'],
+      ['info', { broker, retries: 0, waitedMs: expect.any(Number) }, 'connected to RabbitMQ'],
       ['warn', { broker, cause: 'connection dropped' }, 'connection to RabbitMQ lost'],
       [
         'warn',
-        { broker, attempt: 1, delayMs: 50, cause: 'connection dropped' },
+        { broker, retry: 1, delayMs: 50, cause: 'connection dropped' },
         'connecting to RabbitMQ again in 50 ms',
       ],
-      ['info', { broker, attempts: 1, downMs: expect.any(Number) }, 'reconnected to RabbitMQ'],
+      ['info', { broker, retries: 1, downMs: expect.any(Number) }, 'reconnected to RabbitMQ'],
     ]);
     await rabbit.close();
   });
@@ -218,16 +218,58 @@ describe("connect()'s logger", () => {
     const retries = logger.lines.filter(isRetry);
     const handshakeClosed = expect.stringMatching(/the connection closed during the handshake$/);
     expect(fieldsOf(retries).slice(0, 4)).toEqual([
-      { broker: `127.0.0.1:${proxy.port}`, attempt: 1, delayMs: 50, cause: 'connection closed' },
-      { broker: `127.0.0.1:${proxy.port}`, attempt: 2, delayMs: 100, cause: handshakeClosed },
-      { broker: `127.0.0.1:${proxy.port}`, attempt: 3, delayMs: 200, cause: handshakeClosed },
-      { broker: `127.0.0.1:${proxy.port}`, attempt: 4, delayMs: 200, cause: handshakeClosed },
+      { broker: `127.0.0.1:${proxy.port}`, retry: 1, delayMs: 50, cause: 'connection closed' },
+      { broker: `127.0.0.1:${proxy.port}`, retry: 2, delayMs: 100, cause: handshakeClosed },
+      { broker: `127.0.0.1:${proxy.port}`, retry: 3, delayMs: 200, cause: handshakeClosed },
+      { broker: `127.0.0.1:${proxy.port}`, retry: 4, delayMs: 200, cause: handshakeClosed },
     ]);
     expect(logger.lines.at(-1)).toEqual([
       'info',
-      { broker: `127.0.0.1:${proxy.port}`, attempts: retries.length, downMs: expect.any(Number) },
+      { broker: `127.0.0.1:${proxy.port}`, retries: retries.length, downMs: expect.any(Number) },
       'reconnected to RabbitMQ',
     ]);
+    await rabbit.close();
+    await proxy.close();
+  }, 15_000);
+});
+
+describe("rabbit.source()'s logger", () => {
+  it("is connect()'s: a source reports its retry with its delay and cause, and reading again", async () => {
+    const proxy = await startProxy(params);
+    const logger = keepingLogger();
+    const rabbit = await connect({ ...params, port: proxy.port }, { initialDelayMs: 50, logger });
+    const stream = await real.newStream('logged-source'); // written to without the proxy
+    await publishAll(real.rabbit, stream, [Buffer.from('one')]);
+    const source = rabbit.source(stream, { credit: 1, reconnect: { initialDelayMs: 50 } });
+    const reading = source.read(0n, new AbortController().signal)[Symbol.asyncIterator]();
+
+    expect((await reading.next()).value).toMatchObject({ firstOffset: 0n });
+    proxy.cut();
+    await publishAll(real.rabbit, stream, [Buffer.from('two')]);
+    expect((await reading.next()).value).toMatchObject({ firstOffset: 1n });
+
+    expect(logger.lines.filter(([, fields]) => 'stream' in fields)).toEqual([
+      [
+        'warn',
+        {
+          broker: `127.0.0.1:${proxy.port}`,
+          stream,
+          retry: 1,
+          delayMs: 50,
+          offset: '1',
+          cause: expect.stringMatching(
+            /at offset 1 failed: the subscription was lost: connection closed$/,
+          ),
+        },
+        `reading '${stream}' again in 50 ms`,
+      ],
+      [
+        'info',
+        { broker: `127.0.0.1:${proxy.port}`, stream, retries: 1, offset: '1' },
+        `reading '${stream}' again`,
+      ],
+    ]);
+    await reading.return?.(undefined);
     await rabbit.close();
     await proxy.close();
   }, 15_000);

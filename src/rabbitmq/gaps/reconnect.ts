@@ -46,8 +46,8 @@ export interface ReconnectOptions {
   /** Gives up connecting, also while waiting for the broker: the connection is not made. */
   readonly signal?: AbortSignal;
   /**
-   * Hears of each connection loss and reconnection attempt (warn, with its delay and cause)
-   * and of each connection made (info). Pino's method shape; default silent.
+   * Hears of each connection loss and each retry (warn, with its delay and cause) and of each
+   * connection made (info, with the retries it took). Pino's method shape; default silent.
    */
   readonly logger?: Logger;
 }
@@ -81,7 +81,8 @@ export class ReconnectingConnection {
   private readonly backoff: BackoffDelays;
   private readonly connectTimeoutMs: number;
   private readonly waitForBrokerMs: number;
-  private readonly logger: Logger;
+  /** Where losses and reconnections are reported; sources made on this connection use it too. */
+  readonly logger: Logger;
 
   private constructor(
     /** Where the broker is; sources and scans open connections of their own with it. */
@@ -257,7 +258,7 @@ export class ReconnectingConnection {
           throw this.gaveUp('waited', started, error);
         }
         const delayMs = Math.min(backoffDelay(this.backoff, this.failures), left);
-        this.reportRetry(delayMs);
+        this.reportRetry(this.failures, delayMs);
         await sleep(delayMs, undefined, { signal: this.closing.signal }).catch(() => undefined);
         continue;
       }
@@ -266,7 +267,7 @@ export class ReconnectingConnection {
         throw this.gaveUp('aborted', started);
       }
       this.logger.info(
-        { broker: this.where, attempts: this.failures + 1, waitedMs: Date.now() - started },
+        { broker: this.where, retries: this.failures, waitedMs: Date.now() - started },
         'connected to RabbitMQ',
       );
       this.failures = 0;
@@ -291,9 +292,10 @@ export class ReconnectingConnection {
     );
   }
 
-  private reportRetry(delayMs: number): void {
+  /** Retry number `retry` (from 1), after a loss or a failed attempt, `delayMs` from now. */
+  private reportRetry(retry: number, delayMs: number): void {
     this.logger.warn(
-      { broker: this.where, attempt: this.failures + 1, delayMs, cause: this.lastError },
+      { broker: this.where, retry, delayMs, cause: this.lastError },
       `connecting to RabbitMQ again in ${delayMs} ms`,
     );
   }
@@ -332,8 +334,9 @@ export class ReconnectingConnection {
 
   private scheduleReconnect(): void {
     if (this.closed) return;
-    const delayMs = backoffDelay(this.backoff, this.failures + 1);
-    this.reportRetry(delayMs);
+    const retry = this.failures + 1;
+    const delayMs = backoffDelay(this.backoff, retry);
+    this.reportRetry(retry, delayMs);
     this.retryTimer = setTimeout(() => void this.reconnect(), delayMs);
   }
 
@@ -353,7 +356,7 @@ export class ReconnectingConnection {
     }
     this.live = live;
     this.logger.info(
-      { broker: this.where, attempts: this.failures + 1, downMs: Date.now() - this.lostAt },
+      { broker: this.where, retries: this.failures + 1, downMs: Date.now() - this.lostAt },
       'reconnected to RabbitMQ',
     );
     this.failures = 0;

@@ -34,6 +34,10 @@ describe('rabbitSource settings', () => {
     [{ reconnect: { attempts: 1.5 } }, 'reconnect.attempts must be an integer >= 1, given: 1.5'],
     [{ credit: 0 }, 'credit must be an integer from 1 to 65535, given: 0'],
     [{ singleActive: { name: '' } }, "singleActive.name must be a non-empty string, given: ''"],
+    [
+      { logger: { warn: () => undefined } as unknown as Logger },
+      "logger must have pino's methods debug, info, warn and error (missing: debug, info, error)",
+    ],
   ])('refuses %s', (options, message) => {
     const make = () => rabbitSource('s', { connection: nowhere, ...options });
     expect(make).toThrow(ConfigError);
