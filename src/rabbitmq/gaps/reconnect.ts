@@ -24,9 +24,10 @@ import { PublishRouter } from './publish-confirms.js';
  * after a deadline and then drops the connection: one that misses a deadline is not trusted.
  * A lost connection is abandoned (./client-socket.ts): the client would keep its heartbeat
  * timer running, and the process alive. The first connection may wait for a broker that is
- * not up yet (`waitForBrokerMs`) with the same backoff. test/integration/rabbitmq-connection.test.ts shows a
- * stock client connection staying down after a socket loss while this one comes back; when
- * the client reconnects by itself, this can go.
+ * not up yet (`waitForBrokerMs`) with the same backoff.
+ * test/integration/rabbitmq-connection.test.ts shows a stock client connection staying down
+ * after a socket loss while this one comes back; when the client reconnects by itself, this
+ * can go.
  */
 
 export interface ReconnectOptions {
@@ -43,7 +44,11 @@ export interface ReconnectOptions {
    * cause. A refusal (wrong user, password or virtual host) fails at once all the same.
    */
   readonly waitForBrokerMs?: number;
-  /** Gives up connecting, also while waiting for the broker: the connection is not made. */
+  /**
+   * Gives up connecting (the attempt under way, or the wait for the next one): `open` rejects
+   * with a BrokerUnavailableError saying it was aborted, and leaves nothing running. It has
+   * no effect once connected; `close()` ends a reconnection instead.
+   */
   readonly signal?: AbortSignal;
   /**
    * Hears of each connection loss and each retry (warn, with its delay and cause) and of each
