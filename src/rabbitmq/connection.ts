@@ -88,9 +88,12 @@ export class RabbitMQ {
     return target;
   }
 
-  /** The `Source` port for `stream`, on this broker (see ./source.ts for the options). */
+  /**
+   * The `Source` port for `stream`, on this broker (see ./source.ts for the options); it logs
+   * to `connect()`'s logger unless given one.
+   */
   source(stream: string, options: Omit<RabbitSourceOptions, 'connection'> = {}): Source {
-    return rabbitSource(stream, { ...options, connection: this.params });
+    return rabbitSource(stream, { logger: this.link.logger, ...options, connection: this.params });
   }
 
   /** Creates a stream; resolves as well when it exists already (with whatever settings it has). */
@@ -152,8 +155,10 @@ export class RabbitMQ {
 /**
  * Connects to RabbitMQ's stream port, given a URL such as
  * `rabbitmq-stream://guest:guest@127.0.0.1:5552/` (RABBITMQ_STREAM_URL) or the client's
- * connection settings. Fails when the broker cannot be reached now; once connected, a lost
- * connection is re-established in the background.
+ * connection settings. Fails when the broker cannot be reached now, unless `waitForBrokerMs`
+ * gives it time to come up; a refused user, password or virtual host fails at once with
+ * AccessRefusedError. Once connected, a lost connection is re-established in the background
+ * (reported to `logger`).
  */
 export function connect(
   where: string | ClientParams,

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientParams } from 'rabbitmq-stream-js-client';
 import type { Source, SourceChunk } from '../core/ports.js';
+import { checkLogger, type Logger } from '../common/logger.js';
 import { timerMs } from '../common/timer-duration.js';
 import {
   ConfigError,
@@ -9,7 +10,7 @@ import {
   describe,
   isRetriable,
 } from '../common/errors.js';
-import { backoffDelays } from './backoff-delays.js';
+import { backoffDelay, backoffDelays } from './backoff-delays.js';
 import { endOffset } from './source-end-offset.js';
 import { Subscription, type SingleActiveOptions } from './source-subscription.js';
 
@@ -32,6 +33,11 @@ export interface RabbitSourceOptions {
   readonly singleActive?: SingleActiveOptions;
   /** Bound on connecting, subscribing and closing, default 10 s. */
   readonly timeoutMs?: number;
+  /**
+   * Hears of each retry (warn, with its delay and cause) and of reading again after retries
+   * (info). Pino's method shape; default silent, or `connect()`'s logger for `rabbit.source()`.
+   */
+  readonly logger?: Logger;
 }
 
 /**
@@ -54,8 +60,10 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
   if (!Number.isInteger(attempts) || attempts < 1) {
     throw new ConfigError('reconnect.attempts', 'must be an integer >= 1', attempts);
   }
-  const { initialDelayMs, maxDelayMs } = backoffDelays('reconnect.', options.reconnect ?? {});
+  const delays = backoffDelays('reconnect.', options.reconnect ?? {});
   const timeoutMs = timerMs('timeoutMs', options.timeoutMs ?? 10_000);
+  const logger = checkLogger('logger', options.logger);
+  const broker = `${options.connection.hostname}:${options.connection.port}`;
   const groupName = options.singleActive?.name;
   if (options.singleActive !== undefined && (typeof groupName !== 'string' || groupName === '')) {
     throw new ConfigError('singleActive.name', 'must be a non-empty string', groupName);
@@ -77,7 +85,7 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
       } catch (error) {
         if (!retriable(error)) throw error;
         if (++failures >= attempts) throw gaveUp(error, next);
-        await backoff(failures, signal);
+        await backoff(error, failures, next, signal);
         continue;
       }
       if (signal.aborted) {
@@ -93,6 +101,12 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
           if (chunk === undefined) return;
           // Only a delivery proves the broker is back: a broker that accepts and then drops
           // every subscription must still run out of attempts.
+          if (failures > 0) {
+            logger.info(
+              { broker, stream, retries: failures, offset: String(next) },
+              `reading '${stream}' again`,
+            );
+          }
           failures = 0;
           next = chunk.firstOffset + BigInt(chunk.count);
           yield chunk;
@@ -100,7 +114,7 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
       } catch (error) {
         if (!retriable(error)) throw error;
         if (++failures >= attempts) throw gaveUp(error, next);
-        await backoff(failures, signal);
+        await backoff(error, failures, next, signal);
       } finally {
         signal.removeEventListener('abort', stop);
         await subscription.close();
@@ -121,9 +135,18 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
     );
   }
 
-  function backoff(failures: number, signal: AbortSignal): Promise<void> {
-    const delay = Math.min(maxDelayMs, initialDelayMs * 2 ** (failures - 1));
-    return sleep(delay, undefined, { signal }).catch(() => undefined);
+  function backoff(
+    error: unknown,
+    failures: number,
+    next: bigint | 'first',
+    signal: AbortSignal,
+  ): Promise<void> {
+    const delayMs = backoffDelay(delays, failures);
+    logger.warn(
+      { broker, stream, retry: failures, delayMs, offset: String(next), cause: describe(error) },
+      `reading '${stream}' again in ${delayMs} ms`,
+    );
+    return sleep(delayMs, undefined, { signal }).catch(() => undefined);
   }
 
   return {

@@ -4,9 +4,14 @@
 //     connections (a line on stdin) it works on through the new ones, closes, and returns.
 //   refused URL: connects, reads and asks for the end offset with settings the broker
 //     refuses; prints one JSON line per attempt with the error it got.
+//   wait-abort URL: connects with a long waitForBrokerMs where no broker is up, aborts its
+//     signal once the first attempt failed, and prints the error it got as a JSON line.
+//   close-reconnecting URL: connects, drops the connection, closes while the reconnection
+//     waits out its (minute-long) delay, and prints 'closed'.
 import { createInterface } from 'node:readline';
 import { isRetriable } from '../../src/index.js';
 import { rabbitSource, connect, parseStreamUrl } from '../../src/rabbitmq/index.js';
+import { silentLogger } from '../../src/common/logger.js';
 
 const [mode, url, stream] = process.argv.slice(2);
 if (url === undefined) throw new Error('usage: connection-child.ts MODE URL [STREAM]');
@@ -60,6 +65,37 @@ if (mode === 'reconnect-close' && stream !== undefined) {
     () => undefined,
     (error: unknown) => report('endOffset', error),
   );
+} else if (mode === 'wait-abort') {
+  const controller = new AbortController();
+  const error: unknown = await connect(url, {
+    waitForBrokerMs: 60_000,
+    initialDelayMs: 60_000, // a delay left running would keep the process a minute
+    maxDelayMs: 60_000,
+    signal: controller.signal,
+    logger: { ...silentLogger, warn: () => controller.abort() }, // it waits for the broker
+  }).then(
+    (rabbit) => rabbit.close(),
+    (e: unknown) => e,
+  );
+  const { name, message } = error as Record<string, unknown>;
+  process.stdout.write(JSON.stringify({ name, message }) + '\n');
+} else if (mode === 'close-reconnecting') {
+  let retrying = (): void => undefined;
+  const waiting = new Promise<void>((resolve) => (retrying = resolve));
+  const rabbit = await connect(url, {
+    initialDelayMs: 60_000,
+    maxDelayMs: 60_000,
+    logger: {
+      ...silentLogger,
+      warn: (_, message) => {
+        if (message.startsWith('connecting to RabbitMQ again')) retrying();
+      },
+    },
+  });
+  rabbit.dropConnectionForTesting();
+  await waiting;
+  await rabbit.close();
+  process.stdout.write('closed\n');
 } else {
   throw new Error(`unknown mode ${mode}`);
 }

@@ -11,7 +11,7 @@ import { isRetriable, SourceError } from '../../src/index.js';
 import { parseStreamUrl, rabbitSource } from '../../src/rabbitmq/index.js';
 import { streamStats } from '../../src/rabbitmq/stream-stats.js';
 import { rabbitForTests } from '../support/rabbitmq.js';
-import { startProxy } from '../support/tcp-proxy.js';
+import { freePort, startProxy } from '../support/tcp-proxy.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);
@@ -73,6 +73,26 @@ describe('a process using RabbitMQ', () => {
 
     expect(await run.exited()).toBe(0);
     await proxy.close();
+  }, 40_000);
+
+  it('exits by itself when its signal gives up connect() while it waits for the broker', async () => {
+    const run = startChild(
+      'wait-abort',
+      `rabbitmq-stream://${params.username}:${params.password}@127.0.0.1:${await freePort()}/`,
+    );
+
+    expect(JSON.parse((await nextLine(run)) ?? 'null')).toEqual({
+      name: 'BrokerUnavailableError',
+      message: expect.stringMatching(/was aborted after \d+ ms and 1 failed attempts/),
+    });
+    expect(await run.exited()).toBe(0);
+  }, 40_000);
+
+  it('exits by itself when closed while a reconnection waits out its delay', async () => {
+    const run = startChild('close-reconnecting', url);
+
+    expect(await nextLine(run)).toBe('closed');
+    expect(await run.exited()).toBe(0); // the minute-long retry timer is gone
   }, 40_000);
 
   it('leaves no connection behind when a source gives up connecting', async () => {

@@ -28,7 +28,14 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-export async function startProxy(broker: { hostname: string; port: number }): Promise<TcpProxy> {
+/**
+ * A proxy to `broker` listening on `port` (default: any free one). Started late on a port a
+ * client already tries, it is a broker coming up.
+ */
+export async function startProxy(
+  broker: { hostname: string; port: number },
+  port = 0,
+): Promise<TcpProxy> {
   const pairs = new Set<[Socket, Socket]>();
   const clients: Socket[] = [];
   const releases = new Set<() => void>();
@@ -75,7 +82,7 @@ export async function startProxy(broker: { hostname: string; port: number }): Pr
     client.on('error', drop).on('close', drop);
     upstream.on('error', drop).on('close', drop);
   });
-  server.listen(0, '127.0.0.1');
+  server.listen(port, '127.0.0.1');
   await once(server, 'listening');
   return {
     port: (server.address() as AddressInfo).port,
@@ -110,4 +117,14 @@ export async function startProxy(broker: { hostname: string; port: number }): Pr
       return new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A loopback port nothing listens on now (the system's next free one, released again). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

@@ -2,9 +2,11 @@ import type { ClientParams } from 'rabbitmq-stream-js-client';
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import type { Request } from 'rabbitmq-stream-js-client/dist/requests/request.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
-import { BrokerUnavailableError, describe } from '../../common/errors.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BrokerUnavailableError, ConfigError, describe, isRetriable } from '../../common/errors.js';
+import { checkLogger, type Logger } from '../../common/logger.js';
 import { timerMs } from '../../common/timer-duration.js';
-import { backoffDelays } from '../backoff-delays.js';
+import { backoffDelay, backoffDelays, type BackoffDelays } from '../backoff-delays.js';
 import { abandon, socketOf } from './client-socket.js';
 import { openConnection } from './handshake.js';
 import { PublishRouter } from './publish-confirms.js';
@@ -21,9 +23,11 @@ import { PublishRouter } from './publish-confirms.js';
  * publishers again on the next one. Every request goes through `request()`, which gives up
  * after a deadline and then drops the connection: one that misses a deadline is not trusted.
  * A lost connection is abandoned (./client-socket.ts): the client would keep its heartbeat
- * timer running, and the process alive. test/integration/rabbitmq-connection.test.ts shows a
- * stock client connection staying down after a socket loss while this one comes back; when
- * the client reconnects by itself, this can go.
+ * timer running, and the process alive. The first connection may wait for a broker that is
+ * not up yet (`waitForBrokerMs`) with the same backoff.
+ * test/integration/rabbitmq-connection.test.ts shows a stock client connection staying down
+ * after a socket loss while this one comes back; when the client reconnects by itself, this
+ * can go.
  */
 
 export interface ReconnectOptions {
@@ -32,6 +36,25 @@ export interface ReconnectOptions {
   readonly maxDelayMs?: number;
   /** Gives up one connection attempt (TCP, authentication, tuning) after this long. */
   readonly connectTimeoutMs?: number;
+  /**
+   * How long the first connection may wait for a broker that is not up yet, default 0: fail
+   * at the first attempt. A failed attempt is tried again after the backoff above until this
+   * much time has passed (no attempt starts later; the last one has its `connectTimeoutMs`),
+   * then it fails with a BrokerUnavailableError naming the wait, the attempts and the last
+   * cause. A refusal (wrong user, password or virtual host) fails at once all the same.
+   */
+  readonly waitForBrokerMs?: number;
+  /**
+   * Gives up connecting (the attempt under way, or the wait for the next one): `open` rejects
+   * with a BrokerUnavailableError saying it was aborted, and leaves nothing running. It has
+   * no effect once connected; `close()` ends a reconnection instead.
+   */
+  readonly signal?: AbortSignal;
+  /**
+   * Hears of each connection loss and each retry (warn, with its delay and cause) and of each
+   * connection made (info, with the retries it took). Pino's method shape; default silent.
+   */
+  readonly logger?: Logger;
 }
 
 /** One live client connection and the confirm router installed on it. */
@@ -52,36 +75,53 @@ export class ReconnectingConnection {
   private markLost: (error: Error) => void = () => undefined;
   private closed = false;
   private lastError = '';
-  private delayMs: number;
+  /** Failed attempts since the connection was lost (or since the first attempt). */
+  private failures = 0;
+  private lostAt = 0;
   private negotiatedFrameMax = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly closing = new AbortController();
   private readonly lossListeners = new Set<(reason: string) => void>();
   private readonly upWaiters = new Set<() => void>();
-  private readonly initialDelayMs: number;
-  private readonly maxDelayMs: number;
+  private readonly backoff: BackoffDelays;
   private readonly connectTimeoutMs: number;
+  private readonly waitForBrokerMs: number;
+  /** Where losses and reconnections are reported; sources made on this connection use it too. */
+  readonly logger: Logger;
 
   private constructor(
     /** Where the broker is; sources and scans open connections of their own with it. */
     readonly params: ClientParams,
     options: ReconnectOptions,
   ) {
-    ({ initialDelayMs: this.initialDelayMs, maxDelayMs: this.maxDelayMs } = backoffDelays(
-      '',
-      options,
-    ));
+    this.backoff = backoffDelays('', options);
     this.connectTimeoutMs = timerMs('connectTimeoutMs', options.connectTimeoutMs ?? 10_000);
-    this.delayMs = this.initialDelayMs;
+    this.waitForBrokerMs = timerMs('waitForBrokerMs', options.waitForBrokerMs ?? 0, true);
+    this.logger = checkLogger('logger', options.logger);
+    if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+      throw new ConfigError('signal', 'must be an AbortSignal', options.signal);
+    }
   }
 
-  /** Connects once, failing fast: a broker that cannot be reached at first is a setup error. */
+  /**
+   * Connects, waiting up to `waitForBrokerMs` for a broker that cannot be reached yet; by
+   * default it fails at once: a broker that cannot be reached at first is a setup error.
+   */
   static async open(
     params: ClientParams,
     options: ReconnectOptions = {},
   ): Promise<ReconnectingConnection> {
     const link = new ReconnectingConnection(params, options);
-    link.live = await link.connectOnce();
+    const { signal } = options;
+    // close() ends the wait and the attempt under way, and leaves nothing running.
+    const giveUp = (): void => void link.close();
+    if (signal?.aborted === true) giveUp();
+    signal?.addEventListener('abort', giveUp, { once: true });
+    try {
+      link.live = await link.firstConnection();
+    } finally {
+      signal?.removeEventListener('abort', giveUp);
+    }
     return link;
   }
 
@@ -205,6 +245,66 @@ export class ReconnectingConnection {
     socketOf(live.connection).destroy(); // close() stopped the heartbeat, answered or not
   }
 
+  private async firstConnection(): Promise<Live> {
+    const started = Date.now();
+    for (;;) {
+      if (this.closed) throw this.gaveUp('aborted', started);
+      let live: Live;
+      try {
+        live = await this.connectOnce();
+      } catch (error) {
+        if (this.closed) throw this.gaveUp('aborted', started);
+        this.failures++;
+        this.lastError = describe(error);
+        if (!isRetriable(error)) throw error; // a refusal: waiting does not change the answer
+        const left = started + this.waitForBrokerMs - Date.now();
+        if (left <= 0) {
+          if (this.waitForBrokerMs === 0) throw error; // not waiting: the attempt's own error
+          throw this.gaveUp('waited', started, error);
+        }
+        const delayMs = Math.min(backoffDelay(this.backoff, this.failures), left);
+        this.reportRetry(this.failures, delayMs);
+        await sleep(delayMs, undefined, { signal: this.closing.signal }).catch(() => undefined);
+        continue;
+      }
+      if (this.closed) {
+        abandon(live.connection);
+        throw this.gaveUp('aborted', started);
+      }
+      this.logger.info(
+        { broker: this.where, retries: this.failures, waitedMs: Date.now() - started },
+        'connected to RabbitMQ',
+      );
+      this.failures = 0;
+      return live;
+    }
+  }
+
+  /** The first connection failed for good: `failures` attempts since `started`. */
+  private gaveUp(
+    how: 'waited' | 'aborted',
+    started: number,
+    cause?: unknown,
+  ): BrokerUnavailableError {
+    const elapsed = `${Date.now() - started} ms and ${this.failures} failed attempts`;
+    return new BrokerUnavailableError(
+      (how === 'waited'
+        ? `no connection to RabbitMQ at ${this.where} after waiting ${elapsed} ` +
+          `(waitForBrokerMs: ${this.waitForBrokerMs})`
+        : `connecting to RabbitMQ at ${this.where} was aborted after ${elapsed}`) +
+        (this.lastError === '' ? '' : `; the last one failed: ${this.lastError}`),
+      cause === undefined ? undefined : { cause },
+    );
+  }
+
+  /** Retry number `retry` (from 1), after a loss or a failed attempt, `delayMs` from now. */
+  private reportRetry(retry: number, delayMs: number): void {
+    this.logger.warn(
+      { broker: this.where, retry, delayMs, cause: this.lastError },
+      `connecting to RabbitMQ again in ${delayMs} ms`,
+    );
+  }
+
   private async connectOnce(): Promise<Live> {
     const connection: Connection = await openConnection(
       this.params,
@@ -231,14 +331,18 @@ export class ReconnectingConnection {
     );
     this.live = undefined;
     this.lastError = reason;
+    this.lostAt = Date.now();
+    this.logger.warn({ broker: this.where, cause: reason }, 'connection to RabbitMQ lost');
     for (const listener of this.lossListeners) listener(reason);
     this.scheduleReconnect();
   }
 
   private scheduleReconnect(): void {
     if (this.closed) return;
-    this.retryTimer = setTimeout(() => void this.reconnect(), this.delayMs);
-    this.delayMs = Math.min(this.delayMs * 2, this.maxDelayMs);
+    const retry = this.failures + 1;
+    const delayMs = backoffDelay(this.backoff, retry);
+    this.reportRetry(retry, delayMs);
+    this.retryTimer = setTimeout(() => void this.reconnect(), delayMs);
   }
 
   private async reconnect(): Promise<void> {
@@ -246,6 +350,7 @@ export class ReconnectingConnection {
     try {
       live = await this.connectOnce();
     } catch (error) {
+      this.failures++;
       this.lastError = describe(error);
       this.scheduleReconnect();
       return;
@@ -255,7 +360,11 @@ export class ReconnectingConnection {
       return;
     }
     this.live = live;
-    this.delayMs = this.initialDelayMs;
+    this.logger.info(
+      { broker: this.where, retries: this.failures + 1, downMs: Date.now() - this.lostAt },
+      'reconnected to RabbitMQ',
+    );
+    this.failures = 0;
     for (const wake of this.upWaiters) wake();
   }
 }

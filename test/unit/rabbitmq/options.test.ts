@@ -3,6 +3,7 @@
 // error names the setting, the rule and the value. Nothing connects with a bad setting.
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/common/errors.js';
+import type { Logger } from '../../../src/common/logger.js';
 import { connect, rabbitSource } from '../../../src/rabbitmq/index.js';
 
 /** Nothing listens on port 1: a setting that passed the checks would fail to connect instead. */
@@ -33,6 +34,10 @@ describe('rabbitSource settings', () => {
     [{ reconnect: { attempts: 1.5 } }, 'reconnect.attempts must be an integer >= 1, given: 1.5'],
     [{ credit: 0 }, 'credit must be an integer from 1 to 65535, given: 0'],
     [{ singleActive: { name: '' } }, "singleActive.name must be a non-empty string, given: ''"],
+    [
+      { logger: { warn: () => undefined } as unknown as Logger },
+      "logger must have pino's methods debug, info, warn and error (missing: debug, info, error)",
+    ],
   ])('refuses %s', (options, message) => {
     const make = () => rabbitSource('s', { connection: nowhere, ...options });
     expect(make).toThrow(ConfigError);
@@ -58,6 +63,17 @@ describe('connect settings', () => {
     [{ maxDelayMs: 3e9 }, 'maxDelayMs must be at most 2147483647 ms'],
     [{ initialDelayMs: 200, maxDelayMs: 50 }, 'maxDelayMs must be >= initialDelayMs (200 ms)'],
     [{ requestTimeoutMs: -5 }, 'requestTimeoutMs must be > 0 ms, given: -5'],
+    [{ waitForBrokerMs: -1 }, 'waitForBrokerMs must be >= 0 ms, given: -1'],
+    [{ waitForBrokerMs: NaN }, 'waitForBrokerMs must be a finite number of milliseconds'],
+    [{ waitForBrokerMs: 3e9 }, 'waitForBrokerMs must be at most 2147483647 ms'],
+    [
+      { logger: { info: () => undefined } as unknown as Logger },
+      "logger must have pino's methods debug, info, warn and error (missing: debug, warn, error)",
+    ],
+    [
+      { signal: { aborted: false } as unknown as AbortSignal },
+      'signal must be an AbortSignal, given: {"aborted":false}',
+    ],
   ])('rejects %s before connecting', async (options, message) => {
     const connecting = connect(nowhere, options);
     await expect(connecting).rejects.toThrow(ConfigError);
