@@ -10,6 +10,7 @@ import {
   type Target,
 } from '../../../src/index.js';
 import { forwarding } from '../../support/forwarding-target.js';
+import { keepingLogger } from '../../support/keeping-logger.js';
 import {
   brokerWithCountedReadings,
   brokerWithReadings,
@@ -45,16 +46,6 @@ function losing(target: Target, failing: number): Target {
       await target.publish(id, messages);
     },
   };
-}
-
-/** A logger that keeps its lines. */
-function keeping(): Logger & { lines: [string, object, string][] } {
-  const lines: [string, object, string][] = [];
-  const at =
-    (level: string) =>
-    (fields: object, message: string): void =>
-      void lines.push([level, fields, message]);
-  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
 describe('the events of a job', () => {
@@ -174,7 +165,7 @@ describe('the events of a job', () => {
 
   it('should keep a job going when a listener throws, and log it', async () => {
     const memory = brokerWithCountedReadings(2);
-    const logger = keeping();
+    const logger = keepingLogger();
     const job = aggregate<Reading>(memory.source('source'))
       .count(1)
       .reduce((sum, r) => sum + r.value, 0)
@@ -225,7 +216,7 @@ describe('the events of a job', () => {
 describe('the logger of a job', () => {
   it('should log the start with its resume point, restarts and the stop, offsets as strings', async () => {
     const memory = brokerWithCountedReadings(3);
-    const logger = keeping();
+    const logger = keepingLogger();
     const job = aggregate<Reading>(memory.source('source'))
       .count(1)
       .reduce((sum, r) => sum + r.value, 0)
