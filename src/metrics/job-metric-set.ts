@@ -273,9 +273,11 @@ export class JobMetricSet {
     if (this.round === undefined) {
       const round = this.collectSourceLag();
       this.round = round;
-      void round.finally(() => {
+      const over = (): void => {
         if (this.round === round) this.round = undefined;
-      });
+      };
+      // Both ways: a derived promise left rejected would be an unhandled rejection.
+      round.then(over, over);
     }
     return this.round;
   }
