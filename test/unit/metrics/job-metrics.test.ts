@@ -2,7 +2,12 @@ import { Counter, register, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import {
   aggregate,
+  BrokerUnavailableError,
   ConfigError,
+  PublishError,
+  ResumePointError,
+  RetentionGapError,
+  SourceError,
   type LatePolicy,
   type Runner,
   type Source,
@@ -10,6 +15,7 @@ import {
 } from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { jobMetrics, LATENCY_BUCKETS, type ObservedJob } from '../../../src/metrics/index.js';
+import { restartCause } from '../../../src/metrics/job-metric-set.js';
 import { forwarding } from '../../support/forwarding-target.js';
 import {
   brokerWithCountedReadings,
@@ -167,6 +173,26 @@ describe('the Prometheus metrics of a job', () => {
     expect(series.get('stream_windows_duplicates_total')).toBe(1);
     expect(series.get('stream_windows_steps_published_total')).toBe(count - 1);
     expect(series.get('stream_windows_messages_read_total')).toBe(delivered.messages());
+  });
+
+  it('should name a restart by the class of its error, a retention gap as the SourceError it is', () => {
+    expect(
+      [
+        new BrokerUnavailableError('down'),
+        new PublishError('t', 1n, true, 'lost'),
+        new SourceError('s', true, 'closed'),
+        new RetentionGapError('s', 0n, 5n),
+        new ResumePointError('t', 'p', true, 6, 'unavailable'),
+        new Error('anything else'),
+      ].map(restartCause),
+    ).toEqual([
+      'BrokerUnavailableError',
+      'PublishError',
+      'SourceError',
+      'SourceError',
+      'ResumePointError',
+      'other',
+    ]);
   });
 
   it('should keep two jobs on one registry apart by their labels', async () => {
