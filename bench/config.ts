@@ -6,6 +6,11 @@ export interface BenchConfig {
   readonly repeats: number;
   /** tinybench time budget per codec task, ms (BENCH_CODEC_MS, default 1,000). */
   readonly codecMs: number;
+  /**
+   * Messages a job reads through the Runner on the embedded broker, observed three ways
+   * (BENCH_OBSERVE_MESSAGES, default a quarter of BENCH_MESSAGES).
+   */
+  readonly observeMessages: number;
   /** Messages of the end-to-end source stream (BENCH_E2E_MESSAGES, default 1,000,000). */
   readonly e2eMessages: number;
   /** Adds counted for allocations per message (BENCH_MEMORY_ADDS, default 1,000,000). */
@@ -17,8 +22,10 @@ export interface BenchConfig {
 }
 
 export function benchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
+  const messages = positive(env, 'BENCH_MESSAGES', 1_000_000);
   return {
-    messages: positive(env, 'BENCH_MESSAGES', 1_000_000),
+    messages,
+    observeMessages: positive(env, 'BENCH_OBSERVE_MESSAGES', Math.ceil(messages / 4)),
     repeats: positive(env, 'BENCH_REPEATS', 5),
     codecMs: positive(env, 'BENCH_CODEC_MS', 1_000),
     e2eMessages: positive(env, 'BENCH_E2E_MESSAGES', 1_000_000),

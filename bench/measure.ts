@@ -10,20 +10,68 @@ export function interleavedMedians<K extends string>(
   repeats: number,
   warmup = 1,
 ): Record<K, number> {
-  const names = Object.keys(tasks) as K[];
-  const samples = new Map<K, number[]>(names.map((name) => [name, []]));
+  const samples = new Samples(Object.keys(tasks) as K[], warmup);
   for (let round = 0; round < warmup + repeats; round++) {
-    for (const name of names) {
+    for (const name of samples.names) {
       const started = performance.now();
       tasks[name]();
-      const elapsed = performance.now() - started;
-      if (round >= warmup) samples.get(name)?.push(elapsed);
+      samples.add(round, name, performance.now() - started);
     }
   }
-  return Object.fromEntries(names.map((name) => [name, median(samples.get(name) ?? [])])) as Record<
-    K,
-    number
-  >;
+  return samples.medians();
+}
+
+/** Milliseconds of CPU this process used (every thread: the collector's helpers too). */
+export function cpuClock(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
+/**
+ * The same for tasks that settle later (a job's run): each is awaited before the next starts,
+ * and the order rotates every round, because a run leaves garbage whose collection the run
+ * after it pays for: in a fixed order, that would always be the same task. `clock` may be
+ * `cpuClock`: other processes' load stretches wall time, not this process's CPU time.
+ */
+export async function interleavedMediansAsync<K extends string>(
+  tasks: Readonly<Record<K, () => Promise<unknown>>>,
+  repeats: number,
+  warmup = 1,
+  clock: () => number = () => performance.now(),
+): Promise<Record<K, number>> {
+  const samples = new Samples(Object.keys(tasks) as K[], warmup);
+  const { names } = samples;
+  for (let round = 0; round < warmup + repeats; round++) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(round + i) % names.length] as K;
+      const started = clock();
+      await tasks[name]();
+      samples.add(round, name, clock() - started);
+    }
+  }
+  return samples.medians();
+}
+
+/** Timings per task, the warm-up rounds left out. */
+class Samples<K extends string> {
+  private readonly byName: Map<K, number[]>;
+
+  constructor(
+    readonly names: readonly K[],
+    private readonly warmup: number,
+  ) {
+    this.byName = new Map(names.map((name) => [name, []]));
+  }
+
+  add(round: number, name: K, ms: number): void {
+    if (round >= this.warmup) this.byName.get(name)?.push(ms);
+  }
+
+  medians(): Record<K, number> {
+    return Object.fromEntries(
+      this.names.map((name) => [name, median(this.byName.get(name) ?? [])]),
+    ) as Record<K, number>;
+  }
 }
 
 export function median(values: readonly number[]): number {

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname } from 'node:path';
 
-export type CaseKind = 'hot-path' | 'codec' | 'e2e' | 'memory' | 'recovery' | 'frames';
+export type CaseKind = 'hot-path' | 'codec' | 'e2e' | 'memory' | 'recovery' | 'frames' | 'observe';
 
 /**
  * One line of bench/results/latest.json. `msgsPerSec` and `ratios` are the issue's shape;

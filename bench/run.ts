@@ -8,6 +8,7 @@ import { e2eCases, e2eUnavailable } from './e2e.js';
 import { frameAssemblyCases } from './frame-assembly.js';
 import { hotPathCases } from './hot-path/case.js';
 import { memoryCases } from './memory.js';
+import { observeCases } from './observe.js';
 import { recoveryCases } from './recovery.js';
 import { formatTable, formatVerdicts, verdicts, writeResults, type CaseResult } from './report.js';
 
@@ -28,6 +29,8 @@ log('memory…');
 results.push(...(await memoryCases(config.memoryKeys, config.memoryAdds)));
 log('recovery…');
 results.push(...(await recoveryCases(config.repeats)));
+log('observing a job (events, metrics)…');
+results.push(...(await observeCases(config.observeMessages, config.repeats)));
 const unavailable = e2eUnavailable();
 if (unavailable === undefined) {
   log('end to end…');

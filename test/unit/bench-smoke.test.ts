@@ -4,6 +4,7 @@ import { buildChunks, checkEncoding, corpusShape } from '../../bench/corpus.js';
 import { frameAssemblyCases } from '../../bench/frame-assembly.js';
 import { hotPathCases } from '../../bench/hot-path/case.js';
 import { memoryCases } from '../../bench/memory.js';
+import { observeCases } from '../../bench/observe.js';
 import { recoveryCases } from '../../bench/recovery.js';
 import { formatTable, verdicts } from '../../bench/report.js';
 
@@ -54,6 +55,17 @@ describe('bench smoke', () => {
       for (const value of Object.values(result.values ?? {}))
         expect(Number.isFinite(value)).toBe(true);
     }
+  });
+
+  it('runs the observe case: the same job unobserved, with no-op listeners and with metrics', async () => {
+    const results = await observeCases(2_000, 1);
+    expect(results.map((result) => result.name)).toEqual([
+      'observe/no-listeners',
+      'observe/no-op-listeners',
+      'observe/metrics',
+    ]);
+    for (const result of results) expect(result.msgsPerSec).toBeGreaterThan(0);
+    expect(Object.keys(results[2]?.ratios ?? {})).toEqual(['no-listeners']);
   });
 
   it('runs the recovery case: crash with an open window, restart, first result', async () => {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import * as main from '../../../src/index.js';
 import * as memory from '../../../src/memory/index.js';
 import * as rabbitmq from '../../../src/rabbitmq/index.js';
+import * as metrics from '../../../src/metrics/index.js';
 import * as commonErrors from '../../../src/common/errors.js';
 
 const root = resolve(import.meta.dirname, '../../..');
@@ -11,6 +12,7 @@ const entryPoints: Readonly<Record<string, Record<string, unknown>>> = {
   'stream-windows': main,
   'stream-windows/memory': memory,
   'stream-windows/rabbitmq': rabbitmq,
+  'stream-windows/metrics': metrics,
 };
 
 function isErrorClass(value: unknown): value is abstract new (...args: never[]) => Error {

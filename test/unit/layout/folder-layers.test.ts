@@ -14,6 +14,8 @@ const LAYER: Readonly<Record<string, number>> = {
   core: 2,
   memory: 3,
   rabbitmq: 3,
+  // Over core's events, with prom-client, which nothing else may import (an optional peer).
+  metrics: 3,
 };
 
 const root = resolve(import.meta.dirname, '../../../src');
@@ -48,5 +50,15 @@ describe('the layout of src/', () => {
       (i) => i.from !== i.to && (LAYER[i.to] ?? 99) >= (LAYER[i.from] ?? -1),
     );
     expect(wrong).toEqual([]);
+  });
+
+  it('has prom-client imported from src/metrics only, as it is an optional peer dependency', () => {
+    const importing = sourceFiles(root)
+      .filter(
+        (file) => file.endsWith('.ts') && /from 'prom-client'/.test(readFileSync(file, 'utf8')),
+      )
+      .map(folderOf);
+    expect(importing).toContain('metrics');
+    expect(importing.filter((folder) => folder !== 'metrics')).toEqual([]);
   });
 });
