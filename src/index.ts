@@ -101,6 +101,7 @@ export {
   BrokerUnavailableError,
   AccessRefusedError,
   NotAResultError,
+  ClientInternalsError,
   isRetriable,
   type ProcessingStage,
 } from './common/errors.js';

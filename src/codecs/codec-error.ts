@@ -7,6 +7,7 @@ import { StreamWindowsError } from '../common/errors.js';
  */
 export class CodecError extends StreamWindowsError {
   override readonly name = 'CodecError';
+  override readonly code = 'CODEC_FAILED';
   constructor(
     readonly problem: string,
     readonly position: number,

@@ -4,11 +4,28 @@
  */
 export class StreamWindowsError extends Error {
   override readonly name: string = 'StreamWindowsError';
+  /**
+   * What went wrong, as a stable string to branch on or alert on (`error.code ===
+   * 'RETENTION_GAP'`): one per error class, listed in the README's "Errors" table. The
+   * broker's numeric response code, where there is one, is `responseCode`.
+   */
+  readonly code: string = 'STREAM_WINDOWS_ERROR';
+}
+
+/**
+ * rabbitmq-stream-js-client's internals are not what a workaround under src/rabbitmq/gaps/
+ * expects (a field moved, a frame decoded differently): this client version needs that
+ * workaround updated. Not retriable.
+ */
+export class ClientInternalsError extends StreamWindowsError {
+  override readonly name = 'ClientInternalsError';
+  override readonly code = 'CLIENT_INTERNALS_CHANGED';
 }
 
 /** A factory or builder was given a setting that breaks a rule; nothing has run yet. */
 export class ConfigError extends StreamWindowsError {
   override readonly name = 'ConfigError';
+  override readonly code = 'CONFIG_INVALID';
   constructor(
     readonly parameter: string,
     rule: string,
@@ -34,6 +51,7 @@ export type ProcessingStage =
  */
 export class ProcessingError extends StreamWindowsError {
   override readonly name = 'ProcessingError';
+  override readonly code = 'PROCESSING_FAILED';
   constructor(
     readonly stream: string,
     readonly offset: bigint,
@@ -56,6 +74,7 @@ export class ProcessingError extends StreamWindowsError {
  */
 export class MultiSectionMessageError extends StreamWindowsError {
   override readonly name = 'MultiSectionMessageError';
+  override readonly code = 'MULTI_SECTION_MESSAGE';
   constructor(readonly sections: number) {
     super(
       `the message has ${sections} data sections and the job's decoder reads one value per ` +
@@ -71,6 +90,7 @@ export class MultiSectionMessageError extends StreamWindowsError {
  */
 export class SchemaValidationError extends StreamWindowsError {
   override readonly name = 'SchemaValidationError';
+  override readonly code = 'SCHEMA_VALIDATION_FAILED';
   constructor(readonly issues: readonly string[]) {
     super(`value does not match the schema: ${issues.join('; ')}`);
   }
@@ -79,6 +99,7 @@ export class SchemaValidationError extends StreamWindowsError {
 /** A step's result is larger than the target accepts in one write; the job stops before publishing. */
 export class OutputTooLargeError extends StreamWindowsError {
   override readonly name = 'OutputTooLargeError';
+  override readonly code = 'OUTPUT_TOO_LARGE';
   constructor(
     readonly stream: string,
     readonly firstOffset: bigint,
@@ -108,6 +129,7 @@ export class OutputTooLargeError extends StreamWindowsError {
  */
 export class DeadLetterLimitError extends StreamWindowsError {
   override readonly name = 'DeadLetterLimitError';
+  override readonly code = 'DEAD_LETTER_LIMIT';
   constructor(
     readonly stream: string,
     readonly firstOffset: bigint,
@@ -134,16 +156,17 @@ export class DeadLetterLimitError extends StreamWindowsError {
  */
 export class PublishError extends StreamWindowsError {
   override readonly name = 'PublishError';
+  override readonly code: string = 'PUBLISH_FAILED';
   constructor(
     readonly stream: string,
     readonly publishingId: bigint,
     readonly retriable: boolean,
     reason: string,
-    readonly code?: number,
+    readonly responseCode?: number,
   ) {
     super(
       `publish of id ${publishingId} to stream '${stream}' failed` +
-        (code === undefined ? '' : ` (code ${code})`) +
+        (responseCode === undefined ? '' : ` (code ${responseCode})`) +
         `: ${reason}`,
     );
   }
@@ -169,16 +192,17 @@ export function refusedUntilResumed(cause: string): string {
  */
 export class ResumePointError extends StreamWindowsError {
   override readonly name = 'ResumePointError';
+  override readonly code = 'RESUME_POINT_UNREADABLE';
   constructor(
     readonly stream: string,
     readonly producer: string,
     readonly retriable: boolean,
-    readonly code: number,
+    readonly responseCode: number,
     reason: string,
   ) {
     super(
       `querying the last publishing id of producer '${producer}' on stream '${stream}' ` +
-        `failed (code ${code}): ${reason}`,
+        `failed (code ${responseCode}): ${reason}`,
     );
   }
 }
@@ -205,6 +229,7 @@ function formatGiven(value: unknown): string {
  */
 export class SourceError extends StreamWindowsError {
   override readonly name: string = 'SourceError';
+  override readonly code: string = 'SOURCE_FAILED';
   constructor(
     readonly stream: string,
     readonly retriable: boolean,
@@ -226,6 +251,7 @@ export class SourceError extends StreamWindowsError {
  */
 export class SourceDeactivatedError extends SourceError {
   override readonly name = 'SourceDeactivatedError';
+  override readonly code = 'SOURCE_DEACTIVATED';
   constructor(stream: string, group: string, nextOffset: bigint | undefined) {
     super(
       stream,
@@ -245,6 +271,7 @@ export class SourceDeactivatedError extends SourceError {
  */
 export class RetentionGapError extends SourceError {
   override readonly name = 'RetentionGapError';
+  override readonly code = 'RETENTION_GAP';
   constructor(
     stream: string,
     from: bigint,
@@ -266,6 +293,7 @@ export class RetentionGapError extends SourceError {
  */
 export class BrokerUnavailableError extends StreamWindowsError {
   override readonly name: string = 'BrokerUnavailableError';
+  override readonly code: string = 'BROKER_UNAVAILABLE';
   readonly retriable = true;
 }
 
@@ -283,15 +311,16 @@ export function isRetriable(error: unknown): boolean {
 /**
  * The broker refused the connection: wrong user or password, or a virtual host that does
  * not exist or the user may not use. Not retriable: it will refuse again until the settings
- * change. `code` is the broker's response code (8 authentication failure, 12 virtual host
+ * change. `responseCode` is the broker's response code (8 authentication failure, 12 virtual host
  * access failure, ...).
  */
 export class AccessRefusedError extends StreamWindowsError {
   override readonly name = 'AccessRefusedError';
+  override readonly code = 'ACCESS_REFUSED';
   readonly retriable = false;
   constructor(
     readonly where: string,
-    readonly code: number,
+    readonly responseCode: number,
     reason: string,
   ) {
     super(`RabbitMQ at ${where} refused the connection: ${reason}`);
@@ -305,6 +334,7 @@ export class AccessRefusedError extends StreamWindowsError {
  */
 export class NotAResultError extends StreamWindowsError {
   override readonly name = 'NotAResultError';
+  override readonly code = 'NOT_A_RESULT';
   constructor(
     readonly stream: string,
     readonly offset: bigint,

@@ -22,6 +22,7 @@ export class SimulatedCrash extends Error {
 /** The stream was never created or has been deleted (RabbitMQ: STREAM_DOES_NOT_EXIST, code 2). */
 export class StreamNotFoundError extends StreamWindowsError {
   override readonly name = 'StreamNotFoundError';
+  override readonly code = 'STREAM_NOT_FOUND';
   constructor(readonly stream: string) {
     super(`stream '${stream}' does not exist`);
   }
@@ -35,6 +36,7 @@ export class StreamNotFoundError extends StreamWindowsError {
  */
 export class SingleActiveMemberLostError extends SourceError {
   override readonly name = 'SingleActiveMemberLostError';
+  override readonly code = 'SINGLE_ACTIVE_MEMBER_LOST';
   constructor(
     stream: string,
     readonly group: string,

@@ -33,15 +33,18 @@ export interface StreamOptions {
 /** A stream protocol command was refused by the broker. */
 export class StreamCommandError extends StreamWindowsError {
   override readonly name = 'StreamCommandError';
+  override readonly code = 'STREAM_COMMAND_REFUSED';
   /** Whether trying again later may succeed (the response-code table's verdict). */
   readonly retriable: boolean;
   constructor(
     readonly command: string,
     readonly stream: string,
-    readonly code: number,
+    readonly responseCode: number,
   ) {
-    super(`${command} of stream '${stream}' failed (code ${code}): ${codeName(code)}`);
-    this.retriable = isRetriableCode(code);
+    super(
+      `${command} of stream '${stream}' failed (code ${responseCode}): ${codeName(responseCode)}`,
+    );
+    this.retriable = isRetriableCode(responseCode);
   }
 }
 

@@ -36,6 +36,7 @@ import { SourceError } from '../common/errors.js';
 /** A Deliver frame that does not follow the layout above; names stream and chunk offset. */
 export class MalformedChunkError extends SourceError {
   override readonly name = 'MalformedChunkError';
+  override readonly code = 'MALFORMED_CHUNK';
   constructor(stream: string, offset: bigint | undefined, reason: string) {
     super(stream, false, `malformed chunk: ${reason}; nothing of it was delivered`, offset);
   }

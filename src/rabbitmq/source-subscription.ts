@@ -48,6 +48,7 @@ export interface SubscriptionOptions {
  */
 export class SubscriptionLostError extends SourceError {
   override readonly name = 'SubscriptionLostError';
+  override readonly code = 'SUBSCRIPTION_LOST';
   constructor(stream: string, nextOffset: bigint, reason: string) {
     super(stream, true, `the subscription was lost: ${reason}`, nextOffset);
   }
@@ -56,13 +57,19 @@ export class SubscriptionLostError extends SourceError {
 /** The broker refused the subscription; `retriable` when it may accept it later. */
 export class SubscribeError extends SourceError {
   override readonly name = 'SubscribeError';
+  override readonly code = 'SUBSCRIBE_REFUSED';
   constructor(
     stream: string,
     offset: bigint,
-    readonly code: number,
+    readonly responseCode: number,
     retriable: boolean,
   ) {
-    super(stream, retriable, `subscribing failed with code ${code} (${codeName(code)})`, offset);
+    super(
+      stream,
+      retriable,
+      `subscribing failed with code ${responseCode} (${codeName(responseCode)})`,
+      offset,
+    );
   }
 }
 

@@ -48,8 +48,8 @@ if (mode === 'reconnect-close' && stream !== undefined) {
   process.stdout.write('closed\n');
 } else if (mode === 'refused') {
   const report = (what: string, error: unknown): void => {
-    const { name, message, code, retriable } = error as Record<string, unknown>;
-    process.stdout.write(JSON.stringify({ what, name, message, code, retriable }) + '\n');
+    const { name, message, responseCode, retriable } = error as Record<string, unknown>;
+    process.stdout.write(JSON.stringify({ what, name, message, responseCode, retriable }) + '\n');
   };
   await connect(url).then(
     (rabbit) => rabbit.close(),

@@ -133,17 +133,17 @@ describe('a process using RabbitMQ', () => {
       refused: 'a wrong password',
       where: `rabbitmq-stream://${params.username}:wrong-${randomUUID()}@${params.hostname}:${params.port}/`,
       cause: /user 'guest': authentication failure \(code 8\)/,
-      code: 8,
+      responseCode: 8,
     },
     {
       refused: 'a virtual host that does not exist',
       where: `rabbitmq-stream://${params.username}:${params.password}@${params.hostname}:${params.port}/no-such-vhost-${randomUUID()}`,
       cause: /virtual host 'no-such-vhost-[^']+': virtual host access failure \(code 12\)/,
-      code: 12,
+      responseCode: 12,
     },
   ])(
     'rejects connecting, reading and endOffset with a non-retriable AccessRefusedError for $refused',
-    async ({ where, cause, code }) => {
+    async ({ where, cause, responseCode }) => {
       const run = startChild('refused', where);
       const reports: unknown[] = [];
       for (let line = await nextLine(run); line !== undefined; line = await nextLine(run)) {
@@ -153,7 +153,7 @@ describe('a process using RabbitMQ', () => {
       expect(await run.exited()).toBe(0); // an uncaught exception would end it with 1
       const refusal = {
         name: 'AccessRefusedError',
-        code,
+        responseCode,
         retriable: false,
         message: expect.stringMatching(cause),
       };

@@ -109,19 +109,19 @@ describe("connect()'s waitForBrokerMs", () => {
     {
       refused: 'a wrong password',
       where: { ...params, password: `wrong-${randomUUID()}` },
-      code: 8,
+      responseCode: 8,
       cause: /user 'guest': authentication failure \(code 8\)$/,
     },
     {
       refused: 'a virtual host that does not exist',
       where: { ...params, vhost: `no-such-vhost-${randomUUID()}` },
-      code: 12,
+      responseCode: 12,
       cause: /virtual host 'no-such-vhost-[^']+': virtual host access failure \(code 12\)$/,
     },
   ])(
     'refuses $refused at once with AccessRefusedError, waiting or not',
     { timeout: 15_000 },
-    async ({ where, code, cause }, { expect }) => {
+    async ({ where, responseCode, cause }, { expect }) => {
       const logger = keepingLogger();
       const waitForBrokerMs = 60_000;
       const started = Date.now();
@@ -132,7 +132,7 @@ describe("connect()'s waitForBrokerMs", () => {
 
       expect(error).toBeInstanceOf(AccessRefusedError);
       expect(error).toMatchObject({
-        code,
+        responseCode,
         retriable: false,
         message: expect.stringMatching(cause),
       });

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
-import { StreamWindowsError } from '../../common/errors.js';
+import { ClientInternalsError } from '../../common/errors.js';
 
 /**
  * GAP (rabbitmq-stream-js-client 1.0.0): a `Connection` does not expose its socket, which
@@ -11,7 +11,7 @@ import { StreamWindowsError } from '../../common/errors.js';
 export function socketOf(connection: Connection): Socket {
   const socket = (connection as unknown as { socket?: unknown }).socket;
   if (socket === null || typeof socket !== 'object' || !('listeners' in socket)) {
-    throw new StreamWindowsError(
+    throw new ClientInternalsError(
       'rabbitmq-stream-js-client internals changed (a Connection has no socket field): ' +
         'src/rabbitmq/gaps/client-socket.ts needs updating for this client version',
     );

@@ -1,5 +1,5 @@
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
-import { StreamWindowsError } from '../../common/errors.js';
+import { ClientInternalsError } from '../../common/errors.js';
 import { DELIVER_KEY } from '../deliver-chunk.js';
 import { FrameAssembler } from '../socket-frames.js';
 import { socketOf } from './client-socket.js';
@@ -49,7 +49,7 @@ export function routeDeliverFrames(
   const listeners = net.listeners('data');
   const clientListener = listeners[0];
   if (listeners.length !== 1 || typeof clientListener !== 'function') {
-    throw new StreamWindowsError(
+    throw new ClientInternalsError(
       clientChanged(`the socket has ${listeners.length} 'data' listeners, not 1`),
     );
   }

@@ -7,6 +7,7 @@ import {
 import {
   AccessRefusedError,
   BrokerUnavailableError,
+  ClientInternalsError,
   StreamWindowsError,
   describe,
 } from '../../common/errors.js';
@@ -118,7 +119,7 @@ function screenHandshake(
   const listeners = socket.listeners('data');
   const clientListener = listeners[0];
   if (listeners.length !== 1 || typeof clientListener !== 'function') {
-    throw new StreamWindowsError(
+    throw new ClientInternalsError(
       `rabbitmq-stream-js-client internals changed (the socket has ${listeners.length} 'data' ` +
         `listeners, not 1): src/rabbitmq/gaps/handshake.ts needs updating for this client version`,
     );

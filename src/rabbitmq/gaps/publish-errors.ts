@@ -1,5 +1,5 @@
 import type { PublishErrorResponse } from 'rabbitmq-stream-js-client/dist/responses/publish_error_response.js';
-import { StreamWindowsError } from '../../common/errors.js';
+import { ClientInternalsError } from '../../common/errors.js';
 
 /**
  * GAP (rabbitmq-stream-js-client 1.0.0): PublishError frames are mis-parsed. The frame is
@@ -42,7 +42,7 @@ export function parsePublishErrors(event: PublishErrorResponse): PublishErrors {
     typeof raw.code !== 'number' ||
     !Buffer.isBuffer(raw.payload?.data)
   ) {
-    throw new StreamWindowsError(
+    throw new ClientInternalsError(
       'rabbitmq-stream-js-client changed how it decodes PublishError frames; ' +
         'src/rabbitmq/gaps/publish-errors.ts needs updating',
     );
@@ -60,7 +60,7 @@ export function decodePublishErrorBody(body: Buffer): PublishErrors {
   const publisherId = body.readUInt8(0);
   const count = body.readUInt32BE(1);
   if (body.length < 5 + count * 10) {
-    throw new StreamWindowsError(
+    throw new ClientInternalsError(
       `PublishError frame for publisher ${publisherId} announces ${count} errors ` +
         `but holds ${body.length} bytes`,
     );

@@ -20,7 +20,10 @@ function isErrorClass(value: unknown): value is abstract new (...args: never[]) 
 }
 
 function isLibraryError(value: unknown): boolean {
-  return isErrorClass(value) && value.prototype instanceof main.StreamWindowsError;
+  return (
+    value === main.StreamWindowsError ||
+    (isErrorClass(value) && value.prototype instanceof main.StreamWindowsError)
+  );
 }
 
 /** Where a user can import `name` from. */

@@ -27,7 +27,7 @@ describe('the write size limit', () => {
       .publish(1n, [new Uint8Array(t.maxWriteBytes + 1)])
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PublishError);
-    expect(error).toMatchObject({ retriable: false, code: 14, publishingId: 1n });
+    expect(error).toMatchObject({ retriable: false, responseCode: 14, publishingId: 1n });
     expect(broker.messages('out')).toHaveLength(0);
   });
 
@@ -39,7 +39,7 @@ describe('the write size limit', () => {
     const { broker, target: t } = target(100);
     expect(t.maxWriteBytes).toBe(75);
     await expect(t.publish(1n, [new Uint8Array(30), new Uint8Array(31)])).rejects.toMatchObject({
-      code: 14,
+      responseCode: 14,
     });
     await t.lastPublishingId(); // re-arms the target after the refused write
     await t.publish(1n, [new Uint8Array(30), new Uint8Array(30)]);

@@ -91,7 +91,7 @@ describe('named producers', () => {
     broker.deleteStream('out');
     const error = await target.publish(1n, bytes('x')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PublishError);
-    expect(error).toMatchObject({ retriable: false, code: 2 });
+    expect(error).toMatchObject({ retriable: false, responseCode: 2 });
   });
 
   it('refuse an empty write and a negative publishing id with a permanent error', async () => {

@@ -45,7 +45,11 @@ describe('a RabbitMQ target whose publisher the broker drops', () => {
         retriable: true,
         publishingId: 2n,
       });
-      expect(await first).toMatchObject({ name: 'PublishError', retriable: true, code });
+      expect(await first).toMatchObject({
+        name: 'PublishError',
+        retriable: true,
+        responseCode: code,
+      });
     },
   );
 
@@ -210,7 +214,7 @@ describe('a RabbitMQ target after a failed publish', () => {
 
     link.publishError(PUBLISHER_ID, 1n, 0x11);
 
-    expect(await first).toMatchObject({ retriable: false, code: 0x11 });
+    expect(await first).toMatchObject({ retriable: false, responseCode: 0x11 });
     expect(await outcome(target.publish(2n, message))).toMatchObject({ retriable: true });
     expect(link.sent).toEqual([1n]);
   });

@@ -41,7 +41,12 @@ describe('the resume point of a RabbitMQ target', () => {
     const error = await refusal(STREAM_DOES_NOT_EXIST);
 
     expect(error).toBeInstanceOf(ResumePointError);
-    expect(error).toMatchObject({ code: 2, retriable: false, stream: 'out', producer: 'job' });
+    expect(error).toMatchObject({
+      responseCode: 2,
+      retriable: false,
+      stream: 'out',
+      producer: 'job',
+    });
     expect(isRetriable(error)).toBe(false);
     expect((error as Error).message).toContain('stream does not exist');
   });
@@ -50,14 +55,14 @@ describe('the resume point of a RabbitMQ target', () => {
     const error = await refusal(STREAM_NOT_AVAILABLE);
 
     expect(error).toBeInstanceOf(ResumePointError);
-    expect(error).toMatchObject({ code: 6, retriable: true });
+    expect(error).toMatchObject({ responseCode: 6, retriable: true });
     expect(isRetriable(error)).toBe(true);
   });
 
   it('fails with a non-retriable ResumePointError when access is refused', async () => {
     const error = await refusal(0x10);
 
-    expect(error).toMatchObject({ name: 'ResumePointError', code: 0x10, retriable: false });
+    expect(error).toMatchObject({ name: 'ResumePointError', responseCode: 0x10, retriable: false });
   });
 
   it('makes a job retry while the stream is not available', async () => {
@@ -72,6 +77,9 @@ describe('the resume point of a RabbitMQ target', () => {
     const link = new ScriptedLink();
     link.answerQuery({ code: STREAM_DOES_NOT_EXIST });
 
-    await expect(jobAsking(link)).rejects.toMatchObject({ name: 'ResumePointError', code: 2 });
+    await expect(jobAsking(link)).rejects.toMatchObject({
+      name: 'ResumePointError',
+      responseCode: 2,
+    });
   });
 });
