@@ -14,6 +14,8 @@ const LAYER: Readonly<Record<string, number>> = {
   core: 2,
   memory: 3,
   rabbitmq: 3,
+  // The command line reads jobs through both the core and the RabbitMQ adapter.
+  cli: 4,
 };
 
 const root = resolve(import.meta.dirname, '../../../src');
