@@ -34,10 +34,10 @@ export interface JobStatus {
  * A missing stream fails with the port's own error, which names it.
  */
 export async function jobStatus(source: Source, target: Target): Promise<JobStatus> {
-  const [lastPublishingId, sourceEnd] = await Promise.all([
+  const [lastPublishingId, sourceEnd] = await settled(
     target.lastPublishingId(),
     source.endOffset(),
-  ]);
+  );
   const resumeFrom: bigint | 'first' = lastPublishingId > 0n ? lastPublishingId + 1n : 'first';
   const base = {
     source: source.stream,
@@ -58,10 +58,10 @@ export async function jobStatus(source: Source, target: Target): Promise<JobStat
     };
   }
   // The chunk holding the last message is the last chunk of messages.
-  const [resumeChunk, lastChunk] = await Promise.all([
+  const [resumeChunk, lastChunk] = await settled(
     firstChunk(source, resumeFrom),
     firstChunk(source, sourceEnd - 1n),
-  ]);
+  );
   return {
     ...base,
     lagMessages: sourceEnd - resumeChunk.firstOffset,
@@ -91,4 +91,15 @@ async function firstChunk(
     'the read ended before delivering a chunk',
     from === 'first' ? undefined : from,
   );
+}
+
+/**
+ * Both answers, or the first failure once both have settled: a question still under way
+ * would hold its connection open after the command has reported the other's failure.
+ */
+async function settled<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [first, second] = await Promise.allSettled([a, b]);
+  if (first.status === 'rejected') throw first.reason;
+  if (second.status === 'rejected') throw second.reason;
+  return [first.value, second.value];
 }
