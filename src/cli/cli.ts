@@ -6,11 +6,12 @@ import {
   COMMON_OPTIONS,
   DEFAULT_URL,
   ExitCode,
+  type CliIO,
   type Command,
   type OptionValues,
 } from './command.js';
 import { statusCommand } from './status-command.js';
-import { colourWanted, type CliIO } from './style.js';
+import { colourWanted } from './style.js';
 import { tailCommand } from './tail-command.js';
 import { UsageError } from './usage-error.js';
 import { packageVersion } from './version.js';
@@ -125,7 +126,8 @@ function parse(command: Command, args: readonly string[]): OptionValues {
     }).values as OptionValues;
   } catch (error) {
     // node:util reports a bad command line as a TypeError with an ERR_PARSE_ARGS_* code.
-    if ((error as { code?: unknown }).code?.toString().startsWith('ERR_PARSE_ARGS') === true) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {
       throw new UsageError(describe(error), command.name);
     }
     throw error;

@@ -1,6 +1,12 @@
 import type { ParseArgsConfig } from 'node:util';
-import type { CliIO } from './style.js';
 import { UsageError } from './usage-error.js';
+
+/** What the CLI writes to: standard streams and the environment, given so tests can swap them. */
+export interface CliIO {
+  readonly stdout: NodeJS.WritableStream & { readonly isTTY?: boolean };
+  readonly stderr: NodeJS.WritableStream & { readonly isTTY?: boolean };
+  readonly env: NodeJS.ProcessEnv;
+}
 
 /** The broker a command talks to when neither --url nor RABBITMQ_STREAM_URL says otherwise. */
 export const DEFAULT_URL = 'rabbitmq-stream://guest:guest@127.0.0.1:5552/';

@@ -1,10 +1,3 @@
-/** What the CLI writes to: standard streams and the environment, given so tests can swap them. */
-export interface CliIO {
-  readonly stdout: NodeJS.WritableStream & { readonly isTTY?: boolean };
-  readonly stderr: NodeJS.WritableStream & { readonly isTTY?: boolean };
-  readonly env: NodeJS.ProcessEnv;
-}
-
 /**
  * Colour is for people: only on a terminal, and never when NO_COLOR is set to anything but
  * the empty string (https://no-color.org).

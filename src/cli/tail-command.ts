@@ -1,15 +1,13 @@
 import { NotAResultError } from '../common/errors.js';
 import type { Source } from '../core/ports.js';
-import { decodeResult } from '../core/result-format.js';
 import { readResults, type ReadResult } from '../core/result-reader.js';
 import { connect } from '../rabbitmq/connection.js';
 import { ExitCode, requiredOption, type Command, type OptionValues } from './command.js';
 import { toJson } from './json.js';
 import { styleFor, type Style } from './style.js';
 import { isoTime, tableRow } from './table.js';
+import { tailStart, type TailFrom } from './tail-start.js';
 import { UsageError } from './usage-error.js';
-
-type From = bigint | 'first' | 'last' | 'next';
 
 /** Fixed widths: the table is printed as results arrive, before the widest cell is known. */
 const COLUMNS = [
@@ -75,7 +73,7 @@ Options:
             : rows(item, style),
         );
       };
-      await follow(source, await startOf(source, from), count, stop.signal, print, (error) =>
+      await follow(source, await tailStart(source, from), count, stop.signal, print, (error) =>
         io.stderr.write(`stream-windows: skipped: ${error.message}\n`),
       );
       return ExitCode.ok;
@@ -118,30 +116,6 @@ async function follow(
   }
 }
 
-/**
- * Where `readResults` starts for `from`. 'last' is the first message of the stream's last
- * result: its last message tells, by its part number, how many parts of a batch come before.
- */
-async function startOf(source: Source, from: From): Promise<bigint | 'first' | 'next'> {
-  if (from !== 'last') return from;
-  const end = await source.endOffset();
-  if (end === 0n) return 'first';
-  const stop = new AbortController();
-  try {
-    for await (const chunk of source.read(end - 1n, stop.signal)) {
-      const last = chunk.bytes.subarray(chunk.starts[0], chunk.ends[0]);
-      try {
-        return end - 1n - BigInt(decodeResult(last).part?.index ?? 0);
-      } catch {
-        return end - 1n; // not a result: follow() reports it
-      }
-    }
-  } finally {
-    stop.abort();
-  }
-  return end - 1n;
-}
-
 /** The table rows of one result: one per output, or one saying what it holds instead. */
 function rows(item: ReadResult, style: Style): string {
   const { result } = item;
@@ -158,7 +132,7 @@ function rows(item: ReadResult, style: Style): string {
     .join('');
 }
 
-function parseFrom(values: OptionValues): From {
+function parseFrom(values: OptionValues): TailFrom {
   const from = values.from;
   if (from === undefined) return 'last';
   if (from === 'first' || from === 'last' || from === 'next') return from;
