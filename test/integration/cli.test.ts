@@ -260,42 +260,53 @@ describe('stream-windows in a pipe', () => {
     );
   });
 
-  it('should follow from the last result, print new ones as they come, and stop on SIGTERM', async () => {
-    const followed = await real.newStream('cli-follow');
-    await publishAll(real.rabbit, followed, resultMessages.slice(0, 3));
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', main, 'tail', '--target', followed, '--json'],
-      {
-        cwd: root,
-        env: childEnv(),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let stdout = '';
-    let stderr = '';
-    let grew = (): void => undefined;
-    child.stdout.on('data', (data: Buffer) => {
-      stdout += data.toString();
-      grew();
-    });
-    child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
-    const lines = async (n: number): Promise<void> => {
-      while (stdout.split('\n').length - 1 < n) {
-        await new Promise<void>((resolve) => (grew = resolve));
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'should follow from the last result, print new ones as they come, and stop on %s',
+    async (stopSignal) => {
+      const followed = await real.newStream('cli-follow');
+      await publishAll(real.rabbit, followed, resultMessages.slice(0, 3));
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', main, 'tail', '--target', followed, '--json'],
+        {
+          cwd: root,
+          env: childEnv(),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let stdout = '';
+      let stderr = '';
+      let grew = (): void => undefined;
+      child.stdout.on('data', (data: Buffer) => {
+        stdout += data.toString();
+        grew();
+      });
+      child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
+      const lines = async (n: number): Promise<void> => {
+        while (stdout.split('\n').length - 1 < n) {
+          await new Promise<void>((resolve) => (grew = resolve));
+        }
+      };
+      const exited = once(child, 'exit');
+      // Whatever happens here, the child does not outlive the test.
+      const bound = setTimeout(() => child.kill('SIGKILL'), RUN_BOUND_MS);
+      try {
+        await lines(1);
+        const writer = real.rabbit.target(followed, { producer: `later-${stopSignal}` });
+        await writer.publish(1n, [resultMessages[3] as Uint8Array]);
+        await writer.close();
+        await lines(2);
+        child.kill(stopSignal);
+      } catch (error) {
+        child.kill('SIGKILL');
+        throw error;
       }
-    };
-    const exited = once(child, 'exit');
-    await lines(1);
-    const writer = real.rabbit.target(followed, { producer: 'later' });
-    await writer.publish(1n, [resultMessages[3] as Uint8Array]);
-    await writer.close();
-    await lines(2);
-    child.kill('SIGTERM');
-    const [code, signal] = (await exited) as [number | null, string | null];
-    expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
-    expect(jsonLines(stdout).map((line) => line.offset)).toEqual(['2', '3']);
-  });
+      const [code, signal] = (await exited) as [number | null, string | null];
+      clearTimeout(bound);
+      expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
+      expect(jsonLines(stdout).map((line) => line.offset)).toEqual(['2', '3']);
+    },
+  );
 
   it('should stay silent with its progress bar when stderr is a pipe', async () => {
     const { source, target } = await backlog();
