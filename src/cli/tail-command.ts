@@ -19,6 +19,10 @@ const COLUMNS = [
   ['VALUE', 0],
 ] as const;
 const WIDTHS = COLUMNS.map(([, width]) => width);
+const HEADER = tableRow(
+  COLUMNS.map(([header]) => header),
+  WIDTHS,
+);
 
 export const tailCommand: Command = {
   name: 'tail',
@@ -48,24 +52,16 @@ Options:
     const target = requiredOption(values, 'target', 'tail');
     const from = parseFrom(values);
     const count = parseCount(values);
+    const rabbit = await connect(url);
     const stop = new AbortController();
     const onSignal = (): void => stop.abort();
     // Once: a second signal takes the default action and ends the process at once.
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
-    const rabbit = await connect(url);
     try {
       const source = rabbit.source(target);
       const style = styleFor(colour);
-      if (!json)
-        io.stdout.write(
-          `${style.bold(
-            tableRow(
-              COLUMNS.map(([h]) => h),
-              WIDTHS,
-            ),
-          )}\n`,
-        );
+      if (!json) io.stdout.write(`${style.bold(HEADER)}\n`);
       const print = (item: ReadResult): void => {
         io.stdout.write(
           json
