@@ -4,8 +4,10 @@ import { describe, expect, it } from 'vitest';
 import * as main from '../../../src/index.js';
 import * as memory from '../../../src/memory/index.js';
 import * as rabbitmq from '../../../src/rabbitmq/index.js';
+import * as metrics from '../../../src/metrics/index.js';
+import * as cli from '../../../src/cli/index.js';
 
-/** One instance of each error class the entry points export (and the internals one). */
+/** One instance of each error class the entry points export. */
 const INSTANCES: Readonly<Record<string, () => main.StreamWindowsError>> = {
   StreamWindowsError: () => new main.StreamWindowsError('x'),
   ClientInternalsError: () => new main.ClientInternalsError('x'),
@@ -31,6 +33,7 @@ const INSTANCES: Readonly<Record<string, () => main.StreamWindowsError>> = {
   SubscriptionLostError: () => new rabbitmq.SubscriptionLostError('s', 1n, 'x'),
   SubscribeError: () => new rabbitmq.SubscribeError('s', 1n, 6, true),
   MalformedChunkError: () => new rabbitmq.MalformedChunkError('s', 1n, 'x'),
+  UsageError: () => new cli.UsageError('x'),
 };
 
 /** The README's "Errors" table: class name → code. */
@@ -43,7 +46,7 @@ function documented(): Map<string, string> {
 }
 
 describe('the codes of errors', () => {
-  const exported = [main, memory, rabbitmq].flatMap((entry) =>
+  const exported = [main, memory, rabbitmq, metrics, cli].flatMap((entry) =>
     Object.entries(entry).filter(
       ([, value]) =>
         typeof value === 'function' &&

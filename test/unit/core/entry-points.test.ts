@@ -5,6 +5,7 @@ import * as main from '../../../src/index.js';
 import * as memory from '../../../src/memory/index.js';
 import * as rabbitmq from '../../../src/rabbitmq/index.js';
 import * as metrics from '../../../src/metrics/index.js';
+import * as cli from '../../../src/cli/index.js';
 import * as commonErrors from '../../../src/common/errors.js';
 
 const root = resolve(import.meta.dirname, '../../..');
@@ -13,6 +14,7 @@ const entryPoints: Readonly<Record<string, Record<string, unknown>>> = {
   'stream-windows/memory': memory,
   'stream-windows/rabbitmq': rabbitmq,
   'stream-windows/metrics': metrics,
+  'stream-windows/cli': cli,
 };
 
 function isErrorClass(value: unknown): value is abstract new (...args: never[]) => Error {

@@ -16,6 +16,8 @@ const LAYER: Readonly<Record<string, number>> = {
   rabbitmq: 3,
   // Over core's events, with prom-client, which nothing else may import (an optional peer).
   metrics: 3,
+  // The command line reads jobs through both the core and the RabbitMQ adapter.
+  cli: 4,
 };
 
 const root = resolve(import.meta.dirname, '../../../src');

@@ -1,0 +1,9 @@
+// 'stream-windows/cli': what the `stream-windows` command shows, for a job's own script.
+// The command itself is ./main.ts (package.json "bin"); importing this entry runs nothing.
+
+// A progress bar with ETA while a job catches up on its backlog (terminals only).
+export { showProgress, type ProgressOptions, type ObservableJob } from './progress.js';
+// Where a job stands, as `stream-windows status` computes it, over any Source and Target.
+export { jobStatus, type JobStatus } from './status.js';
+// What the command fails with on a command line it does not take (exit status 2).
+export { UsageError } from './usage-error.js';

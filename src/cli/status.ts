@@ -1,0 +1,105 @@
+import { SourceError } from '../common/errors.js';
+import type { Source, Target } from '../core/ports.js';
+
+/**
+ * Where a job stands: its producer's resume point on the target against the source's end.
+ * One stream pair; a super stream's status will be one of these per partition.
+ */
+export interface JobStatus {
+  readonly source: string;
+  readonly target: string;
+  readonly producer: string;
+  /** The producer's last publishing id on the target (0: never published, or offset 0). */
+  readonly lastPublishingId: bigint;
+  /** Where the job resumes reading: last + 1, or 'first' for a last id of 0. */
+  readonly resumeFrom: bigint | 'first';
+  /** One past the source's last message (0 for an empty source). */
+  readonly sourceEnd: bigint;
+  /** Source messages from the resume point to the end: what the job has still to read. */
+  readonly lagMessages: bigint;
+  /**
+   * Broker time between the chunk holding the resume point and the source's last chunk, ms
+   * (0 when caught up): how far behind the job is in the source's own clock.
+   */
+  readonly lagMs: number;
+  /** Broker timestamps (epoch ms) of those two chunks; undefined when there is nothing to read. */
+  readonly resumeChunkTime: number | undefined;
+  readonly lastChunkTime: number | undefined;
+}
+
+/**
+ * Asks the broker where the job of `target`'s producer stands on `source`, through the
+ * ports alone: the resume point as the runner computes it, the end offset, and the
+ * timestamps of two chunks (each read as the first delivery of a read that stops there).
+ * A missing stream fails with the port's own error, which names it.
+ */
+export async function jobStatus(source: Source, target: Target): Promise<JobStatus> {
+  const [lastPublishingId, sourceEnd] = await settled(
+    target.lastPublishingId(),
+    source.endOffset(),
+  );
+  const resumeFrom: bigint | 'first' = lastPublishingId > 0n ? lastPublishingId + 1n : 'first';
+  const base = {
+    source: source.stream,
+    target: target.stream,
+    producer: target.producer,
+    lastPublishingId,
+    resumeFrom,
+    sourceEnd,
+  };
+  const caughtUp = sourceEnd === 0n || (resumeFrom !== 'first' && resumeFrom >= sourceEnd);
+  if (caughtUp) {
+    return {
+      ...base,
+      lagMessages: 0n,
+      lagMs: 0,
+      resumeChunkTime: undefined,
+      lastChunkTime: undefined,
+    };
+  }
+  // The chunk holding the last message is the last chunk of messages.
+  const [resumeChunk, lastChunk] = await settled(
+    firstChunk(source, resumeFrom),
+    firstChunk(source, sourceEnd - 1n),
+  );
+  return {
+    ...base,
+    lagMessages: sourceEnd - resumeChunk.firstOffset,
+    lagMs: Math.max(0, lastChunk.timestamp - resumeChunk.timestamp),
+    resumeChunkTime: resumeChunk.timestamp,
+    lastChunkTime: lastChunk.timestamp,
+  };
+}
+
+/** The first chunk a read from `from` delivers; the read stops there (its subscription closes). */
+async function firstChunk(
+  source: Source,
+  from: bigint | 'first',
+): Promise<{ firstOffset: bigint; timestamp: number }> {
+  const stop = new AbortController();
+  try {
+    for await (const chunk of source.read(from, stop.signal)) {
+      return { firstOffset: chunk.firstOffset, timestamp: chunk.timestamp };
+    }
+  } finally {
+    stop.abort();
+  }
+  // A read ends only when aborted, and nothing aborts this one before its first chunk.
+  throw new SourceError(
+    source.stream,
+    true,
+    'the read ended before delivering a chunk',
+    from === 'first' ? undefined : from,
+  );
+}
+
+/**
+ * Both answers, or the first failure once both have settled: a question still under way
+ * would hold its connection open after the command has reported the other's failure.
+ */
+async function settled<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+  const [first, second] = await Promise.allSettled([a, b]);
+  if (first.status === 'rejected') throw first.reason;
+  if (second.status === 'rejected') throw second.reason;
+  return [first.value, second.value];
+}

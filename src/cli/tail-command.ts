@@ -1,0 +1,147 @@
+import { NotAResultError } from '../common/errors.js';
+import type { Source } from '../core/ports.js';
+import { readResults, type ReadResult } from '../core/result-reader.js';
+import { connect } from '../rabbitmq/connection.js';
+import { ExitCode, requiredOption, type Command, type OptionValues } from './command.js';
+import { toJson } from './json.js';
+import { styleFor, type Style } from './style.js';
+import { isoTime, tableRow } from './table.js';
+import { tailStart, type TailFrom } from './tail-start.js';
+import { UsageError } from './usage-error.js';
+
+/** Fixed widths: the table is printed as results arrive, before the widest cell is known. */
+const COLUMNS = [
+  ['OFFSET', 8],
+  ['WINDOW START', 24],
+  ['WINDOW END', 24],
+  ['KEY', 16],
+  ['COUNT', 6],
+  ['VALUE', 0],
+] as const;
+const WIDTHS = COLUMNS.map(([, width]) => width);
+const HEADER = tableRow(
+  COLUMNS.map(([header]) => header),
+  WIDTHS,
+);
+
+export const tailCommand: Command = {
+  name: 'tail',
+  summary: 'Follow a target stream and print its results as they are written',
+  help: `Usage: stream-windows tail --target T [--from first|last|next|OFFSET] [--count N] [--json]
+
+Follows the target stream T and prints each result: one row per output (result offset,
+window start and end in UTC, key, count of messages, value), or with --json one JSON
+object per result and line (offsets as strings, times in epoch ms, binaries in base64).
+Stops on SIGINT or SIGTERM (exit 0), or after --count results.
+
+A message that is not a result of the stream-windows format (a job with its own encode,
+another producer's message) is skipped: a line on stderr names its offset and why.
+
+Options:
+  --target T   Target stream to follow
+  --from F     first: everything the stream holds; last: from its last result;
+               next: only results written from now on; OFFSET: from the first result
+               starting at or after that offset (default: last)
+  --count N    Stop after N results`,
+  options: {
+    target: { type: 'string' },
+    from: { type: 'string' },
+    count: { type: 'string' },
+  },
+  async run(values, { io, url, json, colour }) {
+    const target = requiredOption(values, 'target', 'tail');
+    const from = parseFrom(values);
+    const count = parseCount(values);
+    const rabbit = await connect(url);
+    const stop = new AbortController();
+    const onSignal = (): void => stop.abort();
+    // Once: a second signal takes the default action and ends the process at once.
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    try {
+      const source = rabbit.source(target);
+      const style = styleFor(colour);
+      if (!json) io.stdout.write(`${style.bold(HEADER)}\n`);
+      const print = (item: ReadResult): void => {
+        io.stdout.write(
+          json
+            ? `${toJson({ offset: item.offset, next: item.next, ...item.result })}\n`
+            : rows(item, style),
+        );
+      };
+      await follow(source, await tailStart(source, from), count, stop.signal, print, (error) =>
+        io.stderr.write(`stream-windows: skipped: ${error.message}\n`),
+      );
+      return ExitCode.ok;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      await rabbit.close();
+    }
+  },
+};
+
+/**
+ * Prints results from `from` until `signal` aborts or `count` were printed. A message that
+ * is not a result ends `readResults` with a NotAResultError naming its offset: reported,
+ * and the read goes on after it.
+ */
+async function follow(
+  source: Source,
+  from: bigint | 'first' | 'next',
+  count: number | undefined,
+  signal: AbortSignal,
+  print: (item: ReadResult) => void,
+  skipped: (error: NotAResultError) => void,
+): Promise<void> {
+  let next = from;
+  let printed = 0;
+  while (!signal.aborted) {
+    try {
+      for await (const item of readResults(source, { from: next, signal })) {
+        print(item);
+        next = item.next;
+        if (++printed === count) return;
+      }
+      return; // aborted
+    } catch (error) {
+      if (!(error instanceof NotAResultError)) throw error;
+      skipped(error);
+      next = error.offset + 1n;
+    }
+  }
+}
+
+/** The table rows of one result: one per output, or one saying what it holds instead. */
+function rows(item: ReadResult, style: Style): string {
+  const { result } = item;
+  const offset = String(item.offset);
+  if (result.outputs.length === 0) {
+    const held = `no outputs; late ${result.lateCount}, dropped ${result.lateDropped}, dead letters ${result.deadLetterCount}`;
+    return `${tableRow([offset, isoTime(result.windowStart), isoTime(result.windowEnd), '-', String(result.messages), style.dim(held)], WIDTHS)}\n`;
+  }
+  return result.outputs
+    .map(
+      (output) =>
+        `${tableRow([offset, isoTime(output.start), isoTime(output.end), output.key === null ? 'null' : String(output.key), String(output.count), toJson(output.value)], WIDTHS)}\n`,
+    )
+    .join('');
+}
+
+function parseFrom(values: OptionValues): TailFrom {
+  const from = values.from;
+  if (from === undefined) return 'last';
+  if (from === 'first' || from === 'last' || from === 'next') return from;
+  if (typeof from === 'string' && /^(0|[1-9][0-9]*)$/.test(from)) return BigInt(from);
+  throw new UsageError(
+    `--from must be first, last, next or an offset (an integer >= 0), given: '${String(from)}'`,
+    'tail',
+  );
+}
+
+function parseCount(values: OptionValues): number | undefined {
+  const count = values.count;
+  if (count === undefined) return undefined;
+  if (typeof count === 'string' && /^[1-9][0-9]{0,15}$/.test(count)) return Number(count);
+  throw new UsageError(`--count must be an integer >= 1, given: '${String(count)}'`, 'tail');
+}

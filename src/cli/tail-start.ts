@@ -1,0 +1,33 @@
+import type { Source } from '../core/ports.js';
+import { decodeResult } from '../core/result-format.js';
+
+/** Where `tail --from` starts: 'last' is the stream's last result; the others are readResults'. */
+export type TailFrom = bigint | 'first' | 'last' | 'next';
+
+/**
+ * Where `readResults` starts for `from`. 'last' is the first message of the stream's last
+ * result: its last message tells, by its part number, how many parts of a batch come before.
+ */
+export async function tailStart(
+  source: Source,
+  from: TailFrom,
+): Promise<bigint | 'first' | 'next'> {
+  if (from !== 'last') return from;
+  const end = await source.endOffset();
+  if (end === 0n) return 'first';
+  const stop = new AbortController();
+  try {
+    for await (const chunk of source.read(end - 1n, stop.signal)) {
+      const last = chunk.bytes.subarray(chunk.starts[0], chunk.ends[0]);
+      try {
+        return end - 1n - BigInt(decodeResult(last).part?.index ?? 0);
+      } catch {
+        return end - 1n; // not a result: follow() reports it
+      }
+    }
+  } finally {
+    stop.abort();
+  }
+  // A read ends only when aborted, and nothing aborts this one before its first chunk.
+  return end - 1n;
+}

@@ -1,0 +1,392 @@
+// The stream-windows command as a user runs it, against the real broker: in a pipe (stdout
+// for data, stderr for messages, exit codes, JSON) and in a pseudo-terminal made by
+// util-linux `script` (tables with colours, NO_COLOR, the progress bar).
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { aggregate, jsonMessage, readResults, type ReadResult } from '../../src/index.js';
+import { publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
+
+const real = rabbitForTests();
+const url = inject('rabbitmqUrl');
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const main = 'src/cli/main.ts';
+const progressChild = 'test/integration/cli-progress-child.ts';
+const version = (JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { version: string })
+  .version;
+/** A bound on one run of the command: far more than it needs (about a second). */
+const RUN_BOUND_MS = 20_000;
+
+/** What the children see: the broker's URL, and none of the runner's CI or NO_COLOR. */
+function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const { CI: _ci, NO_COLOR: _noColor, ...env } = process.env;
+  return { ...env, RABBITMQ_STREAM_URL: url, ...extra };
+}
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs a script with node and tsx, its stdout and stderr in pipes. */
+function inPipe(script: string, args: readonly string[], env = childEnv()): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', script, ...args],
+      { cwd: root, env, timeout: RUN_BOUND_MS },
+      (error, stdout, stderr) =>
+        resolve({
+          code: error === null ? 0 : ((error.code as number | null) ?? null),
+          stdout,
+          stderr,
+        }),
+    );
+  });
+}
+
+const cli = (args: readonly string[], env?: NodeJS.ProcessEnv) => inPipe(main, args, env);
+
+/** Runs a script in a pseudo-terminal: stdout and stderr are both the terminal, read here. */
+function inTerminal(script: string, args: readonly string[], env = childEnv()): Promise<Run> {
+  const quoted = [process.execPath, '--import', 'tsx', script, ...args]
+    .map((arg) => `'${arg.replaceAll("'", "'\\''")}'`)
+    .join(' ');
+  return new Promise((resolve) => {
+    execFile(
+      '/usr/bin/script',
+      ['-qfec', quoted, '/dev/null'],
+      { cwd: root, env, timeout: RUN_BOUND_MS },
+      (error, stdout) =>
+        resolve({
+          code: error === null ? 0 : ((error.code as number | null) ?? null),
+          stdout,
+          stderr: '',
+        }),
+    );
+  });
+}
+
+const ESC = '\x1b[';
+
+/** JSON lines of a --json run. */
+function jsonLines(stdout: string): Record<string, unknown>[] {
+  return stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** Five results of three outputs (sensors a, b, c; one-minute windows) and their raw messages. */
+let results: string;
+let resultMessages: Uint8Array[];
+let expected: ReadResult<number>[];
+
+beforeAll(async () => {
+  const source = await real.newStream('cli-in');
+  results = await real.newStream('cli-out');
+  const t0 = Date.UTC(2026, 0, 1);
+  await publishAll(
+    real.rabbit,
+    source,
+    Array.from({ length: 18 }, (_, i) =>
+      jsonMessage(
+        { sensor: 'abc'[i % 3], value: i, t: t0 + 20_000 * i },
+        { creationTime: t0 + 20_000 * i },
+      ),
+    ),
+  );
+  const target = real.rabbit.target(results, { producer: 'job' });
+  await aggregate<{ sensor: string; value: number }>(real.rabbit.source(source))
+    .tumbling('1m')
+    .key((r) => r.sensor)
+    .reduce((total, r) => total + r.value, 0)
+    .to(target, { retryDelayMs: 0 })
+    .run({ untilCaughtUp: true });
+  await target.close();
+  resultMessages = await readAll(real.rabbit, results);
+  expected = [];
+  for await (const item of readResults<number>(real.rabbit.source(results), {
+    untilCaughtUp: true,
+  })) {
+    expected.push(item);
+  }
+  expect(expected).toHaveLength(5);
+});
+
+describe('stream-windows in a pipe', () => {
+  // Every case of the command line is in test/unit/cli/command-line.test.ts (in-process);
+  // these check what only a process shows: its streams and its exit code.
+  it('should print help and the version on stdout and exit 0', async () => {
+    const [help, versionRun] = await Promise.all([cli(['help', 'status']), cli(['--version'])]);
+    expect(help).toMatchObject({ code: 0, stderr: '' });
+    expect(help.stdout).toContain('Usage: stream-windows status --source S');
+    expect(versionRun).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  it('should exit 2 with the reason on stderr for a wrong command line', async () => {
+    const [none, wrong] = await Promise.all([
+      cli([]),
+      cli(['tail', '--target', 't', '--from', 'yesterday']),
+    ]);
+    expect(none).toMatchObject({ code: 2, stdout: '' });
+    expect(none.stderr).toContain('Usage: stream-windows <command> [options]');
+    expect(wrong).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        "stream-windows: --from must be first, last, next or an offset (an integer >= 0), given: 'yesterday'\n" +
+        "Run 'stream-windows help tail' for usage.\n",
+    });
+  });
+
+  it('should report where a job stands as one JSON object', async () => {
+    const source = await real.newStream('cli-status');
+    const target = await real.newStream('cli-status-out');
+    const before = Date.now();
+    await publishAll(
+      real.rabbit,
+      source,
+      Array.from({ length: 10 }, (_, n) => jsonMessage({ n })),
+    );
+    const afterFirst = Date.now();
+    await sleep(20); // the second chunk gets a later broker timestamp
+    const beforeSecond = Date.now();
+    await publishAll(
+      real.rabbit,
+      source,
+      Array.from({ length: 10 }, (_, n) => jsonMessage({ n })),
+    );
+    const after = Date.now();
+    const producer = real.rabbit.target(target, { producer: 'job' });
+    await producer.publish(4n, [jsonMessage({ a: 'result' })]);
+    await producer.close();
+
+    const run = await cli([
+      'status',
+      '--source',
+      source,
+      '--target',
+      target,
+      '--producer',
+      'job',
+      '--json',
+    ]);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const status = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(status).toMatchObject({
+      source,
+      target,
+      producer: 'job',
+      lastPublishingId: '4',
+      resumeFrom: '5',
+      sourceEnd: '20',
+      lagMessages: '15',
+    });
+    // Broker timestamps on this machine's clock, in ms: bounded by the publishes.
+    const resumeAt = status.resumeChunkTime as number;
+    const lastAt = status.lastChunkTime as number;
+    expect(resumeAt).toBeGreaterThanOrEqual(before - 1);
+    expect(resumeAt).toBeLessThanOrEqual(afterFirst + 1);
+    expect(lastAt).toBeGreaterThanOrEqual(beforeSecond - 1);
+    expect(lastAt).toBeLessThanOrEqual(after + 1);
+    expect(status.lagMs).toBe(lastAt - resumeAt);
+  });
+
+  it('should exit 1 naming a stream that does not exist', async () => {
+    const missing = `cli-missing-${Date.now()}`;
+    const run = await cli([
+      'status',
+      '--source',
+      missing,
+      '--target',
+      results,
+      '--producer',
+      'job',
+    ]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(
+      `stream-windows: reading stream '${missing}' failed: querying its statistics failed with code 2 (stream does not exist)\n`,
+    );
+  });
+
+  it('should print the results of a target as JSON lines, stopping after --count', async () => {
+    const run = await cli([
+      'tail',
+      '--target',
+      results,
+      '--from',
+      'first',
+      '--count',
+      '4',
+      '--json',
+    ]);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const lines = jsonLines(run.stdout);
+    expect(lines).toEqual(
+      expected.slice(0, 4).map(({ offset, next, result }) => ({
+        offset: String(offset),
+        next: String(next),
+        ...JSON.parse(
+          JSON.stringify({
+            ...result,
+            firstOffset: String(result.firstOffset),
+            lastOffset: String(result.lastOffset),
+          }),
+        ),
+      })),
+    );
+  });
+
+  it('should skip a message that is not a result with a line on stderr naming its offset', async () => {
+    const mixed = await real.newStream('cli-mixed');
+    await publishAll(real.rabbit, mixed, [
+      resultMessages[0] as Uint8Array,
+      jsonMessage({ own: 'format' }),
+      resultMessages[1] as Uint8Array,
+    ]);
+    const run = await cli(['tail', '--target', mixed, '--from', 'first', '--count', '2', '--json']);
+    expect(run.code).toBe(0);
+    expect(jsonLines(run.stdout).map((line) => line.offset)).toEqual(['0', '2']);
+    expect(run.stderr).toMatch(
+      new RegExp(
+        `^stream-windows: skipped: the message at offset 1 of stream '${mixed}' is not a readable result: .+\\n$`,
+      ),
+    );
+  });
+
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'should follow from the last result, print new ones as they come, and stop on %s',
+    async (stopSignal) => {
+      const followed = await real.newStream('cli-follow');
+      await publishAll(real.rabbit, followed, resultMessages.slice(0, 3));
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', main, 'tail', '--target', followed, '--json'],
+        {
+          cwd: root,
+          env: childEnv(),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let stdout = '';
+      let stderr = '';
+      let grew = (): void => undefined;
+      child.stdout.on('data', (data: Buffer) => {
+        stdout += data.toString();
+        grew();
+      });
+      child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
+      const lines = async (n: number): Promise<void> => {
+        while (stdout.split('\n').length - 1 < n) {
+          await new Promise<void>((resolve) => (grew = resolve));
+        }
+      };
+      const exited = once(child, 'exit');
+      // Whatever happens here, the child does not outlive the test.
+      const bound = setTimeout(() => child.kill('SIGKILL'), RUN_BOUND_MS);
+      try {
+        await lines(1);
+        const writer = real.rabbit.target(followed, { producer: `later-${stopSignal}` });
+        await writer.publish(1n, [resultMessages[3] as Uint8Array]);
+        await writer.close();
+        await lines(2);
+        child.kill(stopSignal);
+      } catch (error) {
+        child.kill('SIGKILL');
+        throw error;
+      }
+      const [code, signal] = (await exited) as [number | null, string | null];
+      clearTimeout(bound);
+      expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
+      expect(jsonLines(stdout).map((line) => line.offset)).toEqual(['2', '3']);
+    },
+  );
+
+  it('should stay silent with its progress bar when stderr is a pipe', async () => {
+    const { source, target } = await backlog();
+    const run = await inPipe(progressChild, [url, source, target]);
+    expect(run).toEqual({ code: 0, stdout: 'done\n', stderr: '' });
+  });
+});
+
+let backlogSource: Promise<string> | undefined;
+
+/**
+ * A source of 600 messages in many chunks (made once, shared), and an empty target of its
+ * own, for a job to catch up with its progress bar.
+ */
+async function backlog(): Promise<{ source: string; target: string }> {
+  backlogSource ??= real.newStream('cli-backlog').then(async (stream) => {
+    await publishAll(
+      real.rabbit,
+      stream,
+      Array.from({ length: 600 }, (_, n) => jsonMessage({ n })),
+    );
+    return stream;
+  });
+  return { source: await backlogSource, target: await real.newStream('cli-backlog-out') };
+}
+
+describe('stream-windows in a terminal', () => {
+  it('should print the status as a table with colours, and without them under NO_COLOR', async () => {
+    const args = ['status', '--source', results, '--target', results, '--producer', 'job'];
+    const [coloured, plain] = await Promise.all([
+      inTerminal(main, args),
+      inTerminal(main, args, childEnv({ NO_COLOR: '1' })),
+    ]);
+    expect(coloured.code).toBe(0);
+    expect(plain.code).toBe(0);
+    const header = /SOURCE\s+TARGET\s+PRODUCER\s+LAST ID\s+RESUME AT\s+SOURCE END\s+LAG\s+LAG TIME/;
+    expect(coloured.stdout).toMatch(header);
+    expect(coloured.stdout).toContain(`${ESC}1m`); // bold header
+    expect(plain.stdout).toMatch(header);
+    expect(plain.stdout).not.toContain(ESC);
+    // The same table, once the colours are taken out.
+    // eslint-disable-next-line no-control-regex
+    expect(coloured.stdout.replace(/\x1b\[\d+m/g, '')).toBe(plain.stdout);
+  });
+
+  it('should print tail results as a table, one row per output', async () => {
+    const run = await inTerminal(main, [
+      'tail',
+      '--target',
+      results,
+      '--from',
+      '3',
+      '--count',
+      '1',
+    ]);
+    expect(run.code).toBe(0);
+    const lines = run.stdout.split('\r\n').filter((line) => line !== '');
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^${ESC.replace('[', '\\[')}1mOFFSET\\s+WINDOW START\\s+WINDOW END\\s+KEY\\s+COUNT\\s+VALUE`,
+      ),
+    );
+    const third = expected[3] as ReadResult<number>;
+    expect(lines.slice(1).map((line) => line.split(/\s+/))).toEqual(
+      third.result.outputs.map((o) => [
+        '3',
+        new Date(o.start).toISOString(),
+        new Date(o.end).toISOString(),
+        String(o.key),
+        String(o.count),
+        String(o.value),
+      ]),
+    );
+  });
+
+  it('should draw the progress bar while a job catches up, and clear it at the end', async () => {
+    const { source, target } = await backlog();
+    const run = await inTerminal(progressChild, [url, source, target]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/catching up \[.*\] \d+% \d+\/600 ETA/);
+    expect(run.stdout).toContain(`\r${ESC}2Kdone\r\n`);
+  });
+});

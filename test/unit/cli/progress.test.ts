@@ -1,0 +1,104 @@
+// showProgress against a job's events, drawn on a stream that says it is (or is not) a terminal.
+import { describe, expect, it } from 'vitest';
+import { showProgress } from '../../../src/cli/index.js';
+import { JobEvents } from '../../../src/core/job-events.js';
+
+/** A writable that records what is written, a terminal or not. */
+function screen(isTTY: boolean): { isTTY: boolean; text: string; write(chunk: string): boolean } {
+  return {
+    isTTY,
+    text: '',
+    write(chunk: string) {
+      this.text += chunk;
+      return true;
+    },
+  };
+}
+
+const CLEAR_LINE = '\r\x1b[2K';
+
+function job(): JobEvents {
+  return new JobEvents((name, error) => {
+    throw new Error(`listener of ${name} threw: ${String(error)}`);
+  });
+}
+
+/** A backlog of 100 messages from offset 100, read in chunks of 25. */
+function catchUp(events: JobEvents, chunks = 4): void {
+  events.emit('started', { lastPublishingId: 99n, from: 100n, sourceEnd: 200n, restarts: 0 });
+  for (let i = 0; i < chunks; i++) {
+    events.emit('read', { firstOffset: 100n + BigInt(25 * i), messages: 25, timestamp: 0 });
+  }
+}
+
+const asStream = (s: ReturnType<typeof screen>) => s as unknown as NodeJS.WritableStream;
+
+describe('showProgress', () => {
+  it('should draw a bar with counts and an ETA on a terminal and clear the line when caught up', () => {
+    const events = job();
+    const tty = screen(true);
+    showProgress(events, { stream: asStream(tty), env: {}, intervalMs: 0 });
+    catchUp(events, 2);
+    expect(tty.text).toContain('catching up [');
+    expect(tty.text).toContain('25% 25/100 ETA');
+    expect(tty.text).toContain('50% 50/100 ETA');
+    expect(tty.text).toContain('\x1b[32m'); // the bar is green
+    events.emit('caughtUp', { offset: 200n });
+    expect(tty.text.endsWith(CLEAR_LINE)).toBe(true);
+    expect(events.has('read')).toBe(false); // its listeners are gone
+  });
+
+  it('should redraw at most once per interval', () => {
+    const events = job();
+    const tty = screen(true);
+    showProgress(events, { stream: asStream(tty), env: {}, intervalMs: 3_600_000 });
+    catchUp(events);
+    expect(tty.text.split('catching up').length - 1).toBe(1);
+  });
+
+  it('should count from the first chunk read when the job starts from the first offset', () => {
+    const events = job();
+    const tty = screen(true);
+    showProgress(events, { stream: asStream(tty), env: {}, intervalMs: 0 });
+    events.emit('started', { lastPublishingId: 0n, from: 'first', sourceEnd: 60n, restarts: 0 });
+    events.emit('read', { firstOffset: 40n, messages: 10, timestamp: 0 });
+    expect(tty.text).toContain('50% 10/20 ETA');
+  });
+
+  it('should stay silent on a stream that is not a terminal, and with CI set', () => {
+    for (const [isTTY, env] of [
+      [false, {}],
+      [true, { CI: 'true' }],
+    ] as const) {
+      const events = job();
+      const out = screen(isTTY);
+      showProgress(events, { stream: asStream(out), env, intervalMs: 0 });
+      catchUp(events);
+      events.emit('caughtUp', { offset: 200n });
+      expect(out.text).toBe('');
+      // Nobody listens: the runner does not even ask for the source's end.
+      expect(events.has('caughtUp')).toBe(false);
+    }
+  });
+
+  it('should draw without colour when NO_COLOR is set', () => {
+    const events = job();
+    const tty = screen(true);
+    showProgress(events, { stream: asStream(tty), env: { NO_COLOR: '1' }, intervalMs: 0 });
+    catchUp(events);
+    expect(tty.text).toContain('100% 100/100');
+    expect(tty.text.replaceAll(CLEAR_LINE, '')).not.toContain('\x1b');
+  });
+
+  it('should clear the bar and stop listening when its stop function is called', () => {
+    const events = job();
+    const tty = screen(true);
+    const stop = showProgress(events, { stream: asStream(tty), env: {}, intervalMs: 0 });
+    catchUp(events, 1);
+    stop();
+    expect(tty.text.endsWith(CLEAR_LINE)).toBe(true);
+    const before = tty.text;
+    catchUp(events);
+    expect(tty.text).toBe(before);
+  });
+});
