@@ -96,7 +96,10 @@ describe('the RabbitMQ target', () => {
 
     // Refused (the broker dropped the publisher) or fenced; the resume point tells it is final.
     expect(results[0]).toMatchObject({ status: 'rejected', reason: { name: 'PublishError' } });
-    await expect(bad.lastPublishingId()).rejects.toMatchObject({ responseCode: 0x02, retriable: false });
+    await expect(bad.lastPublishingId()).rejects.toMatchObject({
+      responseCode: 0x02,
+      retriable: false,
+    });
     expect(results[1].status).toBe('fulfilled');
     expect(await good.lastPublishingId()).toBe(2n);
   });
@@ -113,7 +116,12 @@ describe('the RabbitMQ target', () => {
     expect(error).toBeInstanceOf(PublishError);
     expect(error).toMatchObject({ stream, publishingId: 2n });
     expect(resume).toBeInstanceOf(ResumePointError);
-    expect(resume).toMatchObject({ retriable: false, responseCode: 0x02, stream, producer: 'deleted' });
+    expect(resume).toMatchObject({
+      retriable: false,
+      responseCode: 0x02,
+      stream,
+      producer: 'deleted',
+    });
   });
 
   it('fails the resume point of a stream that never existed with a non-retriable code 2', async () => {
