@@ -33,6 +33,10 @@ describe('rabbitSource settings', () => {
     [{ reconnect: { attempts: 1.5 } }, 'reconnect.attempts must be an integer >= 1, given: 1.5'],
     [{ credit: 0 }, 'credit must be an integer from 1 to 65535, given: 0'],
     [{ singleActive: { name: '' } }, "singleActive.name must be a non-empty string, given: ''"],
+    [
+      { singleActive: { name: 'g', superStream: '' } },
+      "singleActive.superStream must be a non-empty string, given: ''",
+    ],
   ])('refuses %s', (options, message) => {
     const make = () => rabbitSource('s', { connection: nowhere, ...options });
     expect(make).toThrow(ConfigError);
