@@ -202,6 +202,11 @@ export class Subscription {
     if (held !== undefined) this.answerActivation(held, start);
   }
 
+  /** Whether it still delivers or stands by: not closed, lost or failed. */
+  get usable(): boolean {
+    return !this.closed && this.failure === undefined;
+  }
+
   /** Whether the attached reader's start was asked (it is, or was about to be, active). */
   get activated(): boolean {
     return this.startAsked;

@@ -148,8 +148,11 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
   function takeStandby(): Subscription | undefined {
     const kept = standby;
     standby = undefined;
-    if (kept !== undefined) clearTimeout(kept.timer);
-    return kept?.subscription;
+    if (kept === undefined) return undefined;
+    clearTimeout(kept.timer);
+    if (kept.subscription.usable) return kept.subscription;
+    void kept.subscription.close(); // lost while standing by: join again
+    return undefined;
   }
 
   /**
@@ -158,13 +161,13 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
    */
   function answerWhenAborted(subscription: Subscription, signal: AbortSignal): void {
     const release = (): void => {
-      void subscription.releaseStepDown().then(() => {
-        void takeStandby()?.close(); // at most one standing by
-        standby = {
-          subscription,
-          timer: setTimeout(() => void takeStandby()?.close(), timeoutMs),
-        };
-      });
+      // Standing by at once: a read that comes before the answers are written takes it.
+      void subscription.releaseStepDown();
+      void takeStandby()?.close(); // at most one standing by
+      standby = {
+        subscription,
+        timer: setTimeout(() => void takeStandby()?.close(), timeoutMs),
+      };
     };
     if (signal.aborted) release();
     else signal.addEventListener('abort', release, { once: true });
