@@ -233,6 +233,53 @@ describe('single active readers of RabbitMQ', () => {
     expect(await c.stop()).toBeUndefined();
   });
 
+  it('fails a reader told to step down while it is still asking where to start, with nothing delivered, and lets the next member start only after its abort', async () => {
+    const { name, partitions } = await newSuperStream(3);
+    const partition = partitions[2] ?? '';
+    await publishOneByOne(partition, 5);
+    const group = uniqueStream('group');
+    const member = (connection: typeof params): Source =>
+      rabbitSource(partition, { connection, singleActive: { name: group, superStream: name } });
+
+    const watchA = await proxy();
+    let answerA: () => void = () => undefined;
+    const aAnswers = new Promise<void>((resolve) => (answerA = resolve));
+    let aAsked = false;
+    const aSignal = new AbortController();
+    const aReading = member({ ...params, port: watchA.port }).read(async () => {
+      aAsked = true;
+      await aAnswers; // the resume point takes its time
+      return 0n;
+    }, aSignal.signal);
+    const aNext = aReading[Symbol.asyncIterator]().next();
+    await until(() => aAsked);
+
+    const watchOthers = await proxy();
+    const viaProxy = { ...params, port: watchOthers.port };
+    const b = new Reading(member(viaProxy), () => Promise.resolve(0n));
+    await watchOthers.brokerSent(SUBSCRIBE_RESPONSE, 1);
+    const cAskedAfterAbort: boolean[] = [];
+    const c = new Reading(member(viaProxy), () => {
+      cAskedAfterAbort.push(aSignal.signal.aborted);
+      return Promise.resolve(0n);
+    });
+    await watchOthers.brokerSent(SUBSCRIBE_RESPONSE, 2);
+    await watchA.brokerSent(CONSUMER_UPDATE, 2);
+
+    await expect(aNext).rejects.toThrow(SourceDeactivatedError);
+    answerA(); // the activation is answered after the step-down: the broker starts nothing
+    await sleep(300);
+    expect(cAskedAfterAbort).toEqual([]);
+    aSignal.abort();
+    await c.received(5);
+
+    expect(cAskedAfterAbort).toEqual([true]);
+    expect(c.offsets).toEqual([0n, 1n, 2n, 3n, 4n]);
+    expect(watchA.fromBroker.filter((key) => key === DELIVER)).toEqual([]);
+    expect(await b.stop()).toBeUndefined();
+    expect(await c.stop()).toBeUndefined();
+  });
+
   it('spreads the members of a group over the partitions as partition index rem group size, each activated once, as they join', async () => {
     const { name, partitions } = await newSuperStream(3);
     const group = uniqueStream('group');
