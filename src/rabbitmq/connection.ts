@@ -1,9 +1,24 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import { CreateStreamRequest } from 'rabbitmq-stream-js-client/dist/requests/create_stream_request.js';
+import {
+  CreateStreamRequest,
+  type CreateStreamArguments,
+} from 'rabbitmq-stream-js-client/dist/requests/create_stream_request.js';
+import { CreateSuperStreamRequest } from 'rabbitmq-stream-js-client/dist/requests/create_super_stream_request.js';
 import { DeleteStreamRequest } from 'rabbitmq-stream-js-client/dist/requests/delete_stream_request.js';
+import { DeleteSuperStreamRequest } from 'rabbitmq-stream-js-client/dist/requests/delete_super_stream_request.js';
+import { PartitionsQuery } from 'rabbitmq-stream-js-client/dist/requests/partitions_query.js';
+import { RouteQuery } from 'rabbitmq-stream-js-client/dist/requests/route_query.js';
+import type { PartitionsResponse } from 'rabbitmq-stream-js-client/dist/responses/partitions_response.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
+import type { RouteResponse } from 'rabbitmq-stream-js-client/dist/responses/route_response.js';
 import type { Source } from '../core/ports.js';
 import { ConfigError, StreamWindowsError } from '../common/errors.js';
+import { partitionFor } from '../common/partition-routing.js';
+import {
+  bindingKeysOf,
+  partitionNames,
+  type SuperStreamLayout,
+} from '../common/super-stream-layout.js';
 import { timerMs } from '../common/timer-duration.js';
 import { parseStreamUrl } from './connection-url.js';
 import { ReconnectingConnection, type ReconnectOptions } from './gaps/reconnect.js';
@@ -14,6 +29,7 @@ import {
   isRetriableCode,
 } from '../common/stream-protocol.js';
 import { rabbitSource, type RabbitSourceOptions } from './source.js';
+import { superStreamSource, type PartitionedSource } from './super-stream-source.js';
 import { RabbitTarget, type TargetOptions } from './target.js';
 
 export interface ConnectOptions extends ReconnectOptions {
@@ -99,26 +115,112 @@ export class RabbitMQ {
     return rabbitSource(stream, { logger: this.link.logger, ...options, connection: this.params });
   }
 
+  /**
+   * The partitions of super stream `name` as `Source` ports, each read by its own loop (see
+   * `PartitionedSource`). With `singleActive`, each partition is its own consumer group,
+   * named by `singleActive.name`, under RabbitMQ's partition rule (the subscription names the
+   * super stream): the member at `partition index rem group size`, in joining order, is active.
+   */
+  superStreamSource(
+    name: string,
+    options: Omit<RabbitSourceOptions, 'connection'> = {},
+  ): PartitionedSource {
+    return superStreamSource(name, () => this.partitions(name), {
+      ...options,
+      connection: this.params,
+    });
+  }
+
   /** Creates a stream; resolves as well when it exists already (with whatever settings it has). */
   async createStream(stream: string, options: StreamOptions = {}): Promise<void> {
     const response = await this.link.request<Response>(
-      new CreateStreamRequest({
-        stream,
-        arguments: {
-          ...(options.maxAge === undefined ? {} : { 'max-age': options.maxAge }),
-          ...(options.maxLengthBytes === undefined
-            ? {}
-            : { 'max-length-bytes': options.maxLengthBytes }),
-          ...(options.maxSegmentSizeBytes === undefined
-            ? {}
-            : { 'stream-max-segment-size-bytes': options.maxSegmentSizeBytes }),
-        },
-      }),
+      new CreateStreamRequest({ stream, arguments: streamArguments(options) }),
       this.requestTimeoutMs,
     );
     if (!response.ok && response.code !== STREAM_ALREADY_EXISTS) {
       throw new StreamCommandError('create', stream, response.code);
     }
+  }
+
+  /**
+   * Creates super stream `name` (its exchange, and a partition stream per binding key with
+   * `options`' retention) as `rabbitmq-streams add_super_stream` and the JS client do:
+   * `{ partitions: n }` makes `<name>-0` … `<name>-(n-1)` bound with the keys '0' … 'n-1';
+   * `{ bindingKeys }` makes `<name>-<key>` per key. Default: `{ partitions: 3 }`. Resolves
+   * with the partitions in order, also when the super stream exists already (they are then
+   * what the broker has, whatever the layout asked). A partition name that is already a
+   * stream is refused with a `StreamCommandError` (code 0x05, stream already exists).
+   */
+  async createSuperStream(
+    name: string,
+    layout: SuperStreamLayout = { partitions: 3 },
+    options: StreamOptions = {},
+  ): Promise<string[]> {
+    const partitions = partitionNames(name, layout);
+    const response = await this.link.request<Response>(
+      new CreateSuperStreamRequest({
+        streamName: name,
+        partitions,
+        bindingKeys: bindingKeysOf(layout),
+        arguments: streamArguments(options),
+      }),
+      this.requestTimeoutMs,
+    );
+    if (response.ok) return partitions;
+    const refused = new StreamCommandError('create super stream', name, response.code);
+    if (response.code !== STREAM_ALREADY_EXISTS) throw refused;
+    // The same code when one of the partition names is already a stream (RabbitMQ's
+    // check_already_existing_queue): only an existing super stream has partitions to list.
+    return this.partitions(name).catch(() => Promise.reject(refused));
+  }
+
+  /** Deletes a super stream and its partition streams; resolves as well when there is none. */
+  async deleteSuperStream(name: string): Promise<void> {
+    const response = await this.link.request<Response>(
+      new DeleteSuperStreamRequest(name),
+      this.requestTimeoutMs,
+    );
+    if (!response.ok && response.code !== STREAM_DOES_NOT_EXIST) {
+      throw new StreamCommandError('delete super stream', name, response.code);
+    }
+  }
+
+  /**
+   * The partition streams of `superStream` in partition order (the Partitions query): the
+   * order routing and the single-active partition rule index. Rejects with a
+   * `StreamCommandError` (code 0x02) when there is no such super stream.
+   */
+  async partitions(superStream: string): Promise<string[]> {
+    const response = await this.link.request<PartitionsResponse>(
+      new PartitionsQuery({ superStream }),
+      this.requestTimeoutMs,
+    );
+    if (!response.ok) throw new StreamCommandError('partitions', superStream, response.code);
+    return response.streams;
+  }
+
+  /**
+   * The partition `routingKey` goes to, as the Java and JS clients' hash routing picks it
+   * (MurmurHash3, see src/common/partition-routing.ts) over the Partitions query's order,
+   * and as the embedded broker's `route` does.
+   */
+  async route(superStream: string, routingKey: string): Promise<string> {
+    return partitionFor(routingKey, await this.partitions(superStream));
+  }
+
+  /**
+   * The partitions bound with exactly `bindingKey` (the broker's Route query: the super
+   * stream's direct exchange, as the clients' "key" routing strategy uses it); empty when no
+   * binding matches. Not the hash of `route`: with `{ partitions: n }` the key '1' is bound
+   * to `<name>-1` whatever its hash.
+   */
+  async bindingRoute(superStream: string, bindingKey: string): Promise<string[]> {
+    const response = await this.link.request<RouteResponse>(
+      new RouteQuery({ superStream, routingKey: bindingKey }),
+      this.requestTimeoutMs,
+    );
+    if (!response.ok) throw new StreamCommandError('route', superStream, response.code);
+    return response.streams;
   }
 
   /** Deletes a stream and everything in it; resolves as well when there is no such stream. */
@@ -153,6 +255,17 @@ export class RabbitMQ {
       this.targets.size + 1,
     );
   }
+}
+
+/** RabbitMQ's `x-` stream arguments for `options`. */
+function streamArguments(options: StreamOptions): CreateStreamArguments {
+  return {
+    ...(options.maxAge === undefined ? {} : { 'max-age': options.maxAge }),
+    ...(options.maxLengthBytes === undefined ? {} : { 'max-length-bytes': options.maxLengthBytes }),
+    ...(options.maxSegmentSizeBytes === undefined
+      ? {}
+      : { 'stream-max-segment-size-bytes': options.maxSegmentSizeBytes }),
+  };
 }
 
 /**

@@ -1,31 +1,42 @@
 import { Offset, type ClientParams } from 'rabbitmq-stream-js-client';
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { CreditRequest } from 'rabbitmq-stream-js-client/dist/requests/credit_request.js';
-import { ConsumerUpdateResponse } from 'rabbitmq-stream-js-client/dist/requests/consumer_update_response.js';
 import { SubscribeRequest } from 'rabbitmq-stream-js-client/dist/requests/subscribe_request.js';
-import type { ConsumerUpdateQuery } from 'rabbitmq-stream-js-client/dist/responses/consumer_update_query.js';
 import type { SubscribeResponse } from 'rabbitmq-stream-js-client/dist/responses/subscribe_response.js';
 import type { SourceChunk } from '../core/ports.js';
-import { RetentionGapError, SourceError, describe } from '../common/errors.js';
+import {
+  RetentionGapError,
+  SourceDeactivatedError,
+  SourceError,
+  describe,
+} from '../common/errors.js';
 import { parseDeliver } from './deliver-chunk.js';
 import { OK, codeName, isRetriableCode } from '../common/stream-protocol.js';
 import { queryStreamStats } from './stream-stats.js';
 import { abandon, socketOf } from './gaps/client-socket.js';
 import { routeDeliverFrames } from './gaps/consume-raw-chunks.js';
+import { answerConsumerUpdate, type ConsumerUpdate } from './gaps/consumer-update.js';
 import { openConnection } from './gaps/handshake.js';
 
-/** Single active consumer: one reader per `name` on the stream reads; the others wait. */
+/**
+ * Single active consumer: of the readers subscribed under one `name` on a stream, the broker
+ * lets one read; the others stand by. Where the active one starts is the `from` of its
+ * `read`, asked when the broker activates it (pass a function to read the resume point then).
+ */
 export interface SingleActiveOptions {
-  /** Consumer group name (the broker's "consumer reference"); same on every instance. */
+  /** Consumer group name (the broker's "consumer reference"); the same on every instance. */
   readonly name: string;
   /**
-   * Where to start when this instance becomes the active one: the broker asks at that
-   * moment, so the answer can reflect what the previous active instance already did (for
-   * the engine: the target's last publishing id + 1). Default: where `read` was asked to
-   * start, or after the last chunk this reader delivered.
+   * The super stream the stream is a partition of. The subscription then names it
+   * (`super-stream` property) and RabbitMQ picks the active member as the partition's index
+   * rem the group's size, moving it as members join and leave; without it the first member
+   * to join is active until it leaves.
    */
-  readonly resumeFrom?: () => Promise<bigint>;
+  readonly superStream?: string;
 }
+
+/** Where an activated single active consumer starts, asked at that moment. */
+export type ActivationStart = () => Promise<bigint | 'first'>;
 
 export interface SubscriptionOptions {
   readonly stream: string;
@@ -79,6 +90,13 @@ const SUBSCRIPTION_ID = 0;
  * One subscription on its own connection: the raw Deliver frames become `SourceChunk`s in
  * a queue the reader drains with `take()`. Credit is granted one chunk at a time as the
  * reader takes chunks, so at most `credit` chunks are ever buffered.
+ *
+ * A single active subscription delivers only between an activation it answered and the next
+ * step-down. It answers an activation once a reader is attached (`attach`), with where that
+ * reader's start says; a step-down stops delivery at once, drops the queued chunks and makes
+ * `take()` throw `SourceDeactivatedError`, and is answered only by `releaseStepDown()`. The
+ * subscription stays a member of its group meanwhile and after, standing by for the next
+ * activation, so the group's order (which decides who is active on a partition) is kept.
  */
 export class Subscription {
   private readonly queue: SourceChunk[] = [];
@@ -87,6 +105,8 @@ export class Subscription {
   private wake: (() => void) | undefined;
   /** Messages before this offset are dropped; moves forward with every delivery. */
   private from: bigint;
+  /** One past the last message `take()` handed out, for the reader's errors. */
+  private taken: bigint | undefined;
   /**
    * The offset the broker was last asked to start at, until its first delivery is checked:
    * the broker attaches a reader below the first offset it still holds at that first offset,
@@ -98,11 +118,28 @@ export class Subscription {
   /** Ends waits that must not outlive the subscription. */
   private readonly closing = new AbortController();
 
+  // Single active consumer state (a plain subscription always delivers).
+  private delivering: boolean;
+  /** Where the attached reader starts when activated; undefined while no reader is attached. */
+  private start: ActivationStart | undefined;
+  /** An activation that came while no reader was attached: answered by the next `attach`. */
+  private heldActivation: number | undefined;
+  /** Whether the attached reader's start was asked: it is activated, or about to be. */
+  private startAsked = false;
+  /** Counts step-downs, so an activation answered after one starts no delivery. */
+  private stepDowns = 0;
+  /** Step-downs not answered yet (correlation ids), answered by `releaseStepDown()`. */
+  private unanswered: number[] = [];
+  private deactivated: SourceDeactivatedError | undefined;
+  /** Answers go out one at a time, in the order the broker asked. */
+  private answers: Promise<void> = Promise.resolve();
+
   private constructor(
     private readonly connection: Connection,
     private readonly options: SubscriptionOptions,
   ) {
     this.from = typeof options.from === 'bigint' ? options.from : 0n;
+    this.delivering = options.singleActive === undefined;
   }
 
   static async open(params: ClientParams, options: SubscriptionOptions): Promise<Subscription> {
@@ -115,13 +152,15 @@ export class Subscription {
           ref.subscription?.lose(`stream metadata changed (code ${update.metadataInfo.code})`);
         }
       },
-      consumer_update_query: (query) => ref.subscription?.activate(query),
     });
     const subscription = new Subscription(connection, options);
     ref.subscription = subscription;
     routeDeliverFrames(
       connection,
-      (frame) => subscription.deliver(frame),
+      {
+        deliver: (frame) => subscription.deliver(frame),
+        consumerUpdate: (update) => subscription.update(update),
+      },
       (error) => subscription.lose(`reading from the connection failed: ${describe(error)}`),
     );
     try {
@@ -135,11 +174,12 @@ export class Subscription {
 
   /**
    * The next chunk; undefined once `close()` was called. Throws `SubscriptionLostError`,
-   * `SubscribeError` or `MalformedChunkError` (from ./deliver-chunk.ts).
+   * `SubscribeError`, `SourceDeactivatedError` or `MalformedChunkError` (./deliver-chunk.ts).
    */
   async take(): Promise<SourceChunk | undefined> {
     for (;;) {
       if (this.closed) return undefined;
+      if (this.deactivated !== undefined) throw this.deactivated;
       if (this.checking !== undefined) {
         await this.checking;
         continue;
@@ -147,11 +187,50 @@ export class Subscription {
       const chunk = this.queue.shift();
       if (chunk !== undefined) {
         this.grant(1);
+        this.taken = chunk.firstOffset + BigInt(chunk.count);
         return chunk;
       }
       if (this.failure !== undefined) throw this.failure;
       await new Promise<void>((resolve) => (this.wake = resolve));
     }
+  }
+
+  /**
+   * Single active: a reader is here to read from where `start` says once activated. An
+   * activation that came while none was attached is answered now.
+   */
+  attach(start: ActivationStart): void {
+    this.start = start;
+    this.startAsked = false;
+    this.deactivated = undefined;
+    this.taken = undefined;
+    const held = this.heldActivation;
+    this.heldActivation = undefined;
+    if (held !== undefined) this.answerActivation(held, start);
+  }
+
+  /** Whether it still delivers or stands by: not closed, lost or failed. */
+  get usable(): boolean {
+    return !this.closed && this.failure === undefined;
+  }
+
+  /** Whether the attached reader's start was asked (it is, or was about to be, active). */
+  get activated(): boolean {
+    return this.startAsked;
+  }
+
+  /**
+   * Answers the step-downs the broker is waiting for (it then activates the next member) and
+   * stands by for the next reader. Resolves once the answers are written.
+   */
+  releaseStepDown(): Promise<void> {
+    this.start = undefined;
+    const stepDowns = this.unanswered;
+    this.unanswered = [];
+    for (const correlationId of stepDowns) {
+      this.answer(() => answerConsumerUpdate(this.connection, correlationId, this.from));
+    }
+    return this.answers;
   }
 
   async close(): Promise<void> {
@@ -182,8 +261,13 @@ export class Subscription {
     if (singleActive !== undefined) {
       properties['single-active-consumer'] = 'true';
       properties['name'] = singleActive.name;
+      if (singleActive.superStream !== undefined) {
+        properties['super-stream'] = singleActive.superStream;
+      }
+    } else if (typeof from === 'bigint') {
+      // A single active subscription starts where its activation answers, checked then.
+      this.requested = from;
     }
-    if (typeof from === 'bigint') this.requested = from;
     const response = await this.connection.sendAndWait<SubscribeResponse>(
       new SubscribeRequest({
         subscriptionId: SUBSCRIPTION_ID,
@@ -205,7 +289,7 @@ export class Subscription {
   }
 
   private deliver(frame: Buffer): void {
-    if (this.closed || this.failure !== undefined) return;
+    if (this.closed || this.failure !== undefined || !this.delivering) return;
     try {
       const { chunk, chunkId, nextOffset } = parseDeliver(frame, this.options.stream, this.from);
       if (this.requested !== undefined) {
@@ -255,34 +339,85 @@ export class Subscription {
     this.checking = check();
   }
 
+  /** The reader's own failure (where to start could not be read), passed on as it is. */
+  private fail(error: unknown): void {
+    if (this.closed || this.failure !== undefined) return;
+    this.failure = error instanceof Error ? error : new Error(describe(error));
+    this.notify();
+  }
+
   private lose(reason: string): void {
     if (this.closed || this.failure !== undefined) return;
     this.failure = new SubscriptionLostError(this.options.stream, this.from, reason);
     this.notify();
   }
 
-  /** The broker made this reader the active one (or passive again) of its group. */
-  private activate(query: ConsumerUpdateQuery): void {
-    const resumeFrom = this.options.singleActive?.resumeFrom;
-    const answer = async (): Promise<void> => {
-      if (query.active !== 0 && resumeFrom !== undefined) this.from = await resumeFrom();
-      // The offset answered is where the broker starts: checked like a subscribe's.
-      this.requested = query.active !== 0 ? this.from : undefined;
-      await this.connection.send(
-        new ConsumerUpdateResponse({
-          correlationId: query.correlationId,
-          responseCode: OK,
-          offset: Offset.offset(this.from),
-        }),
+  /** The broker made this reader the active one of its group, or tells it to step down. */
+  private update({ correlationId, subscriptionId, active }: ConsumerUpdate): void {
+    if (subscriptionId !== SUBSCRIPTION_ID || this.options.singleActive === undefined) return;
+    if (active) {
+      if (this.start === undefined) this.heldActivation = correlationId;
+      else this.answerActivation(correlationId, this.start);
+      return;
+    }
+    // RabbitMQ closed this consumer's reader when it sent this: nothing more is delivered,
+    // and what is queued must not be processed. Its credit is given back for the next
+    // activation (the broker keeps credit given while inactive).
+    this.stepDowns++;
+    this.delivering = false;
+    this.requested = undefined;
+    this.grant(this.queue.length);
+    this.queue.length = 0;
+    this.unanswered.push(correlationId);
+    const held = this.heldActivation;
+    this.heldActivation = undefined;
+    if (held !== undefined) {
+      this.answer(() => answerConsumerUpdate(this.connection, held, this.from));
+    }
+    if (this.start === undefined) {
+      void this.releaseStepDown(); // no reader: nothing under way to wait for
+      return;
+    }
+    const { stream, singleActive } = this.options;
+    this.deactivated ??= new SourceDeactivatedError(stream, singleActive.name, this.taken);
+    this.notify();
+  }
+
+  /** Asks where `start` says, then answers the activation there and starts delivering. */
+  private answerActivation(correlationId: number, start: ActivationStart): void {
+    const stepDowns = this.stepDowns;
+    this.startAsked = true;
+    this.answer(async () => {
+      let from: bigint | 'first';
+      try {
+        from = await start();
+      } catch (error) {
+        // Unanswered, the activation passes to the next member once the reader closes this.
+        this.fail(error);
+        return;
+      }
+      if (this.closed) return;
+      if (stepDowns === this.stepDowns) {
+        // Deliveries follow the answer: the broker starts its reader when it gets it.
+        this.from = from === 'first' ? 0n : from;
+        this.requested = from === 'first' ? undefined : from; // checked like a subscribe's
+        this.delivering = true;
+      }
+      // Answered even when stepped down meanwhile: the broker waits for every answer.
+      await answerConsumerUpdate(this.connection, correlationId, from);
+    });
+  }
+
+  private answer(step: () => Promise<void>): void {
+    this.answers = this.answers
+      .then(step)
+      .catch((error: unknown) =>
+        this.lose(`answering the single-active-consumer update failed: ${describe(error)}`),
       );
-    };
-    answer().catch((error: unknown) =>
-      this.lose(`answering the single-active-consumer update failed: ${describe(error)}`),
-    );
   }
 
   private grant(chunks: number): void {
-    if (this.closed || this.failure !== undefined) return;
+    if (this.closed || this.failure !== undefined || chunks === 0) return;
     // Fire and forget: the client's send() never settles once the socket is closed, and a
     // lost connection is reported by the close listener anyway.
     void this.connection

@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import type { Source, SourceChunk } from '../core/ports.js';
+import type { ReadStart, Source, SourceChunk } from '../core/ports.js';
 import { checkLogger, type Logger } from '../common/logger.js';
 import { timerMs } from '../common/timer-duration.js';
 import {
   ConfigError,
+  SourceDeactivatedError,
   SourceError,
   StreamWindowsError,
   describe,
@@ -12,7 +13,11 @@ import {
 } from '../common/errors.js';
 import { backoffDelay, backoffDelays } from './backoff-delays.js';
 import { endOffset } from './source-end-offset.js';
-import { Subscription, type SingleActiveOptions } from './source-subscription.js';
+import {
+  Subscription,
+  type ActivationStart,
+  type SingleActiveOptions,
+} from './source-subscription.js';
 
 /** How a source re-subscribes after a lost connection (targets reconnect with ConnectOptions). */
 export interface SourceReconnectOptions {
@@ -50,6 +55,11 @@ export interface RabbitSourceOptions {
  * `reconnect.attempts` consecutive failures, or on an error that retrying cannot fix
  * (stream deleted, access refused, malformed chunk), `read` throws: the engine restarts
  * from its resume point.
+ *
+ * With `singleActive` the reader joins the broker's consumer group and reads only while the
+ * broker keeps it active (see `Source.read` for the contract). Once activated, a lost
+ * connection fails the read (retriable) instead of resuming here: another member may have
+ * been activated meanwhile, so the runner starts again from its resume point.
  */
 export function rabbitSource(stream: string, options: RabbitSourceOptions): Source {
   const credit = options.credit ?? 8;
@@ -68,20 +78,31 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
   if (options.singleActive !== undefined && (typeof groupName !== 'string' || groupName === '')) {
     throw new ConfigError('singleActive.name', 'must be a non-empty string', groupName);
   }
+  const superStream = options.singleActive?.superStream;
+  if (superStream !== undefined && (typeof superStream !== 'string' || superStream === '')) {
+    throw new ConfigError('singleActive.superStream', 'must be a non-empty string', superStream);
+  }
 
-  async function* read(from: bigint | 'first', signal: AbortSignal): AsyncGenerator<SourceChunk> {
-    let next = from;
+  /**
+   * A single active source's group membership kept between reads: after a step-down the
+   * subscription stands by for the next read, for at most `timeoutMs`, instead of leaving
+   * the group and joining again at its end (which on a super-stream partition would move the
+   * active member around the group again).
+   */
+  let standby: { subscription: Subscription; timer: NodeJS.Timeout } | undefined;
+
+  async function* read(from: ReadStart, signal: AbortSignal): AsyncGenerator<SourceChunk> {
+    const singleActive = options.singleActive;
+    // A plain source may begin at once; a single active one starts where its activation
+    // answers (the subscribe's own offset is then unused).
+    let next: bigint | 'first' =
+      typeof from !== 'function' ? from : singleActive === undefined ? await from() : 'first';
+    const start: ActivationStart = typeof from === 'function' ? from : () => Promise.resolve(next);
     let failures = 0;
     while (!signal.aborted) {
       let subscription: Subscription;
       try {
-        subscription = await Subscription.open(options.connection, {
-          stream,
-          from: next,
-          credit,
-          connectTimeoutMs: timeoutMs,
-          ...(options.singleActive === undefined ? {} : { singleActive: options.singleActive }),
-        });
+        subscription = takeStandby() ?? (await open(next));
       } catch (error) {
         if (!retriable(error)) throw error;
         if (++failures >= attempts) throw gaveUp(error, next);
@@ -93,8 +114,10 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
         await subscription.close();
         return;
       }
+      if (singleActive !== undefined) subscription.attach(start);
       const stop = (): void => void subscription.close();
       signal.addEventListener('abort', stop, { once: true });
+      let steppedDown = false;
       try {
         for (;;) {
           const chunk = await subscription.take();
@@ -112,14 +135,56 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
           yield chunk;
         }
       } catch (error) {
-        if (!retriable(error)) throw error;
+        steppedDown = error instanceof SourceDeactivatedError;
+        // Once activated, another member may have taken over meanwhile: the reader must
+        // start again from its resume point, not from here.
+        if (steppedDown || !retriable(error) || subscription.activated) throw error;
         if (++failures >= attempts) throw gaveUp(error, next);
         await backoff(error, failures, next, signal);
       } finally {
         signal.removeEventListener('abort', stop);
-        await subscription.close();
+        if (steppedDown) answerWhenAborted(subscription, signal);
+        else await subscription.close();
       }
     }
+  }
+
+  function open(next: bigint | 'first'): Promise<Subscription> {
+    return Subscription.open(options.connection, {
+      stream,
+      from: next,
+      credit,
+      connectTimeoutMs: timeoutMs,
+      ...(options.singleActive === undefined ? {} : { singleActive: options.singleActive }),
+    });
+  }
+
+  function takeStandby(): Subscription | undefined {
+    const kept = standby;
+    standby = undefined;
+    if (kept === undefined) return undefined;
+    clearTimeout(kept.timer);
+    if (kept.subscription.usable) return kept.subscription;
+    void kept.subscription.close(); // lost while standing by: join again
+    return undefined;
+  }
+
+  /**
+   * The contract of a step-down: the broker gets its answer (and activates the next member)
+   * only when the reader's signal aborts, which the runner does once its confirms landed.
+   */
+  function answerWhenAborted(subscription: Subscription, signal: AbortSignal): void {
+    const release = (): void => {
+      // Standing by at once: a read that comes before the answers are written takes it.
+      void subscription.releaseStepDown();
+      void takeStandby()?.close(); // at most one standing by
+      standby = {
+        subscription,
+        timer: setTimeout(() => void takeStandby()?.close(), timeoutMs),
+      };
+    };
+    if (signal.aborted) release();
+    else signal.addEventListener('abort', release, { once: true });
   }
 
   /**

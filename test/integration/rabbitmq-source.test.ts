@@ -163,17 +163,12 @@ describe('rabbitSource', () => {
     const secondChunks: SourceChunk[] = [];
     let asked = 0;
     const secondReading = (async () => {
-      const source = rabbitSource(stream, {
-        connection: params,
-        singleActive: {
-          ...group,
-          resumeFrom: async () => {
-            asked++;
-            return 6n;
-          },
-        },
-      });
-      for await (const chunk of source.read(0n, second.signal)) {
+      const source = rabbitSource(stream, { connection: params, singleActive: group });
+      const resumePoint = async (): Promise<bigint> => {
+        asked++;
+        return 6n;
+      };
+      for await (const chunk of source.read(resumePoint, second.signal)) {
         secondChunks.push(chunk);
         second.abort();
       }

@@ -23,6 +23,10 @@ export interface TcpProxy {
    * after it on that connection) until the returned function is called.
    */
   holdFrame(key: number): Promise<() => void>;
+  /** The keys of the frames the broker sent to clients so far, in order (all connections). */
+  readonly fromBroker: readonly number[];
+  /** Resolves once the broker has sent `count` frames with this key to clients. */
+  brokerSent(key: number, count: number): Promise<void>;
   /** Resolves once every client connection made so far is closed. */
   allClosed(): Promise<void>;
   close(): Promise<void>;
@@ -42,6 +46,9 @@ export async function startProxy(
   let refusing = false;
   let holding = false;
   let frameHold: { key: number; found: (release: () => void) => void } | undefined;
+  const fromBroker: number[] = [];
+  const brokerWaits = new Set<{ key: number; count: number; done: () => void }>();
+  const sentByBroker = (key: number): number => fromBroker.filter((k) => k === key).length;
 
   const server = createServer((client) => {
     if (refusing) {
@@ -53,6 +60,16 @@ export async function startProxy(
     const pair: [Socket, Socket] = [client, upstream];
     pairs.add(pair);
     upstream.pipe(client);
+    const brokerFrames = new FrameAssembler((frame) => {
+      fromBroker.push(frame.readUInt16BE(4));
+      for (const wait of brokerWaits) {
+        if (sentByBroker(wait.key) >= wait.count) {
+          brokerWaits.delete(wait);
+          wait.done();
+        }
+      }
+    });
+    upstream.on('data', (data: Buffer) => brokerFrames.push(data));
     // Client to broker frame by frame, so that one frame can be held back.
     const queue: Buffer[] = [];
     let held = holding;
@@ -104,6 +121,11 @@ export async function startProxy(
       releases.clear();
     },
     holdFrame: (key) => new Promise((found) => (frameHold = { key, found })),
+    fromBroker,
+    brokerSent: (key, count) =>
+      sentByBroker(key) >= count
+        ? Promise.resolve()
+        : new Promise((done) => brokerWaits.add({ key, count, done })),
     allClosed: async () => {
       await Promise.all(
         clients.map((client) => (client.destroyed ? undefined : once(client, 'close'))),

@@ -3,6 +3,11 @@ import { ClientInternalsError } from '../../common/errors.js';
 import { DELIVER_KEY } from '../deliver-chunk.js';
 import { FrameAssembler } from '../socket-frames.js';
 import { socketOf } from './client-socket.js';
+import {
+  CONSUMER_UPDATE_KEY,
+  parseConsumerUpdate,
+  type ConsumerUpdate,
+} from './consumer-update.js';
 
 /**
  * GAP (rabbitmq-stream-js-client 1.0.0): the stock consumer decodes every Deliver frame
@@ -19,8 +24,10 @@ import { socketOf } from './client-socket.js';
  * authentication, tuning, heartbeats, request/response correlation) and put a frame router
  * between its socket and its decoder: Deliver frames go to `onDeliver` untouched (views of
  * the socket's reads; a frame that spans reads is copied once, see ../socket-frames.ts),
- * every other frame goes on to the client's own listener as before. The subscription and credit are then ours
- * (see ../source-subscription.ts); the client's consumer is never used.
+ * every other frame goes on to the client's own listener as before, except ConsumerUpdate
+ * frames, which take the same way out (./consumer-update.ts) so that they are seen in order
+ * with the chunks. The subscription and credit are then ours (see ../source-subscription.ts);
+ * the client's consumer is never used.
  *
  * It relies on two private details of the client: the connection's `socket` field
  * (./client-socket.ts) and its single 'data' listener; both are checked, loudly.
@@ -31,18 +38,24 @@ import { socketOf } from './client-socket.js';
 /** Receives one whole Deliver frame, without its size prefix (starting at the key). */
 export type DeliverHandler = (frame: Buffer) => void;
 
+/** Where the frames the client must not see go. */
+export interface ConsumerFrameHandlers {
+  readonly deliver: DeliverHandler;
+  readonly consumerUpdate: (update: ConsumerUpdate) => void;
+}
+
 const EMPTY = Buffer.alloc(0);
 const SIZE_PREFIX = 4;
 
 /**
- * Routes the Deliver frames of `connection` (a connected, handshaken client connection
- * used for nothing else) to `onDeliver`. Whatever throws while a socket read is handled
+ * Routes the Deliver and ConsumerUpdate frames of `connection` (a connected, handshaken
+ * client connection used for nothing else) to `handlers`. Whatever throws while a socket read is handled
  * (the client's decoder on a frame it does not know, for one) goes to `onError` instead of
  * becoming an uncaught exception; the connection is then unusable.
  */
 export function routeDeliverFrames(
   connection: Connection,
-  onDeliver: DeliverHandler,
+  handlers: ConsumerFrameHandlers,
   onError: (error: unknown) => void,
 ): void {
   const net = socketOf(connection);
@@ -63,8 +76,11 @@ export function routeDeliverFrames(
 
   let forwarded = false;
   const frames = new FrameAssembler((frame) => {
-    if (frame.length >= SIZE_PREFIX + 2 && frame.readUInt16BE(SIZE_PREFIX) === DELIVER_KEY) {
-      onDeliver(frame.subarray(SIZE_PREFIX));
+    const key = frame.length >= SIZE_PREFIX + 2 ? frame.readUInt16BE(SIZE_PREFIX) : undefined;
+    if (key === DELIVER_KEY) {
+      handlers.deliver(frame.subarray(SIZE_PREFIX));
+    } else if (key === CONSUMER_UPDATE_KEY) {
+      handlers.consumerUpdate(parseConsumerUpdate(frame.subarray(SIZE_PREFIX)));
     } else {
       toClient(frame);
       forwarded = true;

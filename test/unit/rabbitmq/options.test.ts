@@ -38,6 +38,10 @@ describe('rabbitSource settings', () => {
       { logger: { warn: () => undefined } as unknown as Logger },
       "logger must have pino's methods debug, info, warn and error (missing: debug, info, error)",
     ],
+    [
+      { singleActive: { name: 'g', superStream: '' } },
+      "singleActive.superStream must be a non-empty string, given: ''",
+    ],
   ])('refuses %s', (options, message) => {
     const make = () => rabbitSource('s', { connection: nowhere, ...options });
     expect(make).toThrow(ConfigError);
