@@ -19,7 +19,11 @@ export interface RunOptions {
 }
 
 export interface RunSummary {
-  /** New results this run stored: publishes the broker confirmed and did not discard. */
+  /**
+   * Results of this run the broker confirmed, less those known to be duplicates. With a second
+   * instance of the job publishing under the same name at once, this counts the steps the
+   * other one stored first as well: a confirm does not tell a store from a discard.
+   */
   readonly results: number;
   /**
    * Results published again after a restart and confirmed as duplicates (publishing id not
