@@ -17,11 +17,12 @@ export class OrderedPublisher {
     private readonly maxInFlight: number,
   ) {}
 
-  /** Issues the write; `confirmed` runs when the broker confirms it. */
+  /** Issues the write (routed by `routingKey` on a super stream); `confirmed` runs on its confirm. */
   async publish(
     publishingId: bigint,
     messages: readonly Uint8Array[],
     confirmed: () => void,
+    routingKey?: string,
   ): Promise<void> {
     this.throwIfFailed();
     while (this.inFlight.length >= this.maxInFlight) {
@@ -32,7 +33,7 @@ export class OrderedPublisher {
     // turn, and is noticed in the same tick as before a confirm callback existed.
     this.awaiting++;
     this.inFlight.push(
-      this.target.publish(publishingId, messages).then(
+      this.target.publish(publishingId, messages, routingKey).then(
         () => {
           this.awaiting--;
           confirmed();

@@ -42,6 +42,8 @@ export interface RunnerConfig<T, A, R> {
   readonly encode: (result: StepResult<R>) => Uint8Array[];
   /** Results awaiting their confirm at once (default 32). */
   readonly maxInFlight: number;
+  /** The routing key of a step's result, for a super-stream target; none for one stream. */
+  readonly route: ((result: StepResult<R>) => string) | undefined;
   /** Delay before resuming after a retriable error, doubled each time up to `maxRetryDelayMs`. */
   readonly retryDelayMs: number;
   readonly maxRetryDelayMs: number;
@@ -216,6 +218,7 @@ export class Runner<T, A, R> {
             id,
             this.encode(result),
             observed ? this.confirmObserved(result, duplicate, readAt, count) : count,
+            this.routingKey(result),
           );
         }
         processor.ready.length = 0;
@@ -356,6 +359,22 @@ export class Runner<T, A, R> {
       yield chunk;
     }
     if (resumeAtOne) yield* source.read(1n, signal);
+  }
+
+  private routingKey(result: StepResult<R>): string | undefined {
+    const { route } = this.config;
+    if (route === undefined) return undefined;
+    let key: unknown;
+    try {
+      key = route(result);
+    } catch (cause) {
+      throw new ProcessingError(this.config.source.stream, result.lastOffset, 'route', cause);
+    }
+    if (typeof key !== 'string') {
+      const cause = new TypeError(`route must return a string, returned ${typeof key}`);
+      throw new ProcessingError(this.config.source.stream, result.lastOffset, 'route', cause);
+    }
+    return key;
   }
 
   private encode(result: StepResult<R>): Uint8Array[] {
