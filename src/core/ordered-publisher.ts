@@ -11,6 +11,12 @@ export class OrderedPublisher {
   private readonly inFlight: Promise<void>[] = [];
   private failure: { error: unknown } | undefined;
   private awaiting = 0;
+  private noticeFailure = (): void => undefined;
+  /**
+   * Settles (never rejects) when a write fails: a loop waiting for its next chunk must learn
+   * of it then, not when the next result or a drain comes, which on a quiet source is never.
+   */
+  readonly failed = new Promise<void>((resolve) => (this.noticeFailure = resolve));
 
   constructor(
     private readonly target: Target,
@@ -41,9 +47,15 @@ export class OrderedPublisher {
         (error: unknown) => {
           this.awaiting--;
           this.failure ??= { error };
+          this.noticeFailure();
         },
       ),
     );
+  }
+
+  /** No write under way and none failed: nothing to learn before the next chunk. */
+  get idle(): boolean {
+    return this.awaiting === 0 && this.failure === undefined;
   }
 
   /** Writes issued and neither confirmed nor failed yet. */

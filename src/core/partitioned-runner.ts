@@ -97,7 +97,9 @@ export class PartitionedRunner<T = unknown, A = unknown, R = unknown> {
     const stop = new AbortController();
     const signal =
       options.signal === undefined ? stop.signal : AbortSignal.any([options.signal, stop.signal]);
-    const done = this.runLoops({ ...options, signal }, stop);
+    // Whatever ended the run, its groups are left: a loop that stopped while stepping down
+    // would otherwise stay a passive member, which the broker could pick and never hear from.
+    const done = this.runLoops({ ...options, signal }, stop).finally(() => this.source.close());
     this.running = { stop, done: done.catch(() => undefined) };
     try {
       return await done;
@@ -106,7 +108,7 @@ export class PartitionedRunner<T = unknown, A = unknown, R = unknown> {
     }
   }
 
-  /** Stops a run under way (as its signal would) and leaves the consumer groups. */
+  /** Stops a run under way (as its signal would); its consumer groups are left when it ends. */
   async close(): Promise<void> {
     const running = this.running;
     running?.stop.abort();

@@ -189,8 +189,13 @@ export class Runner<T, A, R> {
     const chunks = this.readFromResumePoint(resumePoint, () => last, signal);
     try {
       for (;;) {
-        const next = await chunks.next();
-        if (next.done === true || stopAtStart) break;
+        // While writes are under way, a failed one ends the wait: nothing else may come to
+        // notice it (the source may stay quiet), and the job must resume at once.
+        const next = await (publisher.idle
+          ? chunks.next()
+          : Promise.race([chunks.next(), publisher.failed]));
+        if (next === undefined) await publisher.drain(); // throws the failure
+        if (next === undefined || next.done === true || stopAtStart) break;
         const chunk = next.value;
         // Read once per chunk: with nobody listening, observing costs no more than this.
         const observed = this.events.has('published');
