@@ -51,8 +51,9 @@ export interface RunnerConfig<T, A, R> {
 }
 
 /**
- * The read-process-write loop. It owns offsets and publishing ids: on start it asks the
- * target for its producer's last publishing id and reads the source from there + 1 (0 is
+ * The read-process-write loop. It owns offsets and publishing ids: on start (for a single
+ * active consumer source, once activated) it asks the target for its producer's last
+ * publishing id and reads the source from there + 1 (0 is
  * ambiguous and means "from the first offset still stored"; re-publishing id 0 is discarded by the
  * broker, so it is harmless); each step's result is published with the offset of the
  * step's last source message as its publishing id. A retriable error is handled like a
