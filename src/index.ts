@@ -33,7 +33,12 @@ export {
   type SuperStreamTargetOptions,
 } from './core/super-stream-target.js';
 // Observing a job: `runner.on(name, listener)`, and the logger option of `.to()`.
-export type { JobEventMap, JobEventName, JobListener } from './core/job-events.js';
+export {
+  JOB_EVENT_NAMES,
+  type JobEventMap,
+  type JobEventName,
+  type JobListener,
+} from './core/job-events.js';
 export type { Logger } from './common/logger.js';
 export type { Aggregator } from './common/aggregator.js';
 export type { LatePolicy, ErrorPolicy } from './core/step-processor.js';
