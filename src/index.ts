@@ -19,6 +19,19 @@ export {
   type RunUntilSignalOptions,
   type StoppableJob,
 } from './core/run-until-signal.js';
+// Scaling out: one loop per partition of a super stream (`.toPartitions()`), and a target
+// that routes each step's one write to one partition of a super stream.
+export {
+  PartitionedRunner,
+  type Partition,
+  type PartitionedRunSummary,
+  type PartitionListener,
+} from './core/partitioned-runner.js';
+export {
+  superStreamTarget,
+  SuperStreamTarget,
+  type SuperStreamTargetOptions,
+} from './core/super-stream-target.js';
 // Observing a job: `runner.on(name, listener)`, and the logger option of `.to()`.
 export type { JobEventMap, JobEventName, JobListener } from './core/job-events.js';
 export type { Logger } from './common/logger.js';
@@ -56,7 +69,12 @@ export {
 export type { Key, KeyedOutput } from './common/keyed-output.js';
 
 // Super-stream routing as the Java and JS RabbitMQ clients hash a routing key to a partition.
-export { partitionFor, murmur3x86, ROUTING_SEED } from './common/partition-routing.js';
+export {
+  partitionFor,
+  partitionIndexFor,
+  murmur3x86,
+  ROUTING_SEED,
+} from './common/partition-routing.js';
 
 // Reading what a job wrote: the result wire format (see the README).
 export {
@@ -81,7 +99,8 @@ export {
 export { sourceMessage, jsonMessage, type SourceMessageOptions } from './core/source-message.js';
 
 // The ports a broker adapter implements.
-export type { Source, SourceChunk, Target, ReadStart } from './core/ports.js';
+export type { Source, SourceChunk, Target, ReadStart, PartitionedSource } from './core/ports.js';
+export { resolveReadStart } from './core/read-start.js';
 export { writeSize, maxWriteBytes, DEFAULT_FRAME_MAX } from './core/write-size.js';
 
 // Errors: every one names what went wrong and where.

@@ -38,10 +38,11 @@ export class ConfigError extends StreamWindowsError {
 /**
  * Which stage of the hot path rejected a source message. 'filter' and 'map' are the job's
  * `.filter()` and `.map()` functions. 'result' (an aggregate's `result` threw for a key) and
- * 'encode' (the step's result could not be encoded) are reported at the step's last offset.
+ * 'encode' (the step's result could not be encoded) and 'route' (the `route` option of a
+ * super-stream target threw or returned no string) are reported at the step's last offset.
  */
 export type ProcessingStage =
-  'decode' | 'filter' | 'map' | 'event-time' | 'key' | 'reduce' | 'result' | 'encode';
+  'decode' | 'filter' | 'map' | 'event-time' | 'key' | 'reduce' | 'result' | 'encode' | 'route';
 
 /**
  * A source message could not be processed. The job stops (nothing after the last

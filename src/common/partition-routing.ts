@@ -62,10 +62,14 @@ const utf8 = new TextEncoder();
  * (the Java client hashes it; the JS client refuses it before routing).
  */
 export function partitionFor(routingKey: string, partitions: readonly string[]): string {
-  const partition =
-    partitions[murmur3x86(utf8.encode(routingKey), ROUTING_SEED) % partitions.length];
+  const partition = partitions[partitionIndexFor(routingKey, partitions.length)];
   if (partition === undefined) {
     throw new ConfigError('partitions', 'must not be empty', partitions);
   }
   return partition;
+}
+
+/** The index `partitionFor` picks among `count` partitions (NaN when there are none). */
+export function partitionIndexFor(routingKey: string, count: number): number {
+  return murmur3x86(utf8.encode(routingKey), ROUTING_SEED) % count;
 }

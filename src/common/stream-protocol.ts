@@ -57,3 +57,8 @@ export function isRetriableCode(code: number): boolean {
 export const MAX_PUBLISHING_ID = 0xffff_ffff_ffff_ffffn;
 /** A sub-entry batch's RecordsInBatch is a uint16. */
 export const MAX_BATCH_RECORDS = 0xffff;
+/**
+ * Producer names one stream tracks for deduplication (osiris keeps at most 255 writers in its
+ * table and evicts the oldest): a name past that would lose its resume point.
+ */
+export const MAX_PRODUCERS_PER_STREAM = 255;

@@ -1,7 +1,5 @@
 import { ConfigError } from './errors.js';
 
-// Shared by both brokers (src/memory/super-stream.ts holds the same until it imports this).
-
 /**
  * How a super stream's partitions are laid out, as `rabbitmq-streams add_super_stream` takes
  * it: `{ partitions: n }` creates `<name>-0` … `<name>-(n-1)` bound with the keys '0' … 'n-1';

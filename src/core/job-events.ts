@@ -4,7 +4,8 @@ import type { RunSummary } from './runner.js';
  * What a running job tells its observers (`runner.on(name, listener)`). Offsets are source
  * offsets; a step's publishing id is its `lastOffset`. Every event of one run comes in this
  * order: `started`, then `read` and `published` interleaved, `restart` (then `started` again)
- * after a retriable error, `caughtUp` at most once per start, and `stopped` last.
+ * after a retriable error, `deactivated` (then `started` again, once activated) when another
+ * instance takes over, `caughtUp` at most once per start, and `stopped` last.
  */
 export interface JobEventMap {
   /** The job asked the broker for its resume point and reads the source from `from`. */
@@ -49,6 +50,19 @@ export interface JobEventMap {
     readonly delayMs: number;
     /** Restarts so far in this run, this one included. */
     readonly restarts: number;
+  };
+  /**
+   * The broker made another instance the active reader of this job's single active consumer
+   * group (a rebalance of a super stream's partitions, say). The job stopped reading, let the
+   * confirms under way land, then let the source answer the broker; it waits to be activated
+   * again and then starts (`started`) from the resume point as it is at that moment. Not a
+   * restart: no delay, not counted in `restarts`.
+   */
+  readonly deactivated: {
+    /** The source stream whose group stepped this instance down. */
+    readonly stream: string;
+    /** The offset after the last chunk delivered before the step-down, when one was. */
+    readonly nextOffset: bigint | undefined;
   };
   /** Every message the source held at the start has been processed (see `started.sourceEnd`). */
   readonly caughtUp: { readonly offset: bigint };

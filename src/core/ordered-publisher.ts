@@ -11,17 +11,24 @@ export class OrderedPublisher {
   private readonly inFlight: Promise<void>[] = [];
   private failure: { error: unknown } | undefined;
   private awaiting = 0;
+  private noticeFailure = (): void => undefined;
+  /**
+   * Settles (never rejects) when a write fails: a loop waiting for its next chunk must learn
+   * of it then, not when the next result or a drain comes, which on a quiet source is never.
+   */
+  readonly failed = new Promise<void>((resolve) => (this.noticeFailure = resolve));
 
   constructor(
     private readonly target: Target,
     private readonly maxInFlight: number,
   ) {}
 
-  /** Issues the write; `confirmed` runs when the broker confirms it. */
+  /** Issues the write (routed by `routingKey` on a super stream); `confirmed` runs on its confirm. */
   async publish(
     publishingId: bigint,
     messages: readonly Uint8Array[],
     confirmed: () => void,
+    routingKey?: string,
   ): Promise<void> {
     this.throwIfFailed();
     while (this.inFlight.length >= this.maxInFlight) {
@@ -32,7 +39,7 @@ export class OrderedPublisher {
     // turn, and is noticed in the same tick as before a confirm callback existed.
     this.awaiting++;
     this.inFlight.push(
-      this.target.publish(publishingId, messages).then(
+      this.target.publish(publishingId, messages, routingKey).then(
         () => {
           this.awaiting--;
           confirmed();
@@ -40,9 +47,15 @@ export class OrderedPublisher {
         (error: unknown) => {
           this.awaiting--;
           this.failure ??= { error };
+          this.noticeFailure();
         },
       ),
     );
+  }
+
+  /** No write under way and none failed: nothing to learn before the next chunk. */
+  get idle(): boolean {
+    return this.awaiting === 0 && this.failure === undefined;
   }
 
   /** Writes issued and neither confirmed nor failed yet. */

@@ -8,7 +8,9 @@ import type { KeyedOutput } from '../common/keyed-output.js';
 import { ConfigError } from '../common/errors.js';
 import { timerMs } from '../common/timer-duration.js';
 import { checkLogger, type Logger } from '../common/logger.js';
-import type { Source, Target } from './ports.js';
+import type { PartitionedSource, Source, Target } from './ports.js';
+import { PartitionedRunner, type Partition } from './partitioned-runner.js';
+import { SuperStreamTarget } from './super-stream-target.js';
 import { encodeResult, type PackMode, type SingleFormat } from './result-format.js';
 import { Runner } from './runner.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
@@ -20,7 +22,8 @@ import { ResultsSource, type MessageValuesDecoder } from './results-source.js';
 import type { ValueStage } from './value-stage.js';
 
 interface Settings<T> {
-  readonly source: Source;
+  /** A super stream's partitions run one loop each (`.toPartitions()`). */
+  readonly source: Source | PartitionedSource;
   readonly format: ValueFormat<unknown>;
   readonly schema: StandardSchemaV1 | undefined;
   /** Set when the source is `fromResults(...)`: its messages are read whole, by that. */
@@ -62,7 +65,17 @@ export interface TargetOptions<R = unknown> {
    * after a crash writes the same bytes and the broker's deduplication holds.
    */
   readonly encode?: (result: StepResult<R>) => EncodedBodies;
-  /** Results awaiting their confirm at once (default 32). */
+  /**
+   * With a super-stream target (`superStreamTarget`), and only then: the routing key of a
+   * step's result, which picks its partition (e.g. `(result) => String(result.outputs[0]?.key)`).
+   * Must be a function of `result` only, so a replay goes to the same partition.
+   */
+  readonly route?: (result: StepResult<R>) => string;
+  /**
+   * Results awaiting their confirm at once (default 32). A super-stream target takes 1, the
+   * default there: at most one unconfirmed result across its partitions (see
+   * `SuperStreamTarget`), so any other value is refused.
+   */
   readonly maxInFlight?: number;
   /** First delay before resuming after a retriable error, ms (default 100; 0 retries at once). */
   readonly retryDelayMs?: number;
@@ -83,11 +96,13 @@ export interface TargetOptions<R = unknown> {
  * outputs of another job's results instead, with their window start as event time.
  */
 export function aggregate<V>(source: ResultsSource<V>): PipelineBuilder<V>;
-export function aggregate<T = unknown>(source: Source): PipelineBuilder<T>;
-export function aggregate<T = unknown>(source: Source | ResultsSource<T>): PipelineBuilder<T> {
+export function aggregate<T = unknown>(source: Source | PartitionedSource): PipelineBuilder<T>;
+export function aggregate<T = unknown>(
+  source: Source | PartitionedSource | ResultsSource<T>,
+): PipelineBuilder<T> {
   const results = source instanceof ResultsSource ? source : undefined;
   return new PipelineBuilder<T>({
-    source: results?.source ?? (source as Source),
+    source: results?.source ?? (source as Source | PartitionedSource),
     format: 'json',
     readValues: results?.decode,
     schema: undefined,
@@ -343,7 +358,64 @@ export class AggregationBuilder<T, A, R> {
 
   /** Where results go. The target's producer name must be stable and unique per target. */
   to(target: Target, options: TargetOptions<R> = {}): Runner<T, A, R> {
-    const { pack = 'sections', format = 'msgpack', maxInFlight = 32, encode } = options;
+    const { source } = this.settings;
+    if (isPartitioned(source)) {
+      throw new ConfigError(
+        'to',
+        `does not apply to super stream '${source.superStream}': it runs one loop per partition, use .toPartitions()`,
+        target.stream,
+      );
+    }
+    return this.runner(source, target, options);
+  }
+
+  /**
+   * Where the results of a job over a super stream go: one read-process-write loop per
+   * partition, each publishing to `target(partition)` under its own producer name
+   * (`partition.producer`, `<name>-<partition stream>`) and resuming from its own last
+   * publishing id. `options.name` is the job's name (default: the source's consumer group);
+   * the other options apply to every loop. Producer names are checked when the job runs:
+   * unique per target stream, at most 255 per target stream.
+   */
+  toPartitions(
+    target: (partition: Partition) => Target,
+    options: TargetOptions<R> & { readonly name?: string } = {},
+  ): PartitionedRunner<T, A, R> {
+    const { source } = this.settings;
+    if (!isPartitioned(source)) {
+      throw new ConfigError('toPartitions', 'applies to a super-stream source only', source.stream);
+    }
+    requireFunction('target', target);
+    const { name = source.group, ...targetOptions } = options;
+    if (typeof name !== 'string' || name === '') {
+      throw new ConfigError(
+        'name',
+        "must be a non-empty string (the job's name, the base of its producer names; default: the source's consumer group)",
+        name,
+      );
+    }
+    this.runner(source.superStream, undefined, targetOptions); // validates the options now
+    return new PartitionedRunner(source, name, (partitionSource, partition) => {
+      const partitionTarget = target(partition);
+      const runner = this.runner(partitionSource, partitionTarget, targetOptions);
+      return { runner, target: partitionTarget };
+    });
+  }
+
+  /**
+   * The loop over `source` to `target`, with the options checked; with `target` undefined,
+   * only checks them (for `.toPartitions()`, whose targets come with the partitions).
+   */
+  private runner(source: Source, target: Target, options: TargetOptions<R>): Runner<T, A, R>;
+  private runner(source: string, target: undefined, options: TargetOptions<R>): undefined;
+  private runner(
+    source: Source | string,
+    target: Target | undefined,
+    options: TargetOptions<R>,
+  ): Runner<T, A, R> | undefined {
+    const superStream = target instanceof SuperStreamTarget;
+    const { pack = 'sections', format = 'msgpack', encode, route } = options;
+    const maxInFlight = options.maxInFlight ?? (superStream ? 1 : 32);
     if (pack !== 'sections' && pack !== 'batch' && pack !== 'single') {
       throw new ConfigError('pack', "must be 'sections', 'batch' or 'single'", pack);
     }
@@ -362,6 +434,23 @@ export class AggregationBuilder<T, A, R> {
     if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) {
       throw new ConfigError('maxInFlight', 'must be a positive integer', maxInFlight);
     }
+    if (route !== undefined) requireFunction('route', route);
+    if (target !== undefined && superStream !== (route !== undefined)) {
+      throw new ConfigError(
+        'route',
+        superStream
+          ? `is needed by super-stream target '${target.stream}': the routing key of a step's result`
+          : `applies to a super-stream target only, not to stream '${target.stream}'`,
+        route,
+      );
+    }
+    if (superStream && maxInFlight !== 1) {
+      throw new ConfigError(
+        'maxInFlight',
+        'must be 1 with a super-stream target (at most one unconfirmed result across its partitions)',
+        maxInFlight,
+      );
+    }
     const retryDelayMs = timerMs('retryDelayMs', options.retryDelayMs ?? 100, true);
     const maxRetryDelayMs = timerMs(
       'maxRetryDelayMs',
@@ -374,7 +463,8 @@ export class AggregationBuilder<T, A, R> {
         maxRetryDelayMs,
       );
     }
-    const { source, window } = this.settings;
+    if (target === undefined || typeof source === 'string') return undefined;
+    const { window } = this.settings;
     const metadata = {
       source: source.stream,
       producer: target.producer,
@@ -401,6 +491,7 @@ export class AggregationBuilder<T, A, R> {
           ? (result) => encodeResult(result, metadata, pack, format)
           : userEncoder(encode),
       maxInFlight,
+      route,
       retryDelayMs,
       maxRetryDelayMs,
       logger: checkLogger('logger', options.logger),
@@ -435,6 +526,10 @@ function checkLatePolicy(policy: LatePolicy, window: WindowSpec): void {
       policy,
     );
   }
+}
+
+function isPartitioned(source: Source | PartitionedSource): source is PartitionedSource {
+  return 'superStream' in source && typeof source.partitions === 'function';
 }
 
 function requireFunction<F>(parameter: string, fn: F): F {

@@ -91,11 +91,37 @@ export interface Target {
    * been asked again. A later write sent past a failed one could be stored without it, and
    * the broker would then discard the failed one as a duplicate when the job resumes. The
    * runner keeps to this by reading the resume point at every (re)start.
+   *
+   * `routingKey` is the step's key from the job's `route` option: a super-stream target
+   * (`superStreamTarget`) picks the partition by it; a target on one stream ignores it.
    */
-  publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void>;
+  publish(
+    publishingId: bigint,
+    messages: readonly Uint8Array[],
+    routingKey?: string,
+  ): Promise<void>;
   /**
    * Largest write the broker accepts, as `writeSize` (src/core/write-size.ts) counts it:
    * RabbitMQ's frame_max less the publish frame's own bytes.
    */
   readonly maxWriteBytes: number;
+}
+
+/**
+ * A super stream as a partitioned job reads it: one `Source` per partition, in the order the
+ * broker's Partitions query answers (a partition's index in it is its index in the super
+ * stream). A partitioned job runs one read-process-write loop per partition.
+ */
+export interface PartitionedSource {
+  readonly superStream: string;
+  /**
+   * The single active consumer group every partition source joins (the same name on every
+   * partition, so the broker spreads partitions over instances by `index rem size`); absent
+   * when the partitions are read without one. A partitioned job's name defaults to it.
+   */
+  readonly group: string | undefined;
+  /** The partitions' sources, asked once per run of the job. */
+  partitions(): Promise<readonly Source[]>;
+  /** Leaves every group the partition sources joined; a later run joins again. */
+  close(): Promise<void>;
 }

@@ -1,4 +1,9 @@
-import { isRetriable, OutputTooLargeError, ProcessingError } from '../common/errors.js';
+import {
+  isRetriable,
+  OutputTooLargeError,
+  ProcessingError,
+  SourceDeactivatedError,
+} from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { JobEvents, type JobEventName, type JobListener } from './job-events.js';
 import { OrderedPublisher } from './ordered-publisher.js';
@@ -19,7 +24,11 @@ export interface RunOptions {
 }
 
 export interface RunSummary {
-  /** New results this run stored: publishes the broker confirmed and did not discard. */
+  /**
+   * Results of this run the broker confirmed, less those known to be duplicates. With a second
+   * instance of the job publishing under the same name at once, this counts the steps the
+   * other one stored first as well: a confirm does not tell a store from a discard.
+   */
   readonly results: number;
   /**
    * Results published again after a restart and confirmed as duplicates (publishing id not
@@ -37,6 +46,8 @@ export interface RunnerConfig<T, A, R> {
   readonly encode: (result: StepResult<R>) => Uint8Array[];
   /** Results awaiting their confirm at once (default 32). */
   readonly maxInFlight: number;
+  /** The routing key of a step's result, for a super-stream target; none for one stream. */
+  readonly route: ((result: StepResult<R>) => string) | undefined;
   /** Delay before resuming after a retriable error, doubled each time up to `maxRetryDelayMs`. */
   readonly retryDelayMs: number;
   readonly maxRetryDelayMs: number;
@@ -44,8 +55,9 @@ export interface RunnerConfig<T, A, R> {
 }
 
 /**
- * The read-process-write loop. It owns offsets and publishing ids: on start it asks the
- * target for its producer's last publishing id and reads the source from there + 1 (0 is
+ * The read-process-write loop. It owns offsets and publishing ids: on start (for a single
+ * active consumer source, once activated) it asks the target for its producer's last
+ * publishing id and reads the source from there + 1 (0 is
  * ambiguous and means "from the first offset still stored"; re-publishing id 0 is discarded by the
  * broker, so it is harmless); each step's result is published with the offset of the
  * step's last source message as its publishing id. A retriable error is handled like a
@@ -100,6 +112,13 @@ export class Runner<T, A, R> {
           await this.runFromResumePoint(options, counters);
           return counters;
         } catch (error) {
+          if (error instanceof SourceDeactivatedError) {
+            // Another instance took over: the confirms landed and the source answered (see
+            // runFromResumePoint). Waiting to be activated again is no failure and no restart.
+            if (aborted()) return counters;
+            this.reportDeactivated(error);
+            continue;
+          }
           if (!isRetriable(error) || aborted()) throw error;
           counters.restarts++;
           this.events.emit('restart', { error, delayMs: delay, restarts: counters.restarts });
@@ -125,30 +144,42 @@ export class Runner<T, A, R> {
     options: RunOptions,
     counters: { results: number; duplicates: number; restarts: number },
   ): Promise<void> {
-    const { target, logger } = this.config;
-    const last = await target.lastPublishingId();
+    const { target } = this.config;
+    // Aborted during an await below: an abort listener added then would never fire, so the
+    // reader is handed a signal that already knows.
+    const reading = new AbortController();
+    const signal =
+      options.signal === undefined
+        ? reading.signal
+        : AbortSignal.any([options.signal, reading.signal]);
+    // The end when the job (re)started: `untilCaughtUp` stops there.
     const sourceEnd = await this.sourceEnd(options);
-    const from = last > 0n ? last + 1n : 'first';
-    this.events.emit('started', {
-      lastPublishingId: last,
-      from,
-      sourceEnd,
-      restarts: counters.restarts,
-    });
-    logger.info(
-      {
-        ...this.where(),
-        lastPublishingId: String(last),
-        from: String(from),
-        sourceEnd: sourceEnd === undefined ? undefined : String(sourceEnd),
-      },
-      "job started from the broker's last publishing id",
-    );
-    // Nothing to read up to the end known at the start: caught up before the first chunk.
-    let caughtUp =
-      sourceEnd !== undefined && (sourceEnd === 0n || (last > 0n && last + 1n >= sourceEnd));
-    if (caughtUp) this.reportCaughtUp(sourceEnd ?? 0n);
-    if (caughtUp && options.untilCaughtUp === true) return;
+    if (signal.aborted) return;
+    // The resume point is read when the source may deliver (for a single active consumer, at
+    // its activation, maybe long after this start), so that what another instance published
+    // until then is where this one goes on. Everything below uses the `last` read then.
+    let last = 0n;
+    let caughtUp = false;
+    let stopAtStart = false;
+    const resumePoint = async (): Promise<bigint | 'first'> => {
+      last = await target.lastPublishingId();
+      const from = last > 0n ? last + 1n : 'first';
+      this.reportStarted(last, from, sourceEnd, counters.restarts);
+      // Nothing to read up to the end known at the start: caught up before the first chunk.
+      caughtUp =
+        sourceEnd !== undefined && (sourceEnd === 0n || (last > 0n && last + 1n >= sourceEnd));
+      if (caughtUp) this.reportCaughtUp(sourceEnd ?? 0n);
+      if (caughtUp && options.untilCaughtUp === true) {
+        stopAtStart = true;
+        reading.abort();
+      }
+      return from;
+    };
+    // An empty source is caught up whatever the resume point: it is not even read.
+    if (sourceEnd === 0n && options.untilCaughtUp === true) {
+      await resumePoint();
+      return;
+    }
 
     const processor = new StepProcessor(this.config.processor);
     const publisher = new OrderedPublisher(target, this.config.maxInFlight);
@@ -160,16 +191,17 @@ export class Runner<T, A, R> {
     const countResult = (): void => void counters.results++;
     const countDuplicate = (): void => void counters.duplicates++;
     const zeroStored = (): Promise<boolean> => (zeroWasStored ??= target.hasPublished());
-    // Aborted while the resume point was asked for: an abort listener added now would never
-    // fire, so the reader is handed a signal that already knows.
-    const reading = new AbortController();
-    const signal =
-      options.signal === undefined
-        ? reading.signal
-        : AbortSignal.any([options.signal, reading.signal]);
-    if (signal.aborted) return;
+    const chunks = this.readFromResumePoint(resumePoint, () => last, signal);
     try {
-      for await (const chunk of this.readFromResumePoint(last, signal)) {
+      for (;;) {
+        // While writes are under way, a failed one ends the wait: nothing else may come to
+        // notice it (the source may stay quiet), and the job must resume at once.
+        const next = await (publisher.idle
+          ? chunks.next()
+          : Promise.race([chunks.next(), publisher.failed]));
+        if (next === undefined) await publisher.drain(); // throws the failure
+        if (next === undefined || next.done === true || stopAtStart) break;
+        const chunk = next.value;
         // Read once per chunk: with nobody listening, observing costs no more than this.
         const observed = this.events.has('published');
         const readAt = observed ? performance.now() : 0;
@@ -196,6 +228,7 @@ export class Runner<T, A, R> {
             id,
             this.encode(result),
             observed ? this.confirmObserved(result, duplicate, readAt, count) : count,
+            this.routingKey(result),
           );
         }
         processor.ready.length = 0;
@@ -216,7 +249,11 @@ export class Runner<T, A, R> {
       await publisher.drain().catch(() => undefined);
       throw error;
     } finally {
+      // In this order whatever ended the loop: the confirms landed (above), then the read is
+      // aborted, and only then is the source left. A single active source answers a
+      // step-down on that abort, so the next instance's resume point sees every result.
       reading.abort();
+      await chunks.return(undefined).catch(() => undefined);
     }
   }
 
@@ -236,6 +273,35 @@ export class Runner<T, A, R> {
       );
       return undefined;
     }
+  }
+
+  private reportStarted(
+    last: bigint,
+    from: bigint | 'first',
+    sourceEnd: bigint | undefined,
+    restarts: number,
+  ): void {
+    this.events.emit('started', { lastPublishingId: last, from, sourceEnd, restarts });
+    this.config.logger.info(
+      {
+        ...this.where(),
+        lastPublishingId: String(last),
+        from: String(from),
+        sourceEnd: sourceEnd === undefined ? undefined : String(sourceEnd),
+      },
+      "job started from the broker's last publishing id",
+    );
+  }
+
+  private reportDeactivated(error: SourceDeactivatedError): void {
+    this.events.emit('deactivated', { stream: error.stream, nextOffset: error.offset });
+    this.config.logger.info(
+      {
+        ...this.where(),
+        nextOffset: error.offset === undefined ? undefined : String(error.offset),
+      },
+      'another instance took over the source; waiting to be activated again',
+    );
   }
 
   private reportCaughtUp(offset: bigint): void {
@@ -278,32 +344,47 @@ export class Runner<T, A, R> {
   }
 
   /**
-   * The source from the broker's resume point: `last + 1`. A last publishing id of 0 means
-   * "never published" or "published offset 0", so the job reads from 'first'. The two part
-   * only when retention removed the source's head: if the first offset delivered is above 1
-   * and the producer did publish (offset 0), the job must resume at 1, so the source is read
-   * from there instead and reports the removed offsets rather than skip them.
+   * The source from the broker's resume point, read when the source asks (`resumePoint`):
+   * `last + 1`. A last publishing id of 0 means "never published" or "published offset 0", so
+   * the job reads from 'first'. The two part only when retention removed the source's head:
+   * if the first offset delivered is above 1 and the producer did publish (offset 0), the job
+   * must resume at 1, so the source is read from there instead and reports the removed
+   * offsets rather than skip them.
    */
   private async *readFromResumePoint(
-    last: bigint,
+    resumePoint: () => Promise<bigint | 'first'>,
+    last: () => bigint,
     signal: AbortSignal,
-  ): AsyncIterable<SourceChunk> {
+  ): AsyncGenerator<SourceChunk, void, undefined> {
     const { source, target } = this.config;
-    if (last > 0n) {
-      yield* source.read(last + 1n, signal);
-      return;
-    }
     let checked = false;
     let resumeAtOne = false;
-    for await (const chunk of source.read('first', signal)) {
+    for await (const chunk of source.read(resumePoint, signal)) {
       if (!checked) {
         checked = true;
-        resumeAtOne = chunk.firstOffset > 1n && (await target.hasPublished());
+        // Only a read from 'first' (a last id of 0) can start past a head retention removed.
+        resumeAtOne = last() === 0n && chunk.firstOffset > 1n && (await target.hasPublished());
         if (resumeAtOne) break;
       }
       yield chunk;
     }
     if (resumeAtOne) yield* source.read(1n, signal);
+  }
+
+  private routingKey(result: StepResult<R>): string | undefined {
+    const { route } = this.config;
+    if (route === undefined) return undefined;
+    let key: unknown;
+    try {
+      key = route(result);
+    } catch (cause) {
+      throw new ProcessingError(this.config.source.stream, result.lastOffset, 'route', cause);
+    }
+    if (typeof key !== 'string') {
+      const cause = new TypeError(`route must return a string, returned ${typeof key}`);
+      throw new ProcessingError(this.config.source.stream, result.lastOffset, 'route', cause);
+    }
+    return key;
   }
 
   private encode(result: StepResult<R>): Uint8Array[] {

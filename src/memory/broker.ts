@@ -7,9 +7,11 @@ import type { OffsetSpec } from './offset-spec.js';
 import { SingleActiveGroup } from './single-active-group.js';
 import { SingleActiveMember, type SingleActiveMemberOptions } from './single-active-member.js';
 import { MemorySource } from './source.js';
+import { MemoryPartitionedSource } from './super-stream-source.js';
+import { SingleActiveSource, type SingleActiveSourceOptions } from './single-active-source.js';
 import { toStoredChunk, type StoredChunk, type StoredMessage } from './stored-chunk.js';
 import { StreamLog } from './stream-log.js';
-import { partitionNames, type SuperStreamLayout } from './super-stream.js';
+import { partitionNames, type SuperStreamLayout } from '../common/super-stream-layout.js';
 import { MemoryTarget } from './target.js';
 import { DEFAULT_FRAME_MAX, maxWriteBytes } from '../core/write-size.js';
 
@@ -202,9 +204,40 @@ export class MemoryBroker {
     );
   }
 
-  /** The port a job reads through. */
-  source(stream: string): MemorySource {
-    return new MemorySource(this.log(stream));
+  /**
+   * The port a job reads through. With `singleActive`, the job's reads join that single
+   * active consumer group on `stream` (see `SingleActiveSource`): only the active instance
+   * delivers, it starts where the job's resume point is at its activation, and a step-down
+   * fails its read with `SourceDeactivatedError`, answered once the job's confirms landed.
+   */
+  source(stream: string): MemorySource;
+  source(stream: string, options: { singleActive: SingleActiveSourceOptions }): SingleActiveSource;
+  source(
+    stream: string,
+    options: { singleActive?: SingleActiveSourceOptions } = {},
+  ): MemorySource | SingleActiveSource {
+    const log = this.log(stream);
+    if (options.singleActive === undefined) return new MemorySource(log);
+    return new SingleActiveSource(log, options.singleActive, (member) =>
+      this.singleActive(stream, member),
+    );
+  }
+
+  /**
+   * A super stream as a partitioned job reads it (`aggregate(...).toPartitions(...)`): one
+   * source per partition; with `singleActive`, every partition's source joins that group, so
+   * instances of the job share the partitions by RabbitMQ's `index rem size` rule.
+   */
+  superStreamSource(
+    superStream: string,
+    options: { singleActive?: SingleActiveSourceOptions } = {},
+  ): MemoryPartitionedSource {
+    this.partitions(superStream); // fails now if it does not exist
+    return new MemoryPartitionedSource(superStream, options.singleActive, {
+      partitions: (name) => this.partitions(name),
+      source: (stream, singleActive) =>
+        singleActive === undefined ? this.source(stream) : this.source(stream, { singleActive }),
+    });
   }
 
   /** A user-level consumer from `spec`, delivering chunks until `signal` aborts. */

@@ -10,8 +10,12 @@ export { MemorySource } from './source.js';
 export { MemoryTarget } from './target.js';
 export { MemoryConsumer } from './consumer.js';
 // Super streams and single active consumer groups.
-export type { SuperStreamLayout } from './super-stream.js';
+export type { SuperStreamLayout } from '../common/super-stream-layout.js';
 export { SingleActiveMember, type SingleActiveMemberOptions } from './single-active-member.js';
+// A job's source as a single active consumer: `broker.source(stream, { singleActive: { name } })`.
+export { SingleActiveSource, type SingleActiveSourceOptions } from './single-active-source.js';
+// A super stream as a partitioned job reads it: `broker.superStreamSource(name, { singleActive })`.
+export { MemoryPartitionedSource } from './super-stream-source.js';
 export type { OffsetSpec } from './offset-spec.js';
 // What inspection and consumers return.
 export type { StoredChunk, StoredMessage, ChunkWriter } from './stored-chunk.js';

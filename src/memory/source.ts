@@ -1,4 +1,5 @@
-import type { Source, SourceChunk } from '../core/ports.js';
+import type { ReadStart, Source, SourceChunk } from '../core/ports.js';
+import { resolveReadStart } from '../core/read-start.js';
 import type { StreamLog } from './stream-log.js';
 import { tail } from './tail.js';
 
@@ -14,8 +15,9 @@ export class MemorySource implements Source {
    * 'first' is the first offset still stored; an offset that retention removed (see
    * `MemoryBroker.truncate`) fails with `RetentionGapError`, as the RabbitMQ adapter does.
    */
-  async *read(from: bigint | 'first', signal: AbortSignal): AsyncIterable<SourceChunk> {
-    const start = from === 'first' ? this.log.firstOffset : from;
+  async *read(from: ReadStart, signal: AbortSignal): AsyncIterable<SourceChunk> {
+    const offset = await resolveReadStart(from);
+    const start = offset === 'first' ? this.log.firstOffset : offset;
     for await (const { chunk } of tail(this.log, start, signal)) yield chunk;
   }
 

@@ -11,7 +11,7 @@ import { RouteQuery } from 'rabbitmq-stream-js-client/dist/requests/route_query.
 import type { PartitionsResponse } from 'rabbitmq-stream-js-client/dist/responses/partitions_response.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
 import type { RouteResponse } from 'rabbitmq-stream-js-client/dist/responses/route_response.js';
-import type { Source } from '../core/ports.js';
+import type { PartitionedSource, Source } from '../core/ports.js';
 import { ConfigError, StreamWindowsError } from '../common/errors.js';
 import { partitionFor } from '../common/partition-routing.js';
 import {
@@ -29,7 +29,7 @@ import {
   isRetriableCode,
 } from '../common/stream-protocol.js';
 import { rabbitSource, type RabbitSourceOptions } from './source.js';
-import { superStreamSource, type PartitionedSource } from './super-stream-source.js';
+import { superStreamSource } from './super-stream-source.js';
 import { RabbitTarget, type TargetOptions } from './target.js';
 
 export interface ConnectOptions extends ReconnectOptions {

@@ -11,13 +11,17 @@ export {
 } from './connection.js';
 export { parseStreamUrl } from './connection-url.js';
 export { RabbitTarget, type TargetOptions } from './target.js';
-export { rabbitSource, type RabbitSourceOptions, type SourceReconnectOptions } from './source.js';
+export {
+  rabbitSource,
+  type RabbitSource,
+  type RabbitSourceOptions,
+  type SourceReconnectOptions,
+} from './source.js';
 export type { SingleActiveOptions } from './source-subscription.js';
 
 // Super streams: `rabbit.createSuperStream(name, layout)`, `partitions`, `route`, and
 // `rabbit.superStreamSource(name, options)`, one Source per partition (single active per
 // partition under RabbitMQ's partition rule).
-export type { PartitionedSource } from './super-stream-source.js';
 export type { SuperStreamLayout } from '../common/super-stream-layout.js';
 
 // What reading can fail with (all SourceErrors: `retriable` tells the runner what to do).

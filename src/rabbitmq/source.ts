@@ -61,7 +61,15 @@ export interface RabbitSourceOptions {
  * connection fails the read (retriable) instead of resuming here: another member may have
  * been activated meanwhile, so the runner starts again from its resume point.
  */
-export function rabbitSource(stream: string, options: RabbitSourceOptions): Source {
+/**
+ * A RabbitMQ source. `close()` matters only with `singleActive`: a reader told to step down
+ * stays in its group for the next read (up to `timeoutMs`), and closing leaves it at once.
+ */
+export interface RabbitSource extends Source {
+  close(): Promise<void>;
+}
+
+export function rabbitSource(stream: string, options: RabbitSourceOptions): RabbitSource {
   const credit = options.credit ?? 8;
   if (!Number.isInteger(credit) || credit < 1 || credit > 0xffff) {
     throw new ConfigError('credit', 'must be an integer from 1 to 65535', options.credit);
@@ -218,6 +226,9 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Sour
     stream,
     read,
     endOffset: () => endOffset(options.connection, stream, timeoutMs),
+    close: async () => {
+      await takeStandby()?.close();
+    },
   };
 }
 

@@ -1,16 +1,6 @@
-import type { Source } from '../core/ports.js';
+import type { PartitionedSource } from '../core/ports.js';
 import { ConfigError } from '../common/errors.js';
-import { rabbitSource, type RabbitSourceOptions } from './source.js';
-
-/**
- * A super stream to read partition by partition: one `Source` per partition stream, in
- * partition order, each read by its own loop. The shape the partitioned runner takes.
- */
-export interface PartitionedSource {
-  readonly superStream: string;
-  /** The partitions' sources, in the order of the broker's Partitions query. */
-  partitions(): Promise<readonly Source[]>;
-}
+import { rabbitSource, type RabbitSource, type RabbitSourceOptions } from './source.js';
 
 /**
  * The partitions of `superStream`, as `listPartitions` names them, each a `rabbitSource`.
@@ -31,9 +21,23 @@ export function superStreamSource(
       : { ...options, singleActive: { ...options.singleActive, superStream } };
   // Checks the options once, where they are given, not when the partitions are listed.
   rabbitSource(superStream, partitionOptions);
+  // Kept across runs: a partition's reader that stepped down stands by in its group for the
+  // next run's read, instead of joining again at the end of the group.
+  const sources = new Map<string, RabbitSource>();
   return {
     superStream,
+    group: options.singleActive?.name,
     partitions: async () =>
-      (await listPartitions()).map((partition) => rabbitSource(partition, partitionOptions)),
+      (await listPartitions()).map((partition) => {
+        let source = sources.get(partition);
+        if (source === undefined) {
+          source = rabbitSource(partition, partitionOptions);
+          sources.set(partition, source);
+        }
+        return source;
+      }),
+    close: async () => {
+      await Promise.all([...sources.values()].map((source) => source.close()));
+    },
   };
 }
