@@ -4,7 +4,7 @@
  * source of this tree and of an older copy of `src/` (e.g. `git archive <commit> src | tar -x
  * -C /tmp/before`), in rotating interleaved rounds, with the hot path (StepProcessor over the
  * stream's chunks) in the same rounds:
- *   npx tsx bench/ab-source.ts /tmp/before [messages] [rounds]
+ *   npx tsx bench/ab-source.ts /tmp/before [messages] [rounds] [credit] [credit after]
  * Prints each ratio as its median with the min-max of its rounds.
  */
 import { connect as connectStock } from 'rabbitmq-stream-js-client';
@@ -19,9 +19,10 @@ import {
   runHotPath,
   runJob,
 } from './e2e.js';
-import { interleavedRounds, median, perSecond, ratioSpread } from './measure.js';
+import { cpuClock, interleavedRounds, median, perSecond, ratioSpread } from './measure.js';
 
-const [beforeDir, messagesArg = '1000000', roundsArg = '5', creditArg] = process.argv.slice(2);
+const [beforeDir, messagesArg = '1000000', roundsArg = '5', creditBefore, creditAfter] =
+  process.argv.slice(2);
 if (beforeDir === undefined)
   throw new Error('usage: ab-source.ts <before dir> [messages] [rounds]');
 const messages = Number(messagesArg);
@@ -44,27 +45,47 @@ if ((await adapter.source(stream).endOffset()) < BigInt(messages)) {
   await stock.close();
 }
 const connection = parseStreamUrl(url);
-const options: RabbitSourceOptions = {
+const withCredit = (credit: string | undefined): RabbitSourceOptions => ({
   connection,
-  ...(creditArg === undefined ? {} : { credit: Number(creditArg) }),
-};
+  ...(credit === undefined ? {} : { credit: Number(credit) }),
+});
+const beforeOptions = withCredit(creditBefore);
+const options = withCredit(creditAfter ?? creditBefore);
 const sizing = adapter.target(stream, { producer: 'bench' });
 const chunks = await readChunks(adapter.source(stream), messages);
 const config = e2eProcessorConfig(messages);
+/** CPU milliseconds of this process per task and round, next to the wall time it returns. */
+const cpu: Record<string, number[]> = {};
+const withCpu = (name: string, task: () => Promise<number>) => async (): Promise<number> => {
+  const started = cpuClock();
+  const ms = await task();
+  (cpu[name] ??= []).push(cpuClock() - started);
+  return ms;
+};
 const rounds = await interleavedRounds(
   {
-    jobBefore: () => runJob(before.rabbitSource(stream, options), discardingTarget(sizing)),
-    jobAfter: () => runJob(rabbitSource(stream, options), discardingTarget(sizing)),
-    consumeBefore: () => ownConsume(before.rabbitSource(stream, options), messages),
-    consumeAfter: () => ownConsume(rabbitSource(stream, options), messages),
-    hotPath: () => {
+    jobBefore: withCpu('jobBefore', () =>
+      runJob(before.rabbitSource(stream, beforeOptions), discardingTarget(sizing)),
+    ),
+    jobAfter: withCpu('jobAfter', () =>
+      runJob(rabbitSource(stream, options), discardingTarget(sizing)),
+    ),
+    consumeBefore: withCpu('consumeBefore', () =>
+      ownConsume(before.rabbitSource(stream, beforeOptions), messages),
+    ),
+    consumeAfter: withCpu('consumeAfter', () =>
+      ownConsume(rabbitSource(stream, options), messages),
+    ),
+    hotPath: withCpu('hotPath', () => {
       const started = performance.now();
       runHotPath(config, chunks, sizing.maxWriteBytes);
       return Promise.resolve(performance.now() - started);
-    },
+    }),
   },
   Number(roundsArg),
 );
+// The warm-up round's CPU times are dropped as its wall times are.
+for (const times of Object.values(cpu)) times.shift();
 await adapter.close();
 
 const rate = (ms: readonly number[]): string =>
@@ -79,3 +100,6 @@ show('job after / before', rounds.jobAfter, rounds.jobBefore);
 show('consume after / before', rounds.consumeAfter, rounds.consumeBefore);
 show('job before / hot path', rounds.jobBefore, rounds.hotPath);
 show('job after / hot path', rounds.jobAfter, rounds.hotPath);
+const cpuOf = (name: string): number[] => cpu[name] ?? [];
+show('CPU: job after / before', cpuOf('jobAfter'), cpuOf('jobBefore'));
+show('CPU: consume after / before', cpuOf('consumeAfter'), cpuOf('consumeBefore'));
