@@ -53,8 +53,11 @@ function brokerUrl(): string | undefined {
  * `seriesBound` is what consuming and the hot path one after the other allow: the ratio to
  * the hot path of 1 / (1 / ownConsume + 1 / hotPath).
  */
-export async function e2eCases(messages: number, repeats: number): Promise<CaseResult[]> {
-  const url = brokerUrl() as string;
+export async function e2eCases(
+  messages: number,
+  repeats: number,
+  url = brokerUrl() as string,
+): Promise<CaseResult[]> {
   const stock = await connect(parseStreamUrl(url));
   const adapter = await connectAdapter(url);
   const source = `bench-e2e-source-${process.pid}`;
