@@ -1,6 +1,9 @@
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { socketOf } from './client-socket.js';
 
+const CREDIT_KEY = 0x0009;
+const FRAME_BYTES = 11;
+
 /**
  * GAP (rabbitmq-stream-js-client 1.0.0): `connection.send(new CreditRequest(...))` builds the
  * 11-byte Credit frame in a zero-filled 64 KiB buffer and formats it with `util.inspect` for
@@ -14,9 +17,6 @@ import { socketOf } from './client-socket.js';
  * reads as before. A write on a closed socket is dropped, as the client does: the loss is
  * reported by the connection's close listener.
  */
-const CREDIT_KEY = 0x0009;
-const FRAME_BYTES = 11;
-
 export function grantCredit(connection: Connection, subscriptionId: number, credit: number): void {
   const socket = socketOf(connection);
   if (socket.readyState !== 'open') return;
