@@ -7,8 +7,8 @@ const FRAME_BYTES = 11;
 /**
  * GAP (rabbitmq-stream-js-client 1.0.0): `connection.send(new CreditRequest(...))` builds the
  * 11-byte Credit frame in a zero-filled 64 KiB buffer and formats it with `util.inspect` for
- * a debug line whatever the log level: per chunk delivered, that was a third of a bare
- * consumer's busy time (CPU profile, bench/profile-e2e.ts consume).
+ * a debug line whatever the log level, once per chunk delivered (`util.inspect` alone was
+ * ~4% of a bare consumer's samples, bench/profile-e2e.ts consume).
  *
  * WORKAROUND: write the frame to the connection's socket ourselves, in order with the
  * client's own writes (the same socket). Layout (PROTOCOL.adoc, "Credit"): size uint32 (7) |
