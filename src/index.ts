@@ -24,6 +24,7 @@ export {
 export {
   PartitionedRunner,
   type Partition,
+  type PartitionedRunOptions,
   type PartitionedRunSummary,
   type PartitionListener,
 } from './core/partitioned-runner.js';
