@@ -32,8 +32,9 @@ import {
   fromResults,
   jsonMessage,
   partitionIndexFor,
+  Placement,
+  TriggerResult,
 } from '../src/index.js';
-import { Placement, TriggerResult } from '../src/index.js';
 import type { PartitionedRunner, Runner, Target, WindowSpec } from '../src/index.js';
 import { crashingTarget, DemoCrash } from './crashing-target.js';
 import { memoryBroker, rabbitBroker } from './demo-brokers.js';
@@ -43,6 +44,7 @@ const MINUTES = 30;
 const READING_EVERY_S = 20;
 const START = Date.UTC(2026, 0, 1, 0, 0, 0);
 const STAGE_1 = 'per-partition-minute';
+// The demo brokers' first stream is a plain source, which this example does not use.
 const STREAMS = ['unused', STAGE_1, 'per-minute'];
 
 const broker =
