@@ -53,7 +53,7 @@ export interface PartitionWorkersOptions {
   readonly workers?: number;
   /**
    * Modules every worker imports first, in order (default none): a loader's registration,
-   * say. On Node 20 a worker does not inherit `--import` loaders, so a TypeScript job module
+   * say. URLs, paths (resolved against the current directory) or package specifiers. On Node 20 a worker does not inherit `--import` loaders, so a TypeScript job module
    * run with tsx needs a module that calls `register()` from 'tsx/esm/api'.
    */
   readonly imports?: readonly (string | URL)[];
@@ -122,6 +122,10 @@ export class PartitionWorkers {
   private threads: Worker[] = [];
   private readonly inFlightOf = new Map<number, number>();
 
+  /**
+   * `module`: the job module, as a URL (`new URL('./job.js', import.meta.url)`) or a path
+   * resolved against the current directory. Options are checked here (`ConfigError`).
+   */
   constructor(module: URL | string, options: PartitionWorkersOptions = {}) {
     this.module = moduleUrl('module', module);
     const { workers = availableParallelism(), imports = [] } = options;
@@ -139,6 +143,15 @@ export class PartitionWorkers {
         : moduleUrl('imports', entry),
     );
     this.logger = checkLogger('logger', options.logger);
+    try {
+      structuredClone(options.config);
+    } catch {
+      throw new ConfigError(
+        'config',
+        'must be structured-cloneable (no functions)',
+        options.config,
+      );
+    }
     this.config = options.config;
   }
 

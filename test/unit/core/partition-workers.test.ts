@@ -9,6 +9,7 @@ describe('PartitionWorkers', () => {
     [{ workers: 1.5 }, 'workers must be a positive integer, given: 1.5'],
     [{ imports: 'tsx' }, "imports must be an array of module URLs or specifiers, given: 'tsx'"],
     [{ logger: {} }, "logger must have pino's methods"],
+    [{ config: { route: () => 0 } }, 'config must be structured-cloneable (no functions), given: '],
   ])('refuses the options %o where they are given', (options, message) => {
     expect(() => new PartitionWorkers('job.js', options as never)).toThrow(ConfigError);
     expect(() => new PartitionWorkers('job.js', options as never)).toThrow(message);
