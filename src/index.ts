@@ -24,9 +24,20 @@ export {
 export {
   PartitionedRunner,
   type Partition,
+  type PartitionedRunOptions,
   type PartitionedRunSummary,
   type PartitionListener,
 } from './core/partitioned-runner.js';
+// Every core: a partitioned job's partitions spread over worker threads, each building the
+// job from a module (`new PartitionWorkers(new URL('./job.js', import.meta.url))`).
+export {
+  PartitionWorkers,
+  type PartitionedJob,
+  type PartitionWorker,
+  type PartitionWorkerJob,
+  type PartitionWorkerModule,
+  type PartitionWorkersOptions,
+} from './core/partition-workers.js';
 export {
   superStreamTarget,
   SuperStreamTarget,
@@ -126,6 +137,7 @@ export {
   AccessRefusedError,
   NotAResultError,
   ClientInternalsError,
+  PartitionWorkerError,
   isRetriable,
   type ProcessingStage,
 } from './common/errors.js';
