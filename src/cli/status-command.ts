@@ -1,5 +1,7 @@
-import { connect } from '../rabbitmq/connection.js';
-import { requiredOption, ExitCode, type Command } from './command.js';
+import { partitionProducer } from '../core/partitioned-runner.js';
+import { connect, type RabbitMQ } from '../rabbitmq/connection.js';
+import { requiredOption, ExitCode, type Command, type OptionValues } from './command.js';
+import { UsageError } from './usage-error.js';
 import { toJson } from './json.js';
 import { jobStatus, type JobStatus } from './status.js';
 import { styleFor } from './style.js';
@@ -20,63 +22,80 @@ export const statusCommand: Command = {
   name: 'status',
   summary: 'Where a job stands: resume point, source end, lag in messages and time',
   help: `Usage: stream-windows status --source S --target T --producer P [--json] [--url URL]
+       stream-windows status --super-stream S --target T --job J [--json] [--url URL]
 
 Where the job publishing to T as producer P stands on its source S: the producer's last
 publishing id, where the job resumes (last + 1; 'first' for a last id of 0), the source's
 end offset, the lag in messages (what is left to read) and in time (broker timestamp of the
-chunk holding the resume point against the source's last chunk).
+chunk holding the resume point against the source's last chunk). For a partitioned job over
+super stream S, one row per partition, each under the job's producer name for it
+(<job>-<partition stream>).
 
 Options:
-  --source S    Source stream of the job
-  --target T    Target stream of the job
-  --producer P  The job's producer name on T
+  --source S        Source stream of the job
+  --target T        Target stream of the job
+  --producer P      The job's producer name on T
+  --super-stream S  Source super stream of a partitioned job (instead of --source)
+  --job J           The partitioned job's name (instead of --producer)
 
 Output: a table, or with --json one JSON object (offsets as strings, times in epoch ms):
   {"source","target","producer","lastPublishingId","resumeFrom","sourceEnd",
-   "lagMessages","lagMs","resumeChunkTime","lastChunkTime"}`,
+   "lagMessages","lagMs","resumeChunkTime","lastChunkTime"}
+or, for a super stream, a JSON array of them in partition order.`,
   options: {
     source: { type: 'string' },
     target: { type: 'string' },
     producer: { type: 'string' },
+    'super-stream': { type: 'string' },
+    job: { type: 'string' },
   },
   async run(values, { io, url, json, colour }) {
-    const source = requiredOption(values, 'source', 'status');
     const target = requiredOption(values, 'target', 'status');
-    const producer = requiredOption(values, 'producer', 'status');
+    const superStream = values['super-stream'];
+    if (superStream !== undefined && (values['source'] ?? values['producer']) !== undefined) {
+      throw new UsageError(
+        'status takes --super-stream and --job instead of --source and --producer',
+        'status',
+      );
+    }
     const rabbit = await connect(url);
-    let status: JobStatus;
+    let statuses: JobStatus[];
     try {
-      status = await jobStatus(rabbit.source(source), rabbit.target(target, { producer }));
+      statuses =
+        superStream === undefined
+          ? [await streamStatus(rabbit, values, target)]
+          : await partitionStatuses(rabbit, values, target);
     } finally {
       await rabbit.close();
     }
     if (json) {
-      io.stdout.write(`${toJson(status)}\n`);
+      const shown = superStream === undefined ? statuses[0] : statuses;
+      io.stdout.write(`${toJson(shown)}\n`);
       return ExitCode.ok;
     }
     const style = styleFor(colour);
-    const lag = status.lagMessages === 0n ? style.green : style.yellow;
-    // One row per stream pair: a super stream's partitions will be more rows.
-    const rows = [
-      [
-        status.source,
-        status.target,
-        status.producer,
-        String(status.lastPublishingId),
-        String(status.resumeFrom),
-        String(status.sourceEnd),
-        String(status.lagMessages),
-        humanDuration(status.lagMs),
-      ],
-    ];
-    // A row is green when the job is caught up, yellow while it lags (coloured after the
+    const rows = statuses.map((status) => [
+      status.source,
+      status.target,
+      status.producer,
+      String(status.lastPublishingId),
+      String(status.resumeFrom),
+      String(status.sourceEnd),
+      String(status.lagMessages),
+      humanDuration(status.lagMs),
+    ]);
+    // A row is green when its loop is caught up, yellow while it lags (coloured after the
     // padding, which must count visible characters only).
     const [header, ...body] = table(HEADERS, rows, style);
-    const lines = [header, ...body.map(lag)];
-    if (status.resumeChunkTime !== undefined && status.lastChunkTime !== undefined) {
+    const lines = [
+      header,
+      ...body.map((row, i) => (statuses[i]?.lagMessages === 0n ? style.green : style.yellow)(row)),
+    ];
+    for (const status of statuses) {
+      if (status.resumeChunkTime === undefined || status.lastChunkTime === undefined) continue;
       lines.push(
         style.dim(
-          `resume point's chunk written ${isoTime(status.resumeChunkTime)}, ` +
+          `${status.source}: resume point's chunk written ${isoTime(status.resumeChunkTime)}, ` +
             `last chunk ${isoTime(status.lastChunkTime)}`,
         ),
       );
@@ -85,3 +104,27 @@ Output: a table, or with --json one JSON object (offsets as strings, times in ep
     return ExitCode.ok;
   },
 };
+
+function streamStatus(rabbit: RabbitMQ, values: OptionValues, target: string): Promise<JobStatus> {
+  const source = requiredOption(values, 'source', 'status');
+  const producer = requiredOption(values, 'producer', 'status');
+  return jobStatus(rabbit.source(source), rabbit.target(target, { producer }));
+}
+
+/** One status per partition, in partition order, each under the job's producer name for it. */
+async function partitionStatuses(
+  rabbit: RabbitMQ,
+  values: OptionValues,
+  target: string,
+): Promise<JobStatus[]> {
+  const superStream = requiredOption(values, 'super-stream', 'status');
+  const job = requiredOption(values, 'job', 'status');
+  const partitions = await rabbit.partitions(superStream);
+  // One at a time: each opens its own connections.
+  const statuses: JobStatus[] = [];
+  for (const partition of partitions) {
+    const producer = partitionProducer(job, partition);
+    statuses.push(await jobStatus(rabbit.source(partition), rabbit.target(target, { producer })));
+  }
+  return statuses;
+}

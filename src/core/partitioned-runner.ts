@@ -149,7 +149,7 @@ export class PartitionedRunner<T = unknown, A = unknown, R = unknown> {
       const partition: Partition = {
         index,
         stream: source.stream,
-        producer: `${this.name}-${source.stream}`,
+        producer: partitionProducer(this.name, source.stream),
       };
       return taken(partition) ? [{ ...this.loop(source, partition), partition }] : [];
     });
@@ -208,4 +208,13 @@ function checkProducers(job: string, targets: readonly Target[]): void {
 
 function sum(summaries: readonly RunSummary[], field: keyof RunSummary): number {
   return summaries.reduce((total, summary) => total + summary[field], 0);
+}
+
+/**
+ * The producer name of a partitioned job's loop over `partitionStream`: `<job>-<partition
+ * stream>`. The stream's name, not its index: a partition removed from the super stream would
+ * shift every later index onto another partition's resume point.
+ */
+export function partitionProducer(job: string, partitionStream: string): string {
+  return `${job}-${partitionStream}`;
 }

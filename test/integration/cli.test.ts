@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { aggregate, jsonMessage, readResults, type ReadResult } from '../../src/index.js';
 import { publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
 
@@ -195,6 +195,57 @@ describe('stream-windows in a pipe', () => {
     expect(lastAt).toBeGreaterThanOrEqual(beforeSecond - 1);
     expect(lastAt).toBeLessThanOrEqual(after + 1);
     expect(status.lagMs).toBe(lastAt - resumeAt);
+  });
+
+  it('should report a partitioned job partition by partition, under its producer name for each', async () => {
+    const superStream = `cli-super-${process.pid}-${Date.now()}`;
+    const partitions = await real.rabbit.createSuperStream(superStream, { partitions: 2 });
+    onTestFinished(() => real.rabbit.deleteSuperStream(superStream));
+    const target = await real.newStream('cli-super-out');
+    const messages = (n: number) => Array.from({ length: n }, (_, i) => jsonMessage({ i }));
+    await publishAll(real.rabbit, partitions[0] ?? '', messages(3));
+    await publishAll(real.rabbit, partitions[1] ?? '', messages(1));
+    // The loop of partition 0 stored its result for offsets 0..1; partition 1's never published.
+    const first = real.rabbit.target(target, { producer: `rollup-${partitions[0] ?? ''}` });
+    await first.publish(1n, [jsonMessage({ a: 'result' })]);
+    await first.close();
+
+    const run = await cli([
+      'status',
+      '--super-stream',
+      superStream,
+      '--target',
+      target,
+      '--job',
+      'rollup',
+      '--json',
+    ]);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const rows = JSON.parse(run.stdout) as Record<string, unknown>[];
+    expect(
+      rows.map(({ source, producer, resumeFrom, sourceEnd, lagMessages }) => ({
+        source,
+        producer,
+        resumeFrom,
+        sourceEnd,
+        lagMessages,
+      })),
+    ).toEqual([
+      {
+        source: partitions[0],
+        producer: `rollup-${partitions[0] ?? ''}`,
+        resumeFrom: '2',
+        sourceEnd: '3',
+        lagMessages: '1',
+      },
+      {
+        source: partitions[1],
+        producer: `rollup-${partitions[1] ?? ''}`,
+        resumeFrom: 'first',
+        sourceEnd: '1',
+        lagMessages: '1',
+      },
+    ]);
   });
 
   it('should exit 1 naming a stream that does not exist', async () => {

@@ -48,6 +48,12 @@ describe('the stream-windows command line', () => {
         'status needs --producer',
         'help status',
       ],
+      [
+        ['status', '--super-stream', 's', '--target', 't', '--source', 's', '--job', 'j'],
+        'status takes --super-stream and --job instead of --source and --producer',
+        'help status',
+      ],
+      [['status', '--super-stream', 's', '--target', 't'], 'status needs --job', 'help status'],
       [['tail'], 'tail needs --target', 'help tail'],
       [
         ['tail', '--target', 't', '--from=-1'],
