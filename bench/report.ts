@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname } from 'node:path';
 
-export type CaseKind = 'hot-path' | 'codec' | 'e2e' | 'memory' | 'recovery' | 'frames' | 'observe';
+export type CaseKind =
+  'hot-path' | 'codec' | 'e2e' | 'memory' | 'recovery' | 'frames' | 'observe' | 'partitions';
 
 /**
  * One line of bench/results/latest.json. `msgsPerSec` and `ratios` are the issue's shape;
@@ -34,6 +35,8 @@ export const TARGETS: readonly Target[] = [
   ratioTarget('hot-path', at100Keys, 'floor', 0.5),
   ratioTarget('hot-path', at100Keys, 'rxjs', 5),
   ratioTarget('e2e', (result) => 'rawConsume' in result.ratios, 'rawConsume', 1),
+  // Issue 10: a 2-partition job on 2 cores against the same job on 1 partition.
+  ratioTarget('partitions', (result) => 'onePartition' in result.ratios, 'onePartition', 1.7),
   {
     kind: 'memory',
     applies: (result) => result.name.includes('adds-to-known-keys'),
