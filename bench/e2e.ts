@@ -2,10 +2,15 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { connect, Offset, type Client } from 'rabbitmq-stream-js-client';
 import { aggregate } from '../src/core/pipeline.js';
-import type { Source, Target } from '../src/core/ports.js';
+import type { Source, SourceChunk, Target } from '../src/core/ports.js';
+import { encodeResult } from '../src/core/result-format.js';
+import { StepProcessor, type StepProcessorConfig } from '../src/core/step-processor.js';
+import { writeSize } from '../src/core/write-size.js';
+import { tumbling } from '../src/windows/tumbling.js';
 import { connect as connectAdapter, parseStreamUrl } from '../src/rabbitmq/index.js';
-import { readings, type Reading } from './corpus.js';
-import { median, perSecond } from './measure.js';
+import { corpusShape, readings, type Reading } from './corpus.js';
+import { engineConfig, runEngine } from './hot-path/engine.js';
+import { interleavedRounds, median, perSecond, ratioSpread } from './measure.js';
 import type { CaseResult } from './report.js';
 
 const STATUS_SCRIPT = fileURLToPath(new URL('../scripts/rabbitmq.sh', import.meta.url));
@@ -37,12 +42,23 @@ function brokerUrl(): string | undefined {
 
 /**
  * Case 3: a `messages`-message source stream on the real broker, aggregated into 1-second
- * windows with 100 keys, against the stock client's raw consume rate (a consumer that only
- * counts) on the same stream, in interleaved rounds. The same job with a target that
- * discards results gives the cost of publishing them.
+ * windows with 100 keys, in interleaved rounds against
+ *   - `hotPath`: the same job in process, the Runner's synchronous work (StepProcessor and
+ *     result encoding) over the very chunks the stream holds, read once before the rounds;
+ *   - `processOnly`: the StepProcessor alone on them, as the hot-path case measures it;
+ *   - `ownConsume`: this library's source reading the stream with nothing done per chunk,
+ *     the copy-free consume floor;
+ *   - `rawConsume`: the stock client's consumer that only counts.
+ * The same job with a target that discards results gives the cost of publishing them.
+ * Every ratio comes with the spread of its rounds (values `<ratio>Min`, `<ratio>Max`), and
+ * `seriesBound` is what consuming and the hot path one after the other allow: the ratio to
+ * the hot path of 1 / (1 / ownConsume + 1 / hotPath).
  */
-export async function e2eCases(messages: number, repeats: number): Promise<CaseResult[]> {
-  const url = brokerUrl() as string;
+export async function e2eCases(
+  messages: number,
+  repeats: number,
+  url = brokerUrl() as string,
+): Promise<CaseResult[]> {
   const stock = await connect(parseStreamUrl(url));
   const adapter = await connectAdapter(url);
   const source = `bench-e2e-source-${process.pid}`;
@@ -51,39 +67,82 @@ export async function e2eCases(messages: number, repeats: number): Promise<CaseR
     await adapter.createStream(source);
     created.push(source);
     await publishSource(stock, source, messages);
-
-    const raw: number[] = [];
-    const withPublish: number[] = [];
-    const withoutPublish: number[] = [];
-    for (let round = 0; round < repeats; round++) {
-      raw.push(await rawConsume(stock, source, messages));
-      const results = `bench-e2e-results-${process.pid}-${round}`;
-      await adapter.createStream(results);
-      created.push(results);
-      const target = adapter.target(results, { producer: `bench-${round}` });
-      withPublish.push(await runJob(adapter.source(source), target));
-      withoutPublish.push(await runJob(adapter.source(source), discardingTarget(target)));
+    const chunks = await readChunks(adapter.source(source), messages);
+    const config = e2eProcessorConfig(messages);
+    // Sizes results as the job's target does (frame_max); nothing is published through it.
+    const sizing = adapter.target(source, { producer: 'bench' });
+    const resultsPublished = Math.floor((messages * MS_PER_MESSAGE) / 1000) - 1;
+    const inProcess = runHotPath(config, chunks, sizing.maxWriteBytes);
+    if (inProcess !== resultsPublished) {
+      throw new Error(
+        `bench: the hot path gave ${inProcess} results, the job gives ${resultsPublished}`,
+      );
     }
-    const rawRate = perSecond(messages, median(raw));
-    const rate = perSecond(messages, median(withPublish));
-    const noPublishRate = perSecond(messages, median(withoutPublish));
+
+    let round = 0;
+    const rounds = await interleavedRounds(
+      {
+        job: async () => {
+          const results = `bench-e2e-results-${process.pid}-${round++}`;
+          await adapter.createStream(results);
+          created.push(results);
+          return runJob(adapter.source(source), adapter.target(results, { producer: 'bench' }));
+        },
+        jobDiscarded: () => runJob(adapter.source(source), discardingTarget(sizing)),
+        hotPath: () =>
+          Promise.resolve(timed(() => runHotPath(config, chunks, sizing.maxWriteBytes))),
+        processOnly: () => Promise.resolve(timed(() => runEngine(config, chunks))),
+        ownConsume: () => ownConsume(adapter.source(source), messages),
+        rawConsume: () => rawConsume(stock, source, messages),
+      },
+      repeats,
+    );
+    const rate = (ms: readonly number[]): number => perSecond(messages, median(ms));
+    const hotRate = rate(rounds.hotPath);
+    const ownRate = rate(rounds.ownConsume);
+    const ratios = (task: readonly number[]): [Record<string, number>, Record<string, number>] => {
+      const spreads = {
+        hotPath: ratioSpread(task, rounds.hotPath),
+        processOnly: ratioSpread(task, rounds.processOnly),
+        ownConsume: ratioSpread(task, rounds.ownConsume),
+        rawConsume: ratioSpread(task, rounds.rawConsume),
+      };
+      const medians: Record<string, number> = {};
+      const ranges: Record<string, number> = {};
+      for (const [name, spread] of Object.entries(spreads)) {
+        medians[name] = spread.median;
+        ranges[`${name}Min`] = spread.min;
+        ranges[`${name}Max`] = spread.max;
+      }
+      return [medians, ranges];
+    };
+    const [jobRatios, jobRanges] = ratios(rounds.job);
+    const [discardedRatios, discardedRanges] = ratios(rounds.jobDiscarded);
     return [
       {
         name: `tumbling-1s/${KEYS}-keys/rabbitmq`,
         kind: 'e2e',
-        msgsPerSec: rate,
-        ratios: { rawConsume: rate / rawRate },
+        msgsPerSec: rate(rounds.job),
+        ratios: jobRatios,
         values: {
-          rawConsumeMsgsPerSec: rawRate,
-          resultsPublished: Math.floor((messages * MS_PER_MESSAGE) / 1000) - 1,
+          ...jobRanges,
+          hotPathMsgsPerSec: hotRate,
+          processOnlyMsgsPerSec: rate(rounds.processOnly),
+          ownConsumeMsgsPerSec: ownRate,
+          rawConsumeMsgsPerSec: rate(rounds.rawConsume),
+          seriesBound: 1 / (1 / ownRate + 1 / hotRate) / hotRate,
+          resultsPublished,
         },
       },
       {
         name: `tumbling-1s/${KEYS}-keys/rabbitmq-results-discarded`,
         kind: 'e2e',
-        msgsPerSec: noPublishRate,
-        ratios: { rawConsumeNoPublish: noPublishRate / rawRate },
-        values: { publishingShareOfTime: 1 - rate / noPublishRate },
+        msgsPerSec: rate(rounds.jobDiscarded),
+        ratios: discardedRatios,
+        values: {
+          ...discardedRanges,
+          publishingShareOfTime: 1 - median(rounds.jobDiscarded) / median(rounds.job),
+        },
       },
     ];
   } finally {
@@ -93,8 +152,79 @@ export async function e2eCases(messages: number, repeats: number): Promise<CaseR
   }
 }
 
+/** The StepProcessor config the e2e job builds: the hot-path engine's tumbling one, at 1 s. */
+export function e2eProcessorConfig(
+  messages: number,
+): StepProcessorConfig<Reading, unknown, number | Reading> {
+  return { ...engineConfig('tumbling-1m', corpusShape(messages, KEYS)), window: tumbling('1s') };
+}
+
+const METADATA = { source: 'bench', producer: 'bench', window: 'tumbling(1s)' };
+
+/**
+ * What the Runner does per chunk, in process: StepProcessor.process, then each result encoded
+ * as the target gets it (the result format, data sections) and size-checked. Returns how
+ * many results it encoded.
+ */
+export function runHotPath(
+  config: StepProcessorConfig<Reading, unknown, number | Reading>,
+  chunks: readonly SourceChunk[],
+  maxWriteBytes: number,
+): number {
+  const processor = new StepProcessor(config);
+  let results = 0;
+  for (const chunk of chunks) {
+    processor.process(chunk);
+    for (const result of processor.ready) {
+      const size = writeSize(encodeResult(result, METADATA, 'sections'));
+      if (size > maxWriteBytes) throw new Error(`bench: a result of ${size} bytes is too large`);
+      results++;
+    }
+    processor.ready.length = 0;
+  }
+  return results;
+}
+
+function timed(task: () => unknown): number {
+  const started = performance.now();
+  task();
+  return performance.now() - started;
+}
+
+/** The first `messages` messages of `source`, as the chunks it hands over. */
+export async function readChunks(source: Source, messages: number): Promise<SourceChunk[]> {
+  const chunks: SourceChunk[] = [];
+  let received = 0;
+  const reading = new AbortController();
+  for await (const chunk of source.read('first', reading.signal)) {
+    chunks.push(chunk);
+    received += chunk.count;
+    if (received >= messages) break;
+  }
+  reading.abort();
+  return chunks;
+}
+
+/** Milliseconds for `source` to hand over `messages` messages, nothing done with them. */
+export async function ownConsume(source: Source, messages: number): Promise<number> {
+  const started = performance.now();
+  let received = 0;
+  const reading = new AbortController();
+  for await (const chunk of source.read('first', reading.signal)) {
+    received += chunk.count;
+    if (received >= messages) break;
+  }
+  const elapsed = performance.now() - started;
+  reading.abort();
+  return elapsed;
+}
+
 /** The source stream as a producer with the stock client writes it: JSON body, creation time. */
-async function publishSource(client: Client, stream: string, messages: number): Promise<void> {
+export async function publishSource(
+  client: Client,
+  stream: string,
+  messages: number,
+): Promise<void> {
   const publisher = await client.declarePublisher({ stream, maxChunkLength: PUBLISH_BATCH });
   let index = 0;
   for (const reading of readings({ messages, keys: KEYS, windowMessages: messages })) {
@@ -113,7 +243,11 @@ async function publishSource(client: Client, stream: string, messages: number): 
 }
 
 /** Milliseconds for the stock client's consumer to receive `messages` messages and only count them. */
-async function rawConsume(client: Client, stream: string, messages: number): Promise<number> {
+export async function rawConsume(
+  client: Client,
+  stream: string,
+  messages: number,
+): Promise<number> {
   const started = performance.now();
   let received = 0;
   let done: () => void = () => undefined;
@@ -131,7 +265,7 @@ async function rawConsume(client: Client, stream: string, messages: number): Pro
 }
 
 /** Milliseconds for the job to aggregate the whole stream (and publish its results to `target`). */
-async function runJob(source: Source, target: Target): Promise<number> {
+export async function runJob(source: Source, target: Target): Promise<number> {
   const started = performance.now();
   await aggregate<Reading>(source)
     .tumbling('1s')
@@ -143,7 +277,7 @@ async function runJob(source: Source, target: Target): Promise<number> {
 }
 
 /** The job's target minus the broker: results are encoded and size-checked, then dropped. */
-function discardingTarget(target: Target): Target {
+export function discardingTarget(target: Target): Target {
   return {
     stream: target.stream,
     producer: `${target.producer}-discarded`,

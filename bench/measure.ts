@@ -74,6 +74,51 @@ class Samples<K extends string> {
   }
 }
 
+/**
+ * Rounds of tasks that time themselves (each resolves to its own milliseconds, leaving its
+ * set-up out), awaited one at a time in an order that rotates every round like
+ * `interleavedMediansAsync`. Returns every timed round per task, for per-round ratios.
+ */
+export async function interleavedRounds<K extends string>(
+  tasks: Readonly<Record<K, () => Promise<number>>>,
+  repeats: number,
+  warmup = 1,
+): Promise<Record<K, number[]>> {
+  const names = Object.keys(tasks) as K[];
+  const rounds = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<
+    K,
+    number[]
+  >;
+  for (let round = 0; round < warmup + repeats; round++) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(round + i) % names.length] as K;
+      const ms = await tasks[name]();
+      if (round >= warmup) rounds[name].push(ms);
+    }
+  }
+  return rounds;
+}
+
+/** A ratio of two tasks' throughputs: the median round of each, and the spread of per-round ratios. */
+export interface RatioSpread {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+/**
+ * Throughput of `task` over `baseline` from their timed rounds (same messages each):
+ * `median` is the ratio of the median rounds, `min`-`max` that of the ratios round by round.
+ */
+export function ratioSpread(task: readonly number[], baseline: readonly number[]): RatioSpread {
+  const perRound = task.map((ms, round) => (baseline[round] ?? Number.NaN) / ms);
+  return {
+    median: median(baseline) / median(task),
+    min: Math.min(...perRound),
+    max: Math.max(...perRound),
+  };
+}
+
 export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);

@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import type { JobEventName } from '../src/core/job-events.js';
+import { JOB_EVENT_NAMES } from '../src/core/job-events.js';
 import { aggregate } from '../src/core/pipeline.js';
 import type { RunSummary } from '../src/core/runner.js';
 import { MemoryBroker } from '../src/memory/broker.js';
@@ -16,14 +16,7 @@ import { cpuClock, interleavedMediansAsync, perSecond } from './measure.js';
 import type { CaseResult } from './report.js';
 
 const KEYS = 100;
-const EVENTS: readonly JobEventName[] = [
-  'started',
-  'read',
-  'published',
-  'restart',
-  'caughtUp',
-  'stopped',
-];
+const EVENTS = JOB_EVENT_NAMES;
 
 /** How a run is observed: not at all, by a no-op listener on every event, or by jobMetrics. */
 const OBSERVERS = {

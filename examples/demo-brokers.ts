@@ -3,7 +3,7 @@
 // scripts/rabbitmq.sh starts).
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import type { Source, Target } from '../src/index.js';
+import type { PartitionedSource, Source, Target } from '../src/index.js';
 import { MemoryBroker } from '../src/memory/index.js';
 import { connect, type RabbitTarget } from '../src/rabbitmq/index.js';
 
@@ -20,6 +20,12 @@ export interface DemoBroker {
   source(stream?: string): Source;
   /** A target for the named producer; a previous one of the same producer is closed first. */
   target(producer: string, stream?: string): Promise<Target>;
+  /** Creates super stream `name` of `partitions` partitions; returns its partition streams. */
+  createSuperStream(name: string, partitions: number): Promise<string[]>;
+  /** Appends messages to partition `index` of super stream `name`, one chunk. */
+  writePartition(name: string, index: number, messages: readonly Uint8Array[]): Promise<void>;
+  /** The partitions of super stream `name` as a partitioned job reads them. */
+  superStreamSource(name: string): PartitionedSource;
   /** Every message of a target stream, in offset order. */
   targetMessages(stream?: string): Promise<Uint8Array[]>;
   close(): Promise<void>;
@@ -34,6 +40,10 @@ export function memoryBroker(streams: readonly string[] = DEFAULT_STREAMS): Demo
     write: async (messages) => void broker.append(source, messages),
     source: (stream = source) => broker.source(stream),
     target: async (producer, stream = target) => broker.target(stream, { producer }),
+    createSuperStream: async (name, partitions) => broker.createSuperStream(name, { partitions }),
+    writePartition: async (name, index, messages) =>
+      void broker.append(broker.partitions(name)[index] ?? '', messages),
+    superStreamSource: (name) => broker.superStreamSource(name),
     targetMessages: async (stream = target) => broker.messages(stream).map((m) => m.bytes),
     close: async () => undefined,
   };
@@ -54,6 +64,7 @@ export async function rabbitBroker(
   let written = 0n;
   const feeder = rabbit.target(named(source), { producer: 'sensor-feeder' });
   const current = new Map<string, RabbitTarget>();
+  const superStreams = new Map<string, { partitions: string[]; written: bigint[] }>();
   return {
     name: `RabbitMQ at ${url} (streams ${streams.map(named).join(', ')})`,
     write: async (messages) => {
@@ -69,6 +80,22 @@ export async function rabbitBroker(
       current.set(producer, next);
       return next;
     },
+    createSuperStream: async (name, count) => {
+      const partitions = await rabbit.createSuperStream(named(name), { partitions: count });
+      superStreams.set(name, { partitions, written: partitions.map(() => 0n) });
+      return partitions;
+    },
+    writePartition: async (name, index, messages) => {
+      const superStream = superStreams.get(name);
+      const stream = superStream?.partitions[index] ?? '';
+      const written = (superStream?.written[index] ?? 0n) + BigInt(messages.length);
+      superStream?.written.splice(index, 1, written);
+      const producer = `feeder-${stream}`;
+      const feeder = current.get(producer) ?? rabbit.target(stream, { producer });
+      current.set(producer, feeder);
+      await feeder.publish(written - 1n, messages); // one sub-entry batch
+    },
+    superStreamSource: (name) => rabbit.superStreamSource(named(name)),
     targetMessages: async (stream = target) => {
       const source = rabbit.source(named(stream));
       const end = await source.endOffset();
@@ -86,6 +113,7 @@ export async function rabbitBroker(
     close: async () => {
       for (const target of current.values()) await target.close();
       for (const stream of streams) await rabbit.deleteStream(named(stream));
+      for (const name of superStreams.keys()) await rabbit.deleteSuperStream(named(name));
       await rabbit.close();
     },
   };

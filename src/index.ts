@@ -24,16 +24,32 @@ export {
 export {
   PartitionedRunner,
   type Partition,
+  type PartitionedRunOptions,
   type PartitionedRunSummary,
   type PartitionListener,
 } from './core/partitioned-runner.js';
+// Every core: a partitioned job's partitions spread over worker threads, each building the
+// job from a module (`new PartitionWorkers(new URL('./job.js', import.meta.url))`).
+export {
+  PartitionWorkers,
+  type PartitionedJob,
+  type PartitionWorker,
+  type PartitionWorkerJob,
+  type PartitionWorkerModule,
+  type PartitionWorkersOptions,
+} from './core/partition-workers.js';
 export {
   superStreamTarget,
   SuperStreamTarget,
   type SuperStreamTargetOptions,
 } from './core/super-stream-target.js';
 // Observing a job: `runner.on(name, listener)`, and the logger option of `.to()`.
-export type { JobEventMap, JobEventName, JobListener } from './core/job-events.js';
+export {
+  JOB_EVENT_NAMES,
+  type JobEventMap,
+  type JobEventName,
+  type JobListener,
+} from './core/job-events.js';
 export type { Logger } from './common/logger.js';
 export type { Aggregator } from './common/aggregator.js';
 export type { LatePolicy, ErrorPolicy } from './core/step-processor.js';
@@ -121,6 +137,7 @@ export {
   AccessRefusedError,
   NotAResultError,
   ClientInternalsError,
+  PartitionWorkerError,
   isRetriable,
   type ProcessingStage,
 } from './common/errors.js';

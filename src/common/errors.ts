@@ -347,3 +347,28 @@ export class NotAResultError extends StreamWindowsError {
     );
   }
 }
+
+/**
+ * A worker thread of a `PartitionWorkers` job ended with an error: its job failed
+ * (`partition` names the partition stream whose loop failed first, when one did), its module
+ * could not be loaded or did not build a job, or the thread died. The other workers are
+ * stopped first. Not retriable: start the job again. `cause` is the error as it crossed the
+ * thread boundary: an Error with its name, message, code and stack, not of its class.
+ */
+export class PartitionWorkerError extends StreamWindowsError {
+  override readonly name = 'PartitionWorkerError';
+  override readonly code = 'PARTITION_WORKER_FAILED';
+  constructor(
+    readonly worker: number,
+    readonly workers: number,
+    readonly partition: string | undefined,
+    override readonly cause: unknown,
+  ) {
+    super(
+      `worker ${worker} of ${workers}` +
+        (partition === undefined ? '' : ` (partition '${partition}')`) +
+        ` failed: ${describe(cause)}`,
+      { cause },
+    );
+  }
+}

@@ -71,6 +71,22 @@ export interface JobEventMap {
 }
 
 export type JobEventName = keyof JobEventMap;
+
+/** Every event a job emits, in the order they are documented above. */
+export const JOB_EVENT_NAMES = [
+  'started',
+  'read',
+  'published',
+  'restart',
+  'deactivated',
+  'caughtUp',
+  'stopped',
+] as const satisfies readonly JobEventName[];
+// Fails to compile when an event of JobEventMap is missing from the list above.
+const everyEventListed: Exclude<JobEventName, (typeof JOB_EVENT_NAMES)[number]> extends never
+  ? true
+  : never = true;
+void everyEventListed;
 export type JobListener<K extends JobEventName> = (event: JobEventMap[K]) => void;
 
 /**

@@ -20,8 +20,18 @@ export interface Partition {
 
 /** What `PartitionedRunner.run` returns: the totals, and each partition's own summary. */
 export interface PartitionedRunSummary extends RunSummary {
-  /** In partition order. */
+  /** In partition order; with `partitions` given to `run`, of the partitions it took only. */
   readonly partitions: readonly RunSummary[];
+}
+
+/** How `PartitionedRunner.run` runs: a `RunOptions`, and which partitions this process takes. */
+export interface PartitionedRunOptions extends RunOptions {
+  /**
+   * The partitions this run takes (default: all): called once per partition per run, in
+   * partition order; the others get no loop, their sources are not read. For spreading a
+   * job's partitions over processes or threads, each taking its own (`PartitionWorkers`).
+   */
+  readonly partitions?: (partition: Partition) => boolean;
 }
 
 /** A listener of one job event of any partition's loop, told which partition. */
@@ -90,7 +100,7 @@ export class PartitionedRunner<T = unknown, A = unknown, R = unknown> {
    * caught up). The first loop to fail stops the others (they let their confirms land) and
    * its error is thrown: a job is not left running on part of its partitions.
    */
-  async run(options: RunOptions = {}): Promise<PartitionedRunSummary> {
+  async run(options: PartitionedRunOptions = {}): Promise<PartitionedRunSummary> {
     if (this.running !== undefined) {
       throw new ConfigError('run', 'must not be called while the job runs', this.name);
     }
@@ -99,7 +109,13 @@ export class PartitionedRunner<T = unknown, A = unknown, R = unknown> {
       options.signal === undefined ? stop.signal : AbortSignal.any([options.signal, stop.signal]);
     // Whatever ended the run, its groups are left: a loop that stopped while stepping down
     // would otherwise stay a passive member, which the broker could pick and never hear from.
-    const done = this.runLoops({ ...options, signal }, stop).finally(() => this.source.close());
+    const { partitions: taken = () => true, ...runOptions } = options;
+    if (typeof taken !== 'function') {
+      throw new ConfigError('partitions', 'must be a function of the partition', taken);
+    }
+    const done = this.runLoops({ ...runOptions, signal }, taken, stop).finally(() =>
+      this.source.close(),
+    );
     this.running = { stop, done: done.catch(() => undefined) };
     try {
       return await done;
@@ -125,16 +141,17 @@ export class PartitionedRunner<T = unknown, A = unknown, R = unknown> {
 
   private async runLoops(
     options: RunOptions,
+    taken: (partition: Partition) => boolean,
     stop: AbortController,
   ): Promise<PartitionedRunSummary> {
     const sources = await this.source.partitions();
-    const loops = sources.map((source, index) => {
+    const loops = sources.flatMap((source, index) => {
       const partition: Partition = {
         index,
         stream: source.stream,
         producer: `${this.name}-${source.stream}`,
       };
-      return { ...this.loop(source, partition), partition };
+      return taken(partition) ? [{ ...this.loop(source, partition), partition }] : [];
     });
     checkProducers(
       this.name,

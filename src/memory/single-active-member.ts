@@ -4,6 +4,7 @@ import { SingleActiveMemberLostError } from './errors.js';
 import type { GroupMember } from './single-active-group.js';
 import type { StreamLog } from './stream-log.js';
 import { tail } from './tail.js';
+import { Wakeups } from './wakeups.js';
 
 /**
  * A single active consumer on an embedded stream: the RabbitMQ source's `SingleActiveOptions`
@@ -49,7 +50,7 @@ export class SingleActiveMember implements GroupMember {
   private callbacks: Promise<void> = Promise.resolve();
   private failure: SingleActiveMemberLostError | undefined;
   private closed = false;
-  private readonly waiters = new Set<() => void>();
+  private readonly wakeups = new Wakeups();
 
   constructor(
     private readonly log: StreamLog,
@@ -119,15 +120,7 @@ export class SingleActiveMember implements GroupMember {
   private async nextActivation(signal: AbortSignal): Promise<Activation | undefined> {
     while (this.activation === undefined) {
       if (this.closed || signal.aborted) return undefined;
-      await new Promise<void>((resolve) => {
-        const wake = (): void => {
-          this.waiters.delete(wake);
-          signal.removeEventListener('abort', wake);
-          resolve();
-        };
-        this.waiters.add(wake);
-        signal.addEventListener('abort', wake, { once: true });
-      });
+      await this.wakeups.next(signal);
     }
     return this.activation;
   }
@@ -151,6 +144,6 @@ export class SingleActiveMember implements GroupMember {
   }
 
   private wake(): void {
-    for (const wake of [...this.waiters]) wake();
+    this.wakeups.wakeAll();
   }
 }

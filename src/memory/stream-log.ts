@@ -1,6 +1,7 @@
 import { packChunk } from '../core/pack-chunk.js';
 import { StreamNotFoundError } from './errors.js';
 import type { ChunkWriter, LogChunk } from './stored-chunk.js';
+import { Wakeups } from './wakeups.js';
 
 /**
  * One stream of the embedded broker: an append-only list of chunks with offsets from 0, and
@@ -12,7 +13,7 @@ export class StreamLog {
   /** Highest publishing id stored per producer name (osiris "sequence" tracking). */
   private readonly sequences = new Map<string, bigint>();
   /** Readers parked until the log changes; woken all at once, so none polls. */
-  private readonly waiters = new Set<() => void>();
+  private readonly wakeups = new Wakeups();
   private next = 0n;
   private deleted = false;
 
@@ -82,15 +83,7 @@ export class StreamLog {
 
   /** Resolves on the next append or delete, or when `signal` aborts. */
   changed(signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = (): void => {
-        this.waiters.delete(wake);
-        signal.removeEventListener('abort', wake);
-        resolve();
-      };
-      this.waiters.add(wake);
-      signal.addEventListener('abort', wake, { once: true });
-    });
+    return this.wakeups.next(signal);
   }
 
   delete(): void {
@@ -99,6 +92,6 @@ export class StreamLog {
   }
 
   private wake(): void {
-    for (const wake of [...this.waiters]) wake();
+    this.wakeups.wakeAll();
   }
 }

@@ -1,6 +1,5 @@
 import { Offset, type ClientParams } from 'rabbitmq-stream-js-client';
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
-import { CreditRequest } from 'rabbitmq-stream-js-client/dist/requests/credit_request.js';
 import { SubscribeRequest } from 'rabbitmq-stream-js-client/dist/requests/subscribe_request.js';
 import type { SubscribeResponse } from 'rabbitmq-stream-js-client/dist/responses/subscribe_response.js';
 import type { SourceChunk } from '../core/ports.js';
@@ -16,6 +15,7 @@ import { queryStreamStats } from './stream-stats.js';
 import { abandon, socketOf } from './gaps/client-socket.js';
 import { routeDeliverFrames } from './gaps/consume-raw-chunks.js';
 import { answerConsumerUpdate, type ConsumerUpdate } from './gaps/consumer-update.js';
+import { grantCredit } from './gaps/grant-credit.js';
 import { openConnection } from './gaps/handshake.js';
 
 /**
@@ -418,11 +418,7 @@ export class Subscription {
 
   private grant(chunks: number): void {
     if (this.closed || this.failure !== undefined || chunks === 0) return;
-    // Fire and forget: the client's send() never settles once the socket is closed, and a
-    // lost connection is reported by the close listener anyway.
-    void this.connection
-      .send(new CreditRequest({ subscriptionId: SUBSCRIPTION_ID, credit: chunks }))
-      .catch(() => undefined);
+    grantCredit(this.connection, SUBSCRIPTION_ID, chunks);
   }
 
   private notify(): void {

@@ -51,7 +51,7 @@ describe('super streams on RabbitMQ', () => {
 
     const listing = real.rabbit.partitions(name);
     await expect(listing).rejects.toThrow(StreamCommandError);
-    await expect(listing).rejects.toMatchObject({ code: 0x02, stream: name });
+    await expect(listing).rejects.toMatchObject({ responseCode: 0x02, stream: name });
     // The partition stream went with it: it can be created afresh as a plain stream.
     await real.rabbit.createStream(real.track(first ?? ''));
     expect(await real.rabbit.source(first ?? '').endOffset()).toBe(0n);
@@ -64,7 +64,7 @@ describe('super streams on RabbitMQ', () => {
     const creating = real.rabbit.createSuperStream(name, { partitions: 2 });
 
     await expect(creating).rejects.toThrow(StreamCommandError);
-    await expect(creating).rejects.toMatchObject({ code: 0x05, stream: name }); // already exists
+    await expect(creating).rejects.toMatchObject({ responseCode: 0x05, stream: name }); // already exists
   });
 
   it('routes 300 keys to the partitions the stock client hash-routes them to', async () => {

@@ -4,6 +4,7 @@ import {
   ConfigError,
   PublishError,
   type JobEventMap,
+  JOB_EVENT_NAMES,
   type JobEventName,
   type Logger,
   type Runner,
@@ -20,14 +21,7 @@ import {
   type Reading,
 } from '../../support/memory-job.js';
 
-const NAMES: readonly JobEventName[] = [
-  'started',
-  'read',
-  'published',
-  'restart',
-  'caughtUp',
-  'stopped',
-];
+const NAMES = JOB_EVENT_NAMES;
 
 /** Every event the job emits, in order, as [name, event]. */
 function record(job: Runner<unknown, unknown, unknown>): [JobEventName, unknown][] {

@@ -9,6 +9,7 @@ import {
   whenPublished,
   type Order,
 } from '../../support/partitioned-job.js';
+import { forwarding } from '../../support/forwarding-target.js';
 
 const producers = ['rollup-orders-0', 'rollup-orders-1', 'rollup-orders-2'];
 
@@ -27,11 +28,7 @@ function held(target: Target, issued: (id: bigint) => void): Target & { release(
   let release = (): void => undefined;
   const gate = new Promise<void>((resolve) => (release = resolve));
   return {
-    stream: target.stream,
-    producer: target.producer,
-    maxWriteBytes: target.maxWriteBytes,
-    lastPublishingId: () => target.lastPublishingId(),
-    hasPublished: () => target.hasPublished(),
+    ...forwarding(target),
     publish: async (id, messages) => {
       issued(id);
       await gate;

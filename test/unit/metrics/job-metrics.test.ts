@@ -172,7 +172,11 @@ describe('the Prometheus metrics of a job', () => {
     expect(series.get('stream_windows_restarts_total{cause="PublishError"}')).toBe(1);
     expect(series.get('stream_windows_duplicates_total')).toBe(1);
     expect(series.get('stream_windows_steps_published_total')).toBe(count - 1);
-    expect(series.get('stream_windows_messages_read_total')).toBe(delivered.messages());
+    // Every message once, offset 0 again after the restart; at most what the source delivered
+    // (a chunk delivered while the failure was being noticed is dropped unread).
+    const read = series.get('stream_windows_messages_read_total') ?? 0;
+    expect(read).toBeGreaterThanOrEqual(count + 1);
+    expect(read).toBeLessThanOrEqual(delivered.messages());
   });
 
   it('should name a restart by the class of its error, a retention gap as the SourceError it is', () => {
