@@ -3,13 +3,18 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { PartitionWorkers } from '../src/core/partition-workers.js';
 import { connect, type RabbitMQ } from '../src/rabbitmq/index.js';
 import { encodeReading, readings } from './corpus.js';
 import { median, perSecond } from './measure.js';
 import { partitionsJob } from './partitions-job.js';
+import type { PartitionsWorkerConfig } from './partitions-worker.js';
 import type { CaseResult } from './report.js';
 
 const CHILD = fileURLToPath(new URL('./partition-child.ts', import.meta.url));
+const WORKER = new URL('./partitions-worker.ts', import.meta.url);
+/** Worker threads on Node 20 do not inherit `--import tsx`: this registers it in each. */
+const REGISTER_TSX = new URL('../test/support/register-tsx.mjs', import.meta.url);
 const KEYS = 100;
 const START = Date.UTC(2025, 0, 1);
 /** As the e2e case: 1 ms of event time per message, so 1,000 messages per 1-second window. */
@@ -30,7 +35,8 @@ const FAILOVER_BLOCK = 100_000;
  * - the 2-partition job against the same job on 1 partition (the same `messages` in all,
  *   split evenly), in interleaved rounds with a rotating order: all partitions in this one
  *   process (one core: ~1.0 expected), and one child process per partition against one child
- *   on the 1-partition stream (the process-per-partition way). Ratios of the round medians,
+ *   on the 1-partition stream (the process-per-partition way), and `PartitionWorkers` with 2
+ *   worker threads against 1 (timed from the first loop's start, past the threads' start-up). Ratios of the round medians,
  *   with the min and max of the per-round ratios.
  */
 export async function partitionCases(
@@ -87,11 +93,27 @@ export async function partitionCases(
       await Promise.all(children.map((child) => child.exited));
       return ms;
     };
+    const inWorkers = async (superStream: string, workers: number): Promise<number> => {
+      const config: PartitionsWorkerConfig = { url, superStream, target: await newTarget() };
+      const threads = new PartitionWorkers(WORKER, { workers, config, imports: [REGISTER_TSX] });
+      // From the first loop's start: a thread's start-up (tsx transforming the modules in
+      // it) is not the job's throughput; the other threads' later starts are counted.
+      let started = Number.NaN;
+      threads.on('started', () => {
+        if (Number.isNaN(started)) started = performance.now();
+      });
+      await threads.run({ untilCaughtUp: true });
+      const ms = performance.now() - started;
+      await threads.close();
+      return ms;
+    };
     const tasks = {
       oneProcess1: () => inProcess(oneName),
       oneProcess2: () => inProcess(twoName),
       perProcess1: () => inChildren(oneName, 1),
       perProcess2: () => inChildren(twoName, 2),
+      workers1: () => inWorkers(oneName, 1),
+      workers2: () => inWorkers(twoName, 2),
     };
     const samples = await rotatingRounds(tasks, repeats);
     const total = 2 * half;
@@ -99,6 +121,7 @@ export async function partitionCases(
       failover,
       scaling('one-process', total, samples.oneProcess1, samples.oneProcess2),
       scaling('process-per-partition', total, samples.perProcess1, samples.perProcess2),
+      scaling('worker-threads', total, samples.workers1, samples.workers2),
     ];
   } finally {
     for (const stream of streams) await rabbit.deleteStream(stream).catch(() => undefined);
