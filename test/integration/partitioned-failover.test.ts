@@ -308,12 +308,19 @@ describe('an instance told to step down while its chunks are queued and its publ
       watched('C', rabbitC.target(target, { producer })),
     );
     jobC.on('started', (event) => log.push(`C activated after ${event.lastPublishingId}`));
+    // What A and C went through, for the message of a failed expectation.
+    for (const [who, job] of [
+      ['A', jobA],
+      ['C', jobC],
+    ] as const) {
+      job.on('restart', (event) => log.push(`${who} restart after ${String(event.error)}`));
+    }
     const runC = jobC.run({ untilCaughtUp: true });
     await sourceOfA.brokerSent(CONSUMER_UPDATE, 2);
 
     // While A's confirms are held, A does not answer, and the broker activates nobody.
     await sleep(500);
-    expect(answered).toBe(false);
+    expect(answered, `A answered with its confirms held: ${log.join(', ')}`).toBe(false);
     expect(log.filter((line) => !line.startsWith('A publish'))).toEqual([]);
     log.push('confirms of A released');
     releasePublishesOfA();
