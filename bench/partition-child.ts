@@ -7,7 +7,6 @@
  * the run ends (with `--until-caught-up`, once every loop caught up).
  */
 import { createInterface } from 'node:readline';
-import type { PartitionedSource } from '../src/core/ports.js';
 import { connect } from '../src/rabbitmq/index.js';
 import { partitionsJob } from './partitions-job.js';
 
@@ -20,14 +19,10 @@ const only = at >= 0 ? Number(flags[at + 1]) : undefined;
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 
 const rabbit = await connect(url);
-const all = rabbit.superStreamSource(
+const source = rabbit.superStreamSource(
   superStream,
   flags.includes('--single-active') ? { singleActive: { name: 'bench-partitions' } } : {},
 );
-const source: PartitionedSource =
-  only === undefined
-    ? all
-    : { ...all, partitions: async () => [(await all.partitions())[only]].flatMap((s) => s ?? []) };
 say('ready');
 const lines = createInterface({ input: process.stdin });
 await new Promise<void>((resolve) => lines.once('line', () => resolve()));
@@ -37,10 +32,11 @@ const job = partitionsJob(source, (partition) =>
   rabbit.target(target, { producer: partition.producer }),
 );
 job.on('published', () => say('confirmed'));
-job.on('started', (e) => say(`started ${e.lastPublishingId}`));
-job.on('deactivated', () => say('deactivated'));
-job.on('restart', (e) => say(`restart ${String(e.error)}`));
-await job.run({ signal: stop.signal, untilCaughtUp: flags.includes('--until-caught-up') });
+await job.run({
+  signal: stop.signal,
+  untilCaughtUp: flags.includes('--until-caught-up'),
+  partitions: (partition) => only === undefined || partition.index === only,
+});
 say('done');
 await rabbit.close();
 lines.close();
