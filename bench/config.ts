@@ -13,6 +13,11 @@ export interface BenchConfig {
   readonly observeMessages: number;
   /** Messages of the end-to-end source stream (BENCH_E2E_MESSAGES, default 1,000,000). */
   readonly e2eMessages: number;
+  /**
+   * Messages of the partitioned job in all, split over its partitions
+   * (BENCH_PARTITION_MESSAGES, default 1,000,000).
+   */
+  readonly partitionMessages: number;
   /** Adds counted for allocations per message (BENCH_MEMORY_ADDS, default 1,000,000). */
   readonly memoryAdds: number;
   /** Open keys for heap per key (BENCH_MEMORY_KEYS, default 10,000). */
@@ -29,6 +34,7 @@ export function benchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
     repeats: positive(env, 'BENCH_REPEATS', 5),
     codecMs: positive(env, 'BENCH_CODEC_MS', 1_000),
     e2eMessages: positive(env, 'BENCH_E2E_MESSAGES', 1_000_000),
+    partitionMessages: positive(env, 'BENCH_PARTITION_MESSAGES', 1_000_000),
     memoryAdds: positive(env, 'BENCH_MEMORY_ADDS', 1_000_000),
     memoryKeys: positive(env, 'BENCH_MEMORY_KEYS', 10_000),
     frames: positive(env, 'BENCH_FRAMES', 20_000),

@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname } from 'node:path';
 
-export type CaseKind = 'hot-path' | 'codec' | 'e2e' | 'memory' | 'recovery' | 'frames' | 'observe';
+export type CaseKind =
+  'hot-path' | 'codec' | 'e2e' | 'memory' | 'recovery' | 'frames' | 'observe' | 'partitions';
 
 /**
  * One line of bench/results/latest.json. `msgsPerSec` and `ratios` are the issue's shape;
@@ -36,6 +37,8 @@ export const TARGETS: readonly Target[] = [
   ratioTarget('e2e', (result) => 'rawConsume' in result.ratios, 'rawConsume', 1),
   // Issue 10: the job end to end against the same job in process, on one partition.
   ratioTarget('e2e', (result) => result.name.endsWith('/rabbitmq'), 'hotPath', 0.6),
+  // Issue 10: a 2-partition job on 2 cores against the same job on 1 partition.
+  ratioTarget('partitions', (result) => 'onePartition' in result.ratios, 'onePartition', 1.7),
   {
     kind: 'memory',
     applies: (result) => result.name.includes('adds-to-known-keys'),

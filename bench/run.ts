@@ -9,6 +9,7 @@ import { frameAssemblyCases } from './frame-assembly.js';
 import { hotPathCases } from './hot-path/case.js';
 import { memoryCases } from './memory.js';
 import { observeCases } from './observe.js';
+import { partitionCases } from './partitions.js';
 import { recoveryCases } from './recovery.js';
 import { formatTable, formatVerdicts, verdicts, writeResults, type CaseResult } from './report.js';
 
@@ -38,6 +39,15 @@ if (unavailable === undefined) {
     results.push(...(await e2eCases(config.e2eMessages, Math.min(config.repeats, 3))));
   } catch (error) {
     log(`end-to-end cases NOT RUN: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const url = process.env.RABBITMQ_STREAM_URL;
+  if (url === undefined || url === '') {
+    log('partition cases NOT RUN: they need RABBITMQ_STREAM_URL');
+  } else {
+    log('partitions (failover time, 2 partitions against 1)…');
+    results.push(
+      ...(await partitionCases(url, config.partitionMessages, Math.min(config.repeats, 3))),
+    );
   }
 } else {
   log(`end-to-end cases NOT RUN: ${unavailable}`);

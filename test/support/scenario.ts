@@ -6,6 +6,9 @@ import { aggregate, jsonMessage, type LatePolicy, type PackMode } from '../../sr
 import type {
   AggregationBuilder,
   CompactionOptions,
+  Partition,
+  PartitionedRunner,
+  PartitionedSource,
   PipelineBuilder,
   Runner,
   SingleFormat,
@@ -171,6 +174,30 @@ export function buildJob(
   target: Target,
   extras: JobExtras = {},
 ): Runner<Event, unknown, unknown> {
+  const { steps, output } = scenarioSteps(spec, source, extras);
+  return steps.to(target, output);
+}
+
+/**
+ * The same job over a super stream, named `name`: one loop per partition, each publishing to
+ * `target(partition)` under the partition's producer name.
+ */
+export function buildPartitionedJob(
+  spec: JobSpec,
+  source: PartitionedSource,
+  target: (partition: Partition) => Target,
+  name: string,
+): PartitionedRunner<Event, unknown, unknown> {
+  const { steps, output } = scenarioSteps(spec, source, {});
+  return steps.toPartitions(target, { ...output, name });
+}
+
+/** A scenario's job up to its target, and the target options it is written with. */
+function scenarioSteps(
+  spec: JobSpec,
+  source: Source | PartitionedSource,
+  extras: JobExtras,
+): { steps: AggregationBuilder<Event, unknown, unknown>; output: TargetOptions } {
   let pipeline = extras.prepare?.(aggregate<Event>(source)) ?? aggregate<Event>(source);
   const output: TargetOptions =
     extras.encode === undefined
@@ -178,7 +205,7 @@ export function buildJob(
       : { encode: extras.encode, retryDelayMs: 0, maxInFlight: extras.maxInFlight };
   if (spec.eventTimeFrom === 'value') pipeline = pipeline.eventTime((e) => e.t);
   if (spec.deadLetter) pipeline = pipeline.onError('dead-letter');
-  return windowedJob(pipeline, spec, target, output, {
+  const steps = windowedSteps(pipeline, spec, {
     key: (e) => e.key,
     merge: (a, b) => ({ key: b.key, value: a.value + b.value, t: b.t }),
     aggregate: (windowed) =>
@@ -192,6 +219,7 @@ export function buildJob(
         result: (acc) => acc,
       }),
   });
+  return { steps, output };
 }
 
 /** What a stage of a scenario sets on its pipeline besides what it folds: window, key, lateness. */
@@ -216,12 +244,22 @@ export function windowedJob<T, A, R>(
   output: TargetOptions,
   folding: Folding<T, A, R>,
 ): Runner<T, unknown, unknown> {
+  return windowedSteps(pipeline, spec, folding).to(target, output);
+}
+
+/** `windowedJob` up to its target. */
+function windowedSteps<T, A, R>(
+  pipeline: PipelineBuilder<T>,
+  spec: WindowedSpec,
+  folding: Folding<T, A, R>,
+): AggregationBuilder<T, unknown, unknown> {
   const w = spec.window;
   if (w.kind !== 'count' && w.kind !== 'compact-count') pipeline = pipeline.late(spec.late);
   const compact = (trigger: CompactionOptions) =>
-    pipeline
-      .compact(folding.key, { ...trigger, merge: folding.merge })
-      .to(target, output) as Runner<T, unknown, unknown>;
+    pipeline.compact(folding.key, {
+      ...trigger,
+      merge: folding.merge,
+    }) as AggregationBuilder<T, unknown, unknown>;
   switch (w.kind) {
     case 'compact-count':
       return compact({ count: w.n });
@@ -240,5 +278,5 @@ export function windowedJob<T, A, R>(
       break;
   }
   if (spec.keyed) pipeline = pipeline.key(folding.key);
-  return folding.aggregate(pipeline).to(target, output) as Runner<T, unknown, unknown>;
+  return folding.aggregate(pipeline) as AggregationBuilder<T, unknown, unknown>;
 }

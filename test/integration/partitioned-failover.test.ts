@@ -1,0 +1,373 @@
+// Failover of a partitioned job on the real broker. Instances of one job (child processes) share
+// a 3-partition super stream through RabbitMQ's single active consumer groups, one per
+// partition; the active instance of a partition is killed with SIGKILL at random (seeded)
+// moments and replaced each time. Each partition's results on the target must then be, byte
+// for byte, those of one uninterrupted run. And at the runner's level: an instance told to step
+// down while its chunks are queued and its publishes in flight lets those confirms land, then
+// answers, and publishes nothing after.
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { decodeResult, type Target } from '../../src/index.js';
+import { connect } from '../../src/rabbitmq/connection.js';
+import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
+import { rabbitSource } from '../../src/rabbitmq/source.js';
+import { bundleChild, type BundledChild } from '../support/bundled-child.js';
+import { forwarding } from '../support/forwarding-target.js';
+import { rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
+import { JOB, reading, readingsJob, readingsPartitionJob } from '../support/readings-job.js';
+import { seededRandom } from '../support/seeded-random.js';
+import { startProxy, type TcpProxy } from '../support/tcp-proxy.js';
+
+const url = inject('rabbitmqUrl');
+const params = parseStreamUrl(url);
+const real = rabbitForTests();
+const childEntry = fileURLToPath(new URL('./partitioned-failover-child.ts', import.meta.url));
+let child: BundledChild | undefined;
+beforeAll(async () => {
+  child = await bundleChild(childEntry);
+});
+
+const PARTITIONS = 3;
+const KILLS = 20;
+/** Messages appended to every partition before each kill: 100 results each. */
+const PER_ROUND = 300;
+const SEED = Number(process.env.FAILOVER_SEED ?? 20261201);
+
+const PUBLISH = 0x0002;
+const DELIVER = 0x0008;
+const SUBSCRIBE_RESPONSE = 0x8007;
+const CONSUMER_UPDATE = 0x001a;
+const CONSUMER_UPDATE_RESPONSE = 0x801a;
+/** The runner's default bound on unconfirmed results (src/core/pipeline.ts). */
+const MAX_IN_FLIGHT = 32;
+
+const superStreams: string[] = [];
+const proxies: TcpProxy[] = [];
+/** Every child started; any still running when the file ends (a failed test) is killed. */
+const running = new Set<Instance>();
+afterAll(async () => {
+  for (const instance of running) instance.kill();
+  await Promise.all([...running].map((instance) => instance.exited));
+  await child?.dispose();
+  for (const proxy of proxies) await proxy.close();
+  for (const name of superStreams) await real.rabbit.deleteSuperStream(name);
+});
+
+async function proxy(): Promise<TcpProxy> {
+  const started = await startProxy(params);
+  proxies.push(started);
+  return started;
+}
+
+async function newSuperStream(prefix: string): Promise<{ name: string; partitions: string[] }> {
+  const name = uniqueStream(prefix);
+  superStreams.push(name);
+  return {
+    name,
+    partitions: await real.rabbit.createSuperStream(name, { partitions: PARTITIONS }),
+  };
+}
+
+/** Appends messages [from, to) of partition `p`, in sub-entry batches of 100 (one chunk each). */
+async function feed(target: Target, p: number, from: number, to: number): Promise<void> {
+  const pending: Promise<void>[] = [];
+  for (let i = from; i < to; i += 100) {
+    const batch = Array.from({ length: Math.min(100, to - i) }, (_, j) => reading(p, i + j));
+    pending.push(target.publish(BigInt(i + batch.length - 1), batch));
+  }
+  await Promise.all(pending);
+}
+
+/** The target's results per producer name, in stream order, in hex (quick to compare). */
+async function byProducer(stream: string): Promise<Map<string, string[]>> {
+  const results = new Map<string, string[]>();
+  for (const bytes of await readAll(real.rabbit, stream)) {
+    const { producer } = decodeResult(bytes);
+    const hex = Buffer.from(bytes).toString('hex');
+    results.set(producer, [...(results.get(producer) ?? []), hex]);
+  }
+  return results;
+}
+
+type Line = 'active' | 'handed' | 'confirmed' | 'inactive';
+
+/** One child instance: started ready (connected), joins the job's groups on `go()`. */
+class Instance {
+  readonly ready: Promise<void>;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly active = new Set<number>();
+  /** Results handed to the broker and not yet confirmed, as the lines read so far tell. */
+  unconfirmed = 0;
+  killed = false;
+  private readonly proc: ChildProcessByStdio<Writable, Readable, null>;
+
+  constructor(
+    superStream: string,
+    target: string,
+    onLine: (from: Instance, line: Line, partition: number) => void,
+  ) {
+    const script = (child as BundledChild).path;
+    this.proc = spawn(process.execPath, [script, url, superStream, target], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    running.add(this);
+    this.exited = new Promise((resolve) =>
+      this.proc.on('exit', (code, signal) => {
+        running.delete(this);
+        resolve({ code, signal });
+      }),
+    );
+    let ready: () => void = () => undefined;
+    this.ready = new Promise((resolve) => (ready = resolve));
+    createInterface({ input: this.proc.stdout }).on('line', (text) => {
+      if (this.killed) return; // read after the kill: stale
+      if (text === 'ready') return ready();
+      const [line, partition] = text.split(' ') as [Line, string];
+      if (line === 'active') this.active.add(Number(partition));
+      if (line === 'inactive') this.active.delete(Number(partition));
+      if (line === 'handed') this.unconfirmed++;
+      if (line === 'confirmed') this.unconfirmed--;
+      onLine(this, line, Number(partition));
+    });
+  }
+
+  go(): void {
+    this.proc.stdin.write('go\n');
+  }
+
+  kill(): void {
+    this.killed = true;
+    this.proc.kill('SIGKILL');
+  }
+
+  async stop(): Promise<void> {
+    this.proc.kill('SIGTERM');
+    await this.exited;
+  }
+}
+
+describe('a partitioned job on RabbitMQ whose active instances are killed', () => {
+  it(`should leave each partition's results byte-identical to an uninterrupted run's after ${KILLS} SIGKILLs of active instances`, async () => {
+    const { name, partitions } = await newSuperStream('failover-source');
+    const target = await real.newStream('failover-target');
+    const feeders = partitions.map((partition) =>
+      real.rabbit.target(partition, { producer: 'feeder' }),
+    );
+    const random = seededRandom(SEED);
+
+    // Kill trigger: the instance that hands partition `partition` its `remaining`-th result.
+    let trigger:
+      { partition: number; remaining: number; fired: (victim: Instance) => void } | undefined;
+    const activations = Array.from({ length: PARTITIONS }, () => 0);
+    const onLine = (from: Instance, line: Line, partition: number): void => {
+      if (line === 'active') activations[partition] = (activations[partition] ?? 0) + 1;
+      if (line !== 'handed' || trigger?.partition !== partition) return;
+      if (--trigger.remaining > 0) return;
+      const { fired } = trigger;
+      trigger = undefined;
+      from.kill();
+      fired(from);
+    };
+    const spawnInstance = (): Instance => new Instance(name, target, onLine);
+    // Three instances, and two warm spares (connected, not joined) to replace killed ones.
+    const instances = [spawnInstance(), spawnInstance(), spawnInstance()];
+    const spares = [spawnInstance(), spawnInstance()];
+    for (const instance of instances) {
+      await instance.ready;
+      instance.go();
+    }
+
+    const killingFrom = Date.now();
+    let killedWithResultsInFlight = 0;
+    let killedActiveOnMore = 0;
+    for (let kill = 0; kill < KILLS; kill++) {
+      const partition = Math.floor(random() * PARTITIONS);
+      const remaining = 1 + Math.floor(random() * (PER_ROUND / 3 - 1));
+      const victim = new Promise<Instance>((fired) => (trigger = { partition, remaining, fired }));
+      await Promise.all(
+        feeders.map((feeder, p) => feed(feeder, p, kill * PER_ROUND, (kill + 1) * PER_ROUND)),
+      );
+      const killed = await victim;
+      if (killed.unconfirmed > 0) killedWithResultsInFlight++;
+      if (killed.active.size > 1) killedActiveOnMore++;
+      instances.splice(instances.indexOf(killed), 1);
+      const replacement = spares.shift() as Instance;
+      await replacement.ready;
+      replacement.go();
+      instances.push(replacement);
+      spares.push(spawnInstance());
+      expect((await killed.exited).signal).toBe('SIGKILL');
+    }
+    const killingMs = Date.now() - killingFrom;
+
+    // The uninterrupted run: the same job, one instance, no group, to another target.
+    const reference = await real.newStream('failover-reference');
+    const one = readingsJob(real.rabbit.superStreamSource(name), (partition) =>
+      real.rabbit.target(reference, { producer: partition.producer }),
+    );
+    await one.run({ untilCaughtUp: true });
+    const expected = await byProducer(reference);
+    const resultsPerPartition = (KILLS * PER_ROUND) / 3;
+    expect([...expected.values()].map((results) => results.length)).toEqual(
+      partitions.map(() => resultsPerPartition),
+    );
+
+    // The survivors finish the work: each producer's last id is the reference's last.
+    for (const [producer, results] of expected) {
+      const last = decodeResult(Buffer.from(results.at(-1) ?? '', 'hex')).lastOffset;
+      const watch = real.rabbit.target(target, { producer });
+      // Bounded: a job that never gets there fails on the comparison below, not on a timeout.
+      const giveUp = Date.now() + 30_000;
+      while ((await watch.lastPublishingId()) < last && Date.now() < giveUp) await sleep(100);
+      await watch.close();
+    }
+    await Promise.all([...instances, ...spares].map((instance) => instance.stop()));
+    const actual = await byProducer(target);
+    for (const feeder of feeders) await feeder.close();
+
+    console.log(
+      `partitioned failover: ${KILLS} SIGKILLs in ${killingMs} ms (seed ${SEED}), ` +
+        `${killedWithResultsInFlight} with results unconfirmed, ${killedActiveOnMore} of an ` +
+        `instance active on more than one partition; activations per partition ${activations.join(', ')}`,
+    );
+    expect([...actual.keys()].sort()).toEqual(partitions.map((p) => `${JOB}-${p}`).sort());
+    for (const [producer, results] of expected) expect(actual.get(producer)).toEqual(results);
+    // Every partition changed hands, and kills landed with publishes under way.
+    for (const count of activations) expect(count).toBeGreaterThan(1);
+    expect(killedWithResultsInFlight).toBeGreaterThan(0);
+  }, 120_000);
+});
+
+describe('an instance told to step down while its chunks are queued and its publishes in flight', () => {
+  it('should let those confirms land before it answers the broker, and publish nothing after it answered', async () => {
+    const { name, partitions } = await newSuperStream('stepdown-source');
+    // Partition 2: the third member of its group takes it over (2 rem 3 = 2).
+    const partition = partitions[2] as string;
+    const producer = `${JOB}-${partition}`;
+    const target = await real.newStream('stepdown-target');
+    const feeder = real.rabbit.target(partition, { producer: 'feeder' });
+    await feed(feeder, 2, 0, 3_000); // 30 chunks, 1,000 results
+    await feeder.close();
+    const group = { name: uniqueStream('group'), superStream: name };
+    const log: string[] = [];
+    const watched = (who: string, inner: Target): Target => ({
+      ...forwarding(inner),
+      publish: async (id, messages) => {
+        log.push(`${who} publish ${id}`);
+        await inner.publish(id, messages);
+        log.push(`${who} confirmed ${id}`);
+      },
+    });
+
+    // A: its source and its target each on a connection through a proxy. Its first publish
+    // frame, and everything after it on that connection, is held: its results stay in flight.
+    const sourceOfA = await proxy();
+    const targetOfA = await proxy();
+    const rabbitA = await connect({ ...params, port: targetOfA.port });
+    const publishesOfA = targetOfA.holdFrame(PUBLISH);
+    const jobA = readingsPartitionJob(
+      rabbitSource(partition, {
+        connection: { ...params, port: sourceOfA.port },
+        singleActive: group,
+      }),
+      watched('A', rabbitA.target(target, { producer })),
+    );
+    const deactivatedA: unknown[] = [];
+    jobA.on('deactivated', (event) => deactivatedA.push(event));
+    const stopA = new AbortController();
+    const runA = jobA.run({ signal: stopA.signal });
+    const releasePublishesOfA = await publishesOfA;
+    // The loop waits on its full window of unconfirmed results, the broker's chunks queued.
+    while (jobA.inFlight < MAX_IN_FLIGHT) await sleep(10);
+    await sourceOfA.brokerSent(DELIVER, 4);
+    const answerOfA = sourceOfA.holdFrame(CONSUMER_UPDATE_RESPONSE);
+    let answered = false;
+    void answerOfA.then(() => {
+      answered = true;
+      log.push('answer of A seen');
+    });
+
+    // B joins (2 rem 2 = 0: A stays active), then C (2 rem 3 = 2): A is told to step down.
+    const others = await proxy();
+    const viaOthers = { ...params, port: others.port };
+    const stopB = new AbortController();
+    const readB = (async () => {
+      const chunks = rabbitSource(partition, { connection: viaOthers, singleActive: group });
+      for await (const _ of chunks.read(() => Promise.resolve(0n), stopB.signal)) {
+        log.push('B read');
+      }
+    })().catch((error: unknown) => error);
+    await others.brokerSent(SUBSCRIBE_RESPONSE, 1);
+    const rabbitC = await connect(viaOthers);
+    const jobC = readingsPartitionJob(
+      rabbitSource(partition, { connection: viaOthers, singleActive: group }),
+      watched('C', rabbitC.target(target, { producer })),
+    );
+    jobC.on('started', (event) => log.push(`C activated after ${event.lastPublishingId}`));
+    // What A and C went through, for the message of a failed expectation.
+    for (const [who, job] of [
+      ['A', jobA],
+      ['C', jobC],
+    ] as const) {
+      job.on('restart', (event) => log.push(`${who} restart after ${String(event.error)}`));
+    }
+    const runC = jobC.run({ untilCaughtUp: true });
+    await sourceOfA.brokerSent(CONSUMER_UPDATE, 2);
+
+    // While A's confirms are held, A does not answer, and the broker activates nobody.
+    await sleep(500);
+    expect(answered, `A answered with its confirms held: ${log.join(', ')}`).toBe(false);
+    expect(log.filter((line) => !line.startsWith('A publish'))).toEqual([]);
+    log.push('confirms of A released');
+    releasePublishesOfA();
+    const releaseAnswerOfA = await answerOfA;
+    // Holding A's answer a while longer: whatever A would publish after it shows now.
+    await sleep(300);
+    log.push('answer of A released');
+    releaseAnswerOfA();
+    await runC;
+    stopA.abort();
+    stopB.abort();
+    await runA;
+    expect(await readB).toBeUndefined();
+    await rabbitA.close();
+    await rabbitC.close();
+
+    const answeredAt = log.indexOf('answer of A seen');
+    const beforeAnswer = log.slice(0, answeredAt);
+    const publishedByA = beforeAnswer.filter((line) => line.startsWith('A publish'));
+    const confirmedToA = beforeAnswer.filter((line) => line.startsWith('A confirmed'));
+    expect(publishedByA.length).toBeGreaterThanOrEqual(MAX_IN_FLIGHT);
+    // Every result A handed over was confirmed before it answered; after, A published nothing.
+    expect(confirmedToA.map((line) => line.replace('confirmed', 'publish'))).toEqual(publishedByA);
+    expect(log.slice(answeredAt).filter((line) => line.startsWith('A '))).toEqual([]);
+    // C was activated only after A's answer, from A's last result, and B never read.
+    const lastOfA = (publishedByA.at(-1) ?? '').split(' ')[2];
+    expect(log.slice(answeredAt + 1, answeredAt + 3)).toEqual([
+      'answer of A released',
+      `C activated after ${lastOfA}`,
+    ]);
+    expect(log).not.toContain('B read');
+    expect(deactivatedA).toHaveLength(1);
+    console.log(
+      `step-down with results in flight: A published ${publishedByA.length} results (its ` +
+        `${MAX_IN_FLIGHT} unconfirmed ones included) before answering, C went on after ${lastOfA}`,
+    );
+
+    // The target holds the uninterrupted run's results.
+    const reference = await real.newStream('stepdown-reference');
+    const plain = real.rabbit.target(reference, { producer });
+    await readingsPartitionJob(real.rabbit.source(partition), plain).run({ untilCaughtUp: true });
+    await plain.close();
+    const expected = await readAll(real.rabbit, reference);
+    expect(expected).toHaveLength(1_000);
+    const actual = await readAll(real.rabbit, target);
+    expect(actual.map((bytes) => Buffer.from(bytes))).toEqual(
+      expected.map((bytes) => Buffer.from(bytes)),
+    );
+  });
+});
