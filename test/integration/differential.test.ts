@@ -13,7 +13,7 @@ import {
   sourceArb,
   type JobSpec,
   type SourceSpec,
-  type WindowChoice,
+  EVERY_WINDOW_KIND,
 } from '../support/scenario.js';
 import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
 import { expectEveryMessageCountedOnce, stepsOf } from '../support/target-stream.js';
@@ -72,14 +72,7 @@ async function onRabbit(
   }
 }
 
-const windows: WindowChoice[] = [
-  { kind: 'tumbling', size: 3000 },
-  { kind: 'count', n: 4 },
-  { kind: 'session', gap: 1500 },
-  { kind: 'compact-count', n: 5 },
-  { kind: 'compact-every', size: 4000 },
-  { kind: 'compact-gap', gap: 2000 },
-];
+const windows = EVERY_WINDOW_KIND;
 
 describe('the embedded broker and RabbitMQ', () => {
   // Event time comes from the messages (creation time or value), never from chunk

@@ -15,7 +15,7 @@ import {
   sourceArb,
   type JobSpec,
   type SourceSpec,
-  type WindowChoice,
+  EVERY_WINDOW_KIND,
 } from '../support/scenario.js';
 import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
 
@@ -90,14 +90,7 @@ async function onRabbit(
   }
 }
 
-const windows: WindowChoice[] = [
-  { kind: 'tumbling', size: 3000 },
-  { kind: 'count', n: 4 },
-  { kind: 'session', gap: 1500 },
-  { kind: 'compact-count', n: 5 },
-  { kind: 'compact-every', size: 4000 },
-  { kind: 'compact-gap', gap: 2000 },
-];
+const windows = EVERY_WINDOW_KIND;
 
 describe('a partitioned job on the embedded broker and on RabbitMQ', () => {
   // One packing per window kind, in turn, so that every packing and every kind is covered.

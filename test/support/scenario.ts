@@ -125,6 +125,16 @@ export function sourceArb(options: {
     });
 }
 
+/** One window of each kind, for the tests that run each kind once on both brokers. */
+export const EVERY_WINDOW_KIND: readonly WindowChoice[] = [
+  { kind: 'tumbling', size: 3000 },
+  { kind: 'count', n: 4 },
+  { kind: 'session', gap: 1500 },
+  { kind: 'compact-count', n: 5 },
+  { kind: 'compact-every', size: 4000 },
+  { kind: 'compact-gap', gap: 2000 },
+];
+
 export const windowArb: fc.Arbitrary<WindowChoice> = fc.oneof(
   fc.integer({ min: 1, max: 10 }).map((s) => ({ kind: 'tumbling' as const, size: s * 1000 })),
   fc.integer({ min: 1, max: 7 }).map((n) => ({ kind: 'count' as const, n })),
