@@ -11,12 +11,8 @@ export class OrderedPublisher {
   private readonly inFlight: Promise<void>[] = [];
   private failure: { error: unknown } | undefined;
   private awaiting = 0;
-  private noticeFailure = (): void => undefined;
-  /**
-   * Settles (never rejects) when a write fails: a loop waiting for its next chunk must learn
-   * of it then, not when the next result or a drain comes, which on a quiet source is never.
-   */
-  readonly failed = new Promise<void>((resolve) => (this.noticeFailure = resolve));
+  /** Those waiting in `untilFailed`: woken, and forgotten, by the first failure. */
+  private readonly failureWaiters = new Set<() => void>();
 
   constructor(
     private readonly target: Target,
@@ -47,10 +43,30 @@ export class OrderedPublisher {
         (error: unknown) => {
           this.awaiting--;
           this.failure ??= { error };
-          this.noticeFailure();
+          for (const wake of this.failureWaiters) wake();
+          this.failureWaiters.clear();
         },
       ),
     );
+  }
+
+  /**
+   * Races `work` against a failed write: resolves with `work`'s result, or with undefined once
+   * a write fails (at once if one has). A loop waiting for its next chunk must learn of a
+   * failure then, not when the next result or a drain comes, which on a quiet source is never.
+   * The wait is a fresh promise, forgotten once the race settles: racing one long-lived
+   * promise instead would keep every race's result (each chunk) reachable from it.
+   */
+  async unlessFailed<T>(work: Promise<T>): Promise<T | undefined> {
+    if (this.failure !== undefined) return undefined;
+    let wake = (): void => undefined;
+    const failed = new Promise<undefined>((resolve) => (wake = () => resolve(undefined)));
+    this.failureWaiters.add(wake);
+    try {
+      return await Promise.race([work, failed]);
+    } finally {
+      this.failureWaiters.delete(wake);
+    }
   }
 
   /** No write under way and none failed: nothing to learn before the next chunk. */

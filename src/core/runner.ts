@@ -198,7 +198,7 @@ export class Runner<T, A, R> {
         // notice it (the source may stay quiet), and the job must resume at once.
         const next = await (publisher.idle
           ? chunks.next()
-          : Promise.race([chunks.next(), publisher.failed]));
+          : publisher.unlessFailed(chunks.next()));
         if (next === undefined) await publisher.drain(); // throws the failure
         if (next === undefined || next.done === true || stopAtStart) break;
         const chunk = next.value;

@@ -280,6 +280,46 @@ describe('single active readers of RabbitMQ', () => {
     expect(await c.stop()).toBeUndefined();
   });
 
+  it('answers a step-down still pending when its read is stopped, so that the broker activates the next member', async () => {
+    const { name, partitions } = await newSuperStream(2);
+    const group = uniqueStream('group');
+    await publishAll(real.rabbit, partitions[1] ?? '', [message(0)]);
+    const watchA = await proxy();
+    const rabbitA = await connect({ ...params, port: watchA.port });
+    const rabbitB = await connect(params);
+    const [, sourceA] = await rabbitA
+      .superStreamSource(name, { singleActive: { name: group } })
+      .partitions();
+    const [, sourceB] = await rabbitB
+      .superStreamSource(name, { singleActive: { name: group } })
+      .partitions();
+    if (sourceA === undefined || sourceB === undefined) throw new Error('two partitions');
+    // A, alone, is active on partition 1 and takes its first chunk, then is busy (no next()).
+    const stopA = new AbortController();
+    const readA = sourceA.read(() => Promise.resolve('first'), stopA.signal);
+    const chunksA = readA[Symbol.asyncIterator]();
+    await chunksA.next();
+    // B joins: 1 rem 2 = 1, so the broker tells A to step down, and waits for its answer.
+    let bAsked = false;
+    const readingB = new Reading(sourceB, () => {
+      bAsked = true;
+      return Promise.resolve('first');
+    });
+    await watchA.brokerSent(CONSUMER_UPDATE, 2);
+    expect(bAsked).toBe(false);
+    // A's job is stopped before it ever sees the step-down: closing must answer it.
+    stopA.abort();
+    await chunksA.return?.(undefined);
+    const deadline = Date.now() + 10_000;
+    await until(() => bAsked || Date.now() > deadline);
+    expect(bAsked).toBe(true);
+    await readingB.received(1);
+    expect(readingB.offsets).toEqual([0n]);
+    await readingB.stop();
+    await rabbitA.close();
+    await rabbitB.close();
+  });
+
   it('spreads the members of a group over the partitions as partition index rem group size, each activated once, as they join', async () => {
     const { name, partitions } = await newSuperStream(3);
     const group = uniqueStream('group');
