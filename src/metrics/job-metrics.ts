@@ -119,6 +119,8 @@ export function jobMetrics(job: ObservedJob, options: JobMetricsOptions): JobMet
       if (event.windowEnd !== null) bound.latency.observe((Date.now() - event.windowEnd) / 1000);
     }),
     job.on('restart', (event) => set.restarts.inc({ ...labels, cause: restartCause(event.error) })),
+    // A standby reads nothing: it has no lag of its own until it is activated (`started`).
+    job.on('deactivated', () => void (nextOffset = undefined)),
   ];
   let closed = false;
   return {

@@ -269,6 +269,30 @@ describe('the Prometheus metrics of a job', () => {
     expect((await scrape(registry)).get(lag)).toBe(backlog);
   });
 
+  it('should report no lag for an instance another one took over from, until it is activated again', async () => {
+    const memory = brokerWithCountedReadings(5);
+    const registry = new Registry();
+    const listeners = new Map<string, (event: unknown) => void>();
+    const job = {
+      on: (name: string, listener: (event: unknown) => void) => {
+        listeners.set(name, listener);
+        return () => undefined;
+      },
+      inFlight: 0,
+      source: memory.source('source'),
+      target: memory.target('target', { producer: 'p' }),
+    } as unknown as ObservedJob;
+    jobMetrics(job, { registry, lagCacheMs: 0 });
+    const lag = 'stream_windows_source_lag_messages{target="target",producer="p"}';
+    const started = { lastPublishingId: 1n, from: 2n, sourceEnd: undefined, restarts: 0 };
+    listeners.get('started')?.(started);
+    expect((await scrape(registry)).get(lag)).toBe(3);
+    listeners.get('deactivated')?.({ stream: 'source', nextOffset: 2n });
+    expect((await scrape(registry)).has(lag)).toBe(false);
+    listeners.get('started')?.({ ...started, lastPublishingId: 3n, from: 4n });
+    expect((await scrape(registry)).get(lag)).toBe(1);
+  });
+
   it('should report the whole source as lag for a job started from the first offset', async () => {
     const memory = brokerWithCountedReadings(6);
     const registry = new Registry();
