@@ -196,9 +196,7 @@ export class Runner<T, A, R> {
       for (;;) {
         // While writes are under way, a failed one ends the wait: nothing else may come to
         // notice it (the source may stay quiet), and the job must resume at once.
-        const next = await (publisher.idle
-          ? chunks.next()
-          : publisher.unlessFailed(chunks.next()));
+        const next = await (publisher.idle ? chunks.next() : publisher.unlessFailed(chunks.next()));
         if (next === undefined) await publisher.drain(); // throws the failure
         if (next === undefined || next.done === true || stopAtStart) break;
         const chunk = next.value;
