@@ -58,7 +58,10 @@ export class OrderedPublisher {
    * promise instead would keep every race's result (each chunk) reachable from it.
    */
   async unlessFailed<T>(work: Promise<T>): Promise<T | undefined> {
-    if (this.failure !== undefined) return undefined;
+    if (this.failure !== undefined) {
+      work.catch(() => undefined); // not awaited: its failure must not go unhandled
+      return undefined;
+    }
     let wake = (): void => undefined;
     const failed = new Promise<undefined>((resolve) => (wake = () => resolve(undefined)));
     this.failureWaiters.add(wake);
