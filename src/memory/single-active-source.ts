@@ -3,6 +3,7 @@ import type { ReadStart, Source, SourceChunk } from '../core/ports.js';
 import { resolveReadStart } from '../core/read-start.js';
 import type { SingleActiveMember, SingleActiveMemberOptions } from './single-active-member.js';
 import type { StreamLog } from './stream-log.js';
+import { Wakeups } from './wakeups.js';
 
 /** A job's source as one member of a single active consumer group (`broker.source(stream, { singleActive })`). */
 export interface SingleActiveSourceOptions {
@@ -37,7 +38,8 @@ export class SingleActiveSource implements Source {
   private current: Read | undefined;
   /** The read whose activation asked `from`, until the step-down is answered. */
   private activated: Read | undefined;
-  private readonly readWaiters = new Set<() => void>();
+  /** Activations waiting for the next read (see `resumeFrom`). */
+  private readonly reads = new Wakeups();
 
   constructor(
     private readonly log: StreamLog,
@@ -62,7 +64,7 @@ export class SingleActiveSource implements Source {
     }
     const read: Read = { from, signal, stop: new AbortController(), activated: false };
     this.current = read;
-    this.wakeReadWaiters();
+    this.reads.wakeAll();
     const member = (this.member ??= this.joinGroup());
     let deactivated = false;
     try {
@@ -102,7 +104,7 @@ export class SingleActiveSource implements Source {
   private async leave(member: SingleActiveMember): Promise<void> {
     if (this.member === member) this.member = undefined;
     this.activated = undefined;
-    this.wakeReadWaiters();
+    this.reads.wakeAll();
     await member.close();
   }
 
@@ -111,7 +113,7 @@ export class SingleActiveSource implements Source {
     // Activated between two reads (the runner re-enters after a step-down): wait for the next.
     while (this.current === undefined || this.current.signal.aborted) {
       if (this.member !== member) return 'first'; // left: the member ignores this answer
-      await new Promise<void>((resolve) => this.readWaiters.add(resolve));
+      await this.reads.next();
     }
     if (this.member !== member) return 'first';
     const read = this.current;
@@ -133,10 +135,5 @@ export class SingleActiveSource implements Source {
     await new Promise<void>((resolve) =>
       read.signal.addEventListener('abort', () => resolve(), { once: true }),
     );
-  }
-
-  private wakeReadWaiters(): void {
-    for (const wake of [...this.readWaiters]) wake();
-    this.readWaiters.clear();
   }
 }

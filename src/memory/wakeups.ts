@@ -6,16 +6,16 @@
 export class Wakeups {
   private readonly waiters = new Set<() => void>();
 
-  /** Resolves on the next `wakeAll()`, or when `signal` aborts. */
-  next(signal: AbortSignal): Promise<void> {
+  /** Resolves on the next `wakeAll()`, or when `signal` (if any) aborts. */
+  next(signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       const wake = (): void => {
         this.waiters.delete(wake);
-        signal.removeEventListener('abort', wake);
+        signal?.removeEventListener('abort', wake);
         resolve();
       };
       this.waiters.add(wake);
-      signal.addEventListener('abort', wake, { once: true });
+      signal?.addEventListener('abort', wake, { once: true });
     });
   }
 
