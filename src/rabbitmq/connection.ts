@@ -11,7 +11,7 @@ import { RouteQuery } from 'rabbitmq-stream-js-client/dist/requests/route_query.
 import type { PartitionsResponse } from 'rabbitmq-stream-js-client/dist/responses/partitions_response.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
 import type { RouteResponse } from 'rabbitmq-stream-js-client/dist/responses/route_response.js';
-import type { PartitionedSource, Source } from '../core/ports.js';
+import type { PartitionedSource } from '../core/ports.js';
 import { ConfigError, StreamWindowsError } from '../common/errors.js';
 import { partitionFor } from '../common/partition-routing.js';
 import {
@@ -28,7 +28,7 @@ import {
   codeName,
   isRetriableCode,
 } from '../common/stream-protocol.js';
-import { rabbitSource, type RabbitSourceOptions } from './source.js';
+import { rabbitSource, type RabbitSource, type RabbitSourceOptions } from './source.js';
 import { superStreamSource } from './super-stream-source.js';
 import { RabbitTarget, type TargetOptions } from './target.js';
 
@@ -111,7 +111,7 @@ export class RabbitMQ {
    * The `Source` port for `stream`, on this broker (see ./source.ts for the options); it logs
    * to `connect()`'s logger unless given one.
    */
-  source(stream: string, options: Omit<RabbitSourceOptions, 'connection'> = {}): Source {
+  source(stream: string, options: Omit<RabbitSourceOptions, 'connection'> = {}): RabbitSource {
     return rabbitSource(stream, { logger: this.link.logger, ...options, connection: this.params });
   }
 

@@ -18,6 +18,7 @@ import {
   type ActivationStart,
   type SingleActiveOptions,
 } from './source-subscription.js';
+import { resolveReadStart } from '../core/read-start.js';
 
 /** How a source re-subscribes after a lost connection (targets reconnect with ConnectOptions). */
 export interface SourceReconnectOptions {
@@ -46,6 +47,14 @@ export interface RabbitSourceOptions {
 }
 
 /**
+ * A RabbitMQ source. `close()` matters only with `singleActive`: a reader told to step down
+ * stays in its group for the next read (up to `timeoutMs`), and closing leaves it at once.
+ */
+export interface RabbitSource extends Source {
+  close(): Promise<void>;
+}
+
+/**
  * The `Source` port over a RabbitMQ stream. Every `read` has its own connection and
  * subscription, so several readers never share a socket; chunks are handed over as slices
  * of the Deliver frames (./deliver-chunk.ts), never decoded here.
@@ -61,13 +70,6 @@ export interface RabbitSourceOptions {
  * connection fails the read (retriable) instead of resuming here: another member may have
  * been activated meanwhile, so the runner starts again from its resume point.
  */
-/**
- * A RabbitMQ source. `close()` matters only with `singleActive`: a reader told to step down
- * stays in its group for the next read (up to `timeoutMs`), and closing leaves it at once.
- */
-export interface RabbitSource extends Source {
-  close(): Promise<void>;
-}
 
 export function rabbitSource(stream: string, options: RabbitSourceOptions): RabbitSource {
   const credit = options.credit ?? 8;
@@ -104,7 +106,9 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
     // A plain source may begin at once; a single active one starts where its activation
     // answers (the subscribe's own offset is then unused).
     let next: bigint | 'first' =
-      typeof from !== 'function' ? from : singleActive === undefined ? await from() : 'first';
+      typeof from === 'function' && singleActive !== undefined
+        ? 'first'
+        : await resolveReadStart(from);
     const start: ActivationStart = typeof from === 'function' ? from : () => Promise.resolve(next);
     let failures = 0;
     while (!signal.aborted) {
