@@ -50,6 +50,7 @@ or, for a super stream, a JSON array of them in partition order.`,
     job: { type: 'string' },
   },
   async run(values, { io, url, json, colour }) {
+    // Every option is checked before connecting: a usage error needs no broker.
     const target = requiredOption(values, 'target', 'status');
     const superStream = values['super-stream'];
     if (superStream !== undefined && (values['source'] ?? values['producer']) !== undefined) {
@@ -58,13 +59,11 @@ or, for a super stream, a JSON array of them in partition order.`,
         'status',
       );
     }
+    const ask = superStream === undefined ? streamStatus(values) : partitionStatuses(values);
     const rabbit = await connect(url);
     let statuses: JobStatus[];
     try {
-      statuses =
-        superStream === undefined
-          ? [await streamStatus(rabbit, values, target)]
-          : await partitionStatuses(rabbit, values, target);
+      statuses = await ask(rabbit, target);
     } finally {
       await rabbit.close();
     }
@@ -105,26 +104,31 @@ or, for a super stream, a JSON array of them in partition order.`,
   },
 };
 
-function streamStatus(rabbit: RabbitMQ, values: OptionValues, target: string): Promise<JobStatus> {
+/** The status of one stream pair; options checked now, asked once connected. */
+function streamStatus(
+  values: OptionValues,
+): (rabbit: RabbitMQ, target: string) => Promise<JobStatus[]> {
   const source = requiredOption(values, 'source', 'status');
   const producer = requiredOption(values, 'producer', 'status');
-  return jobStatus(rabbit.source(source), rabbit.target(target, { producer }));
+  return async (rabbit, target) => [
+    await jobStatus(rabbit.source(source), rabbit.target(target, { producer })),
+  ];
 }
 
 /** One status per partition, in partition order, each under the job's producer name for it. */
-async function partitionStatuses(
-  rabbit: RabbitMQ,
+function partitionStatuses(
   values: OptionValues,
-  target: string,
-): Promise<JobStatus[]> {
+): (rabbit: RabbitMQ, target: string) => Promise<JobStatus[]> {
   const superStream = requiredOption(values, 'super-stream', 'status');
   const job = requiredOption(values, 'job', 'status');
-  const partitions = await rabbit.partitions(superStream);
-  // One at a time: each opens its own connections.
-  const statuses: JobStatus[] = [];
-  for (const partition of partitions) {
-    const producer = partitionProducer(job, partition);
-    statuses.push(await jobStatus(rabbit.source(partition), rabbit.target(target, { producer })));
-  }
-  return statuses;
+  return async (rabbit, target) => {
+    const partitions = await rabbit.partitions(superStream);
+    // One at a time: each opens its own connections.
+    const statuses: JobStatus[] = [];
+    for (const partition of partitions) {
+      const producer = partitionProducer(job, partition);
+      statuses.push(await jobStatus(rabbit.source(partition), rabbit.target(target, { producer })));
+    }
+    return statuses;
+  };
 }
