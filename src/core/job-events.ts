@@ -96,18 +96,21 @@ export type JobListener<K extends JobEventName> = (event: JobEventMap[K]) => voi
  * listens for: with no listener, observing costs one property read per chunk.
  */
 export class JobEvents {
-  private readonly listeners: { [K in JobEventName]?: JobListener<K>[] } = {};
+  /** Replaced, never changed in place: an emit walks the list it started with, no copy. */
+  private readonly listeners: { [K in JobEventName]?: readonly JobListener<K>[] } = {};
 
   constructor(private readonly onListenerError: (name: JobEventName, error: unknown) => void) {}
 
   /** Adds a listener; returns the function that removes it. */
   on<K extends JobEventName>(name: K, listener: JobListener<K>): () => void {
-    const list: JobListener<K>[] = (this.listeners[name] ??= []);
-    list.push(listener);
-    return () => {
-      const at = list.indexOf(listener);
-      if (at >= 0) list.splice(at, 1);
-    };
+    // A fresh wrapper per call: the same function added twice is removed once per remover.
+    const entry: JobListener<K> = (event) => listener(event);
+    this.setListeners(name, [...(this.listeners[name] ?? []), entry]);
+    return () =>
+      this.setListeners(
+        name,
+        (this.listeners[name] ?? []).filter((l) => l !== entry),
+      );
   }
 
   has(name: JobEventName): boolean {
@@ -115,15 +118,18 @@ export class JobEvents {
   }
 
   emit<K extends JobEventName>(name: K, event: JobEventMap[K]): void {
-    const list: JobListener<K>[] | undefined = this.listeners[name];
+    const list: readonly JobListener<K>[] | undefined = this.listeners[name];
     if (list === undefined) return;
-    // A copy: a listener may remove itself while the list is walked.
-    for (const listener of [...list]) {
+    for (const listener of list) {
       try {
         listener(event);
       } catch (error) {
         this.onListenerError(name, error);
       }
     }
+  }
+
+  private setListeners<K extends JobEventName>(name: K, list: readonly JobListener<K>[]): void {
+    (this.listeners as Record<K, readonly JobListener<K>[]>)[name] = list;
   }
 }

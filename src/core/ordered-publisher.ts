@@ -11,8 +11,15 @@ export class OrderedPublisher {
   private readonly inFlight: Promise<void>[] = [];
   private failure: { error: unknown } | undefined;
   private awaiting = 0;
-  /** Those waiting in `untilFailed`: woken, and forgotten, by the first failure. */
+  /** Those waiting in `unlessFailed`: woken, and forgotten, by the first failure. */
   private readonly failureWaiters = new Set<() => void>();
+  /** Every write's rejection handler, bound once: it needs nothing of the write. */
+  private readonly failed = (error: unknown): void => {
+    this.awaiting--;
+    this.failure ??= { error };
+    for (const wake of this.failureWaiters) wake();
+    this.failureWaiters.clear();
+  };
 
   constructor(
     private readonly target: Target,
@@ -35,18 +42,10 @@ export class OrderedPublisher {
     // turn, and is noticed in the same tick as before a confirm callback existed.
     this.awaiting++;
     this.inFlight.push(
-      this.target.publish(publishingId, messages, routingKey).then(
-        () => {
-          this.awaiting--;
-          confirmed();
-        },
-        (error: unknown) => {
-          this.awaiting--;
-          this.failure ??= { error };
-          for (const wake of this.failureWaiters) wake();
-          this.failureWaiters.clear();
-        },
-      ),
+      this.target.publish(publishingId, messages, routingKey).then(() => {
+        this.awaiting--;
+        confirmed();
+      }, this.failed),
     );
   }
 

@@ -5,13 +5,14 @@ import { Worker } from 'node:worker_threads';
 import { ConfigError, PartitionWorkerError } from '../common/errors.js';
 import { checkLogger, type Logger } from '../common/logger.js';
 import type { JobEventMap, JobEventName } from './job-events.js';
-import type {
-  Partition,
-  PartitionedRunOptions,
-  PartitionedRunSummary,
-  PartitionListener,
+import {
+  totals,
+  type Partition,
+  type PartitionedRunOptions,
+  type PartitionedRunSummary,
+  type PartitionListener,
 } from './partitioned-runner.js';
-import type { RunOptions, RunSummary } from './runner.js';
+import type { RunOptions } from './runner.js';
 import { fromThread, withError } from './thread-error.js';
 
 /** Which worker a job module builds the job for: it takes partitions `index rem workers`. */
@@ -297,12 +298,5 @@ function merge(outcomes: readonly Extract<Final, { type: 'done' }>[]): Partition
     )
     .sort((a, b) => a.index - b.index)
     .flatMap(({ summary }) => (summary === undefined ? [] : [summary]));
-  const sum = (field: keyof RunSummary) =>
-    outcomes.reduce((total, { summary }) => total + summary[field], 0);
-  return {
-    results: sum('results'),
-    duplicates: sum('duplicates'),
-    restarts: sum('restarts'),
-    partitions,
-  };
+  return { ...totals(outcomes.map(({ summary }) => summary)), partitions };
 }

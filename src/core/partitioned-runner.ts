@@ -170,12 +170,7 @@ export class PartitionedRunner<T = unknown, A = unknown, R = unknown> {
       ),
     );
     if (failure !== undefined) throw failure.error;
-    return {
-      results: sum(summaries, 'results'),
-      duplicates: sum(summaries, 'duplicates'),
-      restarts: sum(summaries, 'restarts'),
-      partitions: summaries,
-    };
+    return { ...totals(summaries), partitions: summaries };
   }
 }
 
@@ -206,8 +201,11 @@ function checkProducers(job: string, targets: readonly Target[]): void {
   }
 }
 
-function sum(summaries: readonly RunSummary[], field: keyof RunSummary): number {
-  return summaries.reduce((total, summary) => total + summary[field], 0);
+/** The partitions' summaries added up. */
+export function totals(summaries: readonly RunSummary[]): RunSummary {
+  const sum = (field: keyof RunSummary): number =>
+    summaries.reduce((total, summary) => total + summary[field], 0);
+  return { results: sum('results'), duplicates: sum('duplicates'), restarts: sum('restarts') };
 }
 
 /**

@@ -1,8 +1,9 @@
 import { CodecError } from '../codecs/codec-error.js';
 import { ConfigError, NotAResultError } from '../common/errors.js';
-import type { Source, SourceChunk } from './ports.js';
+import type { Source } from './ports.js';
 import { decodeResult, type DecodedResult } from './result-format.js';
 import type { Runner } from './runner.js';
+import { messageAt } from './chunk-message.js';
 
 /**
  * The result type of a job, for typing what reads its target:
@@ -91,11 +92,6 @@ async function* read<R>(
     }
     if (untilCaughtUp && chunk.firstOffset + BigInt(chunk.count) >= end) return;
   }
-}
-
-/** A copy: decoded binaries (dead letters) must not pin or alias the broker's buffer. */
-function messageAt(chunk: SourceChunk, index: number): Uint8Array {
-  return chunk.bytes.slice(chunk.starts[index], chunk.ends[index]);
 }
 
 /**

@@ -18,6 +18,7 @@ import type { DeadLetter, StepResult } from './step-result.js';
 import type { BodyDecoder } from './value-decoder.js';
 import type { MessageValuesDecoder } from './results-source.js';
 import type { ValueStage } from './value-stage.js';
+import { messageAt } from './chunk-message.js';
 
 /** What happens to a message whose event time is before the open window. */
 export type LatePolicy = 'include' | 'drop' | 'side';
@@ -176,7 +177,7 @@ export class StepProcessor<T, A, R> {
     try {
       // A copy, as readResults makes: values (binary ones, passed-on dead letters) may be
       // views of the bytes they came from, and must not pin the broker's chunk buffer.
-      const read = readValues(chunk.bytes.slice(chunk.starts[index], chunk.ends[index]));
+      const read = readValues(messageAt(chunk, index));
       ({ values, counted } = read);
       if (values.length > 0) {
         stage = 'event-time';
@@ -296,7 +297,7 @@ export class StepProcessor<T, A, R> {
       offset,
       stage,
       error: describe(cause),
-      message: chunk.bytes.slice(chunk.starts[index], chunk.ends[index]),
+      message: messageAt(chunk, index),
     });
     this.countMessage(chunk, index);
   }
