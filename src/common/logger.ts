@@ -12,13 +12,16 @@ export interface Logger {
   error(fields: object, message: string): void;
 }
 
-/** The default: a library says nothing unless asked to. */
-export const silentLogger: Logger = {
+/**
+ * The default: a library says nothing unless asked to. Its methods take no arguments, so it
+ * also serves as rabbitmq-stream-js-client's one-argument logger (src/rabbitmq/gaps).
+ */
+export const silentLogger = {
   debug: () => undefined,
   info: () => undefined,
   warn: () => undefined,
   error: () => undefined,
-};
+} satisfies Logger;
 
 const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 

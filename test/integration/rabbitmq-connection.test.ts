@@ -3,7 +3,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
-import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
+import { silentLogger } from '../../src/common/logger.js';
 import { rabbitForTests, uniqueStream } from '../support/rabbitmq.js';
 import { startProxy as startProxyTo } from '../support/tcp-proxy.js';
 

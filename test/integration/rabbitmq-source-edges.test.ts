@@ -13,7 +13,7 @@ import {
   type SourceChunk,
 } from '../../src/index.js';
 import { parseStreamUrl, rabbitSource, type RabbitMQ } from '../../src/rabbitmq/index.js';
-import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
+import { silentLogger } from '../../src/common/logger.js';
 import { streamStats } from '../../src/rabbitmq/stream-stats.js';
 import { offsetsOf, publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
 import { startProxy } from '../support/tcp-proxy.js';

@@ -7,7 +7,7 @@ import { DeclarePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests
 import type { SourceChunk } from '../../src/core/ports.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { rabbitSource } from '../../src/rabbitmq/source.js';
-import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
+import { silentLogger } from '../../src/common/logger.js';
 import { messagesOf, offsetsOf } from '../support/rabbitmq.js';
 
 // Against the real broker: RABBITMQ_STREAM_URL, or the one scripts/rabbitmq.sh announced.

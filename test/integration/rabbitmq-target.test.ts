@@ -9,7 +9,7 @@ import { PublishError, ResumePointError } from '../../src/common/errors.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { parsePublishErrors } from '../../src/rabbitmq/gaps/publish-errors.js';
 import { publishFrame, sendFrame } from '../../src/rabbitmq/gaps/raw-publish.js';
-import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
+import { silentLogger } from '../../src/common/logger.js';
 import { messagesOf, offsetsOf, rabbitForTests } from '../support/rabbitmq.js';
 import { stockForTests } from '../support/stock-client.js';
 

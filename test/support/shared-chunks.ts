@@ -5,7 +5,7 @@ import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { DeclarePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/declare_publisher_request.js';
 import type { ClientParams } from 'rabbitmq-stream-js-client';
 import { encodeSubEntryBatch } from '../../src/codecs/sub-entry.js';
-import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
+import { silentLogger } from '../../src/common/logger.js';
 
 /** One write of a job: its publishing id and messages (several: one sub-entry batch). */
 export interface Write {

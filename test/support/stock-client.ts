@@ -3,7 +3,7 @@
 import { connect, Offset, type Client } from 'rabbitmq-stream-js-client';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
-import { silentLogger } from '../../src/rabbitmq/silent-logger.js';
+import { silentLogger } from '../../src/common/logger.js';
 
 /** A test file's stock client connection. */
 export interface StockForTests {

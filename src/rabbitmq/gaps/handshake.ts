@@ -12,7 +12,7 @@ import {
   describe,
 } from '../../common/errors.js';
 import { OK, codeName } from '../../common/stream-protocol.js';
-import { silentLogger } from '../silent-logger.js';
+import { silentLogger } from '../../common/logger.js';
 import { FrameAssembler } from '../socket-frames.js';
 import { abandon, socketOf } from './client-socket.js';
 
@@ -75,6 +75,8 @@ export async function openConnection(
         },
       },
     },
+    // We report what matters as typed errors naming stream and offset; the client's own lines
+    // would only repeat them as noise.
     silentLogger,
   );
   const starting = connection.start();
