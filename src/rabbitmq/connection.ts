@@ -9,10 +9,11 @@ import { DeleteSuperStreamRequest } from 'rabbitmq-stream-js-client/dist/request
 import { PartitionsQuery } from 'rabbitmq-stream-js-client/dist/requests/partitions_query.js';
 import { RouteQuery } from 'rabbitmq-stream-js-client/dist/requests/route_query.js';
 import type { PartitionsResponse } from 'rabbitmq-stream-js-client/dist/responses/partitions_response.js';
+import type { Request } from 'rabbitmq-stream-js-client/dist/requests/request.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
 import type { RouteResponse } from 'rabbitmq-stream-js-client/dist/responses/route_response.js';
 import type { PartitionedSource } from '../core/ports.js';
-import { ConfigError, StreamWindowsError } from '../common/errors.js';
+import { ConfigError } from '../common/errors.js';
 import { partitionFor } from '../common/partition-routing.js';
 import {
   bindingKeysOf,
@@ -22,23 +23,34 @@ import {
 import { timerMs } from '../common/timer-duration.js';
 import { parseStreamUrl } from './connection-url.js';
 import { ReconnectingConnection, type ReconnectOptions } from './gaps/reconnect.js';
-import {
-  STREAM_ALREADY_EXISTS,
-  STREAM_DOES_NOT_EXIST,
-  codeName,
-  isRetriableCode,
-} from '../common/stream-protocol.js';
+import { ClusterLinks } from './leader-link.js';
+import type { AddressResolver } from './node-connection.js';
+import type { StreamMembers } from './stream-members.js';
+import { STREAM_ALREADY_EXISTS, STREAM_DOES_NOT_EXIST } from '../common/stream-protocol.js';
 import { rabbitSource, type RabbitSource, type RabbitSourceOptions } from './source.js';
+import { StreamCommandError } from './stream-command-error.js';
 import { superStreamSource } from './super-stream-source.js';
 import { RabbitTarget, type TargetOptions } from './target.js';
 
 export interface ConnectOptions extends ReconnectOptions {
   /** Bound on stream management requests (create, delete), default 10 s. */
   readonly requestTimeoutMs?: number;
+  /**
+   * Where to connect to reach a cluster node, given as the node advertises itself (see
+   * `AddressResolver`). Default: the advertised address. With a load balancer in front of
+   * the cluster, return the balancer's address for every node.
+   */
+  readonly addressResolver?: AddressResolver;
 }
 
 /** Retention settings of a new stream (RabbitMQ's `x-` stream arguments). */
 export interface StreamOptions {
+  /**
+   * Members of the stream on a cluster: its leader and replicas (RabbitMQ's
+   * `x-initial-cluster-size`). Default: the broker's (all nodes, up to its
+   * `stream.initial_cluster_size`…); 1 on a single node whatever is asked.
+   */
+  readonly initialClusterSize?: number;
   /** Drop segments older than this, e.g. '7D', '12h' (RabbitMQ's max-age syntax). */
   readonly maxAge?: string;
   /** Drop the oldest segments beyond this total size. */
@@ -46,31 +58,15 @@ export interface StreamOptions {
   readonly maxSegmentSizeBytes?: number;
 }
 
-/** A stream protocol command was refused by the broker. */
-export class StreamCommandError extends StreamWindowsError {
-  override readonly name = 'StreamCommandError';
-  override readonly code = 'STREAM_COMMAND_REFUSED';
-  /** Whether trying again later may succeed (the response-code table's verdict). */
-  readonly retriable: boolean;
-  constructor(
-    readonly command: string,
-    readonly stream: string,
-    readonly responseCode: number,
-  ) {
-    super(
-      `${command} of stream '${stream}' failed (code ${responseCode}): ${codeName(responseCode)}`,
-    );
-    this.retriable = isRetriableCode(responseCode);
-  }
-}
-
 /** Publisher ids are one byte in the protocol: a connection holds at most 256 publishers. */
 const MAX_PUBLISHERS = 256;
 
 /**
- * A RabbitMQ broker reached over the stream protocol. Targets made here share one connection
- * that reconnects by itself; each source opens its own connections (./source.ts), so a slow
- * reader never holds up confirms.
+ * A RabbitMQ broker or cluster reached over the stream protocol. Targets made here publish
+ * on their stream's leader: on the URL's node when it leads, else on a connection to the
+ * leader's node, shared by the targets whose streams it leads (./leader-link.ts); every
+ * connection reconnects by itself. Each source opens its own connections to a replica
+ * (./source.ts), so a slow reader never holds up confirms.
  */
 export class RabbitMQ {
   private readonly usedPublisherIds = new Set<number>();
@@ -79,7 +75,7 @@ export class RabbitMQ {
 
   private constructor(
     readonly params: ClientParams,
-    private readonly link: ReconnectingConnection,
+    private readonly links: ClusterLinks,
     requestTimeoutMs: number,
   ) {
     this.requestTimeoutMs = requestTimeoutMs;
@@ -88,17 +84,25 @@ export class RabbitMQ {
   /** @internal Use `connect()`. Settings are checked before anything connects. */
   static async open(params: ClientParams, options: ConnectOptions): Promise<RabbitMQ> {
     const requestTimeoutMs = timerMs('requestTimeoutMs', options.requestTimeoutMs ?? 10_000);
-    return new RabbitMQ(
-      params,
-      await ReconnectingConnection.open(params, options),
-      requestTimeoutMs,
-    );
+    const resolver = options.addressResolver;
+    if (resolver !== undefined && typeof resolver !== 'function') {
+      throw new ConfigError('addressResolver', 'must be a function', resolver);
+    }
+    const main = await ReconnectingConnection.open(params, options);
+    return new RabbitMQ(params, new ClusterLinks(main, options, resolver), requestTimeoutMs);
+  }
+
+  /** Where `stream`'s leader and replicas are (the Metadata query). */
+  members(stream: string): Promise<StreamMembers> {
+    return this.links.members(stream, this.requestTimeoutMs);
   }
 
   /** The `Target` port for `stream`, publishing as the named producer `options.producer`. */
   target(stream: string, options: TargetOptions): RabbitTarget {
     const publisherId = this.freePublisherId();
-    const target = new RabbitTarget(this.link, publisherId, stream, options, () => {
+    const link = this.links.leaderOf(stream);
+    const target = new RabbitTarget(link, publisherId, stream, options, () => {
+      link.dispose();
       this.usedPublisherIds.delete(publisherId);
       this.targets.delete(target);
     });
@@ -112,7 +116,7 @@ export class RabbitMQ {
    * to `connect()`'s logger unless given one.
    */
   source(stream: string, options: Omit<RabbitSourceOptions, 'connection'> = {}): RabbitSource {
-    return rabbitSource(stream, { logger: this.link.logger, ...options, connection: this.params });
+    return rabbitSource(stream, { ...this.sourceDefaults(), ...options, connection: this.params });
   }
 
   /**
@@ -126,6 +130,7 @@ export class RabbitMQ {
     options: Omit<RabbitSourceOptions, 'connection'> = {},
   ): PartitionedSource {
     return superStreamSource(name, () => this.partitions(name), {
+      ...this.sourceDefaults(),
       ...options,
       connection: this.params,
     });
@@ -133,7 +138,7 @@ export class RabbitMQ {
 
   /** Creates a stream; resolves as well when it exists already (with whatever settings it has). */
   async createStream(stream: string, options: StreamOptions = {}): Promise<void> {
-    const response = await this.link.request<Response>(
+    const response = await this.request<Response>(
       new CreateStreamRequest({ stream, arguments: streamArguments(options) }),
       this.requestTimeoutMs,
     );
@@ -157,7 +162,7 @@ export class RabbitMQ {
     options: StreamOptions = {},
   ): Promise<string[]> {
     const partitions = partitionNames(name, layout);
-    const response = await this.link.request<Response>(
+    const response = await this.request<Response>(
       new CreateSuperStreamRequest({
         streamName: name,
         partitions,
@@ -176,7 +181,7 @@ export class RabbitMQ {
 
   /** Deletes a super stream and its partition streams; resolves as well when there is none. */
   async deleteSuperStream(name: string): Promise<void> {
-    const response = await this.link.request<Response>(
+    const response = await this.request<Response>(
       new DeleteSuperStreamRequest(name),
       this.requestTimeoutMs,
     );
@@ -191,7 +196,7 @@ export class RabbitMQ {
    * `StreamCommandError` (code 0x02) when there is no such super stream.
    */
   async partitions(superStream: string): Promise<string[]> {
-    const response = await this.link.request<PartitionsResponse>(
+    const response = await this.request<PartitionsResponse>(
       new PartitionsQuery({ superStream }),
       this.requestTimeoutMs,
     );
@@ -215,7 +220,7 @@ export class RabbitMQ {
    * to `<name>-1` whatever its hash.
    */
   async bindingRoute(superStream: string, bindingKey: string): Promise<string[]> {
-    const response = await this.link.request<RouteResponse>(
+    const response = await this.request<RouteResponse>(
       new RouteQuery({ superStream, routingKey: bindingKey }),
       this.requestTimeoutMs,
     );
@@ -225,7 +230,7 @@ export class RabbitMQ {
 
   /** Deletes a stream and everything in it; resolves as well when there is no such stream. */
   async deleteStream(stream: string): Promise<void> {
-    const response = await this.link.request<Response>(
+    const response = await this.request<Response>(
       new DeleteStreamRequest(stream),
       this.requestTimeoutMs,
     );
@@ -234,15 +239,25 @@ export class RabbitMQ {
     }
   }
 
-  /** Drops the shared connection as a network failure would; it reconnects. For tests. */
+  /** Drops the URL node's connection as a network failure would; it reconnects. For tests. */
   dropConnectionForTesting(): void {
-    this.link.drop();
+    this.links.main.drop();
   }
 
-  /** Closes every target made here (rejecting what they have in flight) and the connection. */
+  /** Closes every target made here (rejecting what they have in flight) and the connections. */
   async close(): Promise<void> {
     await Promise.all([...this.targets].map((target) => target.close()));
-    await this.link.close();
+    await this.links.close();
+  }
+
+  /** What sources made here take from `connect()` unless told otherwise. */
+  private sourceDefaults(): Pick<RabbitSourceOptions, 'logger' | 'addressResolver'> {
+    return { logger: this.links.main.logger, addressResolver: this.links.resolver };
+  }
+
+  /** A management request, on the URL's node, or on another node while that one is down. */
+  private async request<T extends Response>(request: Request, timeoutMs: number): Promise<T> {
+    return (await this.links.anyUp(this.links.main)).request<T>(request, timeoutMs);
   }
 
   private freePublisherId(): number {
@@ -259,7 +274,12 @@ export class RabbitMQ {
 
 /** RabbitMQ's `x-` stream arguments for `options`. */
 function streamArguments(options: StreamOptions): CreateStreamArguments {
+  const size = options.initialClusterSize;
+  if (size !== undefined && (!Number.isInteger(size) || size < 1)) {
+    throw new ConfigError('initialClusterSize', 'must be an integer >= 1', size);
+  }
   return {
+    ...(size === undefined ? {} : { 'initial-cluster-size': size }),
     ...(options.maxAge === undefined ? {} : { 'max-age': options.maxAge }),
     ...(options.maxLengthBytes === undefined ? {} : { 'max-length-bytes': options.maxLengthBytes }),
     ...(options.maxSegmentSizeBytes === undefined

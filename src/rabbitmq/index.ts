@@ -2,13 +2,8 @@
 // This list is its public API; the frame-level workarounds under ./gaps stay internal.
 
 // Connecting, managing streams, and the ports a job runs on.
-export {
-  connect,
-  RabbitMQ,
-  StreamCommandError,
-  type ConnectOptions,
-  type StreamOptions,
-} from './connection.js';
+export { connect, RabbitMQ, type ConnectOptions, type StreamOptions } from './connection.js';
+export { StreamCommandError } from './stream-command-error.js';
 export { parseStreamUrl } from './connection-url.js';
 export { RabbitTarget, type TargetOptions } from './target.js';
 export {

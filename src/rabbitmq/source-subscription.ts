@@ -16,7 +16,9 @@ import { abandon, socketOf } from './gaps/client-socket.js';
 import { routeDeliverFrames } from './gaps/consume-raw-chunks.js';
 import { answerConsumerUpdate, type ConsumerUpdate } from './gaps/consumer-update.js';
 import { grantCredit } from './gaps/grant-credit.js';
-import { openConnection } from './gaps/handshake.js';
+import { openMemberConnection, type AddressResolver } from './node-connection.js';
+import { StreamCommandError } from './stream-command-error.js';
+import type { NodeAddress, StreamMembers } from './stream-members.js';
 
 /**
  * Single active consumer: of the readers subscribed under one `name` on a stream, the broker
@@ -51,6 +53,9 @@ export interface SubscriptionOptions {
   readonly singleActive?: SingleActiveOptions;
   /** Gives up connecting (and subscribing) after this long. */
   readonly connectTimeoutMs: number;
+  readonly addressResolver?: AddressResolver | undefined;
+  /** Members seen before, asked where the stream is when the URL's node is down. */
+  readonly knownNodes?: readonly NodeAddress[];
 }
 
 /**
@@ -137,6 +142,8 @@ export class Subscription {
   private constructor(
     private readonly connection: Connection,
     private readonly options: SubscriptionOptions,
+    /** Where the stream's members were when this subscribed. */
+    readonly members: StreamMembers,
   ) {
     this.from = typeof options.from === 'bigint' ? options.from : 0n;
     this.delivering = options.singleActive === undefined;
@@ -145,15 +152,26 @@ export class Subscription {
   static async open(params: ClientParams, options: SubscriptionOptions): Promise<Subscription> {
     // The listeners exist before the subscription does: they reach it through `ref`.
     const ref: { subscription?: Subscription } = {};
-    const connection = await openConnection(params, options.connectTimeoutMs, {
-      connection_closed: () => ref.subscription?.lose('connection closed'),
-      metadata_update: (update) => {
-        if (update.metadataInfo.stream === options.stream) {
-          ref.subscription?.lose(`stream metadata changed (code ${update.metadataInfo.code})`);
-        }
+    // On a replica where there is one: the leader's node takes every write already.
+    const { connection, members } = await openMemberConnection(params, options.stream, 'replica', {
+      resolver: options.addressResolver,
+      ...(options.knownNodes === undefined ? {} : { fallbacks: options.knownNodes }),
+      timeoutMs: options.connectTimeoutMs,
+      listeners: {
+        connection_closed: () => ref.subscription?.lose('connection closed'),
+        metadata_update: (update) => {
+          if (update.metadataInfo.stream === options.stream) {
+            ref.subscription?.lose(`stream metadata changed (code ${update.metadataInfo.code})`);
+          }
+        },
       },
+    }).catch((error: unknown) => {
+      // Refused like a subscription: the stream is not there (or not yet available).
+      if (!(error instanceof StreamCommandError)) throw error;
+      const from = typeof options.from === 'bigint' ? options.from : 0n;
+      throw new SubscribeError(options.stream, from, error.responseCode, error.retriable);
     });
-    const subscription = new Subscription(connection, options);
+    const subscription = new Subscription(connection, options, members);
     ref.subscription = subscription;
     routeDeliverFrames(
       connection,

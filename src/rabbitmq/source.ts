@@ -19,6 +19,8 @@ import {
   type SingleActiveOptions,
 } from './source-subscription.js';
 import { resolveReadStart } from '../core/read-start.js';
+import type { AddressResolver } from './node-connection.js';
+import type { NodeAddress } from './stream-members.js';
 
 /** How a source re-subscribes after a lost connection (targets reconnect with ConnectOptions). */
 export interface SourceReconnectOptions {
@@ -30,8 +32,13 @@ export interface SourceReconnectOptions {
 }
 
 export interface RabbitSourceOptions {
-  /** Where the broker is (rabbitmq-stream-js-client's connection settings). */
+  /**
+   * Where the broker is (rabbitmq-stream-js-client's connection settings): on a cluster, any
+   * node; each read asks it where the stream's members are and reads from a replica.
+   */
   readonly connection: ClientParams;
+  /** Where to connect to reach a node (see `AddressResolver`); default: as advertised. */
+  readonly addressResolver?: AddressResolver | undefined;
   /** Chunks the broker may send ahead of the reader (the memory bound), default 8. */
   readonly credit?: number;
   readonly reconnect?: SourceReconnectOptions;
@@ -87,6 +94,10 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
   const groupName = options.singleActive?.name;
   if (options.singleActive !== undefined && (typeof groupName !== 'string' || groupName === '')) {
     throw new ConfigError('singleActive.name', 'must be a non-empty string', groupName);
+  }
+  const resolver = options.addressResolver;
+  if (resolver !== undefined && typeof resolver !== 'function') {
+    throw new ConfigError('addressResolver', 'must be a function', resolver);
   }
   const superStream = options.singleActive?.superStream;
   if (superStream !== undefined && (typeof superStream !== 'string' || superStream === '')) {
@@ -161,14 +172,21 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
     }
   }
 
-  function open(next: bigint | 'first'): Promise<Subscription> {
-    return Subscription.open(options.connection, {
+  /** The stream's members last seen: asked where it is while the URL's node is down. */
+  let knownNodes: readonly NodeAddress[] = [];
+
+  async function open(next: bigint | 'first'): Promise<Subscription> {
+    const subscription = await Subscription.open(options.connection, {
       stream,
       from: next,
       credit,
       connectTimeoutMs: timeoutMs,
+      addressResolver: resolver,
+      knownNodes,
       ...(options.singleActive === undefined ? {} : { singleActive: options.singleActive }),
     });
+    knownNodes = [subscription.members.leader, ...subscription.members.replicas];
+    return subscription;
   }
 
   function takeStandby(): Subscription | undefined {

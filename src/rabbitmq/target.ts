@@ -18,6 +18,7 @@ import type { Live, ReconnectingConnection } from './gaps/reconnect.js';
 import { publishFrame, sendFrame } from './gaps/raw-publish.js';
 import { PUBLISHER_DOES_NOT_EXIST, codeName, isRetriableCode } from '../common/stream-protocol.js';
 import { InFlight } from './publish-in-flight.js';
+import { StreamCommandError } from './stream-command-error.js';
 import { producerHasPublished } from './target-history.js';
 
 export interface TargetOptions {
@@ -290,7 +291,13 @@ export class RabbitTarget implements Target {
         this.confirmTimeoutMs,
       );
     } catch (error) {
-      throw new DeclareFailed(true, `declaring the producer failed: ${describe(error)}`);
+      // Finding the leader may be refused: no such stream (final), or none elected (retriable).
+      const refused = error instanceof StreamCommandError ? error : undefined;
+      throw new DeclareFailed(
+        refused?.retriable ?? true,
+        `declaring the producer failed: ${describe(error)}`,
+        refused?.responseCode,
+      );
     }
     if (!response.ok) {
       throw new DeclareFailed(

@@ -1,7 +1,7 @@
 // Super streams on the real broker over the stream protocol: creating, listing, routing and
 // deleting them, and routing that agrees with the stock client's hash routing.
 import { afterAll, describe, expect, it } from 'vitest';
-import { StreamCommandError } from '../../src/rabbitmq/connection.js';
+import { StreamCommandError } from '../../src/rabbitmq/stream-command-error.js';
 import { rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
 import { stockForTests } from '../support/stock-client.js';
 

@@ -9,6 +9,8 @@ import { timerMs } from '../../common/timer-duration.js';
 import { backoffDelay, backoffDelays, type BackoffDelays } from '../backoff-delays.js';
 import { abandon, socketOf } from './client-socket.js';
 import { openConnection } from './handshake.js';
+import { advertisedNode, openNodeConnection, type AddressResolver } from '../node-connection.js';
+import { nodeName, type NodeAddress } from '../stream-members.js';
 import { PublishRouter } from './publish-confirms.js';
 
 /**
@@ -57,6 +59,13 @@ export interface ReconnectOptions {
   readonly logger?: Logger;
 }
 
+/** A connection held to one node of a cluster (see ../node-connection.ts). */
+export interface NodeTarget {
+  readonly node: NodeAddress;
+  readonly resolver?: AddressResolver | undefined;
+  readonly clusterSize: number;
+}
+
 /** One live client connection and the confirm router installed on it. */
 export interface Live {
   readonly connection: Connection;
@@ -93,6 +102,8 @@ export class ReconnectingConnection {
     /** Where the broker is; sources and scans open connections of their own with it. */
     readonly params: ClientParams,
     options: ReconnectOptions,
+    /** The node to connect to, when not the one of `params`: a cluster member. */
+    private readonly target?: NodeTarget,
   ) {
     this.backoff = backoffDelays('', options);
     this.connectTimeoutMs = timerMs('connectTimeoutMs', options.connectTimeoutMs ?? 10_000);
@@ -110,8 +121,9 @@ export class ReconnectingConnection {
   static async open(
     params: ClientParams,
     options: ReconnectOptions = {},
+    target?: NodeTarget,
   ): Promise<ReconnectingConnection> {
-    const link = new ReconnectingConnection(params, options);
+    const link = new ReconnectingConnection(params, options, target);
     const { signal } = options;
     // close() ends the wait and the attempt under way, and leaves nothing running.
     const giveUp = (): void => void link.close();
@@ -131,7 +143,14 @@ export class ReconnectingConnection {
   }
 
   get where(): string {
-    return `${this.params.hostname}:${this.params.port}`;
+    return this.target === undefined
+      ? `${this.params.hostname}:${this.params.port}`
+      : nodeName(this.target.node);
+  }
+
+  /** The node the live connection is on, as it advertises itself; undefined while down. */
+  get node(): NodeAddress | undefined {
+    return this.live === undefined ? undefined : advertisedNode(this.live.connection);
   }
 
   /** The live connection; waits (up to `timeoutMs`) while reconnecting. */
@@ -306,17 +325,22 @@ export class ReconnectingConnection {
   }
 
   private async connectOnce(): Promise<Live> {
-    const connection: Connection = await openConnection(
-      this.params,
-      this.connectTimeoutMs,
-      {
-        // Called from socket events only, so after `connection` is assigned.
-        connection_closed: () => {
-          if (this.live?.connection === connection) this.lose('connection closed');
-        },
+    const listeners = {
+      // Called from socket events only, so after `connection` is assigned.
+      connection_closed: () => {
+        if (this.live?.connection === connection) this.lose('connection closed');
       },
-      this.closing.signal,
-    );
+    };
+    const connection: Connection =
+      this.target === undefined
+        ? await openConnection(this.params, this.connectTimeoutMs, listeners, this.closing.signal)
+        : await openNodeConnection(this.params, this.target.node, {
+            resolver: this.target.resolver,
+            clusterSize: this.target.clusterSize,
+            timeoutMs: this.connectTimeoutMs,
+            listeners,
+            signal: this.closing.signal,
+          });
     this.negotiatedFrameMax = connection.maxFrameSize;
     const whenLost = new Promise<never>((_, reject) => (this.markLost = reject));
     whenLost.catch(() => undefined); // settled by whoever races it; unobserved otherwise

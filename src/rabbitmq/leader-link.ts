@@ -1,0 +1,171 @@
+import type { MetadataResponse } from 'rabbitmq-stream-js-client/dist/responses/metadata_response.js';
+import type { Request } from 'rabbitmq-stream-js-client/dist/requests/request.js';
+import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
+import { ReconnectingConnection, type Live, type ReconnectOptions } from './gaps/reconnect.js';
+import type { AddressResolver } from './node-connection.js';
+import {
+  membersOf,
+  membersRequest,
+  nodeName,
+  sameNode,
+  type NodeAddress,
+  type StreamMembers,
+} from './stream-members.js';
+import type { PublisherLink } from './target.js';
+
+/**
+ * The connections of one `connect()` to the nodes of a cluster: the URL's own (`main`,
+ * which also asks the Metadata queries) and one per other node a target publishes to,
+ * made when first needed and kept (each reconnects by itself) until `close()`.
+ */
+export class ClusterLinks {
+  private readonly nodes = new Map<string, Promise<ReconnectingConnection>>();
+
+  constructor(
+    readonly main: ReconnectingConnection,
+    private readonly options: ReconnectOptions,
+    readonly resolver: AddressResolver | undefined,
+  ) {}
+
+  /**
+   * Where `stream` lives now. Asked on the URL's node, or while that one is down on any
+   * other node connected to: a leader elected elsewhere is still found.
+   */
+  async members(stream: string, timeoutMs: number): Promise<StreamMembers> {
+    const link = await this.anyUp(this.main);
+    return membersOf(
+      await link.request<MetadataResponse>(membersRequest(stream), timeoutMs),
+      stream,
+    );
+  }
+
+  /** `preferred` when it is connected, else the first connection that is, else `preferred`. */
+  async anyUp(preferred: ReconnectingConnection): Promise<ReconnectingConnection> {
+    if (preferred.node !== undefined) return preferred;
+    const links = [this.main, ...(await this.connected())];
+    return links.find((link) => link.node !== undefined) ?? preferred;
+  }
+
+  /** The connection to `node`: the URL's own when that is where it landed. */
+  linkTo(node: NodeAddress, clusterSize: number): Promise<ReconnectingConnection> {
+    const mainNode = this.main.node;
+    if (mainNode !== undefined && sameNode(mainNode, node)) return Promise.resolve(this.main);
+    const name = nodeName(node);
+    let link = this.nodes.get(name);
+    if (link === undefined) {
+      link = ReconnectingConnection.open(this.main.params, this.options, {
+        node,
+        resolver: this.resolver,
+        clusterSize,
+      });
+      this.nodes.set(name, link);
+      // A node that cannot be reached now is tried again at the next declaration.
+      link.catch(() => {
+        if (this.nodes.get(name) === link) this.nodes.delete(name);
+      });
+    }
+    return link;
+  }
+
+  /** A publisher link that follows `stream`'s leader. */
+  leaderOf(stream: string): LeaderLink {
+    return new LeaderLink(this, stream);
+  }
+
+  /** Abandons `live` on whichever connection holds it. */
+  abandon(live: Live, reason: string): void {
+    this.main.abandon(live, reason);
+    for (const link of this.nodes.values())
+      void link.then((opened) => opened.abandon(live, reason));
+  }
+
+  async close(): Promise<void> {
+    const links = await this.connected();
+    this.nodes.clear();
+    await Promise.all([this.main, ...links].map((link) => link.close()));
+  }
+
+  /** The per-node connections that opened. */
+  private async connected(): Promise<ReconnectingConnection[]> {
+    const settled = await Promise.allSettled(this.nodes.values());
+    return settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  }
+}
+
+/**
+ * The connection a target's publisher lives on: its stream's leader, looked up (Metadata
+ * query) at every declaration, so a publisher declared again after a leader change — its
+ * connection lost with the old leader's node, or the broker dropping it — is declared on
+ * the new leader. Losses are those of the connection to the node last looked up.
+ */
+export class LeaderLink implements PublisherLink {
+  private current: ReconnectingConnection;
+  private readonly listeners = new Set<(reason: string) => void>();
+  private readonly watched = new Map<ReconnectingConnection, () => void>();
+
+  constructor(
+    private readonly links: ClusterLinks,
+    readonly stream: string,
+  ) {
+    this.current = links.main;
+    this.watch(this.current);
+  }
+
+  get params(): ReconnectingConnection['params'] {
+    return this.links.main.params;
+  }
+
+  get frameMax(): number {
+    return this.current.frameMax;
+  }
+
+  /** The node publishes go to now, as it advertises itself; undefined while down. */
+  get node(): NodeAddress | undefined {
+    return this.current.node;
+  }
+
+  async ready(timeoutMs: number): Promise<Live> {
+    const members = await this.links.members(this.stream, timeoutMs);
+    const link = await this.links.linkTo(members.leader, members.replicas.length + 1);
+    this.current = link;
+    this.watch(link);
+    return link.ready(timeoutMs);
+  }
+
+  /**
+   * On the node last looked up (where the publisher is declared); while that one is down, on
+   * any node up: a cluster answers the resume point on every node, so a job whose leader's
+   * node went away reads it at once instead of waiting for that node to come back.
+   */
+  async request<T extends Response>(request: Request, timeoutMs: number): Promise<T> {
+    return (await this.links.anyUp(this.current)).request<T>(request, timeoutMs);
+  }
+
+  onLoss(onLoss: (reason: string) => void): () => void {
+    this.listeners.add(onLoss);
+    return () => this.listeners.delete(onLoss);
+  }
+
+  abandon(live: Live, reason: string): void {
+    this.links.abandon(live, reason);
+  }
+
+  /** Stops hearing of the connections' losses (the target closed). */
+  dispose(): void {
+    for (const unsubscribe of this.watched.values()) unsubscribe();
+    this.watched.clear();
+    this.listeners.clear();
+  }
+
+  private watch(link: ReconnectingConnection): void {
+    if (this.watched.has(link)) return;
+    this.watched.set(
+      link,
+      link.onLoss((reason) => {
+        // A connection this target no longer publishes on holds none of its publishes.
+        if (link !== this.current) return;
+        for (const listener of this.listeners) listener(reason);
+      }),
+    );
+  }
+}

@@ -1,0 +1,177 @@
+import type { ClientParams } from 'rabbitmq-stream-js-client';
+import type {
+  Connection,
+  ConnectionListenersParams,
+} from 'rabbitmq-stream-js-client/dist/connection.js';
+import { BrokerUnavailableError } from '../common/errors.js';
+import type { MetadataResponse } from 'rabbitmq-stream-js-client/dist/responses/metadata_response.js';
+import { abandon } from './gaps/client-socket.js';
+import { openConnection } from './gaps/handshake.js';
+import {
+  membersOf,
+  membersRequest,
+  nodeName,
+  sameNode,
+  type NodeAddress,
+  type StreamMembers,
+} from './stream-members.js';
+
+/**
+ * Where to connect to reach `node` (a node as the broker advertises it). Without one, the
+ * advertised address itself. With a load balancer in front of the cluster, return the
+ * balancer's address: each connection is then checked to have landed on the node asked for
+ * (its Open response names the node) and made again until it has, as the Java client's
+ * address resolver does.
+ */
+export type AddressResolver = (node: NodeAddress) => NodeAddress;
+
+/** The member of a stream a connection is for: its leader (writes) or a replica (reads). */
+export type MemberRole = 'leader' | 'replica';
+
+export interface NodeConnectionOptions {
+  /**
+   * Nodes to ask the Metadata query when the URL's node cannot be reached (members seen
+   * before), tried in turn: a reader whose node and the URL's are both down reads on.
+   */
+  readonly fallbacks?: readonly NodeAddress[];
+  readonly resolver?: AddressResolver | undefined;
+  /** Nodes of the cluster, as far as known: a resolver gets (2 + size)² tries to land; default 1. */
+  readonly clusterSize?: number;
+  /** Bound on each connection attempt. */
+  readonly timeoutMs: number;
+  /** Hear only about the connection returned (not about tries closed on the way). */
+  readonly listeners?: ConnectionListenersParams;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** The node a connection landed on, as its Open response advertises it. */
+export function advertisedNode(connection: Connection): NodeAddress {
+  const { host, port } = connection.getConnectionInfo();
+  return { host, port };
+}
+
+/** A connection to `node` (through the resolver when there is one; see `AddressResolver`). */
+export async function openNodeConnection(
+  params: ClientParams,
+  node: NodeAddress,
+  options: NodeConnectionOptions,
+): Promise<Connection> {
+  const { resolver } = options;
+  if (resolver === undefined) return (await openQuiet(params, node, options)).keep();
+  const attempts = (2 + (options.clusterSize ?? 1)) ** 2;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    const opened = await openQuiet(params, resolver(node), options);
+    if (sameNode(advertisedNode(opened.connection), node)) return opened.keep();
+    abandon(opened.connection);
+  }
+  throw new BrokerUnavailableError(
+    `no connection to RabbitMQ node ${nodeName(node)}: ${attempts} connections through the ` +
+      `address resolver (to ${nodeName(resolver(node))}) all landed on other nodes`,
+  );
+}
+
+/**
+ * A connection to a member of `stream` in `role` (a 'replica' when the stream has one, else
+ * its leader). The Metadata query goes to the node of `params` (the URL's), whose connection
+ * is kept when that node is a right one; otherwise a random right one is connected to.
+ */
+export async function openMemberConnection(
+  params: ClientParams,
+  stream: string,
+  role: MemberRole,
+  options: NodeConnectionOptions,
+): Promise<{ connection: Connection; members: StreamMembers }> {
+  const locator = await openLocator(params, options);
+  let members: StreamMembers;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    // The client waits for an answer forever; a node that gives none is passed over.
+    const silent = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(
+          new BrokerUnavailableError(
+            `RabbitMQ at ${params.hostname}:${params.port} did not answer the Metadata query ` +
+              `of stream '${stream}' within ${options.timeoutMs} ms`,
+          ),
+        );
+      }, options.timeoutMs);
+    });
+    const response = await Promise.race([
+      locator.connection.sendAndWait<MetadataResponse>(membersRequest(stream)),
+      silent,
+    ]);
+    members = membersOf(response, stream);
+  } catch (error) {
+    abandon(locator.connection);
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+  const candidates =
+    role === 'replica' && members.replicas.length > 0 ? members.replicas : [members.leader];
+  const here = advertisedNode(locator.connection);
+  if (candidates.some((node) => sameNode(node, here))) {
+    return { connection: locator.keep(), members };
+  }
+  abandon(locator.connection);
+  const node = candidates[Math.floor(Math.random() * candidates.length)] as NodeAddress;
+  const connection = await openNodeConnection(params, node, {
+    ...options,
+    clusterSize: members.replicas.length + 1,
+  });
+  return { connection, members };
+}
+
+/** A connection to the URL's node, or to the first fallback that answers while it is down. */
+async function openLocator(
+  params: ClientParams,
+  options: NodeConnectionOptions,
+): Promise<{ connection: Connection; keep: () => Connection }> {
+  const url = { host: params.hostname, port: params.port };
+  const fallbacks = (options.fallbacks ?? []).filter((node) => !sameNode(node, url));
+  try {
+    return await openQuiet(params, url, options);
+  } catch (error) {
+    if (!(error instanceof BrokerUnavailableError)) throw error;
+    for (const node of fallbacks) {
+      const opened = await openQuiet(params, options.resolver?.(node) ?? node, options).catch(
+        () => undefined,
+      );
+      if (opened !== undefined) return opened;
+    }
+    throw error;
+  }
+}
+
+/**
+ * Opens a connection to `address` whose events reach `options.listeners` only once `keep()`
+ * is called: a try closed on the way must not look like the loss of the one kept.
+ */
+async function openQuiet(
+  params: ClientParams,
+  address: NodeAddress,
+  options: NodeConnectionOptions,
+): Promise<{ connection: Connection; keep: () => Connection }> {
+  let kept = false;
+  const listeners = Object.fromEntries(
+    Object.entries(options.listeners ?? {}).map(([event, listener]) => [
+      event,
+      (...args: unknown[]) => {
+        if (kept) (listener as (...heard: unknown[]) => void)(...args);
+      },
+    ]),
+  ) as ConnectionListenersParams;
+  const connection = await openConnection(
+    { ...params, hostname: address.host, port: address.port },
+    options.timeoutMs,
+    listeners,
+    options.signal,
+  );
+  return {
+    connection,
+    keep: () => {
+      kept = true;
+      return connection;
+    },
+  };
+}
