@@ -1,5 +1,6 @@
 import { partitionProducer } from '../core/partitioned-runner.js';
 import { connect, type RabbitMQ } from '../rabbitmq/connection.js';
+import { nodeName } from '../rabbitmq/stream-members.js';
 import { requiredOption, ExitCode, type Command, type OptionValues } from './command.js';
 import { UsageError } from './usage-error.js';
 import { toJson } from './json.js';
@@ -38,9 +39,13 @@ Options:
   --super-stream S  Source super stream of a partitioned job (instead of --source)
   --job J           The partitioned job's name (instead of --producer)
 
+Below the table, each stream's leader and replicas (nodes as host:port, as they advertise
+themselves): on a cluster, where writes go and where reads may come from.
+
 Output: a table, or with --json one JSON object (offsets as strings, times in epoch ms):
   {"source","target","producer","lastPublishingId","resumeFrom","sourceEnd",
-   "lagMessages","lagMs","resumeChunkTime","lastChunkTime"}
+   "lagMessages","lagMs","resumeChunkTime","lastChunkTime",
+   "sourceMembers":{"leader","replicas"},"targetMembers":{"leader","replicas"}}
 or, for a super stream, a JSON array of them in partition order.`,
   options: {
     source: { type: 'string' },
@@ -62,13 +67,20 @@ or, for a super stream, a JSON array of them in partition order.`,
     const ask = superStream === undefined ? streamStatus(values) : partitionStatuses(values);
     const rabbit = await connect(url);
     let statuses: JobStatus[];
+    let members: Map<string, Members>;
     try {
       statuses = await ask(rabbit, target);
+      members = await membersOf(rabbit, [...statuses.map((status) => status.source), target]);
     } finally {
       await rabbit.close();
     }
     if (json) {
-      const shown = superStream === undefined ? statuses[0] : statuses;
+      const located = statuses.map((status) => ({
+        ...status,
+        sourceMembers: members.get(status.source),
+        targetMembers: members.get(status.target),
+      }));
+      const shown = superStream === undefined ? located[0] : located;
       io.stdout.write(`${toJson(shown)}\n`);
       return ExitCode.ok;
     }
@@ -99,10 +111,36 @@ or, for a super stream, a JSON array of them in partition order.`,
         ),
       );
     }
+    for (const [stream, { leader, replicas }] of members) {
+      lines.push(
+        style.dim(
+          `${stream}: leader ${leader}, replicas ${replicas.length === 0 ? 'none' : replicas.join(', ')}`,
+        ),
+      );
+    }
     io.stdout.write(`${lines.join('\n')}\n`);
     return ExitCode.ok;
   },
 };
+
+/** Where a stream's members are, as "host:port" of each node. */
+interface Members {
+  readonly leader: string;
+  readonly replicas: readonly string[];
+}
+
+/** The members of each stream (once each), in the order given. */
+async function membersOf(
+  rabbit: RabbitMQ,
+  streams: readonly string[],
+): Promise<Map<string, Members>> {
+  const found = new Map<string, Members>();
+  for (const stream of new Set(streams)) {
+    const { leader, replicas } = await rabbit.members(stream);
+    found.set(stream, { leader: nodeName(leader), replicas: replicas.map(nodeName) });
+  }
+  return found;
+}
 
 /** The status of one stream pair; options checked now, asked once connected. */
 function streamStatus(

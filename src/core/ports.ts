@@ -57,6 +57,12 @@ export interface Target {
   /** Named producer: the broker deduplicates on it. Stable across restarts, unique per target. */
   readonly producer: string;
   /**
+   * The broker node its writes go to now, for reports (on a RabbitMQ cluster, the stream's
+   * leader); absent where there is no such thing (the embedded broker), undefined while not
+   * connected.
+   */
+  readonly node?: { readonly host: string; readonly port: number } | undefined;
+  /**
    * Highest publishing id stored for `producer`; 0 when the name is unknown. Answering
    * re-arms a target fenced by a failed publish (see `publish`). Rejects with a typed error
    * whose `retriable` tells a passing refusal (stream not available, connection lost) from a

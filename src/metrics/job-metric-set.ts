@@ -48,6 +48,8 @@ export interface ScrapedJob {
   inFlight(): number;
   /** Source end offset minus the next offset to read; undefined before the job started. */
   sourceLag(): Promise<number | NoEndOffset | undefined>;
+  /** The broker node ("host:port") the target's writes go to now; undefined where unknown. */
+  targetNode(): string | undefined;
 }
 
 /** The label names the metrics use themselves, which a job's labels must not take. */
@@ -75,6 +77,9 @@ export class JobMetricSet {
   readonly stepProcessing: Histogram;
   private readonly inFlight: Gauge;
   private readonly sourceLag: Gauge;
+  private readonly targetNode: Gauge;
+  /** The `node` label each job's target series has now, to remove it when it moves. */
+  private readonly shownNodes = new Map<ScrapedJob, string>();
   private readonly jobs = new Map<string, ScrapedJob>();
   private round: Promise<void> | undefined;
   /** Every metric of the set, with its name (prom-client keeps it private). */
@@ -165,6 +170,16 @@ export class JobMetricSet {
       'Source end offset minus the next offset the job reads.',
       () => this.lagRound(),
     );
+    this.targetNode = kept(
+      'stream_windows_target_node_info',
+      new Gauge({
+        name: 'stream_windows_target_node_info',
+        help: "1 for the broker node the target's writes go to now (a cluster stream's leader).",
+        labelNames: [...labelNames, 'node'],
+        registers,
+        collect: () => this.collectTargetNodes(),
+      }),
+    );
     this.stepLatency = histogram(
       'stream_windows_step_latency_seconds',
       "From the end of a step's window (event time) to its confirm.",
@@ -229,8 +244,10 @@ export class JobMetricSet {
   /** Removes a job's series; the last job takes the metrics out of the registry. */
   detach(job: ScrapedJob): void {
     for (const [key, attached] of this.jobs) if (attached === job) this.jobs.delete(key);
+    this.showNode(job, undefined);
     for (const { metric } of this.all) {
       const split = this.split.find((entry) => entry.metric === metric);
+      if (metric === this.targetNode) continue; // by showNode above
       if (split === undefined) metric.remove(job.labels);
       else {
         for (const value of split.values) metric.remove({ ...job.labels, [split.label]: value });
@@ -258,6 +275,23 @@ export class JobMetricSet {
     }
     this.stepLatency.zero(labels);
     this.stepProcessing.zero(labels);
+  }
+
+  private collectTargetNodes(): void {
+    for (const job of this.jobs.values()) this.showNode(job, job.targetNode());
+  }
+
+  /** One series per job, labelled with where its target writes now; none while unknown. */
+  private showNode(job: ScrapedJob, node: string | undefined): void {
+    const shown = this.shownNodes.get(job);
+    if (shown === node) return;
+    if (shown !== undefined) this.targetNode.remove({ ...job.labels, node: shown });
+    if (node === undefined) {
+      this.shownNodes.delete(job);
+      return;
+    }
+    this.targetNode.set({ ...job.labels, node }, 1);
+    this.shownNodes.set(job, node);
   }
 
   private collectInFlight(): void {

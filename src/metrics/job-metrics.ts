@@ -69,6 +69,10 @@ export function jobMetrics(job: ObservedJob, options: JobMetricsOptions): JobMet
   const scraped: ScrapedJob = {
     labels,
     inFlight: () => job.inFlight,
+    targetNode: () => {
+      const node = job.target.node;
+      return node === undefined ? undefined : `${node.host}:${node.port}`;
+    },
     sourceLag: async () => {
       // Where the job stood when the scrape began, against the end the broker answers.
       const next = nextOffset;

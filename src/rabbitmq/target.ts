@@ -19,6 +19,7 @@ import { publishFrame, sendFrame } from './gaps/raw-publish.js';
 import { PUBLISHER_DOES_NOT_EXIST, codeName, isRetriableCode } from '../common/stream-protocol.js';
 import { InFlight } from './publish-in-flight.js';
 import { StreamCommandError } from './stream-command-error.js';
+import type { NodeAddress } from './stream-members.js';
 import { producerHasPublished } from './target-history.js';
 
 export interface TargetOptions {
@@ -39,7 +40,7 @@ export interface TargetOptions {
 /** What the target uses of the reconnecting connection (unit tests script it by hand). */
 export type PublisherLink = Pick<
   ReconnectingConnection,
-  'frameMax' | 'ready' | 'request' | 'onLoss' | 'abandon' | 'params'
+  'frameMax' | 'ready' | 'request' | 'onLoss' | 'abandon' | 'params' | 'node'
 >;
 
 /**
@@ -89,6 +90,14 @@ export class RabbitTarget implements Target {
     this.compression = options.compression ?? 'none';
     this.inFlight = new InFlight(maxInFlight);
     this.unsubscribe = link.onLoss((reason) => this.connectionLost(`connection lost (${reason})`));
+  }
+
+  /**
+   * The node its publishes go to now, as the node advertises itself: on a cluster, the
+   * stream's leader once the producer is declared. Undefined while disconnected.
+   */
+  get node(): NodeAddress | undefined {
+    return this.link.node;
   }
 
   /** Largest write, as `writeSize` counts it, that fits in the negotiated frame_max. */

@@ -195,6 +195,15 @@ describe('stream-windows in a pipe', () => {
     expect(lastAt).toBeGreaterThanOrEqual(beforeSecond - 1);
     expect(lastAt).toBeLessThanOrEqual(after + 1);
     expect(status.lagMs).toBe(lastAt - resumeAt);
+    // Where each stream lives, as the Metadata query tells (one node here: no replicas).
+    for (const [field, stream] of [
+      ['sourceMembers', source],
+      ['targetMembers', target],
+    ] as const) {
+      const { leader, replicas } = await real.rabbit.members(stream);
+      expect(status[field]).toEqual({ leader: `${leader.host}:${leader.port}`, replicas: [] });
+      expect(replicas).toEqual([]);
+    }
   });
 
   it('should report a partitioned job partition by partition, under its producer name for each', async () => {

@@ -378,6 +378,39 @@ describe('the Prometheus metrics of a job', () => {
     expect((await scrape(registry)).get(inFlight)).toBe(0);
   });
 
+  it('should show the node the target writes to, move the series when it moves, and drop it while unknown', async () => {
+    const memory = brokerWithCountedReadings(1);
+    let node: { host: string; port: number } | undefined = { host: '10.0.0.1', port: 5552 };
+    const located: Target = {
+      ...forwarding(memory.target('target', { producer: 'p' })),
+      get node() {
+        return node;
+      },
+    };
+    const registry = new Registry();
+    const metrics = jobMetrics(countJob(memory, located), { registry });
+    const series = (at: string): string =>
+      `stream_windows_target_node_info{target="target",producer="p",node="${at}"}`;
+    const nodeSeries = async (): Promise<[string, number][]> =>
+      [...(await scrape(registry))].filter(([name]) => name.includes('target_node_info'));
+    expect(await nodeSeries()).toEqual([[series('10.0.0.1:5552'), 1]]);
+    node = { host: '10.0.0.2', port: 5552 };
+    expect(await nodeSeries()).toEqual([[series('10.0.0.2:5552'), 1]]);
+    node = undefined;
+    expect(await nodeSeries()).toEqual([]);
+    node = { host: '10.0.0.3', port: 5552 };
+    expect(await nodeSeries()).toEqual([[series('10.0.0.3:5552'), 1]]);
+    metrics.close();
+    expect(await registry.metrics()).not.toContain('target_node_info');
+  });
+
+  it('should show no target node for a target that has none (the embedded broker)', async () => {
+    const memory = brokerWithCountedReadings(1);
+    const registry = new Registry();
+    jobMetrics(countJob(memory), { registry });
+    expect(await registry.metrics()).not.toContain('stream_windows_target_node_info{');
+  });
+
   it("should leave prom-client's global registry untouched", async () => {
     const before = register.getMetricsAsArray().length;
     const memory = brokerWithCountedReadings(2);

@@ -27,6 +27,7 @@ export class ScriptedLink implements PublisherLink {
   readonly frameMax = 1_048_576;
   /** Never dialled: only `hasPublished()` would open a connection of its own. */
   readonly params = { hostname: 'scripted', port: 0 } as ClientParams;
+  readonly node = { host: 'scripted', port: 0 };
   /** Publishing ids of the Publish frames written, in order. */
   readonly sent: bigint[] = [];
   /** Publisher declarations sent. */
