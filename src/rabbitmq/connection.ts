@@ -47,8 +47,8 @@ export interface ConnectOptions extends ReconnectOptions {
 export interface StreamOptions {
   /**
    * Members of the stream on a cluster: its leader and replicas (RabbitMQ's
-   * `x-initial-cluster-size`). Default: the broker's (all nodes, up to its
-   * `stream.initial_cluster_size`…); 1 on a single node whatever is asked.
+   * `x-initial-cluster-size`), an integer >= 1. Default: RabbitMQ's, every node of the
+   * cluster. Super streams give it to each partition.
    */
   readonly initialClusterSize?: number;
   /** Drop segments older than this, e.g. '7D', '12h' (RabbitMQ's max-age syntax). */

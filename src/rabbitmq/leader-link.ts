@@ -13,6 +13,9 @@ import {
 } from './stream-members.js';
 import type { PublisherLink } from './target.js';
 
+/** How long a declaration waits for the leader's node while its connection is down. */
+const DOWN_LEADER_WAIT_MS = 1_000;
+
 /**
  * The connections of one `connect()` to the nodes of a cluster: the URL's own (`main`,
  * which also asks the Metadata queries) and one per other node a target publishes to,
@@ -20,6 +23,8 @@ import type { PublisherLink } from './target.js';
  */
 export class ClusterLinks {
   private readonly nodes = new Map<string, Promise<ReconnectingConnection>>();
+  /** Every node a Metadata answer named: where to ask while the URL's node is down. */
+  private readonly seen = new Map<string, NodeAddress>();
 
   constructor(
     readonly main: ReconnectingConnection,
@@ -33,17 +38,29 @@ export class ClusterLinks {
    */
   async members(stream: string, timeoutMs: number): Promise<StreamMembers> {
     const link = await this.anyUp(this.main);
-    return membersOf(
+    const members = membersOf(
       await link.request<MetadataResponse>(membersRequest(stream), timeoutMs),
       stream,
     );
+    for (const node of [members.leader, ...members.replicas]) this.seen.set(nodeName(node), node);
+    return members;
   }
 
-  /** `preferred` when it is connected, else the first connection that is, else `preferred`. */
+  /**
+   * `preferred` when it is connected, else the first connection that is, else one made to a
+   * node seen in a Metadata answer, else `preferred` (which reconnects by itself).
+   */
   async anyUp(preferred: ReconnectingConnection): Promise<ReconnectingConnection> {
     if (preferred.node !== undefined) return preferred;
     const links = [this.main, ...(await this.connected())];
-    return links.find((link) => link.node !== undefined) ?? preferred;
+    const up = links.find((link) => link.node !== undefined);
+    if (up !== undefined) return up;
+    for (const [name, node] of this.seen) {
+      if (this.nodes.has(name)) continue; // connected to already, and down
+      const link = await this.linkTo(node, this.seen.size).catch(() => undefined);
+      if (link?.node !== undefined) return link;
+    }
+    return preferred;
   }
 
   /** The connection to `node`: the URL's own when that is where it landed. */
@@ -129,7 +146,11 @@ export class LeaderLink implements PublisherLink {
     const link = await this.links.linkTo(members.leader, members.replicas.length + 1);
     this.current = link;
     this.watch(link);
-    return link.ready(timeoutMs);
+    // A leader's node that is down is likely no longer the leader (the answer was stale):
+    // failing soon lets the runner ask again after its backoff instead of waiting it out.
+    return link.ready(
+      link.node === undefined ? Math.min(timeoutMs, DOWN_LEADER_WAIT_MS) : timeoutMs,
+    );
   }
 
   /**
