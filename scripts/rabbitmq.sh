@@ -3,7 +3,8 @@
 # project out.
 #
 #   scripts/rabbitmq.sh start    build (once, cached) and start; prints the stream URL
-#   scripts/rabbitmq.sh stop     stop the broker and every process left in its chroot
+#   scripts/rabbitmq.sh stop     stop the broker and every process of its own left in the
+#                                chroot (the cluster's are left alone)
 #   scripts/rabbitmq.sh status   exit 0 and print the URL when running, exit 1 otherwise
 #   scripts/rabbitmq.sh url      print the stream URL the broker listens on
 #   scripts/rabbitmq.sh streams ARGS...
@@ -43,7 +44,7 @@
 # replication factor is set: streams that should have 3 members are declared with
 # x-initial-cluster-size 3.
 #
-# Every process started in the chroot carries STREAM_WINDOWS_BROKER in its environment
+# Every process started in the chroot carries STREAM_WINDOWS_INSTANCE in its environment
 # (single, cluster-N, cluster-epmd, cluster-ctl; beam, epmd and erl_child_setup inherit it),
 # and the stops select by it (/proc/PID/environ), so stopping one never kills the other. A
 # process without it counts as the single broker's (started by an older version of this
@@ -118,7 +119,7 @@ readonly BASE_ENV=(
 )
 readonly ROOT_ENV=(
   "${BASE_ENV[@]}"
-  STREAM_WINDOWS_BROKER=single
+  STREAM_WINDOWS_INSTANCE=single
   RABBITMQ_NODENAME=rabbit@localhost
   RABBITMQ_DIST_PORT="$DIST_PORT"
   ERL_EPMD_PORT="$EPMD_PORT"
@@ -138,7 +139,7 @@ EOC
 }
 
 # Pids of processes whose root is our chroot (found via /proc/PID/root, so that a host broker
-# is never touched) and whose STREAM_WINDOWS_BROKER tag matches the glob $1: `single` for the
+# is never touched) and whose STREAM_WINDOWS_INSTANCE tag matches the glob $1: `single` for the
 # single broker, `cluster-*` for the whole cluster, `cluster-2` for node 2's beam and helpers.
 chroot_pids() {
   local pid var tag
@@ -148,7 +149,7 @@ chroot_pids() {
     mapfile -d '' env <"$pid/environ" 2>/dev/null || continue
     tag=single
     for var in "${env[@]}"; do
-      [[ $var == STREAM_WINDOWS_BROKER=* ]] && tag=${var#*=}
+      [[ $var == STREAM_WINDOWS_INSTANCE=* ]] && tag=${var#*=}
     done
     # shellcheck disable=SC2053 # $1 is a glob
     [[ $tag == $1 ]] && echo "${pid#/proc/}"
@@ -303,7 +304,7 @@ node_url() { echo "rabbitmq-stream://guest:guest@127.0.0.1:$(node_stream_port "$
 set_node_env() {
   NODE_ENV=(
     "${BASE_ENV[@]}"
-    STREAM_WINDOWS_BROKER="cluster-$1"
+    STREAM_WINDOWS_INSTANCE="cluster-$1"
     RABBITMQ_NODENAME="$(node_name "$1")"
     RABBITMQ_DIST_PORT=$((25680 + $1))
     ERL_EPMD_PORT="$CLUSTER_EPMD_PORT"
@@ -318,7 +319,7 @@ set_node_env() {
 in_node() {
   local n=$1 tool=$2
   shift 2
-  chroot "$ROOT" /usr/bin/env -i "${BASE_ENV[@]}" STREAM_WINDOWS_BROKER=cluster-ctl \
+  chroot "$ROOT" /usr/bin/env -i "${BASE_ENV[@]}" STREAM_WINDOWS_INSTANCE=cluster-ctl \
     ERL_EPMD_PORT="$CLUSTER_EPMD_PORT" "$tool" -n "$(node_name "$n")" "$@"
 }
 
@@ -349,7 +350,7 @@ EOC
 start_cluster_epmd() {
   [[ -n $(chroot_pids cluster-epmd) ]] && port_answers "$CLUSTER_EPMD_PORT" && return 0
   port_answers "$CLUSTER_EPMD_PORT" && die "cluster: port $CLUSTER_EPMD_PORT (epmd) is taken by another process"
-  chroot "$ROOT" /usr/bin/env -i "${BASE_ENV[@]}" STREAM_WINDOWS_BROKER=cluster-epmd \
+  chroot "$ROOT" /usr/bin/env -i "${BASE_ENV[@]}" STREAM_WINDOWS_INSTANCE=cluster-epmd \
     ERL_EPMD_PORT="$CLUSTER_EPMD_PORT" epmd -daemon 9>&- 8>&-
   local i
   for i in $(seq 40); do
