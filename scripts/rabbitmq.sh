@@ -364,11 +364,11 @@ start_cluster_epmd() {
 declare -a LAUNCHED=()
 launch_node() {
   local n=$1 port
+  # A node that died half-way leaves beam or helpers behind; they would hold its ports.
+  stop_pids "cluster-$n"
   for port in "$(node_stream_port "$n")" $((5680 + n)) $((25680 + n)); do
     port_answers "$port" && die "cluster: port $port of node $n is taken by another process"
   done
-  # A node that died half-way leaves helpers behind.
-  stop_pids "cluster-$n"
   write_node_config "$n"
   set_node_env "$n"
   setsid chroot "$ROOT" /usr/bin/env -i "${NODE_ENV[@]}" rabbitmq-server >"$(node_log "$n")" 2>&1 </dev/null 9>&- 8>&- &
