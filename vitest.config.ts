@@ -1,14 +1,38 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/** The timeouts of every test project (and of vitest.unit.config.ts). */
+export const timeouts = { testTimeout: 60_000, hookTimeout: 180_000 };
+/** Two cores: integration tests share one broker and are heavy; keep workers bounded. */
+export const workers = { maxWorkers: 2, minWorkers: 1 };
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // Starts (or finds, via RABBITMQ_STREAM_URL) the RabbitMQ broker the integration tests use.
+    // Starts (or finds, via RABBITMQ_STREAM_URL and RABBITMQ_CLUSTER_URLS) the RabbitMQ broker
+    // and the 3-node cluster the integration tests use. The root's global setup runs once and
+    // what it provides reaches every project.
     globalSetup: ['test/integration/global-setup.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 180_000,
-    // Two cores: integration tests share one broker and are heavy; keep workers bounded.
-    maxWorkers: 2,
-    minWorkers: 1,
+    ...workers,
+    projects: [
+      {
+        test: {
+          ...timeouts,
+          name: 'tests',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/cluster/**'],
+        },
+      },
+      {
+        // Cluster tests stop and start nodes, so two of them must never run at once: one
+        // thread runs their files one after another (singleThread), in the threads pool so
+        // that they run beside the other tests' forks instead of after them.
+        test: {
+          ...timeouts,
+          name: 'cluster',
+          include: ['test/cluster/**/*.test.ts'],
+          pool: 'threads',
+          poolOptions: { threads: { singleThread: true } },
+        },
+      },
+    ],
   },
 });

@@ -1,11 +1,11 @@
 import { defineConfig } from 'vitest/config';
-import base from './vitest.config.js';
+import { timeouts, workers } from './vitest.config.js';
 
 // `npm run test:unit`: the unit and property tests, without a broker (no global setup).
 export default defineConfig({
   test: {
-    ...base.test,
+    ...timeouts,
+    ...workers,
     include: ['test/unit/**/*.test.ts', 'test/property/**/*.test.ts'],
-    globalSetup: [],
   },
 });

@@ -1,17 +1,23 @@
 /**
- * Vitest global setup: makes sure a RabbitMQ stream broker is there before any test runs.
+ * Vitest global setup: makes sure a RabbitMQ stream broker and a 3-node RabbitMQ cluster are
+ * there before any test runs.
  *
  * `RABBITMQ_STREAM_URL` names an existing broker; without it, `scripts/rabbitmq.sh start`
- * starts (and on the first run builds) the local one. Tests read the URL with
- * `inject('rabbitmqUrl')`; `process.env.RABBITMQ_STREAM_URL` is set as well, for child
+ * starts (and on the first run builds) the local one. `RABBITMQ_CLUSTER_URLS` names an
+ * existing cluster (the stream URLs of its nodes, comma-separated, node 1 first); without it,
+ * `scripts/rabbitmq.sh cluster start` starts the local one (rabbit-1..3@localhost on stream
+ * ports 5561-5563) from the same chroot. Both start at once. Tests read the URLs with
+ * `inject('rabbitmqUrl')` and `inject('rabbitmqClusterUrls')` (or test/support/rabbitmq-cluster.ts);
+ * `process.env.RABBITMQ_STREAM_URL` and `RABBITMQ_CLUSTER_URLS` are set as well, for child
  * processes such as the crash tests' aggregator.
  *
- * When no broker can be had this throws, so the run fails saying why: integration tests are
- * never silently skipped.
+ * When either cannot be had this throws, so the run fails saying why: integration and cluster
+ * tests are never silently skipped.
  *
- * The broker is left running after the tests: it starts in seconds but not instantly, and
- * several test runs (watch mode, parallel checkouts) share it, so one run stopping it would
- * break another. `scripts/rabbitmq.sh stop` stops it; CI calls that when it is done.
+ * Both are left running after the tests: they start in seconds but not instantly, and
+ * several test runs (watch mode, parallel checkouts) share them, so one run stopping them
+ * would break another. `scripts/rabbitmq.sh stop` and `scripts/rabbitmq.sh cluster stop` stop
+ * them; CI calls both when it is done.
  */
 import { execFile } from 'node:child_process';
 import { connect as connectTcp } from 'node:net';
@@ -22,6 +28,8 @@ import type { TestProject } from 'vitest/node';
 declare module 'vitest' {
   export interface ProvidedContext {
     rabbitmqUrl: string;
+    /** The stream URLs of the cluster's nodes, node 1 first. */
+    rabbitmqClusterUrls: string[];
   }
 }
 
@@ -31,23 +39,55 @@ const startTimeoutMs = 600_000;
 const probeTimeoutMs = 5_000;
 
 export default async function setup(project: TestProject): Promise<void> {
-  const url = process.env.RABBITMQ_STREAM_URL ?? (await startLocalBroker());
-  await probe(url);
+  const [url, clusterUrls] = await Promise.all([
+    process.env.RABBITMQ_STREAM_URL ?? startLocalBroker(),
+    clusterUrlsFromEnv() ?? startLocalCluster(),
+  ]);
+  await Promise.all([url, ...clusterUrls].map(probe));
   process.env.RABBITMQ_STREAM_URL = url;
+  process.env.RABBITMQ_CLUSTER_URLS = clusterUrls.join(',');
   project.provide('rabbitmqUrl', url);
+  project.provide('rabbitmqClusterUrls', clusterUrls);
+}
+
+function clusterUrlsFromEnv(): string[] | undefined {
+  const urls = process.env.RABBITMQ_CLUSTER_URLS?.split(',')
+    .map((url) => url.trim())
+    .filter((url) => url !== '');
+  return urls === undefined || urls.length === 0 ? undefined : urls;
 }
 
 async function startLocalBroker(): Promise<string> {
+  const stdout = await runScript(['start'], 'a RabbitMQ stream broker', 'RABBITMQ_STREAM_URL');
+  const url = stdout.trim().split('\n').pop();
+  if (!url)
+    throw new Error(
+      "integration tests need a RabbitMQ stream broker: 'scripts/rabbitmq.sh start' printed no URL",
+    );
+  return url;
+}
+
+/** Starts the local cluster, then reads its nodes' URLs from `cluster status`. */
+async function startLocalCluster(): Promise<string[]> {
+  const what = 'a 3-node RabbitMQ cluster';
+  await runScript(['cluster', 'start'], what, 'RABBITMQ_CLUSTER_URLS');
+  const status = await runScript(['cluster', 'status'], what, 'RABBITMQ_CLUSTER_URLS');
+  // One line per node: `rabbit-N@localhost <stream URL> running|stopped`.
+  return status
+    .trim()
+    .split('\n')
+    .map((line) => line.split(' ')[1] ?? '');
+}
+
+async function runScript(args: string[], what: string, variable: string): Promise<string> {
   try {
-    const { stdout } = await promisify(execFile)(script, ['start'], { timeout: startTimeoutMs });
-    const url = stdout.trim().split('\n').pop();
-    if (!url) throw new Error('it printed no URL');
-    return url;
+    const { stdout } = await promisify(execFile)(script, args, { timeout: startTimeoutMs });
+    return stdout;
   } catch (error) {
     const stderr = (error as { stderr?: string }).stderr?.trim();
     throw new Error(
-      'integration tests need a RabbitMQ stream broker: RABBITMQ_STREAM_URL is not set and ' +
-        `'scripts/rabbitmq.sh start' failed: ${stderr || (error as Error).message}`,
+      `integration tests need ${what}: ${variable} is not set and ` +
+        `'scripts/rabbitmq.sh ${args.join(' ')}' failed: ${stderr || (error as Error).message}`,
       { cause: error },
     );
   }
