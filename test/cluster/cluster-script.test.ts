@@ -141,7 +141,8 @@ describe('scripts/rabbitmq.sh cluster', () => {
     expect(nodeOfPort(after.leader?.port ?? 0)).not.toBe(leader);
     expect(after.replicas.map((replica) => replica.port)).not.toContain(before.leader?.port);
     // The single broker shares the chroot; stopping a cluster node must not take it down.
-    await (await openOn(inject('rabbitmqUrl'))).close();
+    const single = await openOn(inject('rabbitmqUrl'));
+    await single.close();
 
     await startNode(leader);
     stopped.delete(leader);
