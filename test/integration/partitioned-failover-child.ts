@@ -8,6 +8,7 @@
 //   `handed <partition>`     a result handed to the broker (publish called)
 //   `confirmed <partition>`  a result confirmed
 //   `inactive <partition>`   stepped down (the job's `deactivated`)
+//   `restart <partition> <error>`  resuming after a retriable error (the job's `restart`)
 import { createInterface } from 'node:readline';
 import type { Target } from '../../src/index.js';
 import { connect } from '../../src/rabbitmq/connection.js';
@@ -40,6 +41,7 @@ const job = readingsJob(source, (partition): Target => {
 job.on('started', (_, partition) => say(`active ${partition.index}`));
 job.on('published', (_, partition) => say(`confirmed ${partition.index}`));
 job.on('deactivated', (_, partition) => say(`inactive ${partition.index}`));
+job.on('restart', ({ error }, partition) => say(`restart ${partition.index} ${String(error)}`));
 await job.run({ signal: stop.signal });
 await rabbit.close();
 lines.close();
