@@ -2,6 +2,7 @@ import type { MetadataResponse } from 'rabbitmq-stream-js-client/dist/responses/
 import type { Request } from 'rabbitmq-stream-js-client/dist/requests/request.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
 import { ReconnectingConnection, type Live, type ReconnectOptions } from './gaps/reconnect.js';
+import { BrokerUnavailableError } from '../common/errors.js';
 import type { AddressResolver } from './node-connection.js';
 import {
   membersOf,
@@ -23,6 +24,7 @@ const DOWN_LEADER_WAIT_MS = 1_000;
  */
 export class ClusterLinks {
   private readonly nodes = new Map<string, Promise<ReconnectingConnection>>();
+  private closed = false;
   /** Every node a Metadata answer named: where to ask while the URL's node is down. */
   private readonly seen = new Map<string, NodeAddress>();
 
@@ -70,6 +72,9 @@ export class ClusterLinks {
     const name = nodeName(node);
     let link = this.nodes.get(name);
     if (link === undefined) {
+      if (this.closed) {
+        return Promise.reject(new BrokerUnavailableError(`connection to ${name} is closed`));
+      }
       link = ReconnectingConnection.open(this.main.params, this.options, {
         node,
         resolver: this.resolver,
@@ -92,11 +97,17 @@ export class ClusterLinks {
   /** Abandons `live` on whichever connection holds it. */
   abandon(live: Live, reason: string): void {
     this.main.abandon(live, reason);
-    for (const link of this.nodes.values())
-      void link.then((opened) => opened.abandon(live, reason));
+    for (const link of this.nodes.values()) {
+      void link.then(
+        (opened) => opened.abandon(live, reason),
+        () => undefined, // never opened: holds nothing
+      );
+    }
   }
 
+  /** Closes every connection, those still opening included (once they are open). */
   async close(): Promise<void> {
+    this.closed = true;
     const links = await this.connected();
     this.nodes.clear();
     await Promise.all([this.main, ...links].map((link) => link.close()));

@@ -16,7 +16,7 @@ import { abandon, socketOf } from './gaps/client-socket.js';
 import { routeDeliverFrames } from './gaps/consume-raw-chunks.js';
 import { answerConsumerUpdate, type ConsumerUpdate } from './gaps/consumer-update.js';
 import { grantCredit } from './gaps/grant-credit.js';
-import { openMemberConnection, type AddressResolver } from './node-connection.js';
+import { advertisedNode, openMemberConnection, type AddressResolver } from './node-connection.js';
 import { StreamCommandError } from './stream-command-error.js';
 import type { NodeAddress, StreamMembers } from './stream-members.js';
 
@@ -225,6 +225,11 @@ export class Subscription {
     const held = this.heldActivation;
     this.heldActivation = undefined;
     if (held !== undefined) this.answerActivation(held, start);
+  }
+
+  /** The node it reads on, as the node advertises itself: a replica where there is one. */
+  get node(): NodeAddress {
+    return advertisedNode(this.connection);
   }
 
   /** Whether it still delivers or stands by: not closed, lost or failed. */

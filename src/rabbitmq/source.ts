@@ -20,7 +20,7 @@ import {
 } from './source-subscription.js';
 import { resolveReadStart } from '../core/read-start.js';
 import type { AddressResolver } from './node-connection.js';
-import type { NodeAddress } from './stream-members.js';
+import { nodeName, type NodeAddress } from './stream-members.js';
 
 /** How a source re-subscribes after a lost connection (targets reconnect with ConnectOptions). */
 export interface SourceReconnectOptions {
@@ -172,8 +172,11 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
     }
   }
 
-  /** The stream's members last seen: asked where it is while the URL's node is down. */
-  let knownNodes: readonly NodeAddress[] = [];
+  /**
+   * Every member of the stream seen so far: asked where it is while the URL's node is down.
+   * Never shrinks: during a leader election an answer may name fewer members than there are.
+   */
+  const knownNodes = new Map<string, NodeAddress>();
 
   async function open(next: bigint | 'first'): Promise<Subscription> {
     const subscription = await Subscription.open(options.connection, {
@@ -182,10 +185,15 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
       credit,
       connectTimeoutMs: timeoutMs,
       addressResolver: resolver,
-      knownNodes,
+      knownNodes: [...knownNodes.values()],
       ...(options.singleActive === undefined ? {} : { singleActive: options.singleActive }),
     });
-    knownNodes = [subscription.members.leader, ...subscription.members.replicas];
+    const { leader, replicas } = subscription.members;
+    for (const node of [leader, ...replicas]) knownNodes.set(nodeName(node), node);
+    logger.debug(
+      { broker, stream, node: nodeName(subscription.node), offset: String(next) },
+      `reading '${stream}' on ${nodeName(subscription.node)}`,
+    );
     return subscription;
   }
 

@@ -1,0 +1,324 @@
+// A job on the real 3-node RabbitMQ cluster while nodes go away: the target stream's leader
+// node, the source stream's leader node, and every node in turn (a rolling restart). A feeder
+// keeps appending to the source meanwhile, itself through a target whose leader may move.
+// The job's target must then hold, byte for byte, what one uninterrupted run writes.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeResult, PublishError, isRetriable } from '../../src/index.js';
+import { runCli } from '../../src/cli/cli.js';
+import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
+import type { RabbitTarget } from '../../src/rabbitmq/target.js';
+import {
+  clusterUrls,
+  nodeOfPort,
+  startNode,
+  stopNode,
+  type ClusterNode,
+} from '../support/rabbitmq-cluster.js';
+import { keepingLogger } from '../support/keeping-logger.js';
+import { readAll, uniqueStream } from '../support/rabbitmq.js';
+import { startBalancer } from '../support/tcp-balancer.js';
+import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
+import { reading, readingsPartitionJob } from '../support/readings-job.js';
+
+/** Messages per source chunk (one step, one result, of the job). */
+const CHUNK = 30;
+/** Pause between two chunks appended by the feeder: about 1,500 messages a second. */
+const FEED_EVERY_MS = 20;
+
+let admins: RabbitMQ[] = [];
+const streams: string[] = [];
+beforeAll(async () => {
+  admins = await Promise.all(clusterUrls().map((url: string) => connect(url)));
+});
+afterAll(async () => {
+  const admin = admins[0];
+  for (const stream of streams) await admin?.deleteStream(stream).catch(() => undefined);
+  await Promise.all(admins.map((rabbit) => rabbit.close()));
+});
+
+/** A stream on all three nodes, whose leader is node `leader` (RabbitMQ's client-local rule). */
+async function streamLedBy(prefix: string, leader: number): Promise<string> {
+  const stream = uniqueStream(prefix);
+  streams.push(stream);
+  await (admins[leader - 1] as RabbitMQ).createStream(stream, { initialClusterSize: 3 });
+  return stream;
+}
+
+/** The node (1 to 3) leading `stream` now, once it has a leader. */
+async function leaderOf(stream: string): Promise<ClusterNode> {
+  const giveUp = Date.now() + 30_000;
+  for (;;) {
+    for (const admin of admins) {
+      const members = await admin.members(stream).catch(() => undefined);
+      if (members !== undefined) return nodeOfPort(members.leader.port);
+    }
+    if (Date.now() > giveUp) throw new Error(`no leader for ${stream} within 30 s`);
+    await sleep(200);
+  }
+}
+
+/**
+ * Appends chunk after chunk of `CHUNK` messages to `stream` until stopped, as an
+ * effectively-once writer does: under publishing ids that name the messages, so that after
+ * a failure it asks the broker where it got to and goes on from there.
+ */
+function feeder(rabbit: RabbitMQ, stream: string) {
+  const target = rabbit.target(stream, { producer: 'feeder', confirmTimeoutMs: 5_000 });
+  let stopped = false;
+  let appended = 0;
+  let failures = 0;
+  const done = (async () => {
+    while (!stopped) {
+      try {
+        const i = appended;
+        const batch = Array.from({ length: CHUNK }, (_, j) => reading(0, i + j));
+        await target.publish(BigInt(i + CHUNK - 1), batch);
+        appended = i + CHUNK;
+      } catch (error) {
+        if (!(error instanceof PublishError) || !isRetriable(error)) throw error;
+        failures++;
+        await sleep(100);
+        const last = await target.lastPublishingId().catch(() => undefined);
+        if (last !== undefined) appended = last === 0n ? 0 : Number(last) + 1;
+        continue;
+      }
+      await sleep(FEED_EVERY_MS);
+    }
+    await target.close();
+  })();
+  return {
+    get appended() {
+      return appended;
+    },
+    get failures() {
+      return failures;
+    },
+    async stop(): Promise<number> {
+      stopped = true;
+      await done;
+      return appended;
+    },
+  };
+}
+
+interface Outage {
+  /** Which node to stop, asked when it is its turn. */
+  readonly node: () => Promise<ClusterNode>;
+}
+
+/**
+ * Runs the job (connected through node 1) from `source` to `target` while each outage in turn
+ * stops its node, waits for the job to publish on without it, and starts it again; then checks
+ * the target against an uninterrupted run.
+ */
+async function runThrough(outages: readonly Outage[], source: string, target: string) {
+  const rabbit = await connect(clusterUrls()[0] as string);
+  const feed = feeder(rabbit, source);
+  const jobTarget = rabbit.target(target, { producer: 'job', confirmTimeoutMs: 5_000 });
+  const logger = keepingLogger();
+  const job = readingsPartitionJob(rabbit.source(source, { logger }), jobTarget);
+  let published = 0;
+  const restarts: string[] = [];
+  job.on('published', () => published++);
+  job.on('restart', ({ error }) => restarts.push(String(error)));
+  const stop = new AbortController();
+  const running = job.run({ signal: stop.signal });
+  const stopped: ClusterNode[] = [];
+  try {
+    for (const outage of outages) {
+      // The job publishes when its node is stopped: it has results under way.
+      const before = published;
+      while (published < before + 20) await sleep(20);
+      const node = await outage.node();
+      stopped.push(node);
+      await stopNode(node);
+      try {
+        // It goes on without the node: new results confirmed by the other two.
+        const during = published;
+        const giveUp = Date.now() + 60_000;
+        while (published < during + 20 && Date.now() < giveUp) await sleep(50);
+        const appendedBefore = feed.appended;
+        const recent = logger.lines.slice(-6).map(([level, fields, message]) => {
+          const { cause } = fields as { cause?: string };
+          return `${level} ${message}${cause === undefined ? '' : ` (${cause})`}`;
+        });
+        expect(
+          published,
+          `the job published nothing while node ${node} was down (feeder at ${appendedBefore}, ` +
+            `${feed.failures} retries; job restarts: ${restarts.slice(-3).join(', ')}; source: ` +
+            `${recent.join(' | ')})`,
+        ).toBeGreaterThan(during);
+      } finally {
+        await startNode(node); // whatever happened: the next test needs the whole cluster
+      }
+    }
+  } finally {
+    const appended = await feed.stop();
+    // Caught up: the job's last result covers the feeder's last message.
+    const giveUp = Date.now() + 60_000;
+    const watch = rabbit.target(target, { producer: 'job' });
+    while (
+      (await watch.lastPublishingId().catch(() => -1n)) < BigInt(appended - 1) &&
+      Date.now() < giveUp
+    ) {
+      await sleep(100);
+    }
+    await watch.close();
+    stop.abort();
+    await running;
+    await rabbit.close();
+  }
+
+  // The uninterrupted run: the same job over the same source, to another stream.
+  const admin = admins[0] as RabbitMQ;
+  const reference = await streamLedBy('cluster-reference', 1);
+  const referenceTarget = admin.target(reference, { producer: 'job' });
+  await readingsPartitionJob(admin.source(source), referenceTarget).run({ untilCaughtUp: true });
+  await referenceTarget.close();
+  const expected = (await readAll(admin, reference)).map((bytes) => Buffer.from(bytes));
+  const actual = (await readAll(admin, target)).map((bytes) => Buffer.from(bytes));
+  const reads = logger.lines.filter(([, , message]) =>
+    message.startsWith(`reading '${source}' on `),
+  );
+  return {
+    expected,
+    actual,
+    stopped,
+    restarts,
+    feederFailures: feed.failures,
+    reads: reads.length,
+  };
+}
+
+/** What the job's node-losing run reports, for the test's console line. */
+function summary(what: string, run: Awaited<ReturnType<typeof runThrough>>): string {
+  const last = run.actual.at(-1);
+  const lastOffset = last === undefined ? 'none' : String(decodeResult(last).lastOffset);
+  return (
+    `${what}: nodes stopped ${run.stopped.join(', ')}; ${run.actual.length} results up to ` +
+    `offset ${lastOffset}; job restarts ${run.restarts.length}; ` +
+    `feeder retries ${run.feederFailures}; the source subscribed ${run.reads} times`
+  );
+}
+
+describe('a job on a 3-node RabbitMQ cluster', () => {
+  it('should publish on the leader when connected to another node, and read from a replica', async () => {
+    const source = await streamLedBy('cluster-source', 2);
+    const target = await streamLedBy('cluster-target', 3);
+    // Through node 2, the source's leader: reads must go elsewhere, writes to node 3.
+    const rabbit = await connect(clusterUrls()[1] as string);
+    const feed = feeder(rabbit, source);
+    while (feed.appended < 20 * CHUNK) await sleep(20);
+    const appended = await feed.stop();
+    const jobTarget: RabbitTarget = rabbit.target(target, { producer: 'job' });
+    const logger = keepingLogger();
+    await readingsPartitionJob(rabbit.source(source, { logger }), jobTarget).run({
+      untilCaughtUp: true,
+    });
+    expect(jobTarget.node?.port, 'the node the job published on').toBe(5563);
+    expect(await jobTarget.lastPublishingId()).toBe(BigInt(appended - 1));
+    await rabbit.close();
+    // Its reads (the job's, and the end-offset question's) went to replicas of the source.
+    const readOn = logger.lines
+      .filter(([, , message]) => message.startsWith(`reading '${source}' on `))
+      .map(([, fields]) => (fields as { node: string }).node);
+    expect(readOn.length).toBeGreaterThan(0);
+    for (const node of readOn) expect(['127.0.0.1:5561', '127.0.0.1:5563']).toContain(node);
+  });
+
+  it('should land on the leader through a load balancer with the address resolver, trying again where it lands elsewhere', async () => {
+    const source = await streamLedBy('cluster-source', 2);
+    const target = await streamLedBy('cluster-target', 3);
+    const balancer = await startBalancer(clusterUrls().map((url) => parseStreamUrl(url)));
+    try {
+      const viaBalancer = { host: balancer.host, port: balancer.port };
+      const rabbit = await connect(
+        {
+          ...parseStreamUrl(clusterUrls()[0] as string),
+          hostname: balancer.host,
+          port: balancer.port,
+        },
+        { addressResolver: () => viaBalancer },
+      );
+      const feed = feeder(rabbit, source);
+      while (feed.appended < 10 * CHUNK) await sleep(20);
+      const appended = await feed.stop();
+      const jobTarget = rabbit.target(target, { producer: 'job' });
+      await readingsPartitionJob(rabbit.source(source), jobTarget).run({ untilCaughtUp: true });
+      expect(jobTarget.node?.port).toBe(5563);
+      expect(await jobTarget.lastPublishingId()).toBe(BigInt(appended - 1));
+      await rabbit.close();
+      // Round robin over three nodes: landing on a given one took more than one connection.
+      expect(balancer.connections).toBeGreaterThan(3);
+    } finally {
+      await balancer.close();
+    }
+  });
+
+  it("should report each stream's leader and replicas in status", async () => {
+    const source = await streamLedBy('cluster-source', 2);
+    const target = await streamLedBy('cluster-target', 3);
+    const out = { stdout: '', stderr: '' };
+    const sink = (name: 'stdout' | 'stderr') =>
+      ({
+        write: (chunk: string) => {
+          out[name] += chunk;
+          return true;
+        },
+      }) as unknown as NodeJS.WritableStream;
+    const args = ['status', '--source', source, '--target', target, '--producer', 'job', '--json'];
+    const url = clusterUrls()[0] as string;
+    const code = await runCli([...args, '--url', url], {
+      stdout: sink('stdout'),
+      stderr: sink('stderr'),
+      env: {},
+    });
+    expect(code, out.stderr).toBe(0);
+    const status = JSON.parse(out.stdout) as Record<string, unknown>;
+    const others = (leader: string) =>
+      ['127.0.0.1:5561', '127.0.0.1:5562', '127.0.0.1:5563'].filter((node) => node !== leader);
+    expect(status['sourceMembers']).toEqual({
+      leader: '127.0.0.1:5562',
+      replicas: others('127.0.0.1:5562'),
+    });
+    expect(status['targetMembers']).toEqual({
+      leader: '127.0.0.1:5563',
+      replicas: others('127.0.0.1:5563'),
+    });
+  });
+
+  it("should leave the target byte-identical to an uninterrupted run's after its leader's node is stopped three times", async () => {
+    // Led first by node 1, which the job is connected through: that node goes first.
+    const source = await streamLedBy('cluster-source', 2);
+    const target = await streamLedBy('cluster-target', 1);
+    const leader = { node: () => leaderOf(target) };
+    const run = await runThrough([leader, leader, leader], source, target);
+    console.log(summary('target leader stopped', run));
+    expect(run.actual.length).toBeGreaterThan(0);
+    expect(run.actual).toEqual(run.expected);
+  }, 240_000);
+
+  it("should leave the target byte-identical to an uninterrupted run's after its source's leader's node is stopped three times", async () => {
+    // Led first by node 1, which the job is connected through: that node goes first.
+    const source = await streamLedBy('cluster-source', 1);
+    const target = await streamLedBy('cluster-target', 3);
+    const leader = { node: () => leaderOf(source) };
+    const run = await runThrough([leader, leader, leader], source, target);
+    console.log(summary('source leader stopped', run));
+    // The broker ends a replica's subscriptions when the leader goes: the source read again.
+    expect(run.reads).toBeGreaterThan(1);
+    expect(run.actual.length).toBeGreaterThan(0);
+    expect(run.actual).toEqual(run.expected);
+  }, 240_000);
+
+  it("should leave the target byte-identical to an uninterrupted run's through a rolling restart of all three nodes", async () => {
+    const source = await streamLedBy('cluster-source', 2);
+    const target = await streamLedBy('cluster-target', 3);
+    const each = ([1, 2, 3] as const).map((node) => ({ node: () => Promise.resolve(node) }));
+    const run = await runThrough(each, source, target);
+    console.log(summary('rolling restart', run));
+    expect(run.actual.length).toBeGreaterThan(0);
+    expect(run.actual).toEqual(run.expected);
+  }, 240_000);
+});
