@@ -5,7 +5,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeResult, PublishError, isRetriable } from '../../src/index.js';
-import { runCli } from '../../src/cli/cli.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import type { RabbitTarget } from '../../src/rabbitmq/target.js';
 import {
@@ -15,6 +14,7 @@ import {
   stopNode,
   type ClusterNode,
 } from '../support/rabbitmq-cluster.js';
+import { runRecorded } from '../support/cli-run.js';
 import { keepingLogger } from '../support/keeping-logger.js';
 import { readAll, uniqueStream } from '../support/rabbitmq.js';
 import { startBalancer } from '../support/tcp-balancer.js';
@@ -259,22 +259,9 @@ describe('a job on a 3-node RabbitMQ cluster', () => {
   it("should report each stream's leader and replicas in status", async () => {
     const source = await streamLedBy('cluster-source', 2);
     const target = await streamLedBy('cluster-target', 3);
-    const out = { stdout: '', stderr: '' };
-    const sink = (name: 'stdout' | 'stderr') =>
-      ({
-        write: (chunk: string) => {
-          out[name] += chunk;
-          return true;
-        },
-      }) as unknown as NodeJS.WritableStream;
     const args = ['status', '--source', source, '--target', target, '--producer', 'job', '--json'];
-    const url = clusterUrls()[0] as string;
-    const code = await runCli([...args, '--url', url], {
-      stdout: sink('stdout'),
-      stderr: sink('stderr'),
-      env: {},
-    });
-    expect(code, out.stderr).toBe(0);
+    const out = await runRecorded([...args, '--url', clusterUrls()[0] as string]);
+    expect(out.code, out.stderr).toBe(0);
     const status = JSON.parse(out.stdout) as Record<string, unknown>;
     const others = (leader: string) =>
       ['127.0.0.1:5561', '127.0.0.1:5562', '127.0.0.1:5563'].filter((node) => node !== leader);

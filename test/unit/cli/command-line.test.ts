@@ -1,38 +1,22 @@
 // The command line of stream-windows, run in-process (no broker is reached: every case here
 // ends before connecting). test/integration/cli.test.ts runs the command itself.
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../../src/cli/cli.js';
-
-/** Runs `args` with recorded stdout and stderr, neither a terminal. */
-async function run(
-  args: readonly string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = { stdout: '', stderr: '' };
-  const sink = (name: 'stdout' | 'stderr') =>
-    ({
-      write: (chunk: string) => {
-        out[name] += chunk;
-        return true;
-      },
-    }) as unknown as NodeJS.WritableStream;
-  const code = await runCli(args, { stdout: sink('stdout'), stderr: sink('stderr'), env: {} });
-  return { code, ...out };
-}
+import { runRecorded } from '../../support/cli-run.js';
 
 describe('the stream-windows command line', () => {
   it('should print the help of a command on stdout, asked either way', async () => {
     for (const name of ['status', 'tail']) {
-      const asked = await run(['help', name]);
+      const asked = await runRecorded(['help', name]);
       expect(asked.code).toBe(0);
       expect(asked.stderr).toBe('');
       expect(asked.stdout).toContain(`Usage: stream-windows ${name} `);
       expect(asked.stdout).toContain('--url URL');
       expect(asked.stdout).toContain('2  usage error');
-      expect(await run([name, '--help'])).toEqual(asked);
-      expect(await run([name, '-h'])).toEqual(asked);
+      expect(await runRecorded([name, '--help'])).toEqual(asked);
+      expect(await runRecorded([name, '-h'])).toEqual(asked);
     }
-    expect((await run(['-h'])).stdout).toContain('Commands:\n  status');
-    expect(await run(['help'])).toEqual(await run(['--help']));
+    expect((await runRecorded(['-h'])).stdout).toContain('Commands:\n  status');
+    expect(await runRecorded(['help'])).toEqual(await runRecorded(['--help']));
   });
 
   it('should exit 2 with the reason and a pointer to the help on stderr for every wrong command line', async () => {
@@ -82,7 +66,7 @@ describe('the stream-windows command line', () => {
       ],
     ];
     for (const [args, reason, help] of cases) {
-      expect(await run(args)).toEqual({
+      expect(await runRecorded(args)).toEqual({
         code: 2,
         stdout: '',
         stderr: `stream-windows: ${reason}\nRun 'stream-windows ${help}' for usage.\n`,
@@ -96,7 +80,7 @@ describe('the stream-windows command line', () => {
       ['tail', '--target'],
       ['status', 'extra'],
     ]) {
-      const { code, stdout, stderr } = await run(args);
+      const { code, stdout, stderr } = await runRecorded(args);
       expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
       expect(stderr).toMatch(
         /^stream-windows: .+\nRun 'stream-windows help (tail|status)' for usage\.\n$/,
