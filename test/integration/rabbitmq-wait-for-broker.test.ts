@@ -249,7 +249,14 @@ describe("rabbit.source()'s logger", () => {
     await publishAll(real.rabbit, stream, [Buffer.from('two')]);
     expect((await reading.next()).value).toMatchObject({ firstOffset: 1n });
 
+    const { leader } = await real.rabbit.members(stream);
+    const readingOn = (offset: string) => [
+      'debug',
+      { broker: `127.0.0.1:${proxy.port}`, stream, node: `${leader.host}:${leader.port}`, offset },
+      `reading '${stream}' on ${leader.host}:${leader.port}`,
+    ];
     expect(logger.lines.filter(([, fields]) => 'stream' in fields)).toEqual([
+      readingOn('0'),
       [
         'warn',
         {
@@ -264,6 +271,7 @@ describe("rabbit.source()'s logger", () => {
         },
         `reading '${stream}' again in 50 ms`,
       ],
+      readingOn('1'),
       [
         'info',
         { broker: `127.0.0.1:${proxy.port}`, stream, retries: 1, offset: '1' },
