@@ -42,6 +42,7 @@ export const STREAM_DOES_NOT_EXIST = 0x02;
 export const STREAM_ALREADY_EXISTS = 0x05;
 export const STREAM_NOT_AVAILABLE = 0x06;
 export const FRAME_TOO_LARGE = 0x0e;
+export const PRECONDITION_FAILED = 0x11;
 export const PUBLISHER_DOES_NOT_EXIST = 0x12;
 
 export function codeName(code: number): string {

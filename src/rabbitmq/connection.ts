@@ -24,7 +24,7 @@ import { timerMs } from '../common/timer-duration.js';
 import { parseStreamUrl } from './connection-url.js';
 import { ReconnectingConnection, type ReconnectOptions } from './gaps/reconnect.js';
 import { ClusterLinks } from './leader-link.js';
-import type { AddressResolver } from './node-connection.js';
+import { checkAddressResolver, type AddressResolver } from './node-connection.js';
 import type { StreamMembers } from './stream-members.js';
 import { STREAM_ALREADY_EXISTS, STREAM_DOES_NOT_EXIST } from '../common/stream-protocol.js';
 import { rabbitSource, type RabbitSource, type RabbitSourceOptions } from './source.js';
@@ -84,10 +84,7 @@ export class RabbitMQ {
   /** @internal Use `connect()`. Settings are checked before anything connects. */
   static async open(params: ClientParams, options: ConnectOptions): Promise<RabbitMQ> {
     const requestTimeoutMs = timerMs('requestTimeoutMs', options.requestTimeoutMs ?? 10_000);
-    const resolver = options.addressResolver;
-    if (resolver !== undefined && typeof resolver !== 'function') {
-      throw new ConfigError('addressResolver', 'must be a function', resolver);
-    }
+    const resolver = checkAddressResolver(options.addressResolver);
     const main = await ReconnectingConnection.open(params, options);
     return new RabbitMQ(params, new ClusterLinks(main, options, resolver), requestTimeoutMs);
   }
@@ -101,11 +98,18 @@ export class RabbitMQ {
   target(stream: string, options: TargetOptions): RabbitTarget {
     const publisherId = this.freePublisherId();
     const link = this.links.leaderOf(stream);
-    const target = new RabbitTarget(link, publisherId, stream, options, () => {
-      link.dispose();
-      this.usedPublisherIds.delete(publisherId);
-      this.targets.delete(target);
-    });
+    const target = new RabbitTarget(
+      link,
+      publisherId,
+      stream,
+      options,
+      () => {
+        link.dispose();
+        this.usedPublisherIds.delete(publisherId);
+        this.targets.delete(target);
+      },
+      this.links.resolver,
+    );
     this.usedPublisherIds.add(publisherId);
     this.targets.add(target);
     return target;
@@ -257,7 +261,7 @@ export class RabbitMQ {
 
   /** A management request, on the URL's node, or on another node while that one is down. */
   private async request<T extends Response>(request: Request, timeoutMs: number): Promise<T> {
-    return (await this.links.anyUp(this.links.main)).request<T>(request, timeoutMs);
+    return (await this.links.anyUp(this.links.main, timeoutMs)).request<T>(request, timeoutMs);
   }
 
   private freePublisherId(): number {

@@ -24,22 +24,31 @@ const DOWN_LEADER_WAIT_MS = 1_000;
  */
 export class ClusterLinks {
   private readonly nodes = new Map<string, Promise<ReconnectingConnection>>();
-  private closed = false;
+  /** The per-node connections that opened, by node: found at once (see `abandon`). */
+  private readonly opened = new Map<string, ReconnectingConnection>();
   /** Every node a Metadata answer named: where to ask while the URL's node is down. */
   private readonly seen = new Map<string, NodeAddress>();
+  /** Ends the per-node connection attempts under way at `close()`. */
+  private readonly closing = new AbortController();
+  private readonly nodeOptions: ReconnectOptions;
 
   constructor(
     readonly main: ReconnectingConnection,
-    private readonly options: ReconnectOptions,
+    options: ReconnectOptions,
     readonly resolver: AddressResolver | undefined,
-  ) {}
+  ) {
+    // connect()'s wait and signal are about its first connection: a node's connection fails
+    // at once when the node cannot be reached (the next declaration asks again) and ends
+    // with this object.
+    this.nodeOptions = { ...options, waitForBrokerMs: 0, signal: this.closing.signal };
+  }
 
   /**
-   * Where `stream` lives now. Asked on the URL's node, or while that one is down on any
-   * other node connected to: a leader elected elsewhere is still found.
+   * Where `stream` lives now. Asked on the URL's node, or while that one is down on another
+   * node connected to (see `anyUp`): a leader elected elsewhere is still found.
    */
   async members(stream: string, timeoutMs: number): Promise<StreamMembers> {
-    const link = await this.anyUp(this.main);
+    const link = await this.anyUp(this.main, timeoutMs);
     const members = membersOf(
       await link.request<MetadataResponse>(membersRequest(stream), timeoutMs),
       stream,
@@ -49,16 +58,23 @@ export class ClusterLinks {
   }
 
   /**
-   * `preferred` when it is connected, else the first connection that is, else one made to a
-   * node seen in a Metadata answer, else `preferred` (which reconnects by itself).
+   * `preferred` when it is connected, else the first connection that is, else one made
+   * within `timeoutMs` to a node seen in a Metadata answer, else `preferred` (which
+   * reconnects by itself).
    */
-  async anyUp(preferred: ReconnectingConnection): Promise<ReconnectingConnection> {
-    if (preferred.node !== undefined) return preferred;
-    const links = [this.main, ...(await this.connected())];
+  async anyUp(
+    preferred: ReconnectingConnection,
+    timeoutMs: number,
+  ): Promise<ReconnectingConnection> {
+    const links = [preferred, this.main, ...this.opened.values()];
     const up = links.find((link) => link.node !== undefined);
     if (up !== undefined) return up;
+    const giveUp = Date.now() + timeoutMs;
+    const urlNode = this.main.lastNode;
     for (const [name, node] of this.seen) {
-      if (this.nodes.has(name)) continue; // connected to already, and down
+      if (Date.now() >= giveUp) break;
+      // The URL's node is `main`'s, and the others tried are down already.
+      if (this.nodes.has(name) || (urlNode !== undefined && sameNode(urlNode, node))) continue;
       const link = await this.linkTo(node, this.seen.size).catch(() => undefined);
       if (link?.node !== undefined) return link;
     }
@@ -72,21 +88,29 @@ export class ClusterLinks {
     const name = nodeName(node);
     let link = this.nodes.get(name);
     if (link === undefined) {
-      if (this.closed) {
+      if (this.closing.signal.aborted) {
         return Promise.reject(new BrokerUnavailableError(`connection to ${name} is closed`));
       }
-      link = ReconnectingConnection.open(this.main.params, this.options, {
+      link = ReconnectingConnection.open(this.main.params, this.nodeOptions, {
         node,
         resolver: this.resolver,
         clusterSize,
       });
       this.nodes.set(name, link);
-      // A node that cannot be reached now is tried again at the next declaration.
-      link.catch(() => {
-        if (this.nodes.get(name) === link) this.nodes.delete(name);
-      });
+      link.then(
+        (opened) => this.opened.set(name, opened),
+        // A node that cannot be reached now is tried again at the next declaration.
+        () => {
+          if (this.nodes.get(name) === link) this.nodes.delete(name);
+        },
+      );
     }
     return link;
+  }
+
+  /** The connection that holds `live` now; undefined once it was lost. */
+  owner(live: Live): ReconnectingConnection | undefined {
+    return [this.main, ...this.opened.values()].find((link) => link.holds(live));
   }
 
   /** A publisher link that follows `stream`'s leader. */
@@ -94,29 +118,16 @@ export class ClusterLinks {
     return new LeaderLink(this, stream);
   }
 
-  /** Abandons `live` on whichever connection holds it. */
-  abandon(live: Live, reason: string): void {
-    this.main.abandon(live, reason);
-    for (const link of this.nodes.values()) {
-      void link.then(
-        (opened) => opened.abandon(live, reason),
-        () => undefined, // never opened: holds nothing
-      );
-    }
-  }
-
-  /** Closes every connection, those still opening included (once they are open). */
+  /** Closes every connection, and ends those being made. */
   async close(): Promise<void> {
-    this.closed = true;
-    const links = await this.connected();
-    this.nodes.clear();
-    await Promise.all([this.main, ...links].map((link) => link.close()));
-  }
-
-  /** The per-node connections that opened. */
-  private async connected(): Promise<ReconnectingConnection[]> {
+    this.closing.abort();
     const settled = await Promise.allSettled(this.nodes.values());
-    return settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    this.nodes.clear();
+    this.opened.clear();
+    const links = settled.flatMap((result) =>
+      result.status === 'fulfilled' ? [result.value] : [],
+    );
+    await Promise.all([this.main, ...links].map((link) => link.close()));
   }
 }
 
@@ -124,38 +135,38 @@ export class ClusterLinks {
  * The connection a target's publisher lives on: its stream's leader, looked up (Metadata
  * query) at every declaration, so a publisher declared again after a leader change — its
  * connection lost with the old leader's node, or the broker dropping it — is declared on
- * the new leader. Losses are those of the connection to the node last looked up.
+ * the new leader. The target hears of the losses of the connection its publisher was last
+ * declared on, and of no other: while a declaration looks the leader up it holds none.
  */
 export class LeaderLink implements PublisherLink {
-  private current: ReconnectingConnection;
+  /** Where the last declaration went; undefined while one is looking the leader up. */
+  private declaredOn: ReconnectingConnection | undefined;
   private readonly listeners = new Set<(reason: string) => void>();
   private readonly watched = new Map<ReconnectingConnection, () => void>();
 
   constructor(
     private readonly links: ClusterLinks,
     readonly stream: string,
-  ) {
-    this.current = links.main;
-    this.watch(this.current);
-  }
+  ) {}
 
   get params(): ReconnectingConnection['params'] {
     return this.links.main.params;
   }
 
   get frameMax(): number {
-    return this.current.frameMax;
+    return (this.declaredOn ?? this.links.main).frameMax;
   }
 
-  /** The node publishes go to now, as it advertises itself; undefined while down. */
+  /** The node publishes go to now, as it advertises itself; undefined until declared, or down. */
   get node(): NodeAddress | undefined {
-    return this.current.node;
+    return this.declaredOn?.node;
   }
 
   async ready(timeoutMs: number): Promise<Live> {
+    this.declaredOn = undefined;
     const members = await this.links.members(this.stream, timeoutMs);
     const link = await this.links.linkTo(members.leader, members.replicas.length + 1);
-    this.current = link;
+    this.declaredOn = link;
     this.watch(link);
     // A leader's node that is down is likely no longer the leader (the answer was stale):
     // failing soon lets the runner ask again after its backoff instead of waiting it out.
@@ -165,12 +176,23 @@ export class LeaderLink implements PublisherLink {
   }
 
   /**
-   * On the node last looked up (where the publisher is declared); while that one is down, on
-   * any node up: a cluster answers the resume point on every node, so a job whose leader's
-   * node went away reads it at once instead of waiting for that node to come back.
+   * On the node declared on; while that one is down, on any node up: a cluster answers the
+   * resume point on every node, so a job whose leader's node went away reads it at once
+   * instead of waiting for that node to come back.
    */
   async request<T extends Response>(request: Request, timeoutMs: number): Promise<T> {
-    return (await this.links.anyUp(this.current)).request<T>(request, timeoutMs);
+    const link = await this.links.anyUp(this.declaredOn ?? this.links.main, timeoutMs);
+    return link.request<T>(request, timeoutMs);
+  }
+
+  requestOn<T extends Response>(live: Live, request: Request, timeoutMs: number): Promise<T> {
+    const owner = this.links.owner(live);
+    if (owner === undefined) {
+      return Promise.reject(
+        new BrokerUnavailableError(`the connection for stream '${this.stream}' was lost`),
+      );
+    }
+    return owner.requestOn<T>(live, request, timeoutMs);
   }
 
   onLoss(onLoss: (reason: string) => void): () => void {
@@ -179,7 +201,7 @@ export class LeaderLink implements PublisherLink {
   }
 
   abandon(live: Live, reason: string): void {
-    this.links.abandon(live, reason);
+    this.links.owner(live)?.abandon(live, reason);
   }
 
   /** Stops hearing of the connections' losses (the target closed). */
@@ -194,8 +216,8 @@ export class LeaderLink implements PublisherLink {
     this.watched.set(
       link,
       link.onLoss((reason) => {
-        // A connection this target no longer publishes on holds none of its publishes.
-        if (link !== this.current) return;
+        // A connection this target holds no publisher on holds none of its publishes.
+        if (link !== this.declaredOn) return;
         for (const listener of this.listeners) listener(reason);
       }),
     );

@@ -3,7 +3,7 @@ import type {
   Connection,
   ConnectionListenersParams,
 } from 'rabbitmq-stream-js-client/dist/connection.js';
-import { BrokerUnavailableError } from '../common/errors.js';
+import { BrokerUnavailableError, ConfigError, describe } from '../common/errors.js';
 import type { MetadataResponse } from 'rabbitmq-stream-js-client/dist/responses/metadata_response.js';
 import { abandon } from './gaps/client-socket.js';
 import { openConnection } from './gaps/handshake.js';
@@ -24,6 +24,14 @@ import {
  * address resolver does.
  */
 export type AddressResolver = (node: NodeAddress) => NodeAddress;
+
+/** `value` as an `addressResolver` option: a function, or undefined. */
+export function checkAddressResolver(value: unknown): AddressResolver | undefined {
+  if (value !== undefined && typeof value !== 'function') {
+    throw new ConfigError('addressResolver', 'must be a function', value);
+  }
+  return value as AddressResolver | undefined;
+}
 
 /** The member of a stream a connection is for: its leader (writes) or a replica (reads). */
 export type MemberRole = 'leader' | 'replica';
@@ -96,10 +104,16 @@ export async function openMemberConnection(
         );
       }, options.timeoutMs);
     });
-    const response = await Promise.race([
-      locator.connection.sendAndWait<MetadataResponse>(membersRequest(stream)),
-      silent,
-    ]);
+    const asked = locator.connection
+      .sendAndWait<MetadataResponse>(membersRequest(stream))
+      .catch((error: unknown) => {
+        // The write failed: the connection is as good as lost.
+        throw new BrokerUnavailableError(
+          `the Metadata query of stream '${stream}' failed: ${describe(error)}`,
+          { cause: error },
+        );
+      });
+    const response = await Promise.race([asked, silent]);
     members = membersOf(response, stream);
   } catch (error) {
     abandon(locator.connection);

@@ -1,5 +1,5 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import { Subscription } from './source-subscription.js';
+import { Subscription, type SubscriptionOptions } from './source-subscription.js';
 import { streamStats } from './stream-stats.js';
 
 /**
@@ -12,12 +12,14 @@ import { streamStats } from './stream-stats.js';
  * its end: one subscription with credit 1 at offset spec `last`, which osiris resolves to
  * the last USER chunk, skipping any number of tracking chunks after it. Only a stream that
  * holds tracking chunks and no messages at all delivers nothing; osiris then waits for the
- * next chunk, so that case is known after `timeoutMs`, and answers 0.
+ * next chunk, so that case is known after `timeoutMs`, and answers 0. `member` says how to
+ * reach a member of the stream (as a read does).
  */
 export async function endOffset(
   params: ClientParams,
   stream: string,
   timeoutMs: number,
+  member: Pick<SubscriptionOptions, 'addressResolver' | 'knownNodes'> = {},
 ): Promise<bigint> {
   const { committedChunkId } = await streamStats(params, stream, timeoutMs);
   if (committedChunkId < 0n) return 0n;
@@ -26,6 +28,7 @@ export async function endOffset(
     from: 'last',
     credit: 1,
     connectTimeoutMs: timeoutMs,
+    ...member,
   });
   try {
     let timer: NodeJS.Timeout | undefined;

@@ -51,7 +51,10 @@ export interface SubscriptionOptions {
   /** Chunks the broker may send ahead of the reader: the bound on buffered chunks. */
   readonly credit: number;
   readonly singleActive?: SingleActiveOptions;
-  /** Gives up connecting (and subscribing) after this long. */
+  /**
+   * Bound on each step of opening it: each connection attempt (the URL's node, a fallback, a
+   * member, each try through the address resolver), the Metadata query, and the subscribe.
+   */
   readonly connectTimeoutMs: number;
   readonly addressResolver?: AddressResolver | undefined;
   /** Members seen before, asked where the stream is when the URL's node is down. */

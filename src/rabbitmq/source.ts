@@ -19,7 +19,7 @@ import {
   type SingleActiveOptions,
 } from './source-subscription.js';
 import { resolveReadStart } from '../core/read-start.js';
-import type { AddressResolver } from './node-connection.js';
+import { checkAddressResolver, type AddressResolver } from './node-connection.js';
 import { nodeName, type NodeAddress } from './stream-members.js';
 
 /** How a source re-subscribes after a lost connection (targets reconnect with ConnectOptions). */
@@ -95,10 +95,7 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
   if (options.singleActive !== undefined && (typeof groupName !== 'string' || groupName === '')) {
     throw new ConfigError('singleActive.name', 'must be a non-empty string', groupName);
   }
-  const resolver = options.addressResolver;
-  if (resolver !== undefined && typeof resolver !== 'function') {
-    throw new ConfigError('addressResolver', 'must be a function', resolver);
-  }
+  const resolver = checkAddressResolver(options.addressResolver);
   const superStream = options.singleActive?.superStream;
   if (superStream !== undefined && (typeof superStream !== 'string' || superStream === '')) {
     throw new ConfigError('singleActive.superStream', 'must be a non-empty string', superStream);
@@ -255,7 +252,11 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
   return {
     stream,
     read,
-    endOffset: () => endOffset(options.connection, stream, timeoutMs),
+    endOffset: () =>
+      endOffset(options.connection, stream, timeoutMs, {
+        addressResolver: resolver,
+        knownNodes: [...knownNodes.values()],
+      }),
     close: async () => {
       await takeStandby()?.close();
     },

@@ -3,6 +3,7 @@ import { decodeMessage } from '../codecs/amqp-message.js';
 import { CodecError } from '../codecs/codec-error.js';
 import { ResultProperty } from '../core/result-format.js';
 import type { SourceChunk } from '../core/ports.js';
+import type { AddressResolver } from './node-connection.js';
 import { rabbitSource } from './source.js';
 
 /**
@@ -26,8 +27,9 @@ export async function producerHasPublished(
   stream: string,
   producer: string,
   timeoutMs: number,
+  addressResolver?: AddressResolver,
 ): Promise<boolean> {
-  const source = rabbitSource(stream, { connection: params, timeoutMs });
+  const source = rabbitSource(stream, { connection: params, timeoutMs, addressResolver });
   const end = await source.endOffset();
   if (end === 0n) return false;
   const reading = new AbortController();

@@ -16,9 +16,15 @@ import {
 import { timerMs } from '../common/timer-duration.js';
 import type { Live, ReconnectingConnection } from './gaps/reconnect.js';
 import { publishFrame, sendFrame } from './gaps/raw-publish.js';
-import { PUBLISHER_DOES_NOT_EXIST, codeName, isRetriableCode } from '../common/stream-protocol.js';
+import {
+  PRECONDITION_FAILED,
+  PUBLISHER_DOES_NOT_EXIST,
+  codeName,
+  isRetriableCode,
+} from '../common/stream-protocol.js';
 import { InFlight } from './publish-in-flight.js';
 import { StreamCommandError } from './stream-command-error.js';
+import type { AddressResolver } from './node-connection.js';
 import type { NodeAddress } from './stream-members.js';
 import { producerHasPublished } from './target-history.js';
 
@@ -40,7 +46,7 @@ export interface TargetOptions {
 /** What the target uses of the reconnecting connection (unit tests script it by hand). */
 export type PublisherLink = Pick<
   ReconnectingConnection,
-  'frameMax' | 'ready' | 'request' | 'onLoss' | 'abandon' | 'params' | 'node'
+  'frameMax' | 'ready' | 'request' | 'requestOn' | 'onLoss' | 'abandon' | 'params' | 'node'
 >;
 
 /**
@@ -64,6 +70,10 @@ export class RabbitTarget implements Target {
   private readonly compression: SubEntryCompression;
   /** The connection this publisher is declared on, once declaring it succeeded. */
   private declared: Promise<Live> | undefined;
+  /** Settles once the latest declaration has: declarations go one at a time. */
+  private lastDeclaration: Promise<unknown> = Promise.resolve();
+  /** The connection whose confirms and errors reach this target (see `listenOn`). */
+  private listeningOn: Live | undefined;
   /** Counts fences, connection losses and the close: see `publish`. */
   private epoch = 0;
   /** Why publishing is refused until `lastPublishingId()` answers; undefined: not fenced. */
@@ -77,6 +87,8 @@ export class RabbitTarget implements Target {
     readonly stream: string,
     options: TargetOptions,
     private readonly onClose: () => void,
+    /** How its scans of the stream (`hasPublished`) reach a member: `connect()`'s. */
+    private readonly addressResolver?: AddressResolver,
   ) {
     this.producer = options.producer;
     if (typeof this.producer !== 'string' || this.producer.length === 0) {
@@ -135,6 +147,7 @@ export class RabbitTarget implements Target {
       this.stream,
       this.producer,
       this.confirmTimeoutMs,
+      this.addressResolver,
     );
   }
 
@@ -248,10 +261,14 @@ export class RabbitTarget implements Target {
     const declared = this.declared;
     this.forget('the target was closed');
     const live = await declared?.catch(() => undefined);
-    live?.router.unregister(this.publisherId);
+    this.listeningOn?.router.unregister(this.publisherId);
     if (live !== undefined) {
       await this.link
-        .request<Response>(new DeletePublisherRequest(this.publisherId), this.confirmTimeoutMs)
+        .requestOn<Response>(
+          live,
+          new DeletePublisherRequest(this.publisherId),
+          this.confirmTimeoutMs,
+        )
         .catch(() => undefined); // the connection may be gone; the publisher went with it
     }
     // Only now may the id be handed out again: the broker no longer knows it.
@@ -265,15 +282,19 @@ export class RabbitTarget implements Target {
   /** Declares the publisher on the live connection unless it is declared there already. */
   private declare(): Promise<Live> {
     if (this.declared !== undefined) return this.declared;
-    const declaring: Promise<Live> = this.declareOnce().catch((error: unknown) => {
-      // Only this attempt's own failure: a later declaration may be in place by now.
-      if (this.declared === declaring) this.declared = undefined;
-      // At once: a publish made after this failure must not declare again and be sent
-      // before the publishes waiting on this declaration have failed.
-      this.fence(describe(error));
-      throw error;
-    });
+    // After the one before: two at once could each leave a publisher, one of them unknown here.
+    const declaring: Promise<Live> = this.lastDeclaration
+      .then(() => this.declareOnce())
+      .catch((error: unknown) => {
+        // Only this attempt's own failure: a later declaration may be in place by now.
+        if (this.declared === declaring) this.declared = undefined;
+        // At once: a publish made after this failure must not declare again and be sent
+        // before the publishes waiting on this declaration have failed.
+        this.fence(describe(error));
+        throw error;
+      });
     this.declared = declaring;
+    this.lastDeclaration = declaring.catch(() => undefined);
     return declaring;
   }
 
@@ -282,23 +303,19 @@ export class RabbitTarget implements Target {
     let response: Response;
     try {
       live = await this.link.ready(this.confirmTimeoutMs);
-      live.router.register(this.publisherId, {
-        stream: this.stream,
-        confirmed: (ids) => {
-          for (const id of ids) this.inFlight.confirm(id);
-        },
-        failed: (id, code) => this.refused(id, code),
-        streamChanged: (code) =>
-          this.forget(`the broker dropped the producer: ${codeName(code)}`, code),
-      });
-      response = await this.link.request<Response>(
-        new DeclarePublisherRequest({
-          stream: this.stream,
-          publisherId: this.publisherId,
-          publisherRef: this.producer,
-        }),
-        this.confirmTimeoutMs,
-      );
+      this.listenOn(live);
+      response = await this.declareOn(live);
+      if (response.code === PRECONDITION_FAILED) {
+        // This publisher id is declared on this connection already: by an earlier
+        // declaration of ours whose outcome was given up (the connection it started on was
+        // lost meanwhile, say). The id is this target's alone, so that publisher is too.
+        await this.link.requestOn<Response>(
+          live,
+          new DeletePublisherRequest(this.publisherId),
+          this.confirmTimeoutMs,
+        );
+        response = await this.declareOn(live);
+      }
     } catch (error) {
       // Finding the leader may be refused: no such stream (final), or none elected (retriable).
       const refused = error instanceof StreamCommandError ? error : undefined;
@@ -316,6 +333,38 @@ export class RabbitTarget implements Target {
       );
     }
     return live;
+  }
+
+  private declareOn(live: Live): Promise<Response> {
+    return this.link.requestOn<Response>(
+      live,
+      new DeclarePublisherRequest({
+        stream: this.stream,
+        publisherId: this.publisherId,
+        publisherRef: this.producer,
+      }),
+      this.confirmTimeoutMs,
+    );
+  }
+
+  /**
+   * Routes `live`'s confirms and errors for this publisher id here, and no longer those of
+   * the connection before: a late refusal or stream change there (the broker often sends
+   * two metadata updates) is about a publisher that is gone, and the ids sent again on the
+   * new connection are the same, so it would fail writes the new publisher holds.
+   */
+  private listenOn(live: Live): void {
+    if (this.listeningOn !== live) this.listeningOn?.router.unregister(this.publisherId);
+    this.listeningOn = live;
+    live.router.register(this.publisherId, {
+      stream: this.stream,
+      confirmed: (ids) => {
+        for (const id of ids) this.inFlight.confirm(id);
+      },
+      failed: (id, code) => this.refused(id, code),
+      streamChanged: (code) =>
+        this.forget(`the broker dropped the producer: ${codeName(code)}`, code),
+    });
   }
 
   /**

@@ -87,6 +87,7 @@ export class ReconnectingConnection {
   /** Failed attempts since the connection was lost (or since the first attempt). */
   private failures = 0;
   private lostAt = 0;
+  private lostNode: NodeAddress | undefined;
   private negotiatedFrameMax = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly closing = new AbortController();
@@ -153,6 +154,16 @@ export class ReconnectingConnection {
     return this.live === undefined ? undefined : advertisedNode(this.live.connection);
   }
 
+  /** The node the latest connection was on, also while reconnecting; undefined before one. */
+  get lastNode(): NodeAddress | undefined {
+    return this.node ?? this.lostNode;
+  }
+
+  /** Whether `live` is this link's connection now. */
+  holds(live: Live): boolean {
+    return this.live === live;
+  }
+
   /** The live connection; waits (up to `timeoutMs`) while reconnecting. */
   async ready(timeoutMs: number): Promise<Live> {
     if (this.live !== undefined) return this.live;
@@ -187,7 +198,15 @@ export class ReconnectingConnection {
    * here as a resolved response so that callers check `ok` and `code` in one place.
    */
   async request<T extends Response>(request: Request, timeoutMs: number): Promise<T> {
-    const live = await this.ready(timeoutMs);
+    return this.requestOn(await this.ready(timeoutMs), request, timeoutMs);
+  }
+
+  /**
+   * As `request`, on the connection `live` (one this link made) and on no other: what is
+   * declared on a connection (a publisher) is asked about on that one. Fails at once when it
+   * was lost.
+   */
+  async requestOn<T extends Response>(live: Live, request: Request, timeoutMs: number): Promise<T> {
     const { connection } = live;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -348,6 +367,7 @@ export class ReconnectingConnection {
   }
 
   private lose(reason: string): void {
+    this.lostNode = this.node;
     // Its heartbeat timer would otherwise run on and keep the process alive.
     if (this.live !== undefined) abandon(this.live.connection);
     this.markLost(

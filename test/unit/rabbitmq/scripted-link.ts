@@ -4,6 +4,7 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { DeclarePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/declare_publisher_request.js';
+import { DeletePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/delete_publisher_request.js';
 import { QueryPublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/query_publisher_request.js';
 import type { Request } from 'rabbitmq-stream-js-client/dist/requests/request.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
@@ -32,12 +33,18 @@ export class ScriptedLink implements PublisherLink {
   readonly sent: bigint[] = [];
   /** Publisher declarations sent. */
   declarations = 0;
+  /** Publisher deletions sent. */
+  deletions = 0;
+  /** Publisher ids declared per connection, as the broker keeps them. */
+  private readonly declaredIds = new Map<Live, Set<number>>();
+  private readyHeld: Promise<void> | undefined;
   /** What the next resume-point queries are answered; each waits for `answerQuery()` if empty. */
   private readonly queryAnswers: Answer[] = [];
   private readonly waitingQueries: ((answer: Answer) => void)[] = [];
   /** Requests the script never answers (as a Metadata request that is on its way). */
   readonly unanswered: Request[] = [];
-  private readonly listeners = new Map<string, (event: unknown) => void>();
+  /** Each connection's listeners (the PublishRouter's), by connection. */
+  private readonly listenersOf = new Map<Live, Map<string, (event: unknown) => void>>();
   private readonly lossListeners = new Set<(reason: string) => void>();
   private live: Live;
 
@@ -46,12 +53,40 @@ export class ScriptedLink implements PublisherLink {
   }
 
   ready(): Promise<Live> {
-    return Promise.resolve(this.live);
+    const held = this.readyHeld;
+    this.readyHeld = undefined;
+    return held === undefined ? Promise.resolve(this.live) : held.then(() => this.live);
+  }
+
+  /** The next `ready()` waits for the returned function (a leader lookup under way). */
+  holdReady(): () => void {
+    let release = (): void => undefined;
+    this.readyHeld = new Promise<void>((resolve) => (release = resolve));
+    return release;
   }
 
   request<T extends Response>(request: Request): Promise<T> {
+    return this.requestOn(this.live, request);
+  }
+
+  /**
+   * As the broker answers on `live`: a publisher id declared twice on one connection is
+   * refused (0x11, precondition failed) until deleted; a lost connection answers nothing.
+   */
+  requestOn<T extends Response>(live: Live, request: Request): Promise<T> {
+    if (live !== this.live) return Promise.reject(new Error('scripted: that connection is lost'));
+    const declared = this.declaredIds.get(live) ?? new Set<number>();
+    this.declaredIds.set(live, declared);
     if (request instanceof DeclarePublisherRequest) {
       this.declarations++;
+      const { publisherId } = (request as unknown as { params: { publisherId: number } }).params;
+      if (declared.has(publisherId)) return Promise.resolve(response<T>(0x11));
+      declared.add(publisherId);
+      return Promise.resolve(response<T>(1));
+    }
+    if (request instanceof DeletePublisherRequest) {
+      this.deletions++;
+      declared.delete((request as unknown as { publisherId: number }).publisherId);
       return Promise.resolve(response<T>(1));
     }
     if (request instanceof QueryPublisherRequest) {
@@ -86,51 +121,66 @@ export class ScriptedLink implements PublisherLink {
     this.emit('publish_confirm', { publisherId, publishingIds });
   }
 
-  /** A PublishError frame, shaped as rabbitmq-stream-js-client 1.0.0 mis-decodes it. */
-  publishError(publisherId: number, publishingId: bigint, code: number): void {
+  /**
+   * A PublishError frame, shaped as rabbitmq-stream-js-client 1.0.0 mis-decodes it, on
+   * connection `on` (default: the live one). "Publisher does not exist" means the broker
+   * dropped the publisher there.
+   */
+  publishError(publisherId: number, publishingId: bigint, code: number, on = this.live): void {
+    if (code === 0x12) this.declaredIds.get(on)?.delete(publisherId);
     const body = Buffer.alloc(15);
     body.writeUInt8(publisherId, 0);
     body.writeUInt32BE(1, 1);
     body.writeBigUInt64BE(publishingId, 5);
     body.writeUInt16BE(code, 13);
-    this.emit('publish_error', {
-      response: {
-        correlationId: body.readUInt32BE(0),
-        code: body.readUInt16BE(4),
-        payload: { data: body.subarray(6) },
+    this.emit(
+      'publish_error',
+      {
+        response: {
+          correlationId: body.readUInt32BE(0),
+          code: body.readUInt16BE(4),
+          payload: { data: body.subarray(6) },
+        },
       },
-    });
+      on,
+    );
   }
 
+  /** The broker dropped the stream's publishers on the live connection, and says so. */
   metadataUpdate(stream: string, code: number): void {
+    this.declaredIds.get(this.live)?.clear();
     this.emit('metadata_update', { metadataInfo: { stream, code } });
   }
 
-  /** The connection is lost; the next one is up at once. */
-  lose(reason = 'scripted loss'): void {
+  /** The connection is lost; the next one is up at once. Returns the lost one. */
+  lose(reason = 'scripted loss'): Live {
+    const lost = this.live;
     for (const listener of this.lossListeners) listener(reason);
     this.live = this.connect();
+    return lost;
   }
 
-  private emit(event: string, payload: unknown): void {
-    this.listeners.get(event)?.(payload);
+  private emit(event: string, payload: unknown, on = this.live): void {
+    this.listenersOf.get(on)?.get(event)?.(payload);
   }
 
   private connect(): Live {
+    const listeners = new Map<string, (event: unknown) => void>();
     const connection = {
-      on: (event: string, listener: (payload: unknown) => void) =>
-        this.listeners.set(event, listener),
+      on: (event: string, listener: (payload: unknown) => void) => listeners.set(event, listener),
       send: (request: Request) => {
         const frame = request.toBuffer();
         if (request.key === PUBLISH_KEY) this.sent.push(frame.readBigUInt64BE(13));
         return Promise.resolve();
       },
     } as unknown as Connection;
-    return {
+    const live: Live = {
       connection,
       router: new PublishRouter(connection),
       lost: new Promise(() => undefined),
     };
+    this.listenersOf.set(live, listeners);
+    return live;
   }
 }
 
