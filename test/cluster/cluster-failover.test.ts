@@ -256,6 +256,17 @@ describe('a job on a 3-node RabbitMQ cluster', () => {
     }
   });
 
+  it("should publish on another node's leader after connect()'s signal has aborted (it bounds the first connection only)", async () => {
+    const target = await streamLedBy('cluster-target', 2);
+    const startup = new AbortController();
+    const rabbit = await connect(clusterUrls()[0] as string, { signal: startup.signal });
+    startup.abort();
+    const jobTarget = rabbit.target(target, { producer: 'job', confirmTimeoutMs: 5_000 });
+    await jobTarget.publish(7n, [new Uint8Array([1])]);
+    expect(jobTarget.node?.port).toBe(5562);
+    await rabbit.close();
+  });
+
   it("should report each stream's leader and replicas in status", async () => {
     const source = await streamLedBy('cluster-source', 2);
     const target = await streamLedBy('cluster-target', 3);
