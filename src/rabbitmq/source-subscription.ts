@@ -381,6 +381,10 @@ export class Subscription {
   /** The broker made this reader the active one of its group, or tells it to step down. */
   private update({ correlationId, subscriptionId, active }: ConsumerUpdate): void {
     if (subscriptionId !== SUBSCRIPTION_ID || this.options.singleActive === undefined) return;
+    // Closed, its reader is gone: asking its start would run the stopped job's resume point
+    // (a target query after the job ended, which kept processes alive). Unanswered, the
+    // broker hands the activation on once the connection is closed.
+    if (this.closed) return;
     if (active) {
       if (this.start === undefined) this.heldActivation = correlationId;
       else this.answerActivation(correlationId, this.start);

@@ -9,6 +9,7 @@ import { encodeMessage } from '../../src/codecs/amqp-message.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { rabbitSource } from '../../src/rabbitmq/source.js';
+import { Subscription } from '../../src/rabbitmq/source-subscription.js';
 import { offsetsOf, publishAll, rabbitForTests, uniqueStream } from '../support/rabbitmq.js';
 import { stockForTests } from '../support/stock-client.js';
 import { startProxy, type TcpProxy } from '../support/tcp-proxy.js';
@@ -20,6 +21,7 @@ const stock = stockForTests();
 const DELIVER = 0x0008;
 const CONSUMER_UPDATE = 0x001a;
 const SUBSCRIBE_RESPONSE = 0x8007;
+const CLOSE = 0x0016;
 
 const superStreams: string[] = [];
 const proxies: TcpProxy[] = [];
@@ -318,6 +320,37 @@ describe('single active readers of RabbitMQ', () => {
     await readingB.stop();
     await rabbitA.close();
     await rabbitB.close();
+  });
+
+  it('asks a reader being closed nothing when the broker activates it before its Close arrives, so that nothing of a stopped job runs', async () => {
+    const stream = await real.newStream('sac-closing');
+    await publishAll(real.rabbit, stream, [message(0)]);
+    const group = { name: uniqueStream('group') };
+    // B, the first member, is active; A joins behind it and stands by, a reader attached.
+    const b = new Reading(real.rabbit.source(stream, { singleActive: group }), () =>
+      Promise.resolve(0n),
+    );
+    await b.received(1);
+    const watchA = await proxy();
+    const a = await Subscription.open(
+      { ...params, port: watchA.port },
+      { stream, from: 'first', credit: 1, singleActive: group, connectTimeoutMs: 10_000 },
+    );
+    const askedA: string[] = [];
+    a.attach(() => {
+      askedA.push(a.usable ? 'asked while open' : 'asked after close()');
+      return Promise.resolve(0n);
+    });
+    // A is closed (its job stopped), but its Close is held: the broker still counts it in.
+    const closeOfA = watchA.holdFrame(CLOSE);
+    const closingA = a.close();
+    const releaseCloseOfA = await closeOfA;
+    // B leaves: the broker activates A. The update reaches A before the answer to its Close.
+    expect(await b.stop()).toBeUndefined();
+    await watchA.brokerSent(CONSUMER_UPDATE, 1);
+    releaseCloseOfA();
+    await closingA;
+    expect(askedA).toEqual([]);
   });
 
   it('spreads the members of a group over the partitions as partition index rem group size, each activated once, as they join', async () => {
