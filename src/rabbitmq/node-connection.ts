@@ -136,6 +136,17 @@ export async function openMemberConnection(
   return { connection, members };
 }
 
+/**
+ * A connection to the URL's node, or while it is down to the first fallback that answers: for
+ * questions every node answers (StreamStats, the Metadata query).
+ */
+export async function openAnyNode(
+  params: ClientParams,
+  options: NodeConnectionOptions,
+): Promise<Connection> {
+  return (await openLocator(params, options)).keep();
+}
+
 /** A connection to the URL's node, or to the first fallback that answers while it is down. */
 async function openLocator(
   params: ClientParams,

@@ -21,7 +21,7 @@ export async function endOffset(
   timeoutMs: number,
   member: Pick<SubscriptionOptions, 'addressResolver' | 'knownNodes'> = {},
 ): Promise<bigint> {
-  const { committedChunkId } = await streamStats(params, stream, timeoutMs);
+  const { committedChunkId } = await streamStats(params, stream, timeoutMs, member);
   if (committedChunkId < 0n) return 0n;
   const subscription = await Subscription.open(params, {
     stream,

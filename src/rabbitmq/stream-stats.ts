@@ -5,7 +5,8 @@ import type { StreamStatsResponse } from 'rabbitmq-stream-js-client/dist/respons
 import { describe, isRetriable, SourceError, StreamWindowsError } from '../common/errors.js';
 import { OK, codeName, isRetriableCode } from '../common/stream-protocol.js';
 import { abandon } from './gaps/client-socket.js';
-import { openConnection } from './gaps/handshake.js';
+import { openAnyNode, type AddressResolver } from './node-connection.js';
+import type { NodeAddress } from './stream-members.js';
 
 /**
  * A stream's chunk ids as StreamStats reports them: the first offset of its first chunk, and
@@ -36,7 +37,8 @@ export async function queryStreamStats(
 }
 
 /**
- * Asks on a connection of its own, all within `timeoutMs`. Failing to connect, or no answer
+ * Asks on a connection of its own (to the URL's node, or while it is down to one of `member`'s
+ * known nodes), all within `timeoutMs`. Failing to connect, or no answer
  * in time, is a retriable SourceError; a final failure (a refused connection, client
  * internals that moved) is passed on as it is.
  */
@@ -44,11 +46,20 @@ export async function streamStats(
   params: ClientParams,
   stream: string,
   timeoutMs: number,
+  member: {
+    readonly addressResolver?: AddressResolver | undefined;
+    readonly knownNodes?: readonly NodeAddress[];
+  } = {},
 ): Promise<StreamStats> {
   const deadline = Date.now() + timeoutMs;
   let connection: Connection;
   try {
-    connection = await openConnection(params, timeoutMs);
+    // Any node answers; while the URL's node is down, one of the members seen before.
+    connection = await openAnyNode(params, {
+      timeoutMs,
+      resolver: member.addressResolver,
+      ...(member.knownNodes === undefined ? {} : { fallbacks: member.knownNodes }),
+    });
   } catch (error) {
     // A refusal or a client whose internals moved is final; only a passing failure retries.
     if (error instanceof StreamWindowsError && !isRetriable(error)) throw error;

@@ -267,6 +267,24 @@ describe('a job on a 3-node RabbitMQ cluster', () => {
     await rabbit.close();
   });
 
+  it("should answer a source's end offset while the URL's node is down, asking a member it read from", async () => {
+    const stream = await streamLedBy('cluster-source', 2);
+    const rabbit = await connect(clusterUrls()[0] as string);
+    const feed = feeder(rabbit, stream);
+    while (feed.appended < 3 * CHUNK) await sleep(20);
+    const appended = await feed.stop();
+    const source = rabbit.source(stream, { timeoutMs: 3_000 });
+    const reading = new AbortController();
+    for await (const _ of source.read(0n, reading.signal)) break; // it has met the members
+    await stopNode(1);
+    try {
+      expect(await source.endOffset()).toBe(BigInt(appended));
+    } finally {
+      await startNode(1);
+      await rabbit.close();
+    }
+  });
+
   it("should report each stream's leader and replicas in status", async () => {
     const source = await streamLedBy('cluster-source', 2);
     const target = await streamLedBy('cluster-target', 3);
