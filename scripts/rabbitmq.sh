@@ -126,8 +126,12 @@ readonly ROOT_ENV=(
   RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="$DIST_ON_LOOPBACK"
 )
 
+# Every chroot call carries its tag in the host environment too: between chroot(2) and the
+# exec of `env -i` the process has the host's environment, and an untagged process counts as
+# the single broker's (a start or stop of the other instance running at that moment would
+# kill it).
 in_root() {
-  chroot "$ROOT" /usr/bin/env -i "${ROOT_ENV[@]}" "$@"
+  STREAM_WINDOWS_INSTANCE=single chroot "$ROOT" /usr/bin/env -i "${ROOT_ENV[@]}" "$@"
 }
 
 # Written at every start so that the ports follow the environment of this run.
@@ -146,7 +150,8 @@ chroot_pids() {
   local -a env
   for pid in /proc/[0-9]*; do
     [[ $pid/root -ef $ROOT ]] || continue
-    mapfile -d '' env <"$pid/environ" 2>/dev/null || continue
+    # A process may exit between the listing and the read: the shell's redirection error too.
+    { mapfile -d '' env <"$pid/environ"; } 2>/dev/null || continue
     tag=single
     for var in "${env[@]}"; do
       [[ $var == STREAM_WINDOWS_INSTANCE=* ]] && tag=${var#*=}
@@ -242,10 +247,13 @@ start() {
   local t0=$SECONDS
   # setsid: the broker must outlive this script and the test runner that called it. 9>&-: it
   # must not inherit the lock, or every later start or stop would wait for it forever.
-  setsid chroot "$ROOT" /usr/bin/env -i "${ROOT_ENV[@]}" rabbitmq-server >"$LOG" 2>&1 </dev/null 9>&- &
+  STREAM_WINDOWS_INSTANCE=single setsid chroot "$ROOT" /usr/bin/env -i "${ROOT_ENV[@]}" rabbitmq-server >"$LOG" 2>&1 </dev/null 9>&- &
+  # Its pid stays the server script's (setsid, chroot and env exec). chroot_pids would miss it
+  # before its chroot call, and report a broker starting as one that exited.
+  local launched=$!
   until port_answers "$STREAM_PORT"; do
     ((SECONDS - t0 < START_TIMEOUT_S)) || die "no stream listener on port $STREAM_PORT after ${START_TIMEOUT_S} s; see $LOG and $ROOT/var/log/rabbitmq/"
-    [[ -n $(chroot_pids single) ]] || die "rabbitmq-server exited while starting; see $LOG"
+    kill -0 "$launched" 2>/dev/null || die "rabbitmq-server exited while starting; see $LOG"
     sleep 0.5
   done
   # The port opens while plugins are still booting; await_startup returns when the node is
@@ -319,8 +327,9 @@ set_node_env() {
 in_node() {
   local n=$1 tool=$2
   shift 2
-  chroot "$ROOT" /usr/bin/env -i "${BASE_ENV[@]}" STREAM_WINDOWS_INSTANCE=cluster-ctl \
-    ERL_EPMD_PORT="$CLUSTER_EPMD_PORT" "$tool" -n "$(node_name "$n")" "$@"
+  STREAM_WINDOWS_INSTANCE=cluster-ctl chroot "$ROOT" /usr/bin/env -i "${BASE_ENV[@]}" \
+    STREAM_WINDOWS_INSTANCE=cluster-ctl ERL_EPMD_PORT="$CLUSTER_EPMD_PORT" \
+    "$tool" -n "$(node_name "$n")" "$@"
 }
 
 node_log() { echo "$CACHE/rabbitmq-cluster-$1.log"; }
@@ -350,8 +359,8 @@ EOC
 start_cluster_epmd() {
   [[ -n $(chroot_pids cluster-epmd) ]] && port_answers "$CLUSTER_EPMD_PORT" && return 0
   port_answers "$CLUSTER_EPMD_PORT" && die "cluster: port $CLUSTER_EPMD_PORT (epmd) is taken by another process"
-  chroot "$ROOT" /usr/bin/env -i "${BASE_ENV[@]}" STREAM_WINDOWS_INSTANCE=cluster-epmd \
-    ERL_EPMD_PORT="$CLUSTER_EPMD_PORT" epmd -daemon 9>&- 8>&-
+  STREAM_WINDOWS_INSTANCE=cluster-epmd chroot "$ROOT" /usr/bin/env -i "${BASE_ENV[@]}" \
+    STREAM_WINDOWS_INSTANCE=cluster-epmd ERL_EPMD_PORT="$CLUSTER_EPMD_PORT" epmd -daemon 9>&- 8>&-
   local i
   for i in $(seq 40); do
     port_answers "$CLUSTER_EPMD_PORT" && return 0
@@ -371,7 +380,8 @@ launch_node() {
   done
   write_node_config "$n"
   set_node_env "$n"
-  setsid chroot "$ROOT" /usr/bin/env -i "${NODE_ENV[@]}" rabbitmq-server >"$(node_log "$n")" 2>&1 </dev/null 9>&- 8>&- &
+  STREAM_WINDOWS_INSTANCE="cluster-$n" setsid chroot "$ROOT" /usr/bin/env -i "${NODE_ENV[@]}" \
+    rabbitmq-server >"$(node_log "$n")" 2>&1 </dev/null 9>&- 8>&- &
   # Its pid stays the node's server script's (setsid, chroot and env exec): alive until the
   # node stops. (chroot_pids would miss it before the chroot call.)
   LAUNCHED[n]=$!
@@ -442,7 +452,7 @@ start_nodes() {
   for n in "$@"; do node_running "$n" || NODES+="$n "; done
   local launched=$NODES
   if [[ -n $launched ]]; then
-    chroot "$ROOT" install -d -o rabbitmq -g rabbitmq "$CLUSTER_DATA"
+    STREAM_WINDOWS_INSTANCE=cluster-ctl chroot "$ROOT" install -d -o rabbitmq -g rabbitmq "$CLUSTER_DATA"
     start_cluster_epmd
     for n in $NODES; do launch_node "$n"; done
     for_nodes await_node || exit 1
