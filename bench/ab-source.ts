@@ -7,14 +7,13 @@
  *   npx tsx bench/ab-source.ts /tmp/before [messages] [rounds] [credit] [credit after]
  * Prints each ratio as its median with the min-max of its rounds.
  */
-import { connect as connectStock } from 'rabbitmq-stream-js-client';
 import type { Source } from '../src/core/ports.js';
 import { connect, parseStreamUrl, type RabbitSourceOptions } from '../src/rabbitmq/index.js';
 import {
   discardingTarget,
   e2eProcessorConfig,
   ownConsume,
-  publishSource,
+  profileSource,
   readChunks,
   runHotPath,
   runJob,
@@ -37,13 +36,7 @@ const { rabbitSource } = (await import('../src/rabbitmq/source.js')) as {
 };
 
 const adapter = await connect(url);
-const stream = `bench-e2e-profile-${messages}`;
-await adapter.createStream(stream);
-if ((await adapter.source(stream).endOffset()) < BigInt(messages)) {
-  const stock = await connectStock(parseStreamUrl(url));
-  await publishSource(stock, stream, messages);
-  await stock.close();
-}
+const stream = await profileSource(adapter, url, messages);
 const connection = parseStreamUrl(url);
 const withCredit = (credit: string | undefined): RabbitSourceOptions => ({
   connection,

@@ -7,7 +7,7 @@ import { encodeResult } from '../src/core/result-format.js';
 import { StepProcessor, type StepProcessorConfig } from '../src/core/step-processor.js';
 import { writeSize } from '../src/core/write-size.js';
 import { tumbling } from '../src/windows/tumbling.js';
-import { connect as connectAdapter, parseStreamUrl } from '../src/rabbitmq/index.js';
+import { connect as connectAdapter, parseStreamUrl, type RabbitMQ } from '../src/rabbitmq/index.js';
 import { corpusShape, readings, type Reading } from './corpus.js';
 import { engineConfig, runEngine } from './hot-path/engine.js';
 import { interleavedRounds, median, perSecond, ratioSpread } from './measure.js';
@@ -240,6 +240,25 @@ export async function publishSource(
   await publisher.close();
   // The stream is complete once a consumer can read its last message.
   await rawConsume(client, stream, messages);
+}
+
+/**
+ * The profiling scripts' source stream of `messages` readings on `adapter`'s broker, written
+ * (with the stock client) only when it holds fewer: kept between runs.
+ */
+export async function profileSource(
+  adapter: RabbitMQ,
+  url: string,
+  messages: number,
+): Promise<string> {
+  const stream = `bench-e2e-profile-${messages}`;
+  await adapter.createStream(stream);
+  if ((await adapter.source(stream).endOffset()) < BigInt(messages)) {
+    const stock = await connect(parseStreamUrl(url));
+    await publishSource(stock, stream, messages);
+    await stock.close();
+  }
+  return stream;
 }
 
 /** Milliseconds for the stock client's consumer to receive `messages` messages and only count them. */

@@ -9,13 +9,12 @@
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { connect, parseStreamUrl } from '../src/rabbitmq/index.js';
-import { connect as connectStock } from 'rabbitmq-stream-js-client';
+import { connect } from '../src/rabbitmq/index.js';
 import {
   discardingTarget,
   e2eProcessorConfig,
   ownConsume,
-  publishSource,
+  profileSource,
   readChunks,
   runHotPath,
   runJob,
@@ -27,13 +26,7 @@ const messages = Number(messagesArg);
 const url = process.env.RABBITMQ_STREAM_URL;
 if (url === undefined || url === '') throw new Error('set RABBITMQ_STREAM_URL');
 const adapter = await connect(url);
-const stream = `bench-e2e-profile-${messages}`;
-await adapter.createStream(stream);
-if ((await adapter.source(stream).endOffset()) < BigInt(messages)) {
-  const stock = await connectStock(parseStreamUrl(url));
-  await publishSource(stock, stream, messages);
-  await stock.close();
-}
+const stream = await profileSource(adapter, url, messages);
 const sizing = adapter.target(stream, { producer: 'bench' });
 const chunks = mode === 'hot' ? await readChunks(adapter.source(stream), messages) : [];
 let round = 0;

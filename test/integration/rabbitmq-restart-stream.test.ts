@@ -8,8 +8,9 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { aggregate, jsonMessage, type Target } from '../../src/index.js';
+import { jsonMessage, type Target } from '../../src/index.js';
 import { forwarding } from '../support/forwarding-target.js';
+import { readingsPartitionJob } from '../support/readings-job.js';
 import { rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
 
 const MESSAGES = 30_000;
@@ -22,11 +23,6 @@ const HAND_OVER_MS = 20;
 const script = fileURLToPath(new URL('../../scripts/rabbitmq.sh', import.meta.url));
 const real = rabbitForTests();
 const source = real.track(uniqueStream('restart-source'));
-
-interface Reading {
-  readonly sensor: number;
-  readonly value: number;
-}
 
 beforeAll(async () => {
   await real.rabbit.createStream(source);
@@ -44,18 +40,6 @@ beforeAll(async () => {
 
 async function restartStream(stream: string): Promise<void> {
   await promisify(execFile)(script, ['streams', 'restart_stream', stream], { timeout: 60_000 });
-}
-
-/** The job under test: three messages per step, one result per step. */
-function job(target: Target) {
-  return aggregate<Reading>(real.rabbit.source(source))
-    .count(3)
-    .aggregate({
-      init: () => ({ n: 0, sum: 0 }),
-      add: (acc, r) => ({ n: acc.n + 1, sum: acc.sum + r.value * (r.sensor + 1) }),
-      result: (acc) => acc,
-    })
-    .to(target, { retryDelayMs: 10 });
 }
 
 /**
@@ -89,7 +73,7 @@ describe('a job whose target stream is restarted while it publishes', () => {
     const restarted = await real.newStream('restart-target');
 
     const plain = real.rabbit.target(reference, { producer: 'job' });
-    await job(plain).run({ untilCaughtUp: true });
+    await readingsPartitionJob(real.rabbit.source(source), plain).run({ untilCaughtUp: true });
     await plain.close();
     const expected = await readAll(real.rabbit, reference);
 
@@ -97,7 +81,7 @@ describe('a job whose target stream is restarted while it publishes', () => {
     let done = false;
     const target = real.rabbit.target(restarted, { producer: 'job' });
     const paced = pacedTarget(target, () => restarts);
-    const running = job(paced)
+    const running = readingsPartitionJob(real.rabbit.source(source), paced)
       .run({ untilCaughtUp: true })
       .finally(() => (done = true));
     while (!done && restarts < RESTARTS) {

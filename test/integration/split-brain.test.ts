@@ -10,7 +10,8 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { aggregate, decodeResult, jsonMessage, type Target } from '../../src/index.js';
+import { decodeResult, jsonMessage, type Target } from '../../src/index.js';
+import { readingsPartitionJob } from '../support/readings-job.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { forwarding } from '../support/forwarding-target.js';
 import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
@@ -23,11 +24,6 @@ const script = fileURLToPath(new URL('../../scripts/rabbitmq.sh', import.meta.ur
 const real = rabbitForTests();
 const source = real.track(uniqueStream('split-brain-source'));
 const PRODUCER = 'split-brain-job';
-
-interface Reading {
-  readonly sensor: number;
-  readonly value: number;
-}
 
 /** A second connection, as a second process would have. */
 let other: RabbitMQ | undefined;
@@ -44,18 +40,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await other?.close();
 });
-
-/** The job under test, identical in every instance: three messages per step. */
-function job(rabbit: RabbitMQ, target: Target) {
-  return aggregate<Reading>(rabbit.source(source))
-    .count(3)
-    .aggregate({
-      init: () => ({ n: 0, sum: 0 }),
-      add: (acc, r) => ({ n: acc.n + 1, sum: acc.sum + r.value * (r.sensor + 1) }),
-      result: (acc) => acc,
-    })
-    .to(target, { retryDelayMs: 10 });
-}
 
 /**
  * An instance's network path to the target: while closed, its writes are held back (a stalled
@@ -116,7 +100,7 @@ describe('two instances of one job with one producer name, active at once on Rab
     const rabbitB = other as RabbitMQ;
 
     const plain = real.rabbit.target(reference, { producer: PRODUCER });
-    await job(real.rabbit, plain).run({ untilCaughtUp: true });
+    await readingsPartitionJob(real.rabbit.source(source), plain).run({ untilCaughtUp: true });
     await plain.close();
     const expected = await readAll(real.rabbit, reference);
 
@@ -127,7 +111,7 @@ describe('two instances of one job with one producer name, active at once on Rab
     let finished = 0;
     const done = () => finished === 2;
     const run = (rabbit: RabbitMQ, path: Path, target: Target) =>
-      job(rabbit, path.target(target))
+      readingsPartitionJob(rabbit.source(source), path.target(target))
         .run({ untilCaughtUp: true })
         .finally(() => finished++);
 
