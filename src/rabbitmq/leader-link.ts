@@ -93,7 +93,7 @@ export class ClusterLinks {
       }
       link = ReconnectingConnection.open(this.main.params, this.nodeOptions, {
         node,
-        resolver: this.resolver,
+        addressResolver: this.resolver,
         clusterSize,
       });
       this.nodes.set(name, link);

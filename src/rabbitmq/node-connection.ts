@@ -36,13 +36,17 @@ export function checkAddressResolver(value: unknown): AddressResolver | undefine
 /** The member of a stream a connection is for: its leader (writes) or a replica (reads). */
 export type MemberRole = 'leader' | 'replica';
 
-export interface NodeConnectionOptions {
+/** How a connection reaches a member of a stream: the address resolver, and members seen before. */
+export interface MemberReach {
+  readonly addressResolver?: AddressResolver | undefined;
   /**
    * Nodes to ask the Metadata query when the URL's node cannot be reached (members seen
    * before), tried in turn: a reader whose node and the URL's are both down reads on.
    */
-  readonly fallbacks?: readonly NodeAddress[];
-  readonly resolver?: AddressResolver | undefined;
+  readonly knownNodes?: readonly NodeAddress[] | undefined;
+}
+
+export interface NodeConnectionOptions extends MemberReach {
   /** Nodes of the cluster, as far as known: a resolver gets (2 + size)² tries to land; default 1. */
   readonly clusterSize?: number;
   /** Bound on each connection attempt. */
@@ -64,7 +68,7 @@ export async function openNodeConnection(
   node: NodeAddress,
   options: NodeConnectionOptions,
 ): Promise<Connection> {
-  const { resolver } = options;
+  const resolver = options.addressResolver;
   if (resolver === undefined) return (await openQuiet(params, node, options)).keep();
   const attempts = (2 + (options.clusterSize ?? 1)) ** 2;
   for (let attempt = 1; attempt <= attempts; attempt++) {
@@ -153,15 +157,17 @@ async function openLocator(
   options: NodeConnectionOptions,
 ): Promise<{ connection: Connection; keep: () => Connection }> {
   const url = { host: params.hostname, port: params.port };
-  const fallbacks = (options.fallbacks ?? []).filter((node) => !sameNode(node, url));
+  const fallbacks = (options.knownNodes ?? []).filter((node) => !sameNode(node, url));
   try {
     return await openQuiet(params, url, options);
   } catch (error) {
     if (!(error instanceof BrokerUnavailableError)) throw error;
     for (const node of fallbacks) {
-      const opened = await openQuiet(params, options.resolver?.(node) ?? node, options).catch(
-        () => undefined,
-      );
+      const opened = await openQuiet(
+        params,
+        options.addressResolver?.(node) ?? node,
+        options,
+      ).catch(() => undefined);
       if (opened !== undefined) return opened;
     }
     throw error;

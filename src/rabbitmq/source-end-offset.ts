@@ -1,5 +1,6 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import { Subscription, type SubscriptionOptions } from './source-subscription.js';
+import type { MemberReach } from './node-connection.js';
+import { Subscription } from './source-subscription.js';
 import { streamStats } from './stream-stats.js';
 
 /**
@@ -19,7 +20,7 @@ export async function endOffset(
   params: ClientParams,
   stream: string,
   timeoutMs: number,
-  member: Pick<SubscriptionOptions, 'addressResolver' | 'knownNodes'> = {},
+  member: MemberReach = {},
 ): Promise<bigint> {
   const { committedChunkId } = await streamStats(params, stream, timeoutMs, member);
   if (committedChunkId < 0n) return 0n;

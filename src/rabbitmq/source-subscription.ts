@@ -16,7 +16,7 @@ import { abandon, socketOf } from './gaps/client-socket.js';
 import { routeDeliverFrames } from './gaps/consume-raw-chunks.js';
 import { answerConsumerUpdate, type ConsumerUpdate } from './gaps/consumer-update.js';
 import { grantCredit } from './gaps/grant-credit.js';
-import { advertisedNode, openMemberConnection, type AddressResolver } from './node-connection.js';
+import { advertisedNode, openMemberConnection, type MemberReach } from './node-connection.js';
 import { StreamCommandError } from './stream-command-error.js';
 import type { NodeAddress, StreamMembers } from './stream-members.js';
 
@@ -40,7 +40,7 @@ export interface SingleActiveOptions {
 /** Where an activated single active consumer starts, asked at that moment. */
 export type ActivationStart = () => Promise<bigint | 'first'>;
 
-export interface SubscriptionOptions {
+export interface SubscriptionOptions extends MemberReach {
   readonly stream: string;
   /**
    * First offset to deliver; earlier messages of the first chunk are cut off. 'first': the
@@ -56,9 +56,6 @@ export interface SubscriptionOptions {
    * member, each try through the address resolver), the Metadata query, and the subscribe.
    */
   readonly connectTimeoutMs: number;
-  readonly addressResolver?: AddressResolver | undefined;
-  /** Members seen before, asked where the stream is when the URL's node is down. */
-  readonly knownNodes?: readonly NodeAddress[];
 }
 
 /**
@@ -157,8 +154,8 @@ export class Subscription {
     const ref: { subscription?: Subscription } = {};
     // On a replica where there is one: the leader's node takes every write already.
     const { connection, members } = await openMemberConnection(params, options.stream, 'replica', {
-      resolver: options.addressResolver,
-      ...(options.knownNodes === undefined ? {} : { fallbacks: options.knownNodes }),
+      addressResolver: options.addressResolver,
+      knownNodes: options.knownNodes,
       timeoutMs: options.connectTimeoutMs,
       listeners: {
         connection_closed: () => ref.subscription?.lose('connection closed'),

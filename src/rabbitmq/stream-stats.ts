@@ -5,8 +5,7 @@ import type { StreamStatsResponse } from 'rabbitmq-stream-js-client/dist/respons
 import { describe, isRetriable, SourceError, StreamWindowsError } from '../common/errors.js';
 import { OK, codeName, isRetriableCode } from '../common/stream-protocol.js';
 import { abandon } from './gaps/client-socket.js';
-import { openAnyNode, type AddressResolver } from './node-connection.js';
-import type { NodeAddress } from './stream-members.js';
+import { openAnyNode, type MemberReach } from './node-connection.js';
 
 /**
  * A stream's chunk ids as StreamStats reports them: the first offset of its first chunk, and
@@ -46,10 +45,7 @@ export async function streamStats(
   params: ClientParams,
   stream: string,
   timeoutMs: number,
-  member: {
-    readonly addressResolver?: AddressResolver | undefined;
-    readonly knownNodes?: readonly NodeAddress[];
-  } = {},
+  member: MemberReach = {},
 ): Promise<StreamStats> {
   const deadline = Date.now() + timeoutMs;
   let connection: Connection;
@@ -57,8 +53,7 @@ export async function streamStats(
     // Any node answers; while the URL's node is down, one of the members seen before.
     connection = await openAnyNode(params, {
       timeoutMs,
-      resolver: member.addressResolver,
-      ...(member.knownNodes === undefined ? {} : { fallbacks: member.knownNodes }),
+      ...member,
     });
   } catch (error) {
     // A refusal or a client whose internals moved is final; only a passing failure retries.

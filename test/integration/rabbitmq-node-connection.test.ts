@@ -35,7 +35,7 @@ describe('a connection to a cluster node through an address resolver', () => {
     await rabbit.deleteStream(stream);
     const before = balancer.connections;
     const connection = await openNodeConnection(params, leader, {
-      resolver: () => viaBalancer,
+      addressResolver: () => viaBalancer,
       timeoutMs: 5_000,
     });
     expect(advertisedNode(connection)).toEqual(leader);
@@ -47,7 +47,7 @@ describe('a connection to a cluster node through an address resolver', () => {
     const elsewhere = { host: 'node-b.example', port: 5552 };
     const before = balancer.connections;
     const opening = openNodeConnection(params, elsewhere, {
-      resolver: () => viaBalancer,
+      addressResolver: () => viaBalancer,
       clusterSize: 2,
       timeoutMs: 5_000,
     });

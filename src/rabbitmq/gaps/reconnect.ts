@@ -62,7 +62,7 @@ export interface ReconnectOptions {
 /** A connection held to one node of a cluster (see ../node-connection.ts). */
 export interface NodeTarget {
   readonly node: NodeAddress;
-  readonly resolver?: AddressResolver | undefined;
+  readonly addressResolver?: AddressResolver | undefined;
   readonly clusterSize: number;
 }
 
@@ -354,7 +354,7 @@ export class ReconnectingConnection {
       this.target === undefined
         ? await openConnection(this.params, this.connectTimeoutMs, listeners, this.closing.signal)
         : await openNodeConnection(this.params, this.target.node, {
-            resolver: this.target.resolver,
+            addressResolver: this.target.addressResolver,
             clusterSize: this.target.clusterSize,
             timeoutMs: this.connectTimeoutMs,
             listeners,
