@@ -70,6 +70,7 @@ export {
   tumbling,
   count,
   session,
+  hopping,
   compaction,
   Placement,
   TriggerResult,
@@ -78,6 +79,11 @@ export {
   type WindowAssigner,
   type Trigger,
   type TumblingOptions,
+  type EventTimeTumblingOptions,
+  type HoppingOptions,
+  type CountOptions,
+  type SessionOptions,
+  type EventTimeWindowSpec,
   type CompactionOptions,
   type Duration,
   type WeekDay,
@@ -103,7 +109,7 @@ export {
   type PackMode,
   type SingleFormat,
 } from './core/result-format.js';
-export type { StepResult, DeadLetter } from './core/step-result.js';
+export type { StepResult, DeadLetter, RecoveryState } from './core/step-result.js';
 export {
   readResults,
   type ReadResultsOptions,
@@ -130,6 +136,7 @@ export {
   SchemaValidationError,
   PublishError,
   ResumePointError,
+  RecoveryError,
   SourceError,
   RetentionGapError,
   SourceDeactivatedError,

@@ -10,6 +10,12 @@ export interface Aggregator<T, A, R> {
   init(): A;
   add(accumulator: A, value: T): A;
   result(accumulator: A): R;
+  /**
+   * Combines two accumulators, the earlier-created window's first: needed by merging windows
+   * (per-key sessions, `session(gap, { grace })`), when a message bridges two sessions of a
+   * key. Pure, like the others. `reduce(fn)` has one (fn itself).
+   */
+  merge?(first: A, second: A): A;
 }
 
 const NO_VALUE: unique symbol = Symbol('no value yet');
@@ -21,6 +27,12 @@ export function reduceFirst<T>(fn: (accumulator: T, value: T) => T): Aggregator<
     add: (accumulator, value) =>
       accumulator === (NO_VALUE as unknown as T) ? value : fn(accumulator, value),
     result: (accumulator) => accumulator,
+    // As Kafka Streams merges sessions of a reduce: the reducer combines the two aggregates.
+    merge: (first, second) => {
+      if (first === (NO_VALUE as unknown as T)) return second;
+      if (second === (NO_VALUE as unknown as T)) return first;
+      return fn(first, second);
+    },
   };
 }
 

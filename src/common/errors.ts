@@ -225,6 +225,31 @@ function formatGiven(value: unknown): string {
 }
 
 /**
+ * An event-time job cannot restart from its last result: the target holds no readable result
+ * of its producer under the broker's last publishing id (`publishingId`), so the windows open
+ * at that result cannot be rebuilt. Either the target's retention removed the result, or the
+ * producer name was used by another job (a step-window job writes no recovery state). Not
+ * retriable, and nothing is published: keep the target's retention longer than a job may be
+ * stopped, or start the job under a new producer name (its windows then start empty).
+ */
+export class RecoveryError extends StreamWindowsError {
+  override readonly name = 'RecoveryError';
+  override readonly code = 'RECOVERY_STATE_MISSING';
+  readonly retriable = false;
+  constructor(
+    readonly stream: string,
+    readonly producer: string,
+    readonly publishingId: bigint,
+    reason: string,
+  ) {
+    super(
+      `cannot restart producer '${producer}' from its result ${publishingId} on stream ` +
+        `'${stream}': ${reason}`,
+    );
+  }
+}
+
+/**
  * Reading the source failed. `retriable` errors (connection lost) make the runner resume
  * from the broker's last publishing id; others stop the job.
  */

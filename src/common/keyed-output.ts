@@ -6,4 +6,10 @@ export interface KeyedOutput<R> {
   readonly key: Key;
   readonly count: number;
   readonly value: R;
+  /**
+   * The output's own window bounds, for event-time windows (whose outputs in one result have
+   * windows of their own); absent for step windows, whose outputs share the step's window.
+   */
+  readonly start?: number;
+  readonly end?: number;
 }

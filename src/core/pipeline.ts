@@ -1,8 +1,15 @@
-import { count } from '../windows/count.js';
+import { count, type CountOptions } from '../windows/count.js';
 import { compaction, type CompactionOptions } from '../windows/compaction.js';
-import { session } from '../windows/session.js';
-import { tumbling, type TumblingOptions } from '../windows/tumbling.js';
+import { hopping, type HoppingOptions } from '../windows/hopping.js';
+import { session, type SessionOptions } from '../windows/session.js';
+import {
+  tumbling,
+  type EventTimeTumblingOptions,
+  type TumblingOptions,
+} from '../windows/tumbling.js';
 import type { WindowSpec } from '../windows/window-spec.js';
+import { isEventTimeSpec, type EventTimeWindowSpec } from '../windows/event-time-spec.js';
+import { parseDuration, type Duration } from '../windows/duration.js';
 import { fold, latest, reduceFirst, type Aggregator } from '../common/aggregator.js';
 import type { KeyedOutput } from '../common/keyed-output.js';
 import { ConfigError } from '../common/errors.js';
@@ -14,7 +21,8 @@ import { SuperStreamTarget } from './super-stream-target.js';
 import { encodeResult, type PackMode, type SingleFormat } from './result-format.js';
 import { Runner } from './runner.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
-import type { ErrorPolicy, LatePolicy } from './step-processor.js';
+import type { ErrorPolicy, LatePolicy, StepProcessorConfig } from './step-processor.js';
+import type { WindowOperatorConfig } from './window-operator.js';
 import type { StepResult } from './step-result.js';
 import { userEncoder, type EncodedBodies } from './user-encoder.js';
 import { bodyDecoder, type ValueFormat } from './value-decoder.js';
@@ -30,7 +38,9 @@ interface Settings<T> {
   readonly readValues: MessageValuesDecoder<T> | undefined;
   readonly stages: readonly ValueStage[];
   readonly eventTime: ((value: T) => number | Date) | undefined;
-  readonly window: WindowSpec | undefined;
+  readonly window: AnyWindowSpec | undefined;
+  /** Event-time windows only: how far the watermark trails the latest event time, ms. */
+  readonly maxOutOfOrderness: number | undefined;
   readonly key: ((value: T) => string | number) | undefined;
   readonly late: LatePolicy | undefined;
   readonly onError: ErrorPolicy;
@@ -47,6 +57,9 @@ export interface DeadLetterOptions {
 }
 
 const DEFAULT_MAX_DEAD_LETTERS = 1_000;
+
+/** A step window (one contiguous run of offsets per result) or an event-time window. */
+type AnyWindowSpec = WindowSpec | EventTimeWindowSpec;
 
 export interface TargetOptions<R = unknown> {
   /**
@@ -109,6 +122,7 @@ export function aggregate<T = unknown>(
     stages: [],
     eventTime: undefined,
     window: undefined,
+    maxOutOfOrderness: undefined,
     key: undefined,
     late: undefined,
     onError: 'stop',
@@ -199,28 +213,62 @@ export class PipelineBuilder<T> {
     return this.with({ eventTime: requireFunction('eventTime', extractor) });
   }
 
-  /** Fixed ('30s', '1m', '1h') or calendar ('1d', '1w', '1mo') windows: see `tumbling`. */
-  tumbling(size: string | number, options?: TumblingOptions): PipelineBuilder<T> {
-    return this.window(tumbling(size, options));
+  /**
+   * Fixed ('30s', '1m', '1h') or calendar ('1d', '1w', '1mo') windows: see `tumbling`. With
+   * `grace`, event-time windows.
+   */
+  tumbling(
+    size: Duration,
+    options?: TumblingOptions | EventTimeTumblingOptions,
+  ): PipelineBuilder<T> {
+    return this.window(
+      options !== undefined && 'grace' in options
+        ? tumbling(size, options)
+        : tumbling(size, options),
+    );
   }
 
-  /** A step of `n` messages: one result per n messages in. */
-  count(n: number): PipelineBuilder<T> {
-    return this.window(count(n));
+  /** Event-time windows of `size` starting every `advance`: see `hopping`. */
+  hopping(size: Duration, advance: Duration, options: HoppingOptions): PipelineBuilder<T> {
+    return this.window(hopping(size, advance, options));
   }
 
-  /** A step ends when a message comes more than `gap` after the latest one (event time). */
-  session(gap: string | number): PipelineBuilder<T> {
-    return this.window(session(gap));
+  /** A step of `n` messages, or with `{ perKey: true }` a window per key: see `count`. */
+  count(n: number, options?: CountOptions): PipelineBuilder<T> {
+    return this.window(options?.perKey === true ? count(n, { perKey: true }) : count(n, options));
   }
 
-  /** Any window spec, including a user's own. */
-  window(spec: WindowSpec): PipelineBuilder<T> {
+  /**
+   * A step ends when a message comes more than `gap` after the latest one (event time); with
+   * `grace`, per-key event-time sessions: see `session`.
+   */
+  session(gap: Duration, options?: SessionOptions): PipelineBuilder<T> {
+    return this.window(options === undefined ? session(gap) : session(gap, options));
+  }
+
+  /**
+   * Any window spec, including a user's own step window: `tumbling`, `count`, `session`,
+   * `hopping`, `compaction`. With `grace` (or `count(n, { perKey: true })`) a window is an
+   * event-time window; see the README's "Event time".
+   */
+  window(spec: AnyWindowSpec): PipelineBuilder<T> {
     if (this.settings.window !== undefined) {
       throw new ConfigError('window', 'can be chosen once per job', spec.describe());
     }
     if (this.settings.late !== undefined) checkLatePolicy(this.settings.late, spec);
+    if (this.settings.maxOutOfOrderness !== undefined) checkOutOfOrderness(spec);
     return this.with({ window: spec });
+  }
+
+  /**
+   * Event-time windows: the disorder the watermark allows (default 0). The watermark is the
+   * latest event time seen less this, and a window closes once it passes the window's end +
+   * grace, so a message up to this much older than the latest is never late for that reason.
+   */
+  maxOutOfOrderness(duration: Duration): PipelineBuilder<T> {
+    const ms = parseDuration('maxOutOfOrderness', duration, 'non-negative');
+    if (this.settings.window !== undefined) checkOutOfOrderness(this.settings.window);
+    return this.with({ maxOutOfOrderness: ms });
   }
 
   /** Groups within a step: one output per key, all in the step's one result. */
@@ -337,7 +385,7 @@ export class PipelineBuilder<T> {
     return new PipelineBuilder({ ...this.settings, ...change });
   }
 
-  private checked(): Settings<T> & { window: WindowSpec } {
+  private checked(): Settings<T> & { window: AnyWindowSpec } {
     const { window } = this.settings;
     if (window === undefined) {
       throw new ConfigError(
@@ -352,9 +400,22 @@ export class PipelineBuilder<T> {
 
 export class AggregationBuilder<T, A, R> {
   constructor(
-    private readonly settings: Settings<T> & { window: WindowSpec },
+    private readonly settings: Settings<T> & { window: AnyWindowSpec },
     private readonly aggregator: Aggregator<T, A, R>,
-  ) {}
+  ) {
+    const { window } = settings;
+    if (
+      isEventTimeSpec(window) &&
+      window.assignment.type === 'merging' &&
+      aggregator.merge === undefined
+    ) {
+      throw new ConfigError(
+        'aggregate merge',
+        `is needed by ${window.describe()}: a message that bridges two sessions of a key merges them (reduce(fn) without init has one; give aggregate({ init, add, result, merge }))`,
+        undefined,
+      );
+    }
+  }
 
   /** Where results go. The target's producer name must be stable and unique per target. */
   to(target: Target, options: TargetOptions<R> = {}): Runner<T, A, R> {
@@ -473,19 +534,7 @@ export class AggregationBuilder<T, A, R> {
     return new Runner({
       source,
       target,
-      processor: {
-        stream: source.stream,
-        window,
-        decode: bodyDecoder(this.settings.format, this.settings.schema),
-        readValues: this.settings.readValues,
-        stages: this.settings.stages,
-        eventTime: this.settings.eventTime,
-        key: this.settings.key,
-        aggregator: this.aggregator,
-        late: this.settings.late ?? 'side',
-        onError: this.settings.onError,
-        maxDeadLetters: this.settings.maxDeadLetters,
-      },
+      processor: this.processorConfig(source.stream, window),
       encode:
         encode === undefined
           ? (result) => encodeResult(result, metadata, pack, format)
@@ -496,6 +545,31 @@ export class AggregationBuilder<T, A, R> {
       maxRetryDelayMs,
       logger: checkLogger('logger', options.logger),
     });
+  }
+
+  private processorConfig(
+    stream: string,
+    window: AnyWindowSpec,
+  ): StepProcessorConfig<T, A, R> | WindowOperatorConfig<T, A, R> {
+    const { settings } = this;
+    const common = {
+      stream,
+      decode: bodyDecoder(settings.format, settings.schema),
+      readValues: settings.readValues,
+      stages: settings.stages,
+      eventTime: settings.eventTime,
+      key: settings.key,
+      aggregator: this.aggregator,
+      onError: settings.onError,
+      maxDeadLetters: settings.maxDeadLetters,
+    };
+    if (!isEventTimeSpec(window)) return { ...common, window, late: settings.late ?? 'side' };
+    return {
+      ...common,
+      window,
+      late: settings.late === 'drop' ? 'drop' : 'side',
+      maxOutOfOrderness: settings.maxOutOfOrderness ?? 0,
+    };
   }
 }
 
@@ -518,12 +592,40 @@ export class TransformBuilder {
 }
 
 /** Checked by `.late()` and by the window methods, whichever comes second. */
-function checkLatePolicy(policy: LatePolicy, window: WindowSpec): void {
+function checkLatePolicy(policy: LatePolicy, window: AnyWindowSpec): void {
+  if (isEventTimeSpec(window)) {
+    if (window.assignment.type === 'count') {
+      throw new ConfigError(
+        'late policy',
+        `applies only to windows with event-time bounds, not ${window.describe()}`,
+        policy,
+      );
+    }
+    if (policy === 'include') {
+      throw new ConfigError(
+        'late policy',
+        `must be 'drop' or 'side' for ${window.describe()}: its late messages belong to windows already published`,
+        policy,
+      );
+    }
+    return;
+  }
   if (!window.hasEventTimeBounds) {
     throw new ConfigError(
       'late policy',
       `applies only to windows with event-time bounds, not ${window.describe()}`,
       policy,
+    );
+  }
+}
+
+/** Checked by `.maxOutOfOrderness()` and by the window methods, whichever comes second. */
+function checkOutOfOrderness(window: AnyWindowSpec): void {
+  if (!isEventTimeSpec(window) || window.assignment.type === 'count') {
+    throw new ConfigError(
+      'maxOutOfOrderness',
+      `applies only to event-time windows with a grace (tumbling, hopping or session with grace), not ${window.describe()}`,
+      window.describe(),
     );
   }
 }

@@ -79,6 +79,12 @@ export interface Target {
    */
   hasPublished(): Promise<boolean>;
   /**
+   * The stored result of `producer` whose `sw-last-offset` is `publishingId` (the whole AMQP
+   * 1.0 message; the first part of a batch), or undefined when there is none. An event-time
+   * job asks once per (re)start, with its last publishing id, for its recovery state.
+   */
+  readResult(publishingId: bigint): Promise<Uint8Array | undefined>;
+  /**
    * Publishes one write under one publishing id and resolves when the broker confirms it
    * (a duplicate id is confirmed and discarded by the broker).
    *

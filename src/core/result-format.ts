@@ -4,7 +4,7 @@ import { decodeMessage, encodeMessage } from '../codecs/amqp-message.js';
 import { CodecError } from '../codecs/codec-error.js';
 import type { Key } from '../common/keyed-output.js';
 import type { ProcessingStage } from '../common/errors.js';
-import type { DeadLetter, StepResult } from './step-result.js';
+import type { DeadLetter, RecoveryState, StepResult } from './step-result.js';
 
 /**
  * The wire format of results — part of the public API, documented in the README.
@@ -50,6 +50,13 @@ export const ResultProperty = {
   filtered: 'sw-filtered',
   part: 'sw-part',
   parts: 'sw-parts',
+  // Event-time windows only (see RecoveryState): what a restart from this result needs.
+  watermark: 'sw-watermark',
+  resumeOffset: 'sw-resume-offset',
+  /** Absent when no message came before the resume offset (the watermark was -Infinity). */
+  resumeWatermark: 'sw-resume-watermark',
+  /** Count windows per key: canonical JSON [[key, "first offset"], ...] of the open windows. */
+  openCounts: 'sw-open-counts',
 } as const;
 
 export interface ResultMetadata {
@@ -87,6 +94,8 @@ export interface DecodedResult<R = unknown> extends ResultMetadata {
   readonly outputs: readonly ResultOutput<R>[];
   readonly late: readonly unknown[];
   readonly deadLetters: readonly DeadLetter[];
+  /** Event-time windows only: the watermark after this result, and where a restart resumes. */
+  readonly recovery: RecoveryState | undefined;
 }
 
 /**
@@ -119,6 +128,7 @@ export function encodeResult<R>(
     [ResultProperty.lateDropped]: String(result.lateDropped),
     [ResultProperty.deadLetters]: String(result.deadLetters.length),
     ...(result.filtered > 0 ? { [ResultProperty.filtered]: String(result.filtered) } : {}),
+    ...(result.recovery === undefined ? {} : recoveryProperties(result.recovery)),
   };
   if (pack === 'single') {
     const section = format === 'json' ? encodeCanonicalJson(values) : encodeCanonical(values);
@@ -146,6 +156,21 @@ export function encodeResult<R>(
   );
 }
 
+function recoveryProperties(state: RecoveryState): Record<string, string> {
+  const properties: Record<string, string> = {
+    [ResultProperty.watermark]: String(state.watermark),
+    [ResultProperty.resumeOffset]: state.offset.toString(),
+  };
+  if (state.offsetWatermark !== Number.NEGATIVE_INFINITY) {
+    properties[ResultProperty.resumeWatermark] = String(state.offsetWatermark);
+  }
+  if (state.openCounts !== undefined) {
+    const counts = state.openCounts.map(([key, offset]) => [key, offset.toString()]);
+    properties[ResultProperty.openCounts] = new TextDecoder().decode(encodeCanonicalJson(counts));
+  }
+  return properties;
+}
+
 /** The result's sections as values: each a data section, or an element of 'single''s array. */
 function sectionValues<R>(result: StepResult<R>): Record<string, unknown>[] {
   const sections: Record<string, unknown>[] = [];
@@ -154,8 +179,8 @@ function sectionValues<R>(result: StepResult<R>): Record<string, unknown>[] {
     sections.push({
       type: 'output',
       key: output.key,
-      start: window?.start ?? null,
-      end: window?.end ?? null,
+      start: output.start ?? window?.start ?? null,
+      end: output.end ?? window?.end ?? null,
       count: output.count,
       value: output.value,
     });
@@ -255,7 +280,41 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
     outputs,
     late,
     deadLetters,
+    recovery: readRecovery(properties),
   };
+}
+
+/** The recovery state of an event-time result; undefined for a step window's result. */
+function readRecovery(properties: ResultProperties): RecoveryState | undefined {
+  if (properties.optional(ResultProperty.resumeOffset) === undefined) return undefined;
+  const resumeWatermark = properties.optional(ResultProperty.resumeWatermark);
+  const counts = properties.optional(ResultProperty.openCounts);
+  const state = {
+    watermark: properties.integer(ResultProperty.watermark),
+    offset: properties.offset(ResultProperty.resumeOffset),
+    offsetWatermark:
+      resumeWatermark === undefined
+        ? Number.NEGATIVE_INFINITY
+        : properties.integer(ResultProperty.resumeWatermark),
+  };
+  if (counts === undefined) return state;
+  return { ...state, openCounts: readOpenCounts(counts) };
+}
+
+function readOpenCounts(text: string): [Key, bigint][] {
+  const what = `result property '${ResultProperty.openCounts}'`;
+  const entries = decodeJson(new TextEncoder().encode(text));
+  if (!Array.isArray(entries)) throw new CodecError(`${what} must be a JSON array`, 0);
+  return entries.map((entry: unknown) => {
+    if (!Array.isArray(entry) || entry.length !== 2) {
+      throw new CodecError(`${what} must hold [key, offset] pairs`, 0);
+    }
+    const [key, offset] = entry as [unknown, unknown];
+    if (key !== null && typeof key !== 'string' && typeof key !== 'number') {
+      throw new CodecError(`${what}: a key must be a string, a number or null`, 0);
+    }
+    return [key, parseOffset(what, offset)];
+  });
 }
 
 /**

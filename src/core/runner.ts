@@ -2,14 +2,19 @@ import {
   isRetriable,
   OutputTooLargeError,
   ProcessingError,
+  RecoveryError,
   SourceDeactivatedError,
 } from '../common/errors.js';
+import { CodecError } from '../codecs/codec-error.js';
+import { isEventTimeSpec } from '../windows/event-time-spec.js';
 import type { Logger } from '../common/logger.js';
 import { JobEvents, type JobEventName, type JobListener } from './job-events.js';
 import { OrderedPublisher } from './ordered-publisher.js';
 import type { Source, SourceChunk, Target } from './ports.js';
+import { decodeResult } from './result-format.js';
 import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
-import type { StepResult } from './step-result.js';
+import type { RecoveryState, StepResult } from './step-result.js';
+import { WindowOperator, type WindowOperatorConfig } from './window-operator.js';
 import { writeSize } from './write-size.js';
 
 export interface RunOptions {
@@ -42,7 +47,8 @@ export interface RunSummary {
 export interface RunnerConfig<T, A, R> {
   readonly source: Source;
   readonly target: Target;
-  readonly processor: StepProcessorConfig<T, A, R>;
+  /** A step processor's, or for event-time windows (the spec tells) a window operator's. */
+  readonly processor: StepProcessorConfig<T, A, R> | WindowOperatorConfig<T, A, R>;
   readonly encode: (result: StepResult<R>) => Uint8Array[];
   /** Results awaiting their confirm at once (default 32). */
   readonly maxInFlight: number;
@@ -161,9 +167,21 @@ export class Runner<T, A, R> {
     let last = 0n;
     let caughtUp = false;
     let stopAtStart = false;
+    const processor = this.createProcessor();
+    // Event-time windows resume where their last result says (its windows still open then
+    // began earlier); known at the resume point whether the producer ever published.
+    let recovered: boolean | undefined;
     const resumePoint = async (): Promise<bigint | 'first'> => {
       last = await target.lastPublishingId();
-      const from = last > 0n ? last + 1n : 'first';
+      let from: bigint | 'first' = last > 0n ? last + 1n : 'first';
+      if (processor instanceof WindowOperator) {
+        const state = await this.recoveryState(last);
+        recovered = state !== undefined;
+        if (state !== undefined) {
+          processor.restore(state, last);
+          from = state.offset;
+        }
+      }
       this.reportStarted(last, from, sourceEnd, counters.restarts);
       // Nothing to read up to the end known at the start: caught up before the first chunk.
       caughtUp =
@@ -181,7 +199,6 @@ export class Runner<T, A, R> {
       return;
     }
 
-    const processor = new StepProcessor(this.config.processor);
     const publisher = new OrderedPublisher(target, this.config.maxInFlight);
     this.publisher = publisher;
     // Reading from last + 1, only a result for offset 0 can be one the broker already has,
@@ -190,7 +207,9 @@ export class Runner<T, A, R> {
     let zeroWasStored: Promise<boolean> | undefined;
     const countResult = (): void => void counters.results++;
     const countDuplicate = (): void => void counters.duplicates++;
-    const zeroStored = (): Promise<boolean> => (zeroWasStored ??= target.hasPublished());
+    const zeroStored = (): Promise<boolean> =>
+      (zeroWasStored ??=
+        recovered === undefined ? target.hasPublished() : Promise.resolve(recovered));
     const chunks = this.readFromResumePoint(resumePoint, () => last, signal);
     try {
       for (;;) {
@@ -253,6 +272,42 @@ export class Runner<T, A, R> {
       reading.abort();
       await chunks.return(undefined).catch(() => undefined);
     }
+  }
+
+  private createProcessor(): StepProcessor<T, A, R> | WindowOperator<T, A, R> {
+    const config = this.config.processor;
+    return isOperatorConfig(config) ? new WindowOperator(config) : new StepProcessor(config);
+  }
+
+  /**
+   * The recovery state of the producer's result under publishing id `last`: undefined when the
+   * producer never published (a last id of 0 and no result under it). A result that should be
+   * there and is not, or carries no recovery state, stops the job (RecoveryError).
+   */
+  private async recoveryState(last: bigint): Promise<RecoveryState | undefined> {
+    const { target } = this.config;
+    const fail = (reason: string): RecoveryError =>
+      new RecoveryError(target.stream, target.producer, last, reason);
+    const bytes = await target.readResult(last);
+    if (bytes === undefined) {
+      if (last === 0n) return undefined;
+      throw fail(
+        'the target holds no result of it under that id (removed by retention, or the name was used by another job)',
+      );
+    }
+    let recovery: RecoveryState | undefined;
+    try {
+      recovery = decodeResult(bytes).recovery;
+    } catch (cause) {
+      if (!(cause instanceof CodecError)) throw cause;
+      throw fail(`its result cannot be read: ${cause.message}`);
+    }
+    if (recovery === undefined) {
+      throw fail(
+        'its result carries no recovery state (written by a job without event-time windows)',
+      );
+    }
+    return recovery;
   }
 
   /**
@@ -361,7 +416,12 @@ export class Runner<T, A, R> {
       if (!checked) {
         checked = true;
         // Only a read from 'first' (a last id of 0) can start past a head retention removed.
-        resumeAtOne = last() === 0n && chunk.firstOffset > 1n && (await target.hasPublished());
+        // An event-time job reads from where its last result says, never from 'first' after one.
+        resumeAtOne =
+          !isEventTimeSpec(this.config.processor.window) &&
+          last() === 0n &&
+          chunk.firstOffset > 1n &&
+          (await target.hasPublished());
         if (resumeAtOne) break;
       }
       yield chunk;
@@ -406,6 +466,12 @@ export class Runner<T, A, R> {
     }
     return messages;
   }
+}
+
+function isOperatorConfig<T, A, R>(
+  config: StepProcessorConfig<T, A, R> | WindowOperatorConfig<T, A, R>,
+): config is WindowOperatorConfig<T, A, R> {
+  return isEventTimeSpec(config.window);
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

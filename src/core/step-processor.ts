@@ -1,24 +1,17 @@
-import { createMessageScan, scanMessage } from '../codecs/message-scan.js';
 import { Placement, type WindowAssigner } from '../windows/window-assigner.js';
 import { TriggerResult, type Trigger } from '../windows/trigger.js';
 import type { WindowSpec } from '../windows/window-spec.js';
 import type { Key } from '../common/keyed-output.js';
 import { WindowBuffer } from '../windows/window-buffer.js';
 import type { Aggregator } from '../common/aggregator.js';
-import {
-  ConfigError,
-  DeadLetterLimitError,
-  describe,
-  MultiSectionMessageError,
-  ProcessingError,
-  type ProcessingStage,
-} from '../common/errors.js';
+import { describe, ProcessingError, type ProcessingStage } from '../common/errors.js';
 import type { SourceChunk } from './ports.js';
-import type { DeadLetter, StepResult } from './step-result.js';
+import type { StepResult } from './step-result.js';
 import type { BodyDecoder } from './value-decoder.js';
 import type { MessageValuesDecoder } from './results-source.js';
 import type { ValueStage } from './value-stage.js';
-import { messageAt } from './chunk-message.js';
+import { MessageReader, ReadOutcome } from './message-reader.js';
+import { Rejections } from './rejections.js';
 
 /** What happens to a message whose event time is before the open window. */
 export type LatePolicy = 'include' | 'drop' | 'side';
@@ -46,7 +39,6 @@ export interface StepProcessorConfig<T, A, R> {
 }
 
 const NO_OFFSET = -1n;
-const MAX_EVENT_TIME = 8.64e15;
 const NONE: readonly never[] = Object.freeze([]);
 /** The message of a dead letter that stands for a key's result rather than one message. */
 const NO_MESSAGE = new Uint8Array(0);
@@ -69,19 +61,17 @@ export class StepProcessor<T, A, R> {
   private readonly assigner: WindowAssigner;
   private readonly trigger: Trigger;
   private readonly buffer: WindowBuffer<T, A, R>;
-  private readonly scan = createMessageScan();
+  private readonly reader: MessageReader<T>;
+  private readonly rejections: Rejections;
 
   private windowOpen = false;
   private stepFirstOffset = NO_OFFSET;
   private stepMessages = 0;
   private lateDropped = 0;
   private filtered = 0;
-  /** Keys of the values of the message in `processValues`, reused from message to message. */
-  private readonly keys: Key[] = [];
   /** The last offset of the step being fired, for `resultFailed`. */
   private firingOffset = 0n;
   private late: unknown[] = [];
-  private deadLetters: DeadLetter[] = [];
   /** Offset of the previous message, as (first offset of its chunk, index in the chunk). */
   private previousChunkOffset = NO_OFFSET;
   private previousIndex = 0;
@@ -90,6 +80,8 @@ export class StepProcessor<T, A, R> {
     this.assigner = config.window.createAssigner();
     this.trigger = config.window.createTrigger();
     this.buffer = new WindowBuffer(config.aggregator);
+    this.reader = new MessageReader(config);
+    this.rejections = new Rejections(config.stream, config.onError, config.maxDeadLetters);
   }
 
   /** Processes every message of `chunk`; throws ProcessingError under the 'stop' policy. */
@@ -105,41 +97,17 @@ export class StepProcessor<T, A, R> {
   }
 
   private processMessage(chunk: SourceChunk, bytes: Buffer, index: number): void {
-    const { config, scan } = this;
-    let stage: ProcessingStage = 'decode';
-    let value: T;
-    let time: number;
-    let key: Key = null;
-    try {
-      scanMessage(bytes, chunk.starts[index] as number, chunk.ends[index] as number, scan);
-      // One value per message: never the first section of several, silently.
-      if (scan.dataSections > 1) throw new MultiSectionMessageError(scan.dataSections);
-      let decoded = config.decode(bytes, scan.bodyStart, scan.bodyEnd);
-      const { stages } = config;
-      for (let i = 0; i < stages.length; i++) {
-        const { kind, fn } = stages[i] as ValueStage;
-        stage = kind;
-        if (kind === 'map') {
-          decoded = fn(decoded);
-        } else if (!fn(decoded)) {
-          this.filterOut(chunk, index);
-          return;
-        }
-      }
-      value = decoded as T;
-      stage = 'event-time';
-      time = this.eventTimeOf(
-        value,
-        Number.isNaN(scan.creationTime) ? chunk.timestamp : scan.creationTime,
-      );
-      if (config.key !== undefined) {
-        stage = 'key';
-        key = checkKey(config.key(value));
-      }
-    } catch (cause) {
-      this.reject(chunk, index, stage, cause);
+    const { config, reader } = this;
+    const outcome = reader.read(chunk, bytes, index);
+    if (outcome === ReadOutcome.Filtered) {
+      this.filterOut(chunk, index);
       return;
     }
+    if (outcome === ReadOutcome.Rejected) {
+      this.reject(chunk, index, reader.stage, reader.cause);
+      return;
+    }
+    const { value, time, key } = reader;
 
     if (!this.place(chunk, index, time)) {
       if (config.late === 'drop') this.lateDropped++;
@@ -167,30 +135,13 @@ export class StepProcessor<T, A, R> {
     index: number,
     readValues: MessageValuesDecoder<T>,
   ): void {
-    const { config } = this;
-    let stage: ProcessingStage = 'decode';
-    let values: readonly T[];
-    let counted: number;
-    let time = 0;
-    const { keys } = this;
-    keys.length = 0;
-    try {
-      // A copy, as readResults makes: values (binary ones, passed-on dead letters) may be
-      // views of the bytes they came from, and must not pin the broker's chunk buffer.
-      const read = readValues(messageAt(chunk, index));
-      ({ values, counted } = read);
-      if (values.length > 0) {
-        stage = 'event-time';
-        time = this.eventTimeOf(values[0] as T, read.time ?? chunk.timestamp);
-      }
-      if (config.key !== undefined) {
-        stage = 'key';
-        for (const value of values) keys.push(checkKey(config.key(value)));
-      }
-    } catch (cause) {
-      this.reject(chunk, index, stage, cause);
+    const { config, reader } = this;
+    if (reader.readAll(chunk, index, readValues, false) === ReadOutcome.Rejected) {
+      this.reject(chunk, index, reader.stage, reader.cause);
       return;
     }
+    const { values, keys, counted } = reader;
+    const time = reader.times[0] ?? 0;
     this.lateDropped += counted;
 
     if (values.length === 0) {
@@ -276,29 +227,8 @@ export class StepProcessor<T, A, R> {
   }
 
   private reject(chunk: SourceChunk, index: number, stage: ProcessingStage, cause: unknown): void {
-    const offset = chunk.firstOffset + BigInt(index);
-    // A setup mistake that shows only when a message runs (an async schema validator) is no
-    // message's fault: dead-lettering would bury every message, so it stops the job.
-    if (this.config.onError === 'stop' || cause instanceof ConfigError) {
-      throw new ProcessingError(this.config.stream, offset, stage, cause);
-    }
     this.beginStep(chunk, index);
-    if (this.deadLetters.length >= this.config.maxDeadLetters) {
-      throw new DeadLetterLimitError(
-        this.config.stream,
-        this.stepFirstOffset,
-        offset,
-        this.config.maxDeadLetters,
-        stage,
-        cause,
-      );
-    }
-    this.deadLetters.push({
-      offset,
-      stage,
-      error: describe(cause),
-      message: messageAt(chunk, index),
-    });
+    this.rejections.reject(chunk, index, stage, cause, this.stepFirstOffset);
     this.countMessage(chunk, index);
   }
 
@@ -316,7 +246,7 @@ export class StepProcessor<T, A, R> {
       late: this.late.length > 0 ? this.late : NONE,
       lateDropped: this.lateDropped,
       filtered: this.filtered,
-      deadLetters: this.deadLetters.length > 0 ? this.deadLetters : NONE,
+      deadLetters: this.rejections.take(),
     });
     this.trigger.clear();
     this.windowOpen = false;
@@ -325,7 +255,6 @@ export class StepProcessor<T, A, R> {
     this.lateDropped = 0;
     this.filtered = 0;
     if (this.late.length > 0) this.late = [];
-    if (this.deadLetters.length > 0) this.deadLetters = [];
   }
 
   /**
@@ -340,7 +269,7 @@ export class StepProcessor<T, A, R> {
     if (this.config.onError === 'stop') {
       throw new ProcessingError(this.config.stream, lastOffset, 'result', cause);
     }
-    this.deadLetters.push({
+    this.rejections.add({
       offset: lastOffset,
       stage: 'result',
       error:
@@ -353,27 +282,4 @@ export class StepProcessor<T, A, R> {
   private previousOffset(): bigint {
     return this.previousChunkOffset + BigInt(this.previousIndex);
   }
-
-  /** The event time of `value`: the job's extractor's, else the message's `defaultTime`. */
-  private eventTimeOf(value: T, defaultTime: number): number {
-    const extractor = this.config.eventTime;
-    const time = extractor !== undefined ? extractor(value) : defaultTime;
-    const millis = time instanceof Date ? time.getTime() : time;
-    // Date's range: window arithmetic is exact within it, and calendar windows need it. A
-    // creation time in micro- or nanoseconds by mistake lands here too.
-    if (typeof millis !== 'number' || !(Math.abs(millis) <= MAX_EVENT_TIME)) {
-      throw new TypeError(
-        `event time must be epoch milliseconds within ±${MAX_EVENT_TIME} or a valid Date, got ${String(time)}`,
-      );
-    }
-    // Whole milliseconds: window bounds taken from event times (count, session) stay integers.
-    return Math.floor(millis);
-  }
-}
-
-function checkKey(key: unknown): string | number {
-  if (typeof key === 'string' || (typeof key === 'number' && Number.isFinite(key))) return key;
-  throw new TypeError(
-    `key must be a string or a finite number, got ${typeof key === 'number' ? key : typeof key}`,
-  );
 }

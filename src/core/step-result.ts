@@ -1,4 +1,4 @@
-import type { KeyedOutput } from '../common/keyed-output.js';
+import type { Key, KeyedOutput } from '../common/keyed-output.js';
 import type { ProcessingStage } from '../common/errors.js';
 
 /** A source message that could not be processed, kept whole in its step's result. */
@@ -29,4 +29,26 @@ export interface StepResult<R> {
   /** Messages the job's `.filter()` refused: in the step's offsets, in no output. */
   readonly filtered: number;
   readonly deadLetters: readonly DeadLetter[];
+  /** Event-time windows only: what a restart from this result needs (see RecoveryState). */
+  readonly recovery?: RecoveryState;
+}
+
+/**
+ * What an event-time job's result records for a restart from it: the result's publishing id
+ * is the offset at which its windows closed, but windows still open then hold messages from
+ * earlier offsets, so the job re-reads the source from `offset`, with the watermark that was
+ * in force there, and publishes nothing at or below the result's id again.
+ */
+export interface RecoveryState {
+  /** The watermark after the result's last offset (for readers: how far event time got). */
+  readonly watermark: number;
+  /** The first offset any window still open after this result needs (last offset + 1 if none). */
+  readonly offset: bigint;
+  /** The watermark in force before `offset`; -Infinity when no message came before it. */
+  readonly offsetWatermark: number;
+  /**
+   * Count windows per key only: each open window's key and first offset (a key's messages
+   * before it, from `offset` on, belong to windows already published). Absent otherwise.
+   */
+  readonly openCounts?: readonly (readonly [key: Key, firstOffset: bigint])[];
 }

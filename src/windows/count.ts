@@ -1,4 +1,5 @@
 import { ConfigError } from '../common/errors.js';
+import type { EventTimeWindowSpec, WindowAssignment } from './event-time-spec.js';
 import { TriggerResult, type Trigger } from './trigger.js';
 import { Placement, type WindowAssigner } from './window-assigner.js';
 import type { WindowSpec } from './window-spec.js';
@@ -29,13 +30,45 @@ export class CountSpec implements WindowSpec {
   }
 }
 
+export interface CountOptions {
+  /**
+   * true: each key has its own count window, closed at the key's n-th element (Flink's
+   * keyed count window). Default false: a step of n elements of any keys.
+   */
+  readonly perKey?: boolean;
+}
+
+/** Per-key count windows: `count(n, { perKey: true })`. */
+export class KeyedCountSpec implements EventTimeWindowSpec {
+  readonly kind = 'count';
+  readonly assignment: WindowAssignment;
+
+  constructor(readonly n: number) {
+    this.assignment = { type: 'count', n };
+  }
+
+  describe(): string {
+    return `${this.kind}(${this.n}, perKey)`;
+  }
+}
+
 /**
- * Count windows: a step ends after its n-th element, whatever the event times. The
- * reported window bounds are [earliest, latest + 1) of the step's event times, so they
- * are exact, end-exclusive like every other window, and non-empty even for one element.
+ * Count windows, whatever the event times. The reported window bounds are [earliest,
+ * latest + 1) of the window's event times, so they are exact, end-exclusive like every other
+ * window, and non-empty even for one element.
+ *
+ * By default a step window: a step ends after its n-th element, of any keys. With
+ * `{ perKey: true }`, one window per key, closed at that key's n-th element; the windows of
+ * different keys overlap in offsets, so they are recovered through the results' metadata.
  */
-export function count(n: number): CountSpec {
-  return countSpec(n, 'count n');
+export function count(n: number, options: CountOptions & { readonly perKey: true }): KeyedCountSpec;
+export function count(n: number, options?: CountOptions): CountSpec;
+export function count(n: number, options: CountOptions = {}): CountSpec | KeyedCountSpec {
+  const spec = countSpec(n, 'count n');
+  const { perKey = false } = options;
+  if (typeof perKey !== 'boolean')
+    throw new ConfigError('count perKey', 'must be a boolean', perKey);
+  return perKey ? new KeyedCountSpec(spec.n) : spec;
 }
 
 /** The validating factory behind `count()`, with the parameter name its errors use. */

@@ -12,11 +12,18 @@ export type { WeekDay } from './calendar.js';
 
 // The window kinds: validating factories and the spec types they return (types only, so
 // that a spec can only be built through its factory's validation).
-export { tumbling, type TumblingOptions } from './tumbling.js';
+export { tumbling, type TumblingOptions, type EventTimeTumblingOptions } from './tumbling.js';
 export type { TumblingSpec } from './tumbling.js';
-export { count } from './count.js';
-export type { CountSpec } from './count.js';
-export { session } from './session.js';
-export type { SessionSpec } from './session.js';
+export { count, type CountOptions } from './count.js';
+export type { CountSpec, KeyedCountSpec } from './count.js';
+export { session, type SessionOptions } from './session.js';
+export type { SessionSpec, KeyedSessionSpec } from './session.js';
+
+// Event-time windows (a grace, or count per key): several open at once per key, closed by
+// the watermark, recovered through the results' metadata.
+export { hopping, type HoppingOptions } from './hopping.js';
+export type { HoppingSpec } from './hopping.js';
+export type { EventTimeTumblingSpec } from './event-time-tumbling.js';
+export type { EventTimeWindowSpec, WindowAssignment, AlignedAssigner } from './event-time-spec.js';
 export { compaction, type CompactionOptions } from './compaction.js';
 export type { CompactionSpec } from './compaction.js';

@@ -1,4 +1,6 @@
 import { formatDuration, parseDuration, type Duration } from './duration.js';
+import type { EventTimeWindowSpec, WindowAssignment } from './event-time-spec.js';
+import { parseGrace } from './grace.js';
 import { neverTrigger, type Trigger } from './trigger.js';
 import { Placement, type WindowAssigner } from './window-assigner.js';
 import type { WindowSpec } from './window-spec.js';
@@ -28,17 +30,51 @@ export class SessionSpec implements WindowSpec {
   }
 }
 
+export interface SessionOptions {
+  /**
+   * How long after its end a session still takes late elements (no default: 0 for none).
+   * With a grace the sessions are EVENT-TIME windows, one set per key: see `session`.
+   */
+  readonly grace: Duration;
+}
+
+/** Per-key sessions closed by the watermark: `session(gap, { grace })`. */
+export class KeyedSessionSpec implements EventTimeWindowSpec {
+  readonly kind = 'session';
+  readonly assignment: WindowAssignment;
+
+  constructor(
+    readonly gap: number,
+    readonly grace: number,
+  ) {
+    this.assignment = { type: 'merging', gap, grace };
+  }
+
+  describe(): string {
+    return `${this.kind}(${formatDuration(this.gap)}, grace=${formatDuration(this.grace)})`;
+  }
+}
+
 /**
- * Session windows (one burst of activity per step): a step ends before an element whose
- * event time is more than `gap` after the latest event time of the session, measured
- * from the latest rather than the previous element, so an out-of-order element cannot
- * split a session. The window is [earliest, latest + gap), as in Flink; an element
- * exactly `gap` after the latest (or before the earliest) still joins, since its own
- * session [t, t + gap) touches this one. Elements more than `gap` before the earliest
- * are late.
+ * Session windows. An element's own session is [t, t + gap); sessions that overlap or touch
+ * are one, [earliest, latest + gap), as in Flink, so an element exactly `gap` after the latest
+ * (or before the earliest) still joins.
+ *
+ * Without `grace`, a step window (one burst of activity per step, all keys together): a step
+ * ends before an element more than `gap` after the latest event time of the session, and
+ * elements more than `gap` before the earliest are late.
+ *
+ * With `grace`, per-key event-time sessions (Kafka Streams' session windows, Flink's merging
+ * session assigner): each key has its own sessions, several may be open, an element that
+ * bridges two merges them (the aggregate's `merge` combines their accumulators), and a session
+ * closes when the watermark passes its end + grace.
  */
-export function session(gap: Duration): SessionSpec {
-  return sessionSpec(gap, 'session gap');
+export function session(gap: Duration, options: SessionOptions): KeyedSessionSpec;
+export function session(gap: Duration): SessionSpec;
+export function session(gap: Duration, options?: SessionOptions): SessionSpec | KeyedSessionSpec {
+  const spec = sessionSpec(gap, 'session gap');
+  if (options === undefined) return spec;
+  return new KeyedSessionSpec(spec.gap, parseGrace('session grace', options.grace));
 }
 
 /** The validating factory behind `session()`, with the parameter name its errors use. */

@@ -13,6 +13,8 @@ import {
   type Duration,
   type WindowSize,
 } from './duration.js';
+import { EventTimeTumblingSpec } from './event-time-tumbling.js';
+import { parseGrace } from './grace.js';
 import { neverTrigger, type Trigger } from './trigger.js';
 import { FixedTumblingAssigner } from './tumbling-assigner.js';
 import type { WindowAssigner } from './window-assigner.js';
@@ -71,13 +73,33 @@ export class TumblingSpec implements WindowSpec {
   }
 }
 
+/** The options of an event-time tumbling window: those of `tumbling` and its grace. */
+export interface EventTimeTumblingOptions extends TumblingOptions {
+  /**
+   * How long after its end a window still takes late elements (no default: 0 for none). With
+   * a grace the windows are EVENT-TIME windows: closed when the watermark passes end + grace,
+   * several open at once, one per key, and recovered through the results' metadata.
+   */
+  readonly grace: Duration;
+}
+
 /**
- * Tumbling windows: a step ends before the first element whose event time falls in a
- * later window. Fixed sizes (`'250ms' '30s' '1m' '2h'`, or ms) align to the epoch in UTC;
+ * Tumbling windows. Fixed sizes (`'250ms' '30s' '1m' '2h'`, or ms) align to the epoch in UTC;
  * calendar sizes (`'1d' '1w' '1mo'`, exactly one unit) align in `timeZone`.
+ *
+ * Without `grace`, a step window: the step ends before the first element whose event time
+ * falls in a later window. With `grace`, an event-time window (see EventTimeTumblingOptions).
  */
-export function tumbling(size: Duration, options: TumblingOptions = {}): TumblingSpec {
-  return tumblingSpec(size, options, 'tumbling size', 'tumbling');
+export function tumbling(size: Duration, options: EventTimeTumblingOptions): EventTimeTumblingSpec;
+export function tumbling(size: Duration, options?: TumblingOptions): TumblingSpec;
+export function tumbling(
+  size: Duration,
+  options: TumblingOptions & { readonly grace?: Duration } = {},
+): TumblingSpec | EventTimeTumblingSpec {
+  const { grace, ...alignment } = options;
+  const windows = tumblingSpec(size, alignment, 'tumbling size', 'tumbling');
+  if (!('grace' in options)) return windows;
+  return new EventTimeTumblingSpec(windows, parseGrace('tumbling grace', grace));
 }
 
 /**

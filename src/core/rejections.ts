@@ -1,0 +1,73 @@
+import {
+  ConfigError,
+  DeadLetterLimitError,
+  describe,
+  ProcessingError,
+  type ProcessingStage,
+} from '../common/errors.js';
+import type { SourceChunk } from './ports.js';
+import type { DeadLetter } from './step-result.js';
+import { messageAt } from './chunk-message.js';
+import type { ErrorPolicy } from './step-processor.js';
+
+/**
+ * The job's error policy applied to a message a stage rejected, shared by both processors:
+ * under 'stop' (and for a setup mistake, whatever the policy) a ProcessingError; under
+ * 'dead-letter' the message kept whole for the pending result, up to `maxDeadLetters`.
+ */
+export class Rejections {
+  /** Dead letters of the result being built; `take()` hands them over. */
+  private letters: DeadLetter[] = [];
+
+  constructor(
+    private readonly stream: string,
+    private readonly onError: ErrorPolicy,
+    private readonly maxDeadLetters: number,
+  ) {}
+
+  get pending(): number {
+    return this.letters.length;
+  }
+
+  /** Keeps message `index` of `chunk` as a dead letter, or throws (see the class). */
+  reject(
+    chunk: SourceChunk,
+    index: number,
+    stage: ProcessingStage,
+    cause: unknown,
+    resultFirstOffset: bigint,
+  ): void {
+    const offset = chunk.firstOffset + BigInt(index);
+    // A setup mistake that shows only when a message runs (an async schema validator) is no
+    // message's fault: dead-lettering would bury every message, so it stops the job.
+    if (this.onError === 'stop' || cause instanceof ConfigError) {
+      throw new ProcessingError(this.stream, offset, stage, cause);
+    }
+    if (this.letters.length >= this.maxDeadLetters) {
+      throw new DeadLetterLimitError(
+        this.stream,
+        resultFirstOffset,
+        offset,
+        this.maxDeadLetters,
+        stage,
+        cause,
+      );
+    }
+    this.letters.push({ offset, stage, error: describe(cause), message: messageAt(chunk, index) });
+  }
+
+  /** Records a dead letter that stands for something other than one message (a key's result). */
+  add(letter: DeadLetter): void {
+    this.letters.push(letter);
+  }
+
+  /** The pending dead letters, handed over (a shared empty array when none). */
+  take(): readonly DeadLetter[] {
+    if (this.letters.length === 0) return NONE;
+    const letters = this.letters;
+    this.letters = [];
+    return letters;
+  }
+}
+
+const NONE: readonly never[] = Object.freeze([]);

@@ -1,0 +1,431 @@
+import { describe, ProcessingError, type ProcessingStage } from '../common/errors.js';
+import type { Key, KeyedOutput } from '../common/keyed-output.js';
+import type { Aggregator } from '../common/aggregator.js';
+import { isClosed, type EventTimeWindowSpec } from '../windows/event-time-spec.js';
+import { KeyedWindows, type OpenWindow } from '../windows/keyed-windows.js';
+import { Watermark } from '../windows/watermark.js';
+import type { SourceChunk } from './ports.js';
+import type { RecoveryState, StepResult } from './step-result.js';
+import { MessageReader, ReadOutcome } from './message-reader.js';
+import { Rejections } from './rejections.js';
+import type { StepProcessorConfig } from './step-processor.js';
+
+export interface WindowOperatorConfig<T, A, R> extends Omit<
+  StepProcessorConfig<T, A, R>,
+  'window' | 'late'
+> {
+  readonly window: EventTimeWindowSpec;
+  readonly late: 'drop' | 'side';
+  /** Milliseconds of disorder the watermark allows: it trails the latest event time by this. */
+  readonly maxOutOfOrderness: number;
+}
+
+const NO_OFFSET = -1n;
+const NONE: readonly never[] = Object.freeze([]);
+/** The message of a dead letter that stands for a window's result rather than one message. */
+const NO_MESSAGE = new Uint8Array(0);
+
+/**
+ * The synchronous heart of a job over event-time windows (Flink's WindowOperator): every
+ * message goes through the shared reader, then to its key's windows (the spec's assignment),
+ * moves the watermark, and closes every window the watermark has passed. A message that
+ * closes windows is the decision point: ONE result, published with that message's offset as
+ * its publishing id, holds the closed windows and what else was read since the previous
+ * result (late values or count, filtered count, dead letters).
+ *
+ * Windows stay open across results, so a result also records what a restart needs
+ * (RecoveryState); `restore` takes it back, and the re-read up to the restored result's id
+ * rebuilds the open windows without publishing anything again.
+ */
+export class WindowOperator<T, A, R> {
+  /** Results decided so far, in order; the runner takes them after each chunk. */
+  readonly ready: StepResult<R>[] = [];
+
+  private readonly windows = new KeyedWindows<A>();
+  private readonly watermark: Watermark;
+  private readonly reader: MessageReader<T>;
+  private readonly rejections: Rejections;
+  private readonly aggregator: Aggregator<T, A, R>;
+  private readonly assign:
+    ((eventTime: number, starts: number[], ends: number[]) => void) | undefined;
+  /** Reused by `assign` and by closing, so a message allocates no arrays. */
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
+  private readonly closing: OpenWindow<A>[] = [];
+  private readonly merging: OpenWindow<A>[] = [];
+
+  /** What the result being built holds besides windows. */
+  private resultFirstOffset = NO_OFFSET;
+  private messages = 0;
+  private late: unknown[] = [];
+  private lateDropped = 0;
+  private filtered = 0;
+
+  /** Set by `restore`: offsets up to here were published; their results are rebuilt only. */
+  private replayThrough = NO_OFFSET;
+  /** Count windows per key, while replaying: where each key's open window began. */
+  private openCountsAt: Map<Key, bigint> | undefined;
+
+  constructor(private readonly config: WindowOperatorConfig<T, A, R>) {
+    this.watermark = new Watermark(config.maxOutOfOrderness);
+    this.reader = new MessageReader(config);
+    this.rejections = new Rejections(config.stream, config.onError, config.maxDeadLetters);
+    this.aggregator = config.aggregator;
+    const { assignment } = config.window;
+    if (assignment.type === 'aligned') {
+      const assigner = assignment.createAssigner();
+      this.assign = (time, starts, ends) => assigner.assign(time, starts, ends);
+    } else {
+      this.assign = undefined;
+    }
+  }
+
+  /**
+   * Continues from a stored result: the source is then read from `state.offset`, and nothing
+   * is decided for offsets up to `through` (the result's publishing id) but the windows still
+   * open after it, which those offsets rebuild.
+   */
+  restore(state: RecoveryState, through: bigint): void {
+    if (state.offsetWatermark !== Number.NEGATIVE_INFINITY) {
+      this.watermark.restore(state.offsetWatermark);
+    }
+    this.replayThrough = through;
+    if (this.config.window.assignment.type === 'count') {
+      this.openCountsAt = new Map(state.openCounts ?? []);
+    }
+  }
+
+  /** Processes every message of `chunk`; throws ProcessingError under the 'stop' policy. */
+  process(chunk: SourceChunk): void {
+    const bytes = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
+    const { readValues } = this.config;
+    for (let index = 0; index < chunk.count; index++) {
+      const offset = chunk.firstOffset + BigInt(index);
+      const replaying = offset <= this.replayThrough;
+      if (this.resultFirstOffset === NO_OFFSET) this.resultFirstOffset = offset;
+      this.messages++;
+      if (readValues === undefined) this.processMessage(chunk, bytes, index, offset, replaying);
+      else this.processValues(chunk, index, offset, replaying);
+      if (replaying && offset === this.replayThrough) this.endReplay();
+    }
+  }
+
+  private processMessage(
+    chunk: SourceChunk,
+    bytes: Buffer,
+    index: number,
+    offset: bigint,
+    replaying: boolean,
+  ): void {
+    const { reader } = this;
+    const outcome = reader.read(chunk, bytes, index);
+    if (outcome === ReadOutcome.Filtered) {
+      this.filtered++;
+      return;
+    }
+    if (outcome === ReadOutcome.Rejected) {
+      this.reject(chunk, index, reader.stage, reader.cause, replaying);
+      return;
+    }
+    const { value, time, key } = reader;
+    try {
+      this.place(key, value, time, offset, replaying);
+    } catch (cause) {
+      this.reject(chunk, index, 'reduce', cause, replaying);
+      return;
+    }
+    this.closeWindows(offset, time, replaying);
+  }
+
+  /**
+   * A message of several values (a result of another job): each value goes to its own
+   * windows by its own event time (event-time windows need no contiguous steps), and the
+   * message closes windows once, after all of them.
+   */
+  private processValues(
+    chunk: SourceChunk,
+    index: number,
+    offset: bigint,
+    replaying: boolean,
+  ): void {
+    const { config, reader } = this;
+    if (reader.readAll(chunk, index, config.readValues!, true) === ReadOutcome.Rejected) {
+      this.reject(chunk, index, reader.stage, reader.cause, replaying);
+      return;
+    }
+    const { values, keys, times } = reader;
+    if (!replaying) this.lateDropped += reader.counted;
+    let latest = Number.NEGATIVE_INFINITY;
+    for (let i = 0; i < values.length; i++) {
+      const time = times[i] as number;
+      try {
+        this.place(keys[i] ?? null, values[i] as T, time, offset, replaying);
+      } catch (cause) {
+        // Values before this one are folded: the message can be neither whole in nor whole
+        // out, so it stops the job even under 'dead-letter'.
+        if (i > 0) throw new ProcessingError(config.stream, offset, 'reduce', cause);
+        this.reject(chunk, index, 'reduce', cause, replaying);
+        return;
+      }
+      if (time > latest) latest = time;
+    }
+    this.closeWindows(offset, latest, replaying);
+  }
+
+  /** Adds a value to its key's windows, or counts it late. Throws what `add` throws. */
+  private place(key: Key, value: T, time: number, offset: bigint, replaying: boolean): void {
+    const { assignment } = this.config.window;
+    let placed: boolean;
+    if (assignment.type === 'aligned')
+      placed = this.placeAligned(key, value, time, offset, assignment.grace);
+    else if (assignment.type === 'merging') placed = this.placeSession(key, value, time, offset);
+    else placed = this.placeCounted(key, value, time, offset, assignment.n, replaying);
+    if (!placed && !replaying) {
+      if (this.config.late === 'drop') this.lateDropped++;
+      else this.late.push(value);
+    }
+  }
+
+  private placeAligned(key: Key, value: T, time: number, offset: bigint, grace: number): boolean {
+    const { starts, ends } = this;
+    starts.length = 0;
+    ends.length = 0;
+    (this.assign as NonNullable<typeof this.assign>)(time, starts, ends);
+    const watermark = this.watermark.value;
+    const own = this.windows.of(key);
+    // Folded first, windows created after: an `add` that throws leaves no window behind.
+    let placed = false;
+    const accumulators: A[] = [];
+    const targets: (OpenWindow<A> | undefined)[] = [];
+    for (let i = 0; i < starts.length; i++) {
+      const end = ends[i] as number;
+      if (isClosed(end, grace, watermark)) continue;
+      const start = starts[i] as number;
+      const window = own.find((candidate) => candidate.start === start);
+      accumulators.push(this.aggregator.add(window?.accumulator ?? this.aggregator.init(), value));
+      targets.push(window);
+      placed = true;
+    }
+    let next = 0;
+    for (let i = 0; i < starts.length; i++) {
+      const end = ends[i] as number;
+      if (isClosed(end, grace, watermark)) continue;
+      let window = targets[next];
+      if (window === undefined) {
+        window = this.open(key, starts[i] as number, end, offset);
+        this.windows.schedule(window);
+      }
+      this.fold(window, accumulators[next] as A, time);
+      next++;
+    }
+    return placed;
+  }
+
+  private placeSession(key: Key, value: T, time: number, offset: bigint): boolean {
+    const { gap, grace } = this.config.window.assignment as { gap: number; grace: number };
+    const { merging } = this;
+    merging.length = 0;
+    for (const window of this.windows.of(key)) {
+      if (time <= window.end && time + gap >= window.start) merging.push(window);
+    }
+    if (merging.length === 0) {
+      if (isClosed(time + gap, grace, this.watermark.value)) return false;
+      const accumulator = this.aggregator.add(this.aggregator.init(), value);
+      const window = this.open(key, time, time + gap, offset);
+      this.fold(window, accumulator, time);
+      this.windows.schedule(window);
+      return true;
+    }
+    // The oldest session absorbs the others, their accumulators merged in creation order.
+    const survivor = merging[0] as OpenWindow<A>;
+    let accumulator = survivor.accumulator;
+    for (let i = 1; i < merging.length; i++) {
+      accumulator = this.mergeAccumulators(accumulator, (merging[i] as OpenWindow<A>).accumulator);
+    }
+    accumulator = this.aggregator.add(accumulator, value);
+    for (let i = 1; i < merging.length; i++) {
+      const other = merging[i] as OpenWindow<A>;
+      survivor.start = Math.min(survivor.start, other.start);
+      survivor.end = Math.max(survivor.end, other.end);
+      survivor.count += other.count;
+      survivor.minTime = Math.min(survivor.minTime, other.minTime);
+      survivor.maxTime = Math.max(survivor.maxTime, other.maxTime);
+      this.windows.remove(other);
+    }
+    survivor.start = Math.min(survivor.start, time);
+    // Still filed under its old end: the heap re-files a grown session when it comes up.
+    survivor.end = Math.max(survivor.end, time + gap);
+    this.fold(survivor, accumulator, time);
+    return true;
+  }
+
+  private placeCounted(
+    key: Key,
+    value: T,
+    time: number,
+    offset: bigint,
+    n: number,
+    replaying: boolean,
+  ): boolean {
+    const { openCountsAt } = this;
+    if (replaying && openCountsAt !== undefined) {
+      // A key's messages before its open window began were published in closed windows.
+      const from = openCountsAt.get(key);
+      if (from === undefined || offset < from) return true;
+    }
+    const window = this.windows.of(key)[0];
+    const accumulator = this.aggregator.add(window?.accumulator ?? this.aggregator.init(), value);
+    const target = window ?? this.open(key, time, time + 1, offset);
+    this.fold(target, accumulator, time);
+    if (target.count >= n) {
+      this.windows.remove(target);
+      this.closing.push(target);
+    }
+    return true;
+  }
+
+  private open(key: Key, start: number, end: number, offset: bigint): OpenWindow<A> {
+    return this.windows.create(key, start, end, offset, this.watermark.value, undefined as A);
+  }
+
+  private fold(window: OpenWindow<A>, accumulator: A, time: number): void {
+    window.accumulator = accumulator;
+    window.count++;
+    if (time < window.minTime) window.minTime = time;
+    if (time > window.maxTime) window.maxTime = time;
+  }
+
+  private mergeAccumulators(first: A, second: A): A {
+    const { merge } = this.aggregator;
+    // The pipeline refuses merging windows without `merge`; this guards direct use.
+    if (merge === undefined) throw new TypeError('session windows need the aggregate to merge');
+    return merge(first, second);
+  }
+
+  /** After a message: the watermark moves, and every window it passed closes in one result. */
+  private closeWindows(offset: bigint, time: number, replaying: boolean): void {
+    this.watermark.advance(time);
+    const { assignment } = this.config.window;
+    if (assignment.type !== 'count') {
+      const watermark = this.watermark.value;
+      const { grace } = assignment;
+      this.windows.closedBy((end) => isClosed(end, grace, watermark), this.closing);
+    }
+    if (this.closing.length === 0) return;
+    if (replaying) {
+      // Published before the crash: rebuilt only to leave the same windows open.
+      this.closing.length = 0;
+      return;
+    }
+    this.fire(offset);
+  }
+
+  private fire(lastOffset: bigint): void {
+    const { closing } = this;
+    const outputs: KeyedOutput<R>[] = [];
+    let start = Number.POSITIVE_INFINITY;
+    let end = Number.NEGATIVE_INFINITY;
+    const counted = this.config.window.assignment.type === 'count';
+    for (const window of closing) {
+      const bounds = counted
+        ? { start: window.minTime, end: window.maxTime + 1 }
+        : { start: window.start, end: window.end };
+      if (bounds.start < start) start = bounds.start;
+      if (bounds.end > end) end = bounds.end;
+      try {
+        outputs.push({
+          key: window.key,
+          count: window.count,
+          value: this.aggregator.result(window.accumulator),
+          ...bounds,
+        });
+      } catch (cause) {
+        this.resultFailed(window, bounds, lastOffset, cause);
+      }
+    }
+    closing.length = 0;
+    this.ready.push({
+      firstOffset: this.resultFirstOffset,
+      lastOffset,
+      messages: this.messages,
+      window: { start, end },
+      outputs,
+      late: this.late.length > 0 ? this.late : NONE,
+      lateDropped: this.lateDropped,
+      filtered: this.filtered,
+      deadLetters: this.rejections.take(),
+      recovery: this.recoveryState(lastOffset),
+    });
+    this.resetPending();
+  }
+
+  /** What a restart from the result being fired needs (see RecoveryState). */
+  private recoveryState(lastOffset: bigint): RecoveryState {
+    const oldest = this.windows.oldestOpen();
+    const watermark = this.watermark.value;
+    const base = {
+      watermark,
+      offset: oldest?.firstOffset ?? lastOffset + 1n,
+      offsetWatermark: oldest?.watermarkBefore ?? watermark,
+    };
+    if (this.config.window.assignment.type !== 'count') return base;
+    const openCounts: [Key, bigint][] = [];
+    for (const window of this.windows.openInCreationOrder()) {
+      openCounts.push([window.key, window.firstOffset]);
+    }
+    return { ...base, openCounts };
+  }
+
+  /** The last published offset was re-read: from here on, results are new. */
+  private endReplay(): void {
+    this.replayThrough = NO_OFFSET;
+    this.openCountsAt = undefined;
+    this.resetPending();
+  }
+
+  private resetPending(): void {
+    this.resultFirstOffset = NO_OFFSET;
+    this.messages = 0;
+    this.lateDropped = 0;
+    this.filtered = 0;
+    if (this.late.length > 0) this.late = [];
+    this.rejections.take();
+  }
+
+  private reject(
+    chunk: SourceChunk,
+    index: number,
+    stage: ProcessingStage,
+    cause: unknown,
+    replaying: boolean,
+  ): void {
+    // While replaying, a dead letter belongs to a result already published: only 'stop' acts.
+    if (replaying && this.config.onError !== 'stop') return;
+    this.rejections.reject(chunk, index, stage, cause, this.resultFirstOffset);
+  }
+
+  /**
+   * A window's `result` threw as it closed. Under 'dead-letter' its output is replaced by one
+   * dead letter at the result's publishing id, naming the key, the window and its size.
+   */
+  private resultFailed(
+    window: OpenWindow<A>,
+    bounds: { start: number; end: number },
+    lastOffset: bigint,
+    cause: unknown,
+  ): void {
+    if (this.config.onError === 'stop') {
+      throw new ProcessingError(this.config.stream, lastOffset, 'result', cause);
+    }
+    const { key } = window;
+    this.rejections.add({
+      offset: lastOffset,
+      stage: 'result',
+      error:
+        `result failed for key ${key === null ? 'null' : JSON.stringify(key)} over ` +
+        `${window.count} messages of window [${bounds.start}, ${bounds.end}) from offset ` +
+        `${window.firstOffset}: ${describe(cause)}`,
+      message: NO_MESSAGE,
+    });
+  }
+}

@@ -1,0 +1,41 @@
+import { formatDuration } from './duration.js';
+import type { AlignedAssigner, EventTimeWindowSpec, WindowAssignment } from './event-time-spec.js';
+import type { TumblingSpec } from './tumbling.js';
+
+/**
+ * Tumbling windows closed by the watermark: `tumbling(size, { grace })`. The windows are those
+ * of the step tumbling window with the same size and alignment; what differs is when they end
+ * (the watermark passing end + grace, not the first element of a later window), so several
+ * may be open at once, one set per key.
+ */
+export class EventTimeTumblingSpec implements EventTimeWindowSpec {
+  readonly kind = 'tumbling';
+  readonly assignment: WindowAssignment;
+
+  constructor(
+    /** The size and alignment of the windows. */
+    readonly windows: TumblingSpec,
+    readonly grace: number,
+  ) {
+    this.assignment = {
+      type: 'aligned',
+      grace,
+      createAssigner: () => tumblingAssigner(windows),
+    };
+  }
+
+  describe(): string {
+    return `${this.kind}(${this.windows.describeSettings()}, grace=${formatDuration(this.grace)})`;
+  }
+}
+
+function tumblingAssigner(windows: TumblingSpec): AlignedAssigner {
+  const bounds = windows.createAssigner();
+  return {
+    assign(eventTime, starts, ends) {
+      bounds.open(eventTime);
+      starts.push(bounds.start);
+      ends.push(bounds.end);
+    },
+  };
+}
