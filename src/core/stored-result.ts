@@ -83,7 +83,10 @@ function partOf(properties: Record<string, unknown> | undefined): number {
   return typeof part === 'string' && DECIMAL.test(part) ? Number(part) : 0;
 }
 
-/** The bytes of message `index` of `chunk`, copied out of its backing buffer. */
+/**
+ * The bytes of message `index` of `chunk`, copied out of its backing buffer (a Deliver
+ * frame's, on RabbitMQ: a Buffer, whose `slice` would be a view keeping the frame alive).
+ */
 export function messageAt(chunk: SourceChunk, index: number): Uint8Array {
-  return chunk.bytes.slice(chunk.starts[index], chunk.ends[index]);
+  return Uint8Array.from(chunk.bytes.subarray(chunk.starts[index], chunk.ends[index]));
 }
