@@ -303,6 +303,7 @@ export function discardingTarget(target: Target): Target {
     maxWriteBytes: target.maxWriteBytes,
     lastPublishingId: async () => 0n,
     hasPublished: async () => false,
+    readResult: async () => undefined,
     publish: async () => undefined,
   };
 }

@@ -80,6 +80,7 @@ async function timeToFirstResult(size: number): Promise<number> {
     maxWriteBytes: target.maxWriteBytes,
     lastPublishingId: () => target.lastPublishingId(),
     hasPublished: () => target.hasPublished(),
+    readResult: (publishingId) => target.readResult(publishingId),
     publish: async (publishingId, messages) => {
       await target.publish(publishingId, messages);
       if (Number.isNaN(firstResultAt)) firstResultAt = performance.now();

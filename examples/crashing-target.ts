@@ -24,6 +24,7 @@ export function crashingTarget(
     maxWriteBytes: target.maxWriteBytes,
     lastPublishingId: async () => (alive(), target.lastPublishingId()),
     hasPublished: async () => (alive(), target.hasPublished()),
+    readResult: async (publishingId) => (alive(), target.readResult(publishingId)),
     publish: async (publishingId, messages) => {
       alive();
       dead = ++publishes === atPublish;

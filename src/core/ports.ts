@@ -79,9 +79,20 @@ export interface Target {
    */
   hasPublished(): Promise<boolean>;
   /**
-   * The stored result of `producer` whose `sw-last-offset` is `publishingId` (the whole AMQP
-   * 1.0 message; the first part of a batch), or undefined when there is none. An event-time
-   * job asks once per (re)start, with its last publishing id, for its recovery state.
+   * The stored result of `producer` published under `publishingId`: the whole AMQP 1.0
+   * message whose `sw-last-offset` application property is `publishingId` (as a decimal
+   * string) and whose `sw-producer` is `producer`; undefined when there is none (never
+   * published, or removed by retention). A 'batch' result is several messages, each with the
+   * step's properties: this answers its first part. Messages that are not AMQP 1.0, or are
+   * another producer's, are skipped.
+   *
+   * The runner asks once per (re)start, with the last publishing id: it is how an event-time
+   * job reads its recovery state. Cost: the stream is searched backward from its end, and
+   * one producer's results lie in increasing id order, so the search stops at the wanted
+   * result or at an earlier result of `producer`. It reads about as many messages as lie
+   * after the wanted result (within a factor the implementation documents), whatever other
+   * producers share the stream; a producer whose result is absent and that never published
+   * before it costs a read of the whole stream.
    */
   readResult(publishingId: bigint): Promise<Uint8Array | undefined>;
   /**

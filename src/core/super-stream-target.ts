@@ -33,6 +33,11 @@ export class SuperStreamTarget implements Target {
   readonly producer: string;
   readonly maxWriteBytes: number;
   private publishing = false;
+  /**
+   * Each partition's last publishing id as last asked: where `readResult` looks first. Never
+   * wrong for that, only incomplete: an id stays on the partition it was stored on.
+   */
+  private lastIds: readonly bigint[] | undefined;
 
   constructor(
     readonly partitions: readonly Target[],
@@ -61,12 +66,31 @@ export class SuperStreamTarget implements Target {
   /** The highest last publishing id across the partitions (asking each re-arms its fence). */
   async lastPublishingId(): Promise<bigint> {
     const ids = await Promise.all(this.partitions.map((partition) => partition.lastPublishingId()));
+    this.lastIds = ids;
     return ids.reduce((highest, id) => (id > highest ? id : highest), 0n);
   }
 
   async hasPublished(): Promise<boolean> {
     const answers = await Promise.all(this.partitions.map((partition) => partition.hasPublished()));
     return answers.includes(true);
+  }
+
+  /**
+   * The result under `publishingId`, from the partition it went to: one whose last
+   * publishing id, as `lastPublishingId()` last answered, is `publishingId` is asked first
+   * (the runner asks for the resume point, the highest partition's last, so that one partition
+   * is searched), then every other in partition order, the first answer winning (a
+   * partition holds none of another's ids). Costs: each partition asked, its own `readResult`'s.
+   */
+  async readResult(publishingId: bigint): Promise<Uint8Array | undefined> {
+    const holds = (index: number): boolean => this.lastIds?.[index] === publishingId;
+    const order = this.partitions.map((_, index) => index);
+    order.sort((a, b) => Number(holds(b)) - Number(holds(a)));
+    for (const index of order) {
+      const message = await this.partitions[index]?.readResult(publishingId);
+      if (message !== undefined) return message;
+    }
+    return undefined;
   }
 
   async publish(

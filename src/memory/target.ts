@@ -1,5 +1,6 @@
 import { PublishError, describe, refusedUntilResumed } from '../common/errors.js';
 import type { Target } from '../core/ports.js';
+import { findResultIn, messageAt } from '../core/stored-result.js';
 import { STREAM_DOES_NOT_EXIST } from '../common/stream-protocol.js';
 import { SimulatedCrash, type FaultPoint } from './errors.js';
 import type { FaultPlan } from './faults.js';
@@ -44,6 +45,25 @@ export class MemoryTarget implements Target {
     this.assertAlive();
     this.log.assertExists();
     return this.log.sequence(this.producer) !== undefined;
+  }
+
+  /**
+   * Searches the stored chunks backward from the end: it stops at the wanted result or at
+   * the first chunk holding an earlier result of this producer (see the Target port).
+   */
+  async readResult(publishingId: bigint): Promise<Uint8Array | undefined> {
+    this.assertAlive();
+    this.log.assertExists();
+    const { chunks } = this.log;
+    for (let at = chunks.length - 1; at >= 0; at--) {
+      const chunk = chunks[at];
+      if (chunk === undefined) continue;
+      const finding = findResultIn(chunk, chunk.count, this.producer, publishingId);
+      // A write is one chunk here, so the first match is a 'batch' result's first part.
+      if ('index' in finding) return messageAt(chunk, finding.index);
+      if (finding.earlier) return undefined;
+    }
+    return undefined;
   }
 
   async publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void> {

@@ -1,10 +1,10 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import { decodeMessage } from '../codecs/amqp-message.js';
-import { CodecError } from '../codecs/codec-error.js';
 import { ResultProperty } from '../core/result-format.js';
 import type { SourceChunk } from '../core/ports.js';
+import { storedProperties } from '../core/stored-result.js';
 import type { AddressResolver } from './node-connection.js';
 import { rabbitSource } from './source.js';
+import { readRange } from './stream-range.js';
 
 /**
  * Whether `producer` ever stored a result on `stream` (the Target port's `hasPublished`).
@@ -13,7 +13,8 @@ import { rabbitSource } from './source.js';
  * do: each carries its producer in the `sw-producer` application property.
  *
  * Cost: reads the stream from its first offset still stored with the adapter's own source
- * (one connection, `timeoutMs` bounding connect and subscribe) and decodes each message's
+ * (one connection, `timeoutMs` bounding connect, subscribe and each wait for a chunk; see
+ * ./stream-range.ts) and decodes each message's
  * header and properties until a result of `producer` turns up, so a producer that never
  * published here costs a read of the whole stream (measured on RabbitMQ 4.0.5 here: 50,000
  * one-message results in about 2.5 s). The runner asks only when the last
@@ -32,28 +33,17 @@ export async function producerHasPublished(
   const source = rabbitSource(stream, { connection: params, timeoutMs, addressResolver });
   const end = await source.endOffset();
   if (end === 0n) return false;
-  const reading = new AbortController();
-  try {
-    for await (const chunk of source.read('first', reading.signal)) {
-      if (holdsResultOf(chunk, producer)) return true;
-      if (chunk.firstOffset + BigInt(chunk.count) >= end) return false;
-    }
-    return false;
-  } finally {
-    reading.abort();
-  }
+  let found = false;
+  await readRange(source, 'first', end, timeoutMs, (chunk, count) => {
+    found = holdsResultOf(chunk, count, producer);
+    return found;
+  });
+  return found;
 }
 
-function holdsResultOf(chunk: SourceChunk, producer: string): boolean {
-  for (let i = 0; i < chunk.count; i++) {
-    let properties: Record<string, unknown> | undefined;
-    try {
-      properties = decodeMessage(chunk.bytes, chunk.starts[i], chunk.ends[i]).applicationProperties;
-    } catch (error) {
-      if (error instanceof CodecError) continue; // another writer's message, not a result
-      throw error;
-    }
-    if (properties?.[ResultProperty.producer] === producer) return true;
+function holdsResultOf(chunk: SourceChunk, count: number, producer: string): boolean {
+  for (let i = 0; i < count; i++) {
+    if (storedProperties(chunk, i)?.[ResultProperty.producer] === producer) return true;
   }
   return false;
 }

@@ -27,6 +27,7 @@ import { StreamCommandError } from './stream-command-error.js';
 import type { AddressResolver } from './node-connection.js';
 import type { NodeAddress } from './stream-members.js';
 import { producerHasPublished } from './target-history.js';
+import { lookUpResult } from './result-lookup.js';
 
 export interface TargetOptions {
   /** Producer name: the broker deduplicates on it. Stable across restarts, unique per target. */
@@ -87,7 +88,7 @@ export class RabbitTarget implements Target {
     readonly stream: string,
     options: TargetOptions,
     private readonly onClose: () => void,
-    /** How its scans of the stream (`hasPublished`) reach a member: `connect()`'s. */
+    /** How its scans of the stream (`hasPublished`, `readResult`) reach a member: `connect()`'s. */
     private readonly addressResolver?: AddressResolver,
   ) {
     this.producer = options.producer;
@@ -149,6 +150,22 @@ export class RabbitTarget implements Target {
       this.confirmTimeoutMs,
       this.addressResolver,
     );
+  }
+
+  /**
+   * Searches the stream backward for this producer's result `publishingId`, on a replica of
+   * any node that is up: see ./result-lookup.ts for the cost.
+   */
+  async readResult(publishingId: bigint): Promise<Uint8Array | undefined> {
+    const lookup = await lookUpResult(
+      this.link.params,
+      this.stream,
+      this.producer,
+      publishingId,
+      this.confirmTimeoutMs,
+      this.addressResolver,
+    );
+    return lookup.message;
   }
 
   async publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void> {

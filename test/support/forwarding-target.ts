@@ -9,6 +9,7 @@ export function forwarding(target: Target): Target {
     maxWriteBytes: target.maxWriteBytes,
     lastPublishingId: () => target.lastPublishingId(),
     hasPublished: () => target.hasPublished(),
+    readResult: (publishingId) => target.readResult(publishingId),
     publish: (id, messages) => target.publish(id, messages),
   };
 }

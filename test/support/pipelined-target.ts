@@ -132,6 +132,11 @@ export class PipelinedTarget implements Target {
     return this.inner.hasPublished();
   }
 
+  readResult(publishingId: bigint): Promise<Uint8Array | undefined> {
+    if (this.dead) return Promise.reject(this.crash());
+    return this.inner.readResult(publishingId);
+  }
+
   publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void> {
     if (this.dead) return Promise.reject(this.crash());
     if (this.fenced) {

@@ -1,0 +1,92 @@
+import { decodeMessage } from '../codecs/amqp-message.js';
+import { CodecError } from '../codecs/codec-error.js';
+import type { SourceChunk } from './ports.js';
+import { ResultProperty } from './result-format.js';
+
+/**
+ * Recognising one producer's results among what a target stream stores, for the adapters'
+ * `hasPublished` and `readResult` (the Target port). A result names its producer and its
+ * publishing id in its application properties (`sw-producer`, `sw-last-offset`).
+ */
+
+/**
+ * The application properties of message `index` of `chunk`; undefined when it has none or
+ * is not an AMQP 1.0 message at all (another writer's, never a result).
+ */
+export function storedProperties(
+  chunk: SourceChunk,
+  index: number,
+): Record<string, unknown> | undefined {
+  try {
+    return decodeMessage(chunk.bytes, chunk.starts[index], chunk.ends[index]).applicationProperties;
+  } catch (error) {
+    if (error instanceof CodecError) return undefined;
+    throw error;
+  }
+}
+
+/** What `properties` say of the message, next to `producer`'s result `publishingId`. */
+export type ResultPlace =
+  | 'wanted'
+  /** A result of `producer` with a lower publishing id: stored before the wanted one. */
+  | 'earlier'
+  /** Anything else: another producer's result, a later one of `producer`, no result. */
+  | 'other';
+
+const DECIMAL = /^(0|[1-9][0-9]*)$/;
+
+export function resultPlace(
+  properties: Record<string, unknown> | undefined,
+  producer: string,
+  publishingId: bigint,
+): ResultPlace {
+  if (properties?.[ResultProperty.producer] !== producer) return 'other';
+  const id = properties[ResultProperty.lastOffset];
+  // Not one of our results after all: nothing to order it by.
+  if (typeof id !== 'string' || !DECIMAL.test(id)) return 'other';
+  const stored = BigInt(id);
+  if (stored === publishingId) return 'wanted';
+  return stored < publishingId ? 'earlier' : 'other';
+}
+
+/** What one run of consecutive stored messages says of `producer`'s result `publishingId`. */
+export type RunFinding =
+  /** The first message of the run that is the wanted result, and its 'batch' part number. */
+  | { readonly index: number; readonly part: number }
+  /** Not in the run; `earlier`: an earlier result of `producer` is, so nothing before the run holds it. */
+  | { readonly earlier: boolean };
+
+/**
+ * Looks through messages 0 .. `count` - 1 of `chunk`, in offset order, for `producer`'s
+ * result `publishingId`. One producer's results are stored in increasing id order, so a
+ * search going backward through the stream stops at the first run that holds an earlier one.
+ */
+export function findResultIn(
+  chunk: SourceChunk,
+  count: number,
+  producer: string,
+  publishingId: bigint,
+): RunFinding {
+  let earlier = false;
+  for (let index = 0; index < count; index++) {
+    const properties = storedProperties(chunk, index);
+    const place = resultPlace(properties, producer, publishingId);
+    if (place === 'wanted') return { index, part: partOf(properties) };
+    if (place === 'earlier') earlier = true;
+  }
+  return { earlier };
+}
+
+/** A 'batch' result's part number; 0 for the other packings (one message per result). */
+function partOf(properties: Record<string, unknown> | undefined): number {
+  const part = properties?.[ResultProperty.part];
+  return typeof part === 'string' && DECIMAL.test(part) ? Number(part) : 0;
+}
+
+/**
+ * The bytes of message `index` of `chunk`, copied out of its backing buffer (a Deliver
+ * frame's, on RabbitMQ: a Buffer, whose `slice` would be a view keeping the frame alive).
+ */
+export function messageAt(chunk: SourceChunk, index: number): Uint8Array {
+  return Uint8Array.from(chunk.bytes.subarray(chunk.starts[index], chunk.ends[index]));
+}

@@ -1,0 +1,140 @@
+import type { ClientParams } from 'rabbitmq-stream-js-client';
+import { RetentionGapError } from '../common/errors.js';
+import { findResultIn, messageAt } from '../core/stored-result.js';
+import type { AddressResolver } from './node-connection.js';
+import { rabbitSource, type RabbitSource } from './source.js';
+import { readRange } from './stream-range.js';
+
+/** The first window: the stream's last 64 offsets. */
+const FIRST_WINDOW = 64n;
+/** Each window further back holds this many times the offsets of the one after it. */
+const GROWTH = 4n;
+
+/** What a lookup found, and what it cost. */
+export interface ResultLookup {
+  /** The result message (a 'batch' result's first part); undefined when there is none. */
+  readonly message: Uint8Array | undefined;
+  /** Messages the broker delivered to the search (each one decoded). */
+  readonly messagesRead: number;
+  /** Windows read: each one subscription, on a connection of its own. */
+  readonly windows: number;
+}
+
+/**
+ * `producer`'s result published under `publishingId` on `stream` (the Target port's
+ * `readResult`), searched for backward from the stream's end: RabbitMQ reads a stream only
+ * forward, so the search reads windows of offsets, each 4 times the one after it (the last
+ * 64 offsets, then the 256 before them, ...), each from its first offset up to where the
+ * window after it starts, where the read is aborted.
+ *
+ * One producer's results lie in increasing id order along the stream, so a window holding
+ * an earlier result of `producer` is the last one read: the wanted result, if stored, is in
+ * it or after it. The search also ends at the stream's first offset still stored (what
+ * retention removed cannot be found).
+ *
+ * Cost, with d the messages stored after the wanted result (or, for an absent one, after the
+ * producer's result before it): at most about 4d + 64 messages delivered and decoded, in
+ * about log4(d / 16) + 1 windows, whatever other producers write to the stream; plus one
+ * end-offset query. An id this producer never published and with no earlier result of it
+ * costs a read of the whole stream. `timeoutMs` bounds each connect, subscribe and wait for
+ * a chunk (see ./stream-range.ts); failures are the source's `SourceError`s.
+ */
+export async function lookUpResult(
+  params: ClientParams,
+  stream: string,
+  producer: string,
+  publishingId: bigint,
+  timeoutMs: number,
+  addressResolver?: AddressResolver,
+): Promise<ResultLookup> {
+  const search = new BackwardSearch(
+    rabbitSource(stream, { connection: params, timeoutMs, addressResolver }),
+    producer,
+    publishingId,
+    timeoutMs,
+  );
+  return search.run();
+}
+
+/** A result found in a window: its offset and 'batch' part number. */
+interface Found {
+  readonly offset: bigint;
+  readonly part: number;
+  readonly message: Uint8Array;
+}
+
+class BackwardSearch {
+  private messagesRead = 0;
+  private windows = 0;
+
+  constructor(
+    private readonly source: RabbitSource,
+    private readonly producer: string,
+    private readonly publishingId: bigint,
+    private readonly timeoutMs: number,
+  ) {}
+
+  async run(): Promise<ResultLookup> {
+    let until = await this.source.endOffset();
+    let floor = 0n;
+    let size = FIRST_WINDOW;
+    while (until > floor) {
+      const from = until - size > floor ? until - size : floor;
+      let window: { found?: Found; earlier: boolean };
+      try {
+        window = await this.read(from, until);
+      } catch (error) {
+        if (!(error instanceof RetentionGapError)) throw error;
+        floor = error.firstAvailable; // the same window again, from the first offset stored
+        continue;
+      }
+      if (window.found !== undefined) return this.answer(await this.firstPart(window.found));
+      if (window.earlier) break;
+      until = from;
+      size *= GROWTH;
+    }
+    return this.answer(undefined);
+  }
+
+  /**
+   * The window cut a 'batch' result, whose parts are consecutive offsets of one chunk,
+   * when the part found first is not part 0: part 0 is read on its own then.
+   */
+  private async firstPart(found: Found): Promise<Uint8Array> {
+    if (found.part === 0) return found.message;
+    const first = found.offset - BigInt(found.part);
+    try {
+      const window = await this.read(first, found.offset);
+      return window.found?.message ?? found.message;
+    } catch (error) {
+      // Retention removed it meanwhile: any part carries the step's properties.
+      if (error instanceof RetentionGapError) return found.message;
+      throw error;
+    }
+  }
+
+  private async read(from: bigint, until: bigint): Promise<{ found?: Found; earlier: boolean }> {
+    this.windows++;
+    let found: Found | undefined;
+    let earlier = false;
+    await readRange(this.source, from, until, this.timeoutMs, (chunk, count) => {
+      this.messagesRead += count;
+      const finding = findResultIn(chunk, count, this.producer, this.publishingId);
+      if ('index' in finding) {
+        found = {
+          offset: chunk.firstOffset + BigInt(finding.index),
+          part: finding.part,
+          message: messageAt(chunk, finding.index),
+        };
+        return true;
+      }
+      earlier ||= finding.earlier;
+      return false;
+    });
+    return found === undefined ? { earlier } : { found, earlier };
+  }
+
+  private answer(message: Uint8Array | undefined): ResultLookup {
+    return { message, messagesRead: this.messagesRead, windows: this.windows };
+  }
+}
