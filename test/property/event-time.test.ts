@@ -1,0 +1,106 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { MemoryBroker } from '../../src/memory/index.js';
+import { decodeResult, type PackMode } from '../../src/index.js';
+import { crashArb, runThroughCrashes } from '../support/crashes.js';
+import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
+import { eventTimeCaseArbitrary, type EventTimeCase } from '../support/event-time-arbitrary.js';
+import { countEventTimeCoverage } from '../support/event-time-coverage.js';
+import { referenceRunDetailed } from '../support/event-time-reference.js';
+import { asReferenceResults, caseJob, caseMessages } from '../support/event-time-job.js';
+
+// Hundreds of messages, so that windows stay open across many results and crashes land deep.
+const cases = eventTimeCaseArbitrary({ minMessages: 20, maxMessages: 300 });
+const packs = fc.constantFrom<PackMode>('sections', 'batch', 'single');
+
+function brokerWith(messages: Uint8Array[]): MemoryBroker {
+  const broker = new MemoryBroker({ now: () => 0 });
+  broker.createStream('source');
+  broker.createStream('target');
+  // Chunks of a few messages, as a broker batches them: a crash may fall inside one.
+  for (let i = 0; i < messages.length; i += 7) broker.append('source', messages.slice(i, i + 7));
+  return broker;
+}
+
+function run(broker: MemoryBroker, c: EventTimeCase, pack: PackMode) {
+  return caseJob(
+    c.config,
+    broker.source('source'),
+    broker.target('target', { producer: 'job-1' }),
+    pack,
+  );
+}
+
+const targetBytes = (broker: MemoryBroker) => broker.messages('target').map((m) => m.bytes);
+
+describe('event-time windows on the embedded broker', () => {
+  it(
+    'publishes exactly what the naive reference model of watermark, grace and merging decides',
+    async () => {
+      const coverage = new Coverage('event-time windows against the reference model');
+      await fc.assert(
+        fc.asyncProperty(cases, packs, async (c, pack) => {
+          coverage.run();
+          const reference = referenceRunDetailed(c.messages, c.config);
+          countEventTimeCoverage(coverage, c, reference);
+          const broker = brokerWith(caseMessages(c.messages));
+          await run(broker, c, pack).run({ untilCaughtUp: true });
+          expect(asReferenceResults(targetBytes(broker))).toEqual(reference.results);
+        }),
+        propertyParameters(),
+      );
+      coverage.expectRates({
+        'runs with >= 3 results': 0.75,
+        'runs with late messages': 0.25,
+        'runs with a session merge': 0.06,
+        'runs with windows closing together': 0.45,
+        'runs with out-of-order messages': 0.7,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    'writes a byte-identical target after any number of crashes and restarts, re-reading open windows from the recorded offset',
+    async () => {
+      const coverage = new Coverage('event-time windows through crashes');
+      await fc.assert(
+        fc.asyncProperty(cases, packs, crashArb, async (c, pack, crashes) => {
+          coverage.run();
+          const messages = caseMessages(c.messages);
+          const expected = brokerWith(messages);
+          await run(expected, c, pack).run({ untilCaughtUp: true });
+          const results = asReferenceResults(targetBytes(expected));
+          coverage.count('runs with >= 3 results', results.length >= 3);
+          coverage.count(
+            'runs whose results re-read before their own offsets',
+            targetBytes(expected).some((bytes) => {
+              const { recovery, lastOffset } = decodeRecovery(bytes);
+              return recovery !== undefined && recovery < lastOffset;
+            }),
+          );
+          const broker = brokerWith(messages);
+          await runThroughCrashes(broker, 'target', crashes, () => run(broker, c, pack), coverage);
+          expect(targetBytes(broker)).toEqual(targetBytes(expected));
+        }),
+        propertyParameters(),
+      );
+      coverage.expectRates({
+        'runs with >= 3 results': 0.8,
+        'runs whose results re-read before their own offsets': 0.75,
+        'crashes fired': 1.5,
+        'crashes after a stored result': 1.5,
+        'before-publish fired': 0.3,
+        'after-publish fired': 0.3,
+        'after-confirm fired': 0.3,
+        'lose-confirm fired': 0.3,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+});
+
+function decodeRecovery(bytes: Uint8Array): { recovery: bigint | undefined; lastOffset: bigint } {
+  const result = decodeResult(bytes);
+  return { recovery: result.recovery?.offset, lastOffset: result.lastOffset };
+}

@@ -1,0 +1,97 @@
+// An event-time case (test/support/event-time-arbitrary.ts) as a job of the library: its source
+// messages, the job over them, and its results read back in the reference model's terms.
+import {
+  aggregate,
+  count,
+  decodeResult,
+  hopping,
+  jsonMessage,
+  session,
+  tumbling,
+  type EventTimeWindowSpec,
+  type PackMode,
+  type Source,
+  type Target,
+} from '../../src/index.js';
+import type {
+  ReferenceConfig,
+  ReferenceMessage,
+  ReferenceResult,
+  ReferenceWindow,
+} from './event-time-reference.js';
+
+/** The source messages of a case: one JSON message per reference message. */
+export function caseMessages(messages: readonly ReferenceMessage[]): Uint8Array[] {
+  return messages.map((m) => jsonMessage(m));
+}
+
+export function windowSpec(window: ReferenceWindow): EventTimeWindowSpec {
+  switch (window.type) {
+    case 'tumbling':
+      return tumbling(window.size, { grace: window.grace });
+    case 'hopping':
+      return hopping(window.size, window.advance, { grace: window.grace });
+    case 'session':
+      return session(window.gap, { grace: window.grace });
+    case 'count':
+      return count(window.n, { perKey: true });
+  }
+}
+
+/** The case's job: filter, event time, key, the window, and a sum of the values. */
+export function caseJob(
+  config: ReferenceConfig,
+  source: Source,
+  target: Target,
+  pack: PackMode = 'sections',
+) {
+  let pipeline = aggregate<ReferenceMessage>(source)
+    .filter((m) => m.filtered !== true)
+    .eventTime((m) => m.time)
+    .key((m) => m.key)
+    .window(windowSpec(config.window));
+  if (config.window.type !== 'count') {
+    pipeline = pipeline.maxOutOfOrderness(config.maxOutOfOrderness).late(config.late);
+  }
+  return pipeline
+    .aggregate({
+      init: () => 0,
+      add: (sum: number, m: ReferenceMessage) => sum + m.value,
+      result: (sum) => sum,
+      merge: (a, b) => a + b,
+    })
+    .to(target, { pack });
+}
+
+/** A target's results in the reference model's terms (one per publishing id, batch parts joined). */
+export function asReferenceResults(messages: readonly Uint8Array[]): ReferenceResult[] {
+  const results: ReferenceResult[] = [];
+  for (const bytes of messages) {
+    const result = decodeResult<number>(bytes);
+    const decision = Number(result.lastOffset);
+    let into = results.at(-1);
+    if (into?.decision !== decision) {
+      into = {
+        decision,
+        firstOffset: Number(result.firstOffset),
+        messages: result.messages,
+        outputs: [],
+        late: [],
+        lateDropped: result.lateDropped,
+        filtered: result.filtered,
+      };
+      results.push(into);
+    }
+    for (const o of result.outputs) {
+      into.outputs.push({
+        key: String(o.key),
+        start: o.start,
+        end: o.end,
+        count: o.count,
+        sum: o.value,
+      });
+    }
+    for (const late of result.late) into.late.push((late as ReferenceMessage).value);
+  }
+  return results;
+}
