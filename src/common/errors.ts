@@ -109,6 +109,11 @@ export class OutputTooLargeError extends StreamWindowsError {
     readonly limit: number,
     /** Dead letters in the result: each carries a whole source message, so they may be why. */
     readonly deadLetters = 0,
+    /**
+     * Per-key count windows: the open windows its recovery state lists (a key and an offset
+     * each, in every message of the write), so they may be why.
+     */
+    readonly openCountWindows = 0,
   ) {
     super(
       `result of offsets ${firstOffset}..${lastOffset} of stream '${stream}' encodes to ${bytes} bytes, ` +
@@ -116,7 +121,11 @@ export class OutputTooLargeError extends StreamWindowsError {
         (deadLetters > 0
           ? `it holds ${deadLetters} dead letters, each a whole source message: fix what makes ` +
             `them fail, or lower onError's maxDeadLetters`
-          : `use a smaller window, fewer keys, or pack: 'batch' with a larger frame_max`),
+          : openCountWindows > 0
+            ? `its recovery state lists ${openCountWindows} open per-key count windows: use ` +
+              `fewer keys, a smaller n, or event-time windows with a grace, whose recovery ` +
+              `state does not grow with the keys`
+            : `use a smaller window, fewer keys, or pack: 'batch' with a larger frame_max`),
     );
   }
 }

@@ -462,6 +462,7 @@ export class Runner<T, A, R> {
         size,
         this.config.target.maxWriteBytes,
         result.deadLetters.length,
+        result.recovery?.openCounts?.length ?? 0,
       );
     }
     return messages;
