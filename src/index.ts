@@ -53,6 +53,7 @@ export {
 export type { Logger } from './common/logger.js';
 export type { Aggregator } from './common/aggregator.js';
 export type { LatePolicy, ErrorPolicy } from './core/step-processor.js';
+export type { EarlyUpdates } from './core/window-operator.js';
 export type { ValueFormat } from './core/value-decoder.js';
 export {
   fromResults,

@@ -12,4 +12,6 @@ export interface KeyedOutput<R> {
    */
   readonly start?: number;
   readonly end?: number;
+  /** false for an early update of a window still open; absent for a window's final output. */
+  readonly final?: false;
 }

@@ -22,7 +22,7 @@ import { encodeResult, type PackMode, type SingleFormat } from './result-format.
 import { Runner } from './runner.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
 import type { ErrorPolicy, LatePolicy, StepProcessorConfig } from './step-processor.js';
-import type { WindowOperatorConfig } from './window-operator.js';
+import type { EarlyUpdates, WindowOperatorConfig } from './window-operator.js';
 import type { StepResult } from './step-result.js';
 import { userEncoder, type EncodedBodies } from './user-encoder.js';
 import { bodyDecoder, type ValueFormat } from './value-decoder.js';
@@ -41,6 +41,8 @@ interface Settings<T> {
   readonly window: AnyWindowSpec | undefined;
   /** Event-time windows only: how far the watermark trails the latest event time, ms. */
   readonly maxOutOfOrderness: number | undefined;
+  /** Event-time windows only: early updates of open windows (none by default). */
+  readonly early: EarlyUpdates | undefined;
   readonly key: ((value: T) => string | number) | undefined;
   readonly late: LatePolicy | undefined;
   readonly onError: ErrorPolicy;
@@ -123,6 +125,7 @@ export function aggregate<T = unknown>(
     eventTime: undefined,
     window: undefined,
     maxOutOfOrderness: undefined,
+    early: undefined,
     key: undefined,
     late: undefined,
     onError: 'stop',
@@ -257,6 +260,7 @@ export class PipelineBuilder<T> {
     }
     if (this.settings.late !== undefined) checkLatePolicy(this.settings.late, spec);
     if (this.settings.maxOutOfOrderness !== undefined) checkOutOfOrderness(spec);
+    if (this.settings.early !== undefined) checkEmit(spec);
     return this.with({ window: spec });
   }
 
@@ -269,6 +273,29 @@ export class PipelineBuilder<T> {
     const ms = parseDuration('maxOutOfOrderness', duration, 'non-negative');
     if (this.settings.window !== undefined) checkOutOfOrderness(this.settings.window);
     return this.with({ maxOutOfOrderness: ms });
+  }
+
+  /**
+   * Event-time windows: when outputs are published (Kafka Streams' emit strategy). 'final'
+   * (the default): once per window, when it closes. `{ early: { every: n } }`: also after each
+   * n-th element of a window while it is open; `{ early: 'each-result' }`: also in every
+   * result the job publishes, for each open window that took elements since its last update.
+   * Early outputs are marked `final: false`; a window's last output is its final one.
+   */
+  emit(strategy: 'final' | { readonly early: EarlyUpdates }): PipelineBuilder<T> {
+    if (this.settings.window !== undefined) checkEmit(this.settings.window);
+    if (strategy === 'final') return this.with({ early: undefined });
+    const early = (strategy as { early?: unknown } | null)?.early;
+    if (early === 'each-result') return this.with({ early });
+    const every = (early as { every?: unknown } | undefined)?.every;
+    if (typeof every !== 'number' || !Number.isSafeInteger(every) || every < 1) {
+      throw new ConfigError(
+        'emit',
+        "must be 'final', { early: { every: n } } with a whole n >= 1, or { early: 'each-result' }",
+        strategy,
+      );
+    }
+    return this.with({ early: { every } });
   }
 
   /** Groups within a step: one output per key, all in the step's one result. */
@@ -569,6 +596,7 @@ export class AggregationBuilder<T, A, R> {
       window,
       late: settings.late === 'drop' ? 'drop' : 'side',
       maxOutOfOrderness: settings.maxOutOfOrderness ?? 0,
+      early: settings.early,
     };
   }
 }
@@ -625,6 +653,17 @@ function checkOutOfOrderness(window: AnyWindowSpec): void {
     throw new ConfigError(
       'maxOutOfOrderness',
       `applies only to event-time windows with a grace (tumbling, hopping or session with grace), not ${window.describe()}`,
+      window.describe(),
+    );
+  }
+}
+
+/** Checked by `.emit()` and by the window methods, whichever comes second. */
+function checkEmit(window: AnyWindowSpec): void {
+  if (!isEventTimeSpec(window)) {
+    throw new ConfigError(
+      'emit',
+      `applies only to event-time windows (with a grace, or count per key), not ${window.describe()}: a step window publishes each step once`,
       window.describe(),
     );
   }

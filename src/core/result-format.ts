@@ -73,6 +73,11 @@ export interface ResultOutput<R = unknown> {
   readonly end: number;
   readonly count: number;
   readonly value: R;
+  /**
+   * false for an early update of an event-time window still open (the job's `.emit()`): a
+   * later result carries the window again. true for a window's final output.
+   */
+  readonly final: boolean;
 }
 
 /** A result message as a consumer of the target stream reads it with `decodeResult`. */
@@ -183,6 +188,8 @@ function sectionValues<R>(result: StepResult<R>): Record<string, unknown>[] {
       end: output.end ?? window?.end ?? null,
       count: output.count,
       value: output.value,
+      // Written only for early updates, so that final outputs keep their bytes.
+      ...(output.final === false ? { final: false } : {}),
     });
   }
   if (result.late.length > 0) sections.push({ type: 'late', values: result.late });
@@ -234,6 +241,7 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
         end: section.number('end'),
         count: section.number('count'),
         value: section.get('value') as R,
+        final: section.get('final') !== false,
       });
     } else if (type === 'late') {
       late = section.array('values');

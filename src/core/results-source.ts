@@ -16,8 +16,8 @@ export interface ResultsSourceOptions {
   readonly deadLetters: 'skip' | 'pass';
 }
 
-/** One output of a stage-1 result, as stage 2 receives it. */
-export interface OutputValue<R = unknown> extends ResultOutput<R> {
+/** One (final) output of a stage-1 result, as stage 2 receives it. */
+export interface OutputValue<R = unknown> extends Omit<ResultOutput<R>, 'final'> {
   readonly type: 'output';
 }
 
@@ -98,6 +98,8 @@ export function fromResults<R = unknown>(
     const result = decodeResult<R>(message);
     const values: (OutputValue<R> | LateValue | DeadLetterValue)[] = [];
     for (const output of result.outputs) {
+      // Each window once: an early update is followed by the window's final output.
+      if (!output.final) continue;
       const { key, start, end, count, value } = output;
       values.push({ type: 'output', key, start, end, count, value });
     }

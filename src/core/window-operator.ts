@@ -9,6 +9,7 @@ import type { RecoveryState, StepResult } from './step-result.js';
 import { MessageReader, ReadOutcome } from './message-reader.js';
 import { Rejections } from './rejections.js';
 import type { StepProcessorConfig } from './step-processor.js';
+import type { MessageValuesDecoder } from './results-source.js';
 
 export interface WindowOperatorConfig<T, A, R> extends Omit<
   StepProcessorConfig<T, A, R>,
@@ -18,7 +19,16 @@ export interface WindowOperatorConfig<T, A, R> extends Omit<
   readonly late: 'drop' | 'side';
   /** Milliseconds of disorder the watermark allows: it trails the latest event time by this. */
   readonly maxOutOfOrderness: number;
+  /** When open windows are published before they close, as outputs marked not final. */
+  readonly early: EarlyUpdates | undefined;
 }
+
+/**
+ * Early updates of open windows: `{ every: n }` after each n-th element of a window, or
+ * 'each-result' in every result the job publishes (for the windows that took elements since
+ * their last update). A window's last output, when it closes, is its final one.
+ */
+export type EarlyUpdates = { readonly every: number } | 'each-result';
 
 const NO_OFFSET = -1n;
 const NONE: readonly never[] = Object.freeze([]);
@@ -53,6 +63,9 @@ export class WindowOperator<T, A, R> {
   private readonly ends: number[] = [];
   private readonly closing: OpenWindow<A>[] = [];
   private readonly merging: OpenWindow<A>[] = [];
+  /** Open windows whose early update is due at this message (`early: { every }`). */
+  private readonly updating: OpenWindow<A>[] = [];
+  private readonly earlyEvery: number;
 
   /** What the result being built holds besides windows. */
   private resultFirstOffset = NO_OFFSET;
@@ -71,6 +84,7 @@ export class WindowOperator<T, A, R> {
     this.reader = new MessageReader(config);
     this.rejections = new Rejections(config.stream, config.onError, config.maxDeadLetters);
     this.aggregator = config.aggregator;
+    this.earlyEvery = typeof config.early === 'object' ? config.early.every : 0;
     const { assignment } = config.window;
     if (assignment.type === 'aligned') {
       const assigner = assignment.createAssigner();
@@ -105,7 +119,7 @@ export class WindowOperator<T, A, R> {
       if (this.resultFirstOffset === NO_OFFSET) this.resultFirstOffset = offset;
       this.messages++;
       if (readValues === undefined) this.processMessage(chunk, bytes, index, offset, replaying);
-      else this.processValues(chunk, index, offset, replaying);
+      else this.processValues(chunk, index, readValues, offset, replaying);
       if (replaying && offset === this.replayThrough) this.endReplay();
     }
   }
@@ -145,11 +159,12 @@ export class WindowOperator<T, A, R> {
   private processValues(
     chunk: SourceChunk,
     index: number,
+    readValues: MessageValuesDecoder<T>,
     offset: bigint,
     replaying: boolean,
   ): void {
     const { config, reader } = this;
-    if (reader.readAll(chunk, index, config.readValues!, true) === ReadOutcome.Rejected) {
+    if (reader.readAll(chunk, index, readValues, true) === ReadOutcome.Rejected) {
       this.reject(chunk, index, reader.stage, reader.cause, replaying);
       return;
     }
@@ -291,8 +306,10 @@ export class WindowOperator<T, A, R> {
   private fold(window: OpenWindow<A>, accumulator: A, time: number): void {
     window.accumulator = accumulator;
     window.count++;
+    window.changed = true;
     if (time < window.minTime) window.minTime = time;
     if (time > window.maxTime) window.maxTime = time;
+    if (this.earlyEvery > 0 && window.count % this.earlyEvery === 0) this.updating.push(window);
   }
 
   private mergeAccumulators(first: A, second: A): A {
@@ -311,10 +328,11 @@ export class WindowOperator<T, A, R> {
       const { grace } = assignment;
       this.windows.closedBy((end) => isClosed(end, grace, watermark), this.closing);
     }
-    if (this.closing.length === 0) return;
+    if (this.closing.length === 0 && this.updating.length === 0) return;
     if (replaying) {
       // Published before the crash: rebuilt only to leave the same windows open.
       this.closing.length = 0;
+      this.updating.length = 0;
       return;
     }
     this.fire(offset);
@@ -323,32 +341,15 @@ export class WindowOperator<T, A, R> {
   private fire(lastOffset: bigint): void {
     const { closing } = this;
     const outputs: KeyedOutput<R>[] = [];
-    let start = Number.POSITIVE_INFINITY;
-    let end = Number.NEGATIVE_INFINITY;
-    const counted = this.config.window.assignment.type === 'count';
-    for (const window of closing) {
-      const bounds = counted
-        ? { start: window.minTime, end: window.maxTime + 1 }
-        : { start: window.start, end: window.end };
-      if (bounds.start < start) start = bounds.start;
-      if (bounds.end > end) end = bounds.end;
-      try {
-        outputs.push({
-          key: window.key,
-          count: window.count,
-          value: this.aggregator.result(window.accumulator),
-          ...bounds,
-        });
-      } catch (cause) {
-        this.resultFailed(window, bounds, lastOffset, cause);
-      }
-    }
+    const span = { start: Number.POSITIVE_INFINITY, end: Number.NEGATIVE_INFINITY };
+    for (const window of closing) this.output(window, true, lastOffset, outputs, span);
     closing.length = 0;
+    for (const window of this.earlyUpdates()) this.output(window, false, lastOffset, outputs, span);
     this.ready.push({
       firstOffset: this.resultFirstOffset,
       lastOffset,
       messages: this.messages,
-      window: { start, end },
+      window: span,
       outputs,
       late: this.late.length > 0 ? this.late : NONE,
       lateDropped: this.lateDropped,
@@ -357,6 +358,51 @@ export class WindowOperator<T, A, R> {
       recovery: this.recoveryState(lastOffset),
     });
     this.resetPending();
+  }
+
+  /** The open windows a result updates early, in creation order; each marked unchanged. */
+  private earlyUpdates(): OpenWindow<A>[] {
+    const { early } = this.config;
+    if (early === undefined) return [];
+    let due: OpenWindow<A>[];
+    if (early === 'each-result') {
+      due = [];
+      for (const window of this.windows.openInCreationOrder()) if (window.changed) due.push(window);
+    } else {
+      // Due at this message, and still open (a window that closed here has its final output).
+      due = this.updating.filter((window) => window.open);
+      this.updating.length = 0;
+    }
+    for (const window of due) window.changed = false;
+    return due;
+  }
+
+  /** Appends a window's output (or its dead letter, if `result` throws); widens `span`. */
+  private output(
+    window: OpenWindow<A>,
+    final: boolean,
+    lastOffset: bigint,
+    outputs: KeyedOutput<R>[],
+    span: { start: number; end: number },
+  ): void {
+    const bounds =
+      this.config.window.assignment.type === 'count'
+        ? { start: window.minTime, end: window.maxTime + 1 }
+        : { start: window.start, end: window.end };
+    if (bounds.start < span.start) span.start = bounds.start;
+    if (bounds.end > span.end) span.end = bounds.end;
+    try {
+      const value = this.aggregator.result(window.accumulator);
+      outputs.push({
+        key: window.key,
+        count: window.count,
+        value,
+        ...bounds,
+        ...(final ? {} : { final }),
+      });
+    } catch (cause) {
+      this.resultFailed(window, bounds, lastOffset, cause);
+    }
   }
 
   /** What a restart from the result being fired needs (see RecoveryState). */
@@ -381,6 +427,10 @@ export class WindowOperator<T, A, R> {
     this.replayThrough = NO_OFFSET;
     this.openCountsAt = undefined;
     this.resetPending();
+    // The result at that offset updated every window that had changed ('each-result').
+    if (this.config.early === 'each-result') {
+      for (const window of this.windows.openInCreationOrder()) window.changed = false;
+    }
   }
 
   private resetPending(): void {

@@ -19,6 +19,8 @@ export interface OpenWindow<A> {
   open: boolean;
   /** The `end` this window is filed under in the closing heap (ends only grow). */
   heapEnd: number;
+  /** Early updates: whether elements came since the window's last early output. */
+  changed: boolean;
 }
 
 /**
@@ -70,6 +72,7 @@ export class KeyedWindows<A> {
       maxTime: Number.NEGATIVE_INFINITY,
       open: true,
       heapEnd: end,
+      changed: false,
     };
     const windows = this.byKey.get(key);
     if (windows === undefined) this.byKey.set(key, [window]);

@@ -1,16 +1,18 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryBroker } from '../../src/memory/index.js';
-import { decodeResult, type PackMode } from '../../src/index.js';
+import { decodeResult, type EarlyUpdates, type PackMode } from '../../src/index.js';
 import { crashArb, runThroughCrashes } from '../support/crashes.js';
 import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
 import { eventTimeCaseArbitrary, type EventTimeCase } from '../support/event-time-arbitrary.js';
 import { countEventTimeCoverage } from '../support/event-time-coverage.js';
-import { referenceRunDetailed } from '../support/event-time-reference.js';
+import { referenceRunDetailed, type ReferenceOutput } from '../support/event-time-reference.js';
 import { asReferenceResults, caseJob, caseMessages } from '../support/event-time-job.js';
 
 // Hundreds of messages, so that windows stay open across many results and crashes land deep.
 const cases = eventTimeCaseArbitrary({ minMessages: 20, maxMessages: 300 });
+// Early updates publish up to one result per message: fewer messages keep the crash runs quick.
+const smallCases = eventTimeCaseArbitrary({ minMessages: 20, maxMessages: 120 });
 const packs = fc.constantFrom<PackMode>('sections', 'batch', 'single');
 
 function brokerWith(messages: Uint8Array[]): MemoryBroker {
@@ -22,14 +24,20 @@ function brokerWith(messages: Uint8Array[]): MemoryBroker {
   return broker;
 }
 
-function run(broker: MemoryBroker, c: EventTimeCase, pack: PackMode) {
+function run(broker: MemoryBroker, c: EventTimeCase, pack: PackMode, early?: EarlyUpdates) {
   return caseJob(
     c.config,
     broker.source('source'),
     broker.target('target', { producer: 'job-1' }),
     pack,
+    early,
   );
 }
+
+const earlyUpdates = fc.oneof(
+  fc.constant<EarlyUpdates>('each-result'),
+  fc.integer({ min: 1, max: 4 }).map<EarlyUpdates>((every) => ({ every })),
+);
 
 const targetBytes = (broker: MemoryBroker) => broker.messages('target').map((m) => m.bytes);
 
@@ -94,6 +102,67 @@ describe('event-time windows on the embedded broker', () => {
         'after-publish fired': 0.3,
         'after-confirm fired': 0.3,
         'lose-confirm fired': 0.3,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    "publishes each window's early updates before its final output, the same final outputs, and the same bytes through crashes",
+    async () => {
+      const coverage = new Coverage('early updates of event-time windows');
+      await fc.assert(
+        fc.asyncProperty(
+          smallCases,
+          packs,
+          earlyUpdates,
+          crashArb,
+          async (c, pack, early, crashes) => {
+            coverage.run();
+            const reference = referenceRunDetailed(c.messages, c.config);
+            const messages = caseMessages(c.messages);
+            const expected = brokerWith(messages);
+            await run(expected, c, pack, early).run({ untilCaughtUp: true });
+            const updates: (ReferenceOutput & { decision: number })[] = [];
+            const finals = asReferenceResults(targetBytes(expected), updates).flatMap((r) =>
+              r.outputs.map((o) => ({ ...o, decision: r.decision })),
+            );
+            expect(finals.map(({ decision: _, ...o }) => o)).toEqual(
+              reference.results.flatMap((r) => r.outputs),
+            );
+            coverage.count('runs with early updates', updates.length > 0);
+            coverage.count(
+              `${early === 'each-result' ? early : 'every n'} runs with early updates`,
+              updates.length > 0,
+            );
+            for (const update of updates) {
+              // A window's final output comes after each of its early updates, and holds more.
+              const final = finals.find(
+                (o) => o.key === update.key && o.decision > update.decision && o.end >= update.end,
+              );
+              if (final !== undefined) expect(final.count).toBeGreaterThanOrEqual(update.count);
+              if (typeof early === 'object' && c.config.window.type !== 'session') {
+                expect(update.count % early.every).toBe(0);
+              }
+            }
+            const broker = brokerWith(messages);
+            await runThroughCrashes(
+              broker,
+              'target',
+              crashes,
+              () => run(broker, c, pack, early),
+              coverage,
+            );
+            expect(targetBytes(broker)).toEqual(targetBytes(expected));
+          },
+        ),
+        propertyParameters(),
+      );
+      coverage.expectRates({
+        'runs with early updates': 0.75,
+        'each-result runs with early updates': 0.25,
+        'every n runs with early updates': 0.35,
+        'crashes after a stored result': 1.5,
       });
     },
     PROPERTY_TIMEOUT_MS,

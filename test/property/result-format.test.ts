@@ -94,6 +94,7 @@ describe('the result wire format', () => {
             value: canonical(o.value),
             start: result.window?.start,
             end: result.window?.end,
+            final: true,
           })),
         );
         expect(parts.flatMap((p) => p.late)).toEqual(result.late.map(canonical));

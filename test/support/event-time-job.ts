@@ -8,6 +8,7 @@ import {
   jsonMessage,
   session,
   tumbling,
+  type EarlyUpdates,
   type EventTimeWindowSpec,
   type PackMode,
   type Source,
@@ -16,6 +17,7 @@ import {
 import type {
   ReferenceConfig,
   ReferenceMessage,
+  ReferenceOutput,
   ReferenceResult,
   ReferenceWindow,
 } from './event-time-reference.js';
@@ -44,6 +46,7 @@ export function caseJob(
   source: Source,
   target: Target,
   pack: PackMode = 'sections',
+  early?: EarlyUpdates,
 ) {
   let pipeline = aggregate<ReferenceMessage>(source)
     .filter((m) => m.filtered !== true)
@@ -53,6 +56,7 @@ export function caseJob(
   if (config.window.type !== 'count') {
     pipeline = pipeline.maxOutOfOrderness(config.maxOutOfOrderness).late(config.late);
   }
+  if (early !== undefined) pipeline = pipeline.emit({ early });
   return pipeline
     .aggregate({
       init: () => 0,
@@ -63,8 +67,14 @@ export function caseJob(
     .to(target, { pack });
 }
 
-/** A target's results in the reference model's terms (one per publishing id, batch parts joined). */
-export function asReferenceResults(messages: readonly Uint8Array[]): ReferenceResult[] {
+/**
+ * A target's results in the reference model's terms (one per publishing id, batch parts
+ * joined), their final outputs only: with `early`, `earlyOutputs` collects the others.
+ */
+export function asReferenceResults(
+  messages: readonly Uint8Array[],
+  earlyOutputs: (ReferenceOutput & { decision: number })[] = [],
+): ReferenceResult[] {
   const results: ReferenceResult[] = [];
   for (const bytes of messages) {
     const result = decodeResult<number>(bytes);
@@ -83,13 +93,15 @@ export function asReferenceResults(messages: readonly Uint8Array[]): ReferenceRe
       results.push(into);
     }
     for (const o of result.outputs) {
-      into.outputs.push({
+      const output = {
         key: String(o.key),
         start: o.start,
         end: o.end,
         count: o.count,
         sum: o.value,
-      });
+      };
+      if (o.final) into.outputs.push(output);
+      else earlyOutputs.push({ ...output, decision });
     }
     for (const late of result.late) into.late.push((late as ReferenceMessage).value);
   }
