@@ -286,7 +286,7 @@ function story(messages: readonly ReplayedMessage[], result: ReplayedResult): st
     text(
       labelX(resumed),
       resumeY - ROW_HEIGHT + 4,
-      `resume watermark = max event time before R = ${seconds(result.resumeMaxEventTime)} (ringed)`,
+      `resume watermark = ${seconds(result.resumeMaxEventTime - RULES.maxOutOfOrderness)} (max event time before R, ringed, − ${seconds(RULES.maxOutOfOrderness)})`,
       { colour: RESUME, halo: true },
     ),
   ].join('\n');
