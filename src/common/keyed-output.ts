@@ -14,4 +14,6 @@ export interface KeyedOutput<R> {
   readonly end?: number;
   /** false for an early update of a window still open; absent for a window's final output. */
   readonly final?: false;
+  /** true when the window was published by a flush before, and this output continues it. */
+  readonly continues?: true;
 }

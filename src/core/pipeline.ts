@@ -102,6 +102,27 @@ export interface TargetOptions<R = unknown> {
    * silent). Per-step figures are events and metrics, not log lines.
    */
   readonly logger?: Logger;
+  /** Publish open windows at the end of an `untilCaughtUp` run or after a silence: see FlushOptions. */
+  readonly flush?: FlushOptions;
+}
+
+/**
+ * Publishing open windows before they end, for quiet sources (both off by default). Each
+ * gives up byte-identical replay (the results depend on when a run ended or a silence came)
+ * but not effectively-once: every source message still lands in exactly one published result.
+ * A flushed result is marked `flushed`; see the README's "Quiet sources" for what follows it.
+ */
+export interface FlushOptions {
+  /**
+   * A run with `untilCaughtUp: true` publishes its open windows when it has caught up,
+   * instead of leaving them to the next run (default false).
+   */
+  readonly caughtUp?: boolean;
+  /**
+   * After this many ms of wall-clock silence (no chunk read) with windows open, they are
+   * published (default: never). Must be > 0.
+   */
+  readonly idleMs?: number;
 }
 
 /**
@@ -551,6 +572,7 @@ export class AggregationBuilder<T, A, R> {
         maxRetryDelayMs,
       );
     }
+    const flush = flushSettings(options.flush);
     if (target === undefined || typeof source === 'string') return undefined;
     const { window } = this.settings;
     const metadata = {
@@ -571,6 +593,7 @@ export class AggregationBuilder<T, A, R> {
       retryDelayMs,
       maxRetryDelayMs,
       logger: checkLogger('logger', options.logger),
+      flush,
     });
   }
 
@@ -667,6 +690,21 @@ function checkEmit(window: AnyWindowSpec): void {
       window.describe(),
     );
   }
+}
+
+function flushSettings(flush: FlushOptions | undefined): {
+  caughtUp: boolean;
+  idleMs: number | undefined;
+} {
+  if (flush === undefined) return { caughtUp: false, idleMs: undefined };
+  if (typeof flush !== 'object' || flush === null) {
+    throw new ConfigError('flush', 'must be an object { caughtUp?, idleMs? }', flush);
+  }
+  const { caughtUp = false, idleMs } = flush;
+  if (typeof caughtUp !== 'boolean') {
+    throw new ConfigError('flush caughtUp', 'must be true or false', caughtUp);
+  }
+  return { caughtUp, idleMs: idleMs === undefined ? undefined : timerMs('idleMs', idleMs) };
 }
 
 function isPartitioned(source: Source | PartitionedSource): source is PartitionedSource {

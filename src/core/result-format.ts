@@ -57,6 +57,10 @@ export const ResultProperty = {
   resumeWatermark: 'sw-resume-watermark',
   /** Count windows per key: canonical JSON [[key, "first offset"], ...] of the open windows. */
   openCounts: 'sw-open-counts',
+  /** 'true' on a result a flush published before its windows ended (`FlushOptions`). */
+  flushed: 'sw-flushed',
+  /** Event-time windows: offsets of the flushes a restart re-does, comma-separated. */
+  flushes: 'sw-flushes',
 } as const;
 
 export interface ResultMetadata {
@@ -78,6 +82,11 @@ export interface ResultOutput<R = unknown> {
    * later result carries the window again. true for a window's final output.
    */
   readonly final: boolean;
+  /**
+   * true when a flush (`FlushOptions`) published this window before, and this output holds
+   * what came after: the two together are the window.
+   */
+  readonly continues: boolean;
 }
 
 /** A result message as a consumer of the target stream reads it with `decodeResult`. */
@@ -101,6 +110,8 @@ export interface DecodedResult<R = unknown> extends ResultMetadata {
   readonly deadLetters: readonly DeadLetter[];
   /** Event-time windows only: the watermark after this result, and where a restart resumes. */
   readonly recovery: RecoveryState | undefined;
+  /** Published by a flush before its windows ended (`FlushOptions`). */
+  readonly flushed: boolean;
 }
 
 /**
@@ -134,6 +145,7 @@ export function encodeResult<R>(
     [ResultProperty.deadLetters]: String(result.deadLetters.length),
     ...(result.filtered > 0 ? { [ResultProperty.filtered]: String(result.filtered) } : {}),
     ...(result.recovery === undefined ? {} : recoveryProperties(result.recovery)),
+    ...(result.flushed === true ? { [ResultProperty.flushed]: 'true' } : {}),
   };
   if (pack === 'single') {
     const section = format === 'json' ? encodeCanonicalJson(values) : encodeCanonical(values);
@@ -169,6 +181,9 @@ function recoveryProperties(state: RecoveryState): Record<string, string> {
   if (state.offsetWatermark !== Number.NEGATIVE_INFINITY) {
     properties[ResultProperty.resumeWatermark] = String(state.offsetWatermark);
   }
+  if (state.flushes !== undefined) {
+    properties[ResultProperty.flushes] = state.flushes.join(',');
+  }
   if (state.openCounts !== undefined) {
     const counts = state.openCounts.map(([key, offset]) => [key, offset.toString()]);
     properties[ResultProperty.openCounts] = new TextDecoder().decode(encodeCanonicalJson(counts));
@@ -188,8 +203,9 @@ function sectionValues<R>(result: StepResult<R>): Record<string, unknown>[] {
       end: output.end ?? window?.end ?? null,
       count: output.count,
       value: output.value,
-      // Written only for early updates, so that final outputs keep their bytes.
+      // Written only for early updates and continuations, so that other outputs keep their bytes.
       ...(output.final === false ? { final: false } : {}),
+      ...(output.continues === true ? { continues: true } : {}),
     });
   }
   if (result.late.length > 0) sections.push({ type: 'late', values: result.late });
@@ -242,6 +258,7 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
         count: section.number('count'),
         value: section.get('value') as R,
         final: section.get('final') !== false,
+        continues: section.get('continues') === true,
       });
     } else if (type === 'late') {
       late = section.array('values');
@@ -289,6 +306,7 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
     late,
     deadLetters,
     recovery: readRecovery(properties),
+    flushed: properties.optional(ResultProperty.flushed) === 'true',
   };
 }
 
@@ -297,6 +315,7 @@ function readRecovery(properties: ResultProperties): RecoveryState | undefined {
   if (properties.optional(ResultProperty.resumeOffset) === undefined) return undefined;
   const resumeWatermark = properties.optional(ResultProperty.resumeWatermark);
   const counts = properties.optional(ResultProperty.openCounts);
+  const flushes = properties.optional(ResultProperty.flushes);
   const state = {
     watermark: properties.integer(ResultProperty.watermark),
     offset: properties.offset(ResultProperty.resumeOffset),
@@ -304,6 +323,13 @@ function readRecovery(properties: ResultProperties): RecoveryState | undefined {
       resumeWatermark === undefined
         ? Number.NEGATIVE_INFINITY
         : properties.integer(ResultProperty.resumeWatermark),
+    ...(flushes === undefined
+      ? {}
+      : {
+          flushes: flushes
+            .split(',')
+            .map((offset) => parseOffset(`result property '${ResultProperty.flushes}'`, offset)),
+        }),
   };
   if (counts === undefined) return state;
   return { ...state, openCounts: readOpenCounts(counts) };

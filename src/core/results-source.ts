@@ -17,7 +17,7 @@ export interface ResultsSourceOptions {
 }
 
 /** One (final) output of a stage-1 result, as stage 2 receives it. */
-export interface OutputValue<R = unknown> extends Omit<ResultOutput<R>, 'final'> {
+export interface OutputValue<R = unknown> extends Omit<ResultOutput<R>, 'final' | 'continues'> {
   readonly type: 'output';
 }
 

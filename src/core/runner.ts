@@ -16,6 +16,7 @@ import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
 import type { RecoveryState, StepResult } from './step-result.js';
 import { WindowOperator, type WindowOperatorConfig } from './window-operator.js';
 import { writeSize } from './write-size.js';
+import { IDLE, orIdle } from './idle-timeout.js';
 
 export interface RunOptions {
   /** Stops the job: the step in progress is dropped (it is re-read on the next start). */
@@ -23,7 +24,8 @@ export interface RunOptions {
   /**
    * Stop once every message that was in the source when the job (re)started has been
    * processed, instead of waiting for more — for batch use and tests. The open step is
-   * not published: it is incomplete, and publishing it would break replay stability.
+   * not published: it is incomplete, and publishing it would break replay stability —
+   * unless the job was built with `flush: { caughtUp: true }` (see `FlushOptions`).
    */
   readonly untilCaughtUp?: boolean;
 }
@@ -58,6 +60,8 @@ export interface RunnerConfig<T, A, R> {
   readonly retryDelayMs: number;
   readonly maxRetryDelayMs: number;
   readonly logger: Logger;
+  /** When open windows are published before they end (see `FlushOptions`). */
+  readonly flush: { readonly caughtUp: boolean; readonly idleMs: number | undefined };
 }
 
 /**
@@ -210,18 +214,48 @@ export class Runner<T, A, R> {
     const zeroStored = (): Promise<boolean> =>
       (zeroWasStored ??=
         recovered === undefined ? target.hasPublished() : Promise.resolve(recovered));
+    const publishReady = async (readAt: number): Promise<void> => {
+      const observed = this.events.has('published');
+      for (const result of processor.ready) {
+        const id = result.lastOffset;
+        const duplicate = id === 0n && last === 0n && (await zeroStored());
+        const count = duplicate ? countDuplicate : countResult;
+        // Counted on the confirm: a publish lost with its connection is published again.
+        await publisher.publish(
+          id,
+          this.encode(result),
+          observed ? this.confirmObserved(result, duplicate, readAt, count) : count,
+          this.routingKey(result),
+        );
+      }
+      processor.ready.length = 0;
+    };
+    const { idleMs } = this.config.flush;
+    // The read under way, kept across an idle flush: the chunk it brings is the next one.
+    let pending: Promise<IteratorResult<SourceChunk, void>> | undefined;
     const chunks = this.readFromResumePoint(resumePoint, () => last, signal);
     try {
       for (;;) {
+        pending ??= chunks.next();
         // While writes are under way, a failed one ends the wait: nothing else may come to
         // notice it (the source may stay quiet), and the job must resume at once.
-        const next = await (publisher.idle ? chunks.next() : publisher.unlessFailed(chunks.next()));
+        const read = publisher.idle ? pending : publisher.unlessFailed(pending);
+        // The idle timer runs only here, between results' publishes, never during one: a
+        // flush is published in the loop like any result, so nothing is reordered.
+        const next =
+          idleMs !== undefined && processor.canFlush ? await orIdle(read, idleMs) : await read;
+        if (next === IDLE) {
+          if (signal.aborted) break; // stopped while the timer ran: nothing more is decided
+          processor.flush();
+          await publishReady(performance.now());
+          continue;
+        }
+        pending = undefined;
         if (next === undefined) await publisher.drain(); // throws the failure
         if (next === undefined || next.done === true || stopAtStart) break;
         const chunk = next.value;
         // Read once per chunk: with nobody listening, observing costs no more than this.
-        const observed = this.events.has('published');
-        const readAt = observed ? performance.now() : 0;
+        const readAt = this.events.has('published') ? performance.now() : 0;
         if (this.events.has('read')) {
           this.events.emit('read', {
             firstOffset: chunk.firstOffset,
@@ -236,19 +270,7 @@ export class Runner<T, A, R> {
           failure = { error };
         }
         // Steps that ended before a failing message are complete: publish them first.
-        for (const result of processor.ready) {
-          const id = result.lastOffset;
-          const duplicate = id === 0n && last === 0n && (await zeroStored());
-          const count = duplicate ? countDuplicate : countResult;
-          // Counted on the confirm: a publish lost with its connection is published again.
-          await publisher.publish(
-            id,
-            this.encode(result),
-            observed ? this.confirmObserved(result, duplicate, readAt, count) : count,
-            this.routingKey(result),
-          );
-        }
-        processor.ready.length = 0;
+        await publishReady(readAt);
         if (failure !== undefined) throw failure.error;
         if (
           !caughtUp &&
@@ -257,7 +279,13 @@ export class Runner<T, A, R> {
         ) {
           caughtUp = true;
           this.reportCaughtUp(sourceEnd);
-          if (options.untilCaughtUp === true) break;
+          if (options.untilCaughtUp === true) {
+            if (this.config.flush.caughtUp) {
+              processor.flush();
+              await publishReady(readAt);
+            }
+            break;
+          }
         }
       }
       await publisher.drain();
@@ -270,6 +298,8 @@ export class Runner<T, A, R> {
       // aborted, and only then is the source left. A single active source answers a
       // step-down on that abort, so the next instance's resume point sees every result.
       reading.abort();
+      // A read left waiting by a failure during an idle flush: its end must not go unhandled.
+      pending?.catch(() => undefined);
       await chunks.return(undefined).catch(() => undefined);
     }
   }

@@ -232,7 +232,17 @@ export class StepProcessor<T, A, R> {
     this.countMessage(chunk, index);
   }
 
-  private fire(lastOffset: bigint): void {
+  /** Whether a flush would publish anything: a step is open. */
+  get canFlush(): boolean {
+    return this.stepMessages > 0;
+  }
+
+  /** Publishes the open step now, marked flushed (`FlushOptions`): its window ends early. */
+  flush(): void {
+    if (this.stepMessages > 0) this.fire(this.previousOffset(), true);
+  }
+
+  private fire(lastOffset: bigint, flushed = false): void {
     if (this.stepMessages === 0) return;
     this.firingOffset = lastOffset;
     const outputs = this.buffer.drain(this.resultFailed);
@@ -247,6 +257,7 @@ export class StepProcessor<T, A, R> {
       lateDropped: this.lateDropped,
       filtered: this.filtered,
       deadLetters: this.rejections.take(),
+      ...(flushed ? { flushed } : {}),
     });
     this.trigger.clear();
     this.windowOpen = false;

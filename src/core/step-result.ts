@@ -31,6 +31,8 @@ export interface StepResult<R> {
   readonly deadLetters: readonly DeadLetter[];
   /** Event-time windows only: what a restart from this result needs (see RecoveryState). */
   readonly recovery?: RecoveryState;
+  /** Published by a flush (`FlushOptions`) before its windows ended; absent otherwise. */
+  readonly flushed?: true;
 }
 
 /**
@@ -51,4 +53,9 @@ export interface RecoveryState {
    * before it, from `offset` on, belong to windows already published). Absent otherwise.
    */
   readonly openCounts?: readonly (readonly [key: Key, firstOffset: bigint])[];
+  /**
+   * Offsets of flushes at or after `offset` (`FlushOptions`): a wall-clock decision the
+   * re-read must repeat to leave the same windows open. Absent when none.
+   */
+  readonly flushes?: readonly bigint[];
 }

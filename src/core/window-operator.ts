@@ -74,6 +74,14 @@ export class WindowOperator<T, A, R> {
   private lateDropped = 0;
   private filtered = 0;
 
+  /** The offset of the last message read: a flush's publishing id. */
+  private lastRead = NO_OFFSET;
+  /**
+   * Offsets of the flushes a restart must repeat: those at or after the resume offset (a flush
+   * is a wall-clock decision, so the re-read could not make it by itself).
+   */
+  private flushes: bigint[] = [];
+
   /** Set by `restore`: offsets up to here were published; their results are rebuilt only. */
   private replayThrough = NO_OFFSET;
   /** Count windows per key, while replaying: where each key's open window began. */
@@ -104,6 +112,7 @@ export class WindowOperator<T, A, R> {
       this.watermark.restore(state.offsetWatermark);
     }
     this.replayThrough = through;
+    this.flushes = [...(state.flushes ?? [])];
     if (this.config.window.assignment.type === 'count') {
       this.openCountsAt = new Map(state.openCounts ?? []);
     }
@@ -120,6 +129,8 @@ export class WindowOperator<T, A, R> {
       this.messages++;
       if (readValues === undefined) this.processMessage(chunk, bytes, index, offset, replaying);
       else this.processValues(chunk, index, readValues, offset, replaying);
+      this.lastRead = offset;
+      if (replaying && this.flushes.includes(offset)) this.emptyWindows(undefined);
       if (replaying && offset === this.replayThrough) this.endReplay();
     }
   }
@@ -217,7 +228,7 @@ export class WindowOperator<T, A, R> {
       if (isClosed(end, grace, watermark)) continue;
       const start = starts[i] as number;
       const window = own.find((candidate) => candidate.start === start);
-      accumulators.push(this.aggregator.add(window?.accumulator ?? this.aggregator.init(), value));
+      accumulators.push(this.aggregator.add(this.accumulatorOf(window), value));
       targets.push(window);
       placed = true;
     }
@@ -251,13 +262,19 @@ export class WindowOperator<T, A, R> {
       this.windows.schedule(window);
       return true;
     }
-    // The oldest session absorbs the others, their accumulators merged in creation order.
+    // The oldest session absorbs the others, their accumulators merged in creation order (a
+    // session a flush emptied has none).
     const survivor = merging[0] as OpenWindow<A>;
-    let accumulator = survivor.accumulator;
-    for (let i = 1; i < merging.length; i++) {
-      accumulator = this.mergeAccumulators(accumulator, (merging[i] as OpenWindow<A>).accumulator);
+    let accumulator: A | undefined;
+    let filled = false;
+    for (const window of merging) {
+      if (window.count === 0) continue;
+      accumulator = filled
+        ? this.mergeAccumulators(accumulator as A, window.accumulator)
+        : window.accumulator;
+      filled = true;
     }
-    accumulator = this.aggregator.add(accumulator, value);
+    accumulator = this.aggregator.add(filled ? (accumulator as A) : this.aggregator.init(), value);
     for (let i = 1; i < merging.length; i++) {
       const other = merging[i] as OpenWindow<A>;
       survivor.start = Math.min(survivor.start, other.start);
@@ -265,6 +282,7 @@ export class WindowOperator<T, A, R> {
       survivor.count += other.count;
       survivor.minTime = Math.min(survivor.minTime, other.minTime);
       survivor.maxTime = Math.max(survivor.maxTime, other.maxTime);
+      if (other.continues) survivor.continues = true;
       this.windows.remove(other);
     }
     survivor.start = Math.min(survivor.start, time);
@@ -289,7 +307,7 @@ export class WindowOperator<T, A, R> {
       if (from === undefined || offset < from) return true;
     }
     const window = this.windows.of(key)[0];
-    const accumulator = this.aggregator.add(window?.accumulator ?? this.aggregator.init(), value);
+    const accumulator = this.aggregator.add(this.accumulatorOf(window), value);
     const target = window ?? this.open(key, time, time + 1, offset);
     this.fold(target, accumulator, time);
     if (target.count >= n) {
@@ -297,6 +315,14 @@ export class WindowOperator<T, A, R> {
       this.closing.push(target);
     }
     return true;
+  }
+
+  /**
+   * What a window folds its next value into: a fresh `init()` for a new window or one a flush
+   * emptied (an accumulator may itself be undefined or null, so its count tells).
+   */
+  private accumulatorOf(window: OpenWindow<A> | undefined): A {
+    return window !== undefined && window.count > 0 ? window.accumulator : this.aggregator.init();
   }
 
   private open(key: Key, start: number, end: number, offset: bigint): OpenWindow<A> {
@@ -327,6 +353,8 @@ export class WindowOperator<T, A, R> {
       const watermark = this.watermark.value;
       const { grace } = assignment;
       this.windows.closedBy((end) => isClosed(end, grace, watermark), this.closing);
+      // A window a flush emptied and no message filled again closes without an output.
+      if (this.flushes.length > 0) dropEmpty(this.closing);
     }
     if (this.closing.length === 0 && this.updating.length === 0) return;
     if (replaying) {
@@ -338,24 +366,79 @@ export class WindowOperator<T, A, R> {
     this.fire(offset);
   }
 
-  private fire(lastOffset: bigint): void {
+  /**
+   * Whether a flush would publish anything: messages were read since the last result (its
+   * publishing id is the last one's offset, which must be above every id published).
+   */
+  get canFlush(): boolean {
+    return this.resultFirstOffset !== NO_OFFSET && this.lastRead > this.replayThrough;
+  }
+
+  /**
+   * Publishes every open window now, marked flushed, at the last offset read (`FlushOptions`).
+   * The watermark does not move: a later message of a flushed window folds into it afresh,
+   * and its output when the window closes is marked as continuing the flushed one. Count
+   * windows end with the flush. The flush's offset goes into the recovery state, so that a
+   * restart re-reading past it repeats it.
+   */
+  flush(): void {
+    if (!this.canFlush) return;
+    const lastOffset = this.lastRead;
+    this.flushes.push(lastOffset);
+    this.emptyWindows(this.closing);
+    this.fire(lastOffset, true);
+  }
+
+  /**
+   * What a flush does to the open windows: each non-empty one is output (into `into`, unless
+   * replaying) and emptied, to be continued; count windows are closed.
+   */
+  private emptyWindows(into: OpenWindow<A>[] | undefined): void {
+    const counted = this.config.window.assignment.type === 'count';
+    const flushed: OpenWindow<A>[] = [];
+    for (const window of this.windows.openInCreationOrder()) {
+      if (window.count > 0 || counted) flushed.push(window);
+    }
+    flushed.sort((a, b) => a.end - b.end || a.start - b.start || a.seq - b.seq);
+    for (const window of flushed) {
+      if (counted) this.windows.remove(window);
+      if (into === undefined) this.empty(window);
+      else into.push(window);
+    }
+  }
+
+  private empty(window: OpenWindow<A>): void {
+    window.count = 0;
+    window.accumulator = undefined as A;
+    window.minTime = Number.POSITIVE_INFINITY;
+    window.maxTime = Number.NEGATIVE_INFINITY;
+    window.changed = false;
+    window.continues = true;
+  }
+
+  private fire(lastOffset: bigint, flushed = false): void {
     const { closing } = this;
     const outputs: KeyedOutput<R>[] = [];
     const span = { start: Number.POSITIVE_INFINITY, end: Number.NEGATIVE_INFINITY };
-    for (const window of closing) this.output(window, true, lastOffset, outputs, span);
+    for (const window of closing) {
+      this.output(window, true, lastOffset, outputs, span);
+      if (flushed && window.open) this.empty(window);
+    }
     closing.length = 0;
     for (const window of this.earlyUpdates()) this.output(window, false, lastOffset, outputs, span);
     this.ready.push({
       firstOffset: this.resultFirstOffset,
       lastOffset,
       messages: this.messages,
-      window: span,
+      // A flush may publish no window at all (only late or filtered messages were read).
+      window: outputs.length > 0 ? span : null,
       outputs,
       late: this.late.length > 0 ? this.late : NONE,
       lateDropped: this.lateDropped,
       filtered: this.filtered,
       deadLetters: this.rejections.take(),
       recovery: this.recoveryState(lastOffset),
+      ...(flushed ? { flushed } : {}),
     });
     this.resetPending();
   }
@@ -399,6 +482,7 @@ export class WindowOperator<T, A, R> {
         value,
         ...bounds,
         ...(final ? {} : { final }),
+        ...(window.continues ? { continues: true as const } : {}),
       });
     } catch (cause) {
       this.resultFailed(window, bounds, lastOffset, cause);
@@ -409,10 +493,14 @@ export class WindowOperator<T, A, R> {
   private recoveryState(lastOffset: bigint): RecoveryState {
     const oldest = this.windows.oldestOpen();
     const watermark = this.watermark.value;
+    const offset = oldest?.firstOffset ?? lastOffset + 1n;
+    // Flushes before the resume offset cannot touch a window the re-read rebuilds.
+    while (this.flushes.length > 0 && (this.flushes[0] as bigint) < offset) this.flushes.shift();
     const base = {
       watermark,
-      offset: oldest?.firstOffset ?? lastOffset + 1n,
+      offset,
       offsetWatermark: oldest?.watermarkBefore ?? watermark,
+      ...(this.flushes.length > 0 ? { flushes: [...this.flushes] } : {}),
     };
     if (this.config.window.assignment.type !== 'count') return base;
     const openCounts: [Key, bigint][] = [];
@@ -478,4 +566,11 @@ export class WindowOperator<T, A, R> {
       message: NO_MESSAGE,
     });
   }
+}
+
+/** Removes the windows without elements (emptied by a flush) from `windows`, in place. */
+function dropEmpty<A>(windows: OpenWindow<A>[]): void {
+  let kept = 0;
+  for (const window of windows) if (window.count > 0) windows[kept++] = window;
+  windows.length = kept;
 }

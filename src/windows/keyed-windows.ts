@@ -21,6 +21,8 @@ export interface OpenWindow<A> {
   heapEnd: number;
   /** Early updates: whether elements came since the window's last early output. */
   changed: boolean;
+  /** A flush published and emptied this window: its next outputs continue that one. */
+  continues: boolean;
 }
 
 /**
@@ -73,6 +75,7 @@ export class KeyedWindows<A> {
       open: true,
       heapEnd: end,
       changed: false,
+      continues: false,
     };
     const windows = this.byKey.get(key);
     if (windows === undefined) this.byKey.set(key, [window]);

@@ -95,6 +95,7 @@ describe('the result wire format', () => {
             start: result.window?.start,
             end: result.window?.end,
             final: true,
+            continues: false,
           })),
         );
         expect(parts.flatMap((p) => p.late)).toEqual(result.late.map(canonical));

@@ -42,8 +42,8 @@ describe('a tumbling job', () => {
     expect(result?.messages).toBe(3);
     expect(result?.window).toBe('tumbling(1m)');
     expect(result?.outputs).toEqual([
-      { key: 'b', start: T0, end: T0 + 60_000, count: 2, value: 4, final: true },
-      { key: 'a', start: T0, end: T0 + 60_000, count: 1, value: 2, final: true },
+      { key: 'b', start: T0, end: T0 + 60_000, count: 2, value: 4, final: true, continues: false },
+      { key: 'a', start: T0, end: T0 + 60_000, count: 1, value: 2, final: true, continues: false },
     ]);
     // The publishing id is the offset of the step's last source message.
     expect(broker.chunks('target')[0]?.writer?.publishingId).toBe(2n);
