@@ -6,9 +6,9 @@ import { rabbitSource, type RabbitSource } from './source.js';
 import { readRange } from './stream-range.js';
 
 /** The first window: the stream's last 64 offsets. */
-const FIRST_WINDOW = 64n;
+export const FIRST_WINDOW = 64n;
 /** Each window further back holds this many times the offsets of the one after it. */
-const GROWTH = 4n;
+export const GROWTH = 4n;
 
 /** What a lookup found, and what it cost. */
 export interface ResultLookup {

@@ -28,8 +28,10 @@ const writeSpec = fc.record({
   outputs: fc.integer({ min: 1, max: 4 }),
 });
 
+type WriteSpec = typeof writeSpec extends fc.Arbitrary<infer T> ? T : never;
+
 /** Each producer's ids increase by the spec's gap, as a job's publishing ids do. */
-function writesOf(specs: readonly fc.RecordValue<typeof writeSpec>[]): Write[] {
+function writesOf(specs: readonly WriteSpec[]): Write[] {
   const last = new Map<string, bigint>();
   return specs.map(({ producer, gap, pack, outputs }) => {
     const id = (last.get(producer) ?? -1n) + BigInt(gap);
