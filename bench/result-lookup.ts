@@ -1,18 +1,13 @@
 import type { Target } from '../src/core/ports.js';
 import { connect, type RabbitMQ } from '../src/rabbitmq/index.js';
-import {
-  FIRST_WINDOW,
-  GROWTH,
-  lookUpResult,
-  type ResultLookup,
-} from '../src/rabbitmq/result-lookup.js';
+import { lookUpResult, windowsReaching, type ResultLookup } from '../src/rabbitmq/result-lookup.js';
 import {
   othersResults,
   publishResults,
   resultMessages,
   type ResultWrite,
 } from '../test/support/stored-results.js';
-import { interleavedMediansAsync, perSecond } from './measure.js';
+import { interleavedRounds, median, perSecond } from './measure.js';
 import type { CaseResult } from './report.js';
 
 /** Results of other producers stored after ours, one target stream each. */
@@ -28,11 +23,12 @@ const TIMEOUT_MS = 30_000;
  * `Target.readResult` on the real broker: the time to find our producer's result when
  * `distance` results of two other producers were stored after it (what a restarting job
  * pays when other jobs share its target). Ours sits behind as much history as the window
- * that reaches it holds, so that window is read from a real start, not cut short by the
- * stream's head: the worst place a result can be, distance for distance. Medians of
+ * that reaches it holds, so that window is read from its start as on a long-lived target
+ * stream, not cut short by the stream's head. Medians of
  * `repeats` rounds after a warm-up, the streams taken in rotating order each round;
- * ratios: lookups per second over distance 0's (ours the last message), in the same rounds.
- * `values`: the median ms, the messages the search read and the windows it took.
+ * ratios: lookups per second over distance 0's (ours the last message), in the same rounds;
+ * msgs/s: messages the search read per second. `values`: the median, min and max ms, the
+ * messages the search read and the windows it took.
  */
 export async function resultLookupCases(
   url: string,
@@ -54,6 +50,7 @@ export async function resultLookupCases(
       distances.map((distance, i) => [
         String(distance),
         async () => {
+          const started = performance.now();
           const lookup = await lookUpResult(
             rabbit.params,
             streams[i] as string,
@@ -61,17 +58,20 @@ export async function resultLookupCases(
             OUR_ID,
             TIMEOUT_MS,
           );
+          const ms = performance.now() - started;
           if (lookup.message === undefined || !ours.equals(lookup.message)) {
             throw new Error(`result lookup bench: our result not found at distance ${distance}`);
           }
           found.set(distance, lookup);
+          return ms;
         },
       ]),
     );
-    const medians = await interleavedMediansAsync(tasks, repeats);
-    const baseline = medians[String(distances[0])] ?? Number.NaN;
+    const rounds = await interleavedRounds(tasks, repeats);
+    const baseline = median(rounds[String(distances[0])] ?? []);
     return distances.map((distance) => {
-      const ms = medians[String(distance)] ?? Number.NaN;
+      const times = rounds[String(distance)] ?? [];
+      const ms = median(times);
       const lookup = found.get(distance);
       return {
         name: `result-lookup/${distance}-after`,
@@ -80,6 +80,8 @@ export async function resultLookupCases(
         ratios: { [`distance-${distances[0]}`]: baseline / ms },
         values: {
           ms,
+          minMs: Math.min(...times),
+          maxMs: Math.max(...times),
           messagesRead: lookup?.messagesRead ?? Number.NaN,
           windows: lookup?.windows ?? Number.NaN,
         },
@@ -93,16 +95,10 @@ export async function resultLookupCases(
 
 /**
  * Other producers' results to store before ours: the rest of the window holding it, which
- * the search reads from its start (windows of 64, 256, 1024, ... offsets back from the end).
+ * the search reads from its start.
  */
 function historyBefore(distance: number): number {
-  let size = Number(FIRST_WINDOW);
-  let reach = size;
-  while (reach < distance + 1) {
-    size *= Number(GROWTH);
-    reach += size;
-  }
-  return reach - (distance + 1);
+  return windowsReaching(distance + 1).reach - (distance + 1);
 }
 
 /**
