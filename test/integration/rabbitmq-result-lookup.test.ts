@@ -112,13 +112,13 @@ describe("the RabbitMQ target's readResult", () => {
     });
 
     it("finds our older result, and no other producer's result under the same id", async () => {
-      expect(decoded((await lookUp(stream, 'ours', 100n)).message)).toMatchObject({
+      expect(decoded((await lookUp(stream, 'ours', 450n)).message)).toMatchObject({
         producer: 'ours',
-        lastOffset: 100n,
+        lastOffset: 450n,
       });
-      expect(decoded((await lookUp(stream, 'billing', 100n)).message)).toMatchObject({
+      expect(decoded((await lookUp(stream, 'billing', 450n)).message)).toMatchObject({
         producer: 'billing',
-        lastOffset: 100n,
+        lastOffset: 450n,
       });
     });
 
