@@ -61,11 +61,13 @@ export interface ResultLookup {
  * retention removed cannot be found).
  *
  * Cost, with d the messages stored after the wanted result (or, for an absent one, after the
- * producer's result before it): at most 2d + 64 messages delivered and decoded, in at most
- * log2(d / 64 + 1) + 1 windows (one more for a 'batch' result the window cut), whatever
- * other producers write to the stream; plus one end-offset query (two connections). An id this producer never published and with no earlier result of it
- * costs a read of the whole stream. `timeoutMs` bounds each connect, subscribe and wait for
- * a chunk (see ./stream-range.ts); failures are the source's `SourceError`s.
+ * producer's result before it): at most about 2d + 64 messages delivered and decoded (plus
+ * the rest of the chunk the result is in), in at most log2(d / 64 + 1) + 1 windows (one more
+ * for a 'batch' result a window cut, or for a window retention cut), whatever other
+ * producers write to the stream; plus one end-offset query (two connections). An id this
+ * producer never published, with no earlier result of it, costs a read of the whole stream.
+ * `timeoutMs` bounds each connect, subscribe and wait for a chunk (see ./stream-range.ts);
+ * failures are the source's `SourceError`s.
  */
 export async function lookUpResult(
   params: ClientParams,
