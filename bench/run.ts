@@ -11,6 +11,7 @@ import { memoryCases } from './memory.js';
 import { observeCases } from './observe.js';
 import { partitionCases } from './partitions.js';
 import { recoveryCases } from './recovery.js';
+import { resultLookupCases } from './result-lookup.js';
 import { formatTable, formatVerdicts, verdicts, writeResults, type CaseResult } from './report.js';
 
 const RESULTS = new URL('./results/latest.json', import.meta.url);
@@ -48,6 +49,8 @@ if (unavailable === undefined) {
     results.push(
       ...(await partitionCases(url, config.partitionMessages, Math.min(config.repeats, 3))),
     );
+    log('result lookup (readResult, 0 to 100k other results after ours)…');
+    results.push(...(await resultLookupCases(url, Math.min(config.repeats, 3))));
   }
 } else {
   log(`end-to-end cases NOT RUN: ${unavailable}`);

@@ -2,7 +2,7 @@
 // backward from the stream's end in growing windows (src/rabbitmq/result-lookup.ts).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeResult } from '../../src/index.js';
-import { lookUpResult } from '../../src/rabbitmq/result-lookup.js';
+import { lookUpResult, windowsReaching } from '../../src/rabbitmq/result-lookup.js';
 import type { RabbitTarget } from '../../src/rabbitmq/target.js';
 import { rabbitForTests } from '../support/rabbitmq.js';
 import {
@@ -71,13 +71,18 @@ describe("the RabbitMQ target's readResult", () => {
 
   describe('with three producers interleaved, ours last 5,000 results ago', () => {
     let stream: string;
-    /** Our results: ids 10, 20, .. 2,000, each followed by two other producers' but the last. */
-    const ours = Array.from({ length: 200 }, (_, i) => BigInt(10 * (i + 1)));
-    const last = 2_000n;
+    /** Our results: ids 10, 20, .. 500, each followed by two other producers' but the last. */
+    const ours = Array.from({ length: 50 }, (_, i) => BigInt(10 * (i + 1)));
+    const last = 500n;
     const AFTER = 5_000;
-    const total = 3 * (ours.length - 1) + 1 + AFTER;
-    /** How far back from the end the 4th window (64 + 256 + 1024 + 4096 offsets) begins. */
-    const REACH_4 = 5_440;
+    /** The windows that reach ours, 5,001 offsets back from the end. */
+    const reaching = windowsReaching(AFTER + 1);
+    /**
+     * Older results of a fourth producer before, so that the last of those windows is not cut
+     * by the stream's head.
+     */
+    const HISTORY = reaching.reach;
+    const total = HISTORY + 3 * (ours.length - 1) + 1 + AFTER;
 
     beforeAll(async () => {
       stream = await real.newStream('lookup-three');
@@ -88,42 +93,46 @@ describe("the RabbitMQ target's readResult", () => {
       ]);
       // Round by round, so that ours lie where the expectations below count them.
       await publishInTurn(stream, [
+        othersResults(['archive'], HISTORY, 0n),
         ...rounds,
         [{ producer: 'ours', id: last }],
-        othersResults(['billing', 'audit'], AFTER, 3_000n),
+        othersResults(['billing', 'audit'], AFTER, 100_000n),
       ]);
     });
 
     it('finds our last result reading back from the end only as far as the window holding it', async () => {
       const lookup = await lookUp(stream, 'ours', last);
       expect(lookup.message).toEqual(resultMessages('ours', last)[0]);
-      // Ours is 5,001 offsets from the end: in the 4th window, read from its start to ours.
-      expect(lookup.windows).toBe(4);
-      expect(lookup.messagesRead).toBe(REACH_4 - 4_096 + (REACH_4 - (AFTER + 1)) + 1);
-      expect(lookup.messagesRead).toBeLessThanOrEqual(4 * AFTER + 64);
+      // The windows before the last read whole, the last from its start to ours.
+      expect(lookup.windows).toBe(reaching.windows);
+      expect(lookup.messagesRead).toBe(
+        reaching.reach - reaching.lastSize + (reaching.reach - (AFTER + 1)) + 1,
+      );
+      expect(lookup.messagesRead).toBeLessThanOrEqual(2 * AFTER + 64);
     });
 
     it("finds our older result, and no other producer's result under the same id", async () => {
-      expect(decoded((await lookUp(stream, 'ours', 500n)).message)).toMatchObject({
+      expect(decoded((await lookUp(stream, 'ours', 450n)).message)).toMatchObject({
         producer: 'ours',
-        lastOffset: 500n,
+        lastOffset: 450n,
       });
-      expect(decoded((await lookUp(stream, 'billing', 500n)).message)).toMatchObject({
+      expect(decoded((await lookUp(stream, 'billing', 450n)).message)).toMatchObject({
         producer: 'billing',
-        lastOffset: 500n,
+        lastOffset: 450n,
       });
     });
 
     it('answers undefined for an absent id, stopping at the window holding our result before it', async () => {
-      const absent = await lookUp(stream, 'ours', 1_995n);
+      const absent = await lookUp(stream, 'ours', 495n);
       expect(absent.message).toBeUndefined();
-      // Our 1,990 lies 3 offsets before our 2,000, in the same window: read to its end.
-      expect(absent.windows).toBe(4);
-      expect(absent.messagesRead).toBe(REACH_4);
+      // Our 490 lies at most 3 offsets before our 500, in the same window: read to its end.
+      expect(windowsReaching(AFTER + 4).windows).toBe(reaching.windows);
+      expect(absent.windows).toBe(reaching.windows);
+      expect(absent.messagesRead).toBe(reaching.reach);
       // Below every id of ours nothing earlier stops the search: the whole stream is read.
       const below = await lookUp(stream, 'ours', 5n);
       expect(below.message).toBeUndefined();
-      expect(below.windows).toBe(5);
+      expect(below.windows).toBe(windowsReaching(total).windows);
       expect(below.messagesRead).toBe(total);
     });
   });

@@ -1,0 +1,116 @@
+// readResult on the embedded broker and on RabbitMQ: the same writes of three producers (and
+// of a writer of non-AMQP bytes) on both, then the same questions: both answer what was
+// published under the id, the first message of the write, or undefined.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Target } from '../../src/index.js';
+import { MemoryBroker } from '../../src/memory/index.js';
+import { Coverage } from '../support/coverage.js';
+import { rabbitForTests } from '../support/rabbitmq.js';
+import { resultMessages } from '../support/stored-results.js';
+import type { PackMode } from '../../src/core/result-format.js';
+
+const real = rabbitForTests();
+const RUNS = 4;
+const PRODUCERS = ['ours', 'billing', 'audit'] as const;
+
+/** One write: a producer's result, or (producer 'garbage') bytes that are no AMQP message. */
+interface Write {
+  readonly producer: string;
+  readonly id: bigint;
+  readonly messages: readonly Uint8Array[];
+}
+
+const writeSpec = fc.record({
+  producer: fc.constantFrom(...PRODUCERS, 'garbage'),
+  gap: fc.integer({ min: 1, max: 3 }),
+  pack: fc.constantFrom<PackMode>('sections', 'batch'),
+  outputs: fc.integer({ min: 1, max: 4 }),
+});
+
+type WriteSpec = typeof writeSpec extends fc.Arbitrary<infer T> ? T : never;
+
+/** Each producer's ids increase by the spec's gap, as a job's publishing ids do. */
+function writesOf(specs: readonly WriteSpec[]): Write[] {
+  const last = new Map<string, bigint>();
+  return specs.map(({ producer, gap, pack, outputs }) => {
+    const id = (last.get(producer) ?? -1n) + BigInt(gap);
+    last.set(producer, id);
+    const messages =
+      producer === 'garbage'
+        ? [new TextEncoder().encode(`not amqp ${id}`)]
+        : resultMessages(producer, id, pack, outputs);
+    return { producer, id, messages };
+  });
+}
+
+/**
+ * The questions, at most 7 per producer: one past its last id, its last, 0, its first 'batch'
+ * result's, and three more from 0 to one past its last.
+ */
+const questionsOf = (writes: readonly Write[], seed: number) =>
+  PRODUCERS.flatMap((producer) => {
+    const own = writes.filter((w) => w.producer === producer);
+    const top = own.length === 0 ? 0 : Number(own[own.length - 1]?.id) + 1;
+    const batch = own.find((w) => w.messages.length > 1);
+    const picks = new Set([
+      top,
+      top - 1,
+      0,
+      ...(batch === undefined ? [] : [Number(batch.id)]),
+      ...Array.from({ length: 3 }, (_, i) => (seed * (i + 7)) % (top + 1)),
+    ]);
+    return [...picks].filter((id) => id >= 0).map((id) => ({ producer, id: BigInt(id) }));
+  });
+
+async function publishOn(writes: readonly Write[], targetOf: (producer: string) => Target) {
+  for (const write of writes) await targetOf(write.producer).publish(write.id, write.messages);
+}
+
+describe('readResult on the embedded broker and on RabbitMQ', () => {
+  it('answers the same, the first message of the write under the id or undefined, on both', async () => {
+    const coverage = new Coverage('readResult on both brokers');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(writeSpec, { minLength: 20, maxLength: 120 }),
+        fc.nat({ max: 1_000 }),
+        async (specs, seed) => {
+          coverage.run();
+          const writes = writesOf(specs);
+          const memory = new MemoryBroker();
+          memory.createStream('results');
+          const stream = await real.newStream('lookup-diff');
+          const rabbitTargets = new Map<string, Target & { close(): Promise<void> }>();
+          const rabbitTarget = (producer: string) => {
+            let target = rabbitTargets.get(producer);
+            if (target === undefined) {
+              target = real.rabbit.target(stream, { producer });
+              rabbitTargets.set(producer, target);
+            }
+            return target;
+          };
+          try {
+            await publishOn(writes, (producer) => memory.target('results', { producer }));
+            await publishOn(writes, rabbitTarget);
+            const answers = new Set<string>();
+            for (const { producer, id } of questionsOf(writes, seed)) {
+              const written = writes.find((w) => w.producer === producer && w.id === id);
+              const onMemory = await memory.target('results', { producer }).readResult(id);
+              const onRabbit = await rabbitTarget(producer).readResult(id);
+              expect(onRabbit).toEqual(onMemory);
+              expect(onMemory).toEqual(written?.messages[0]);
+              if (written === undefined) answers.add('absent');
+              else answers.add(written.messages.length > 1 ? 'batch found' : 'found');
+            }
+            // Once a run each: every run should ask all three kinds of question.
+            for (const answer of answers) coverage.count(answer);
+          } finally {
+            for (const target of rabbitTargets.values()) await target.close();
+          }
+        },
+      ),
+      { numRuns: RUNS },
+    );
+    coverage.expectRates({ found: 0.95, absent: 0.95, 'batch found': 0.95 });
+  });
+});
