@@ -1,5 +1,5 @@
 // Event-time windows (tumbling and hopping with grace, per-key sessions with grace, per-key
-// counts) against RabbitMQ, through crashes: random out-of-order streams of a few dozen
+// counts) against RabbitMQ, through crashes: random out-of-order streams of 20 to 120
 // messages are run on the real broker with jobs killed at random publishes and restarted
 // (each restart recovers from the producer's last result, read back from RabbitMQ), and the
 // target must equal, byte for byte, the same job's uninterrupted run on the embedded broker.

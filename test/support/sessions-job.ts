@@ -5,7 +5,7 @@ import { aggregate, jsonMessage, type Runner, type Source, type Target } from '.
 import { seededRandom } from './seeded-random.js';
 
 export const SESSIONS_PRODUCER = 'sessions-job';
-export const USERS = 300;
+const USERS = 300;
 /** Event-time silence that ends a user's session, ms. */
 const GAP = 300;
 const GRACE = 100;
@@ -20,8 +20,9 @@ export interface Click {
 
 export interface SessionSummary {
   readonly clicks: number;
+  /** The sum of the clicks' values (each value names its click: offset + 1). */
   readonly sum: number;
-  /** The click values in the order the session got them (merged sessions: earlier first). */
+  /** The value of the session's first and last click as added (merged: the earlier's first). */
   readonly first: number;
   readonly last: number;
 }
