@@ -1,0 +1,120 @@
+// The SIGKILL crash test of event-time windows: per-key sessions with a grace over 10,000
+// out-of-order clicks of 300 users, run on RabbitMQ as a child process that is killed with
+// SIGKILL at random moments (while it recovers, or while it publishes) and restarted each
+// time. Every restart recovers the open sessions from the last result it finds in the target;
+// the target must end byte-identical to the job's uninterrupted run on the embedded broker.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { decodeResult } from '../../src/index.js';
+import { MemoryBroker } from '../../src/memory/index.js';
+import { rabbitForTests, readAll } from '../support/rabbitmq.js';
+import { seededRandom } from '../support/seeded-random.js';
+import { clickMessage, clicks, SESSIONS_PRODUCER, sessionsJob } from '../support/sessions-job.js';
+import { expectStrictlyIncreasing } from '../support/target-stream.js';
+
+const MESSAGES = 10_000;
+const KILLS = 20;
+/** One kill in four comes as soon as the child has recovered, before it publishes anything. */
+const KILLS_AT_START = 0.25;
+const child = fileURLToPath(new URL('./sessions-crash-child.ts', import.meta.url));
+const url = inject('rabbitmqUrl');
+const real = rabbitForTests();
+const messages = clicks(MESSAGES).map(clickMessage);
+let source = '';
+
+beforeAll(async () => {
+  source = await real.newStream('sessions-source');
+  const feeder = real.rabbit.target(source, { producer: 'feeder' });
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < MESSAGES; i += 500) {
+    pending.push(feeder.publish(BigInt(i + 499), messages.slice(i, i + 500)));
+  }
+  await Promise.all(pending);
+  await feeder.close();
+}, 120_000);
+
+/** The job's uninterrupted run on the embedded broker, over streams named as on RabbitMQ. */
+async function uninterrupted(target: string): Promise<{ bytes: Buffer[]; merges: number }> {
+  const broker = new MemoryBroker();
+  broker.createStream(source);
+  broker.createStream(target);
+  broker.append(source, messages);
+  const seen = { merges: 0 };
+  await sessionsJob(
+    broker.source(source),
+    broker.target(target, { producer: SESSIONS_PRODUCER }),
+    seen,
+  ).run({ untilCaughtUp: true });
+  return { bytes: broker.messages(target).map((m) => Buffer.from(m.bytes)), merges: seen.merges };
+}
+
+/**
+ * Runs the child to completion, or kills it with SIGKILL once it has handed `killAfter`
+ * results to the broker (0: as soon as it has recovered); resolves true when it was killed.
+ * Results handed over just before the kill may or may not be stored.
+ */
+function runChild(target: string, killAfter = Infinity): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, ['--import', 'tsx', child, url, source, target], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let published = 0;
+    proc.stdout.on('data', (data: Buffer) => {
+      for (const report of data.toString()) {
+        if (report === 'p') published++;
+        if (published >= killAfter) proc.kill('SIGKILL');
+      }
+    });
+    proc.on('error', reject);
+    proc.on('exit', (code, signal) => {
+      if (signal === 'SIGKILL') resolve(true);
+      else if (code === 0) resolve(false);
+      else reject(new Error(`aggregator exited with code ${code}`));
+    });
+  });
+}
+
+describe('the per-key sessions job killed with SIGKILL', () => {
+  it('should leave a target byte-identical to an uninterrupted run after 20 kills, every message counted once', async () => {
+    const target = await real.newStream('sessions-target');
+    const expected = await uninterrupted(target);
+    const expectedResults = expected.bytes.map((bytes) => decodeResult(bytes));
+    // The data has what the test is about: many results, merged sessions, late clicks.
+    expect(expectedResults.length).toBeGreaterThan(1000);
+    expect(expected.merges).toBeGreaterThan(0);
+    expect(expectedResults.some((r) => r.lateCount > 0)).toBe(true);
+
+    const seed = Date.now() % 2 ** 31;
+    const random = seededRandom(seed);
+    const targetSize = async () => Number(await real.rabbit.source(target).endOffset());
+    const sizes: number[] = [];
+    for (let kills = 0; kills < KILLS; kills++) {
+      // After a random number of results, at most an even share of what is left, so that
+      // every kill lands before the job catches up.
+      const left = expected.bytes.length - (await targetSize());
+      const share = Math.max(1, Math.floor(left / (KILLS - kills + 1)));
+      const killAfter = random() < KILLS_AT_START ? 0 : 1 + Math.floor(random() * share);
+      expect(await runChild(target, killAfter)).toBe(true);
+      sizes.push(await targetSize());
+    }
+    expect(await runChild(target)).toBe(false);
+    console.log(
+      `sessions crash test (seed ${seed}): survived ${KILLS} SIGKILLs (target results after ` +
+        `each: ${sizes.join(', ')}; ${expected.bytes.length} results in all, ` +
+        `${expected.merges} session merges)`,
+    );
+
+    const actual = (await readAll(real.rabbit, target)).map((bytes) => Buffer.from(bytes));
+    const results = actual.map((bytes) => decodeResult(bytes));
+    // Decoded first, so that a difference reads as results, not bytes.
+    expect(results).toEqual(expectedResults);
+    expect(actual).toEqual(expected.bytes);
+    expectStrictlyIncreasing(results.map((r) => r.lastOffset));
+    for (let i = 0; i < results.length; i++) {
+      expect(results[i]?.firstOffset).toBe(i === 0 ? 0n : (results[i - 1]?.lastOffset ?? 0n) + 1n);
+    }
+    const last = results.at(-1)?.lastOffset ?? -1n;
+    expect(results.reduce((n, r) => n + r.messages, 0)).toBe(Number(last + 1n));
+  }, 300_000);
+});
