@@ -167,6 +167,94 @@ describe('event-time windows on the embedded broker', () => {
     },
     PROPERTY_TIMEOUT_MS,
   );
+
+  it(
+    'counts every message once through flushes at the end of runs, gives the same bytes through crashes, and combines flushed and continued windows to the unflushed ones',
+    async () => {
+      const coverage = new Coverage('flushing event-time windows');
+      // Where runs end, as shares of the source: each run but the last flushes at its end.
+      const cutsArb = fc.uniqueArray(fc.integer({ min: 1, max: 99 }), {
+        minLength: 1,
+        maxLength: 4,
+        size: 'max',
+      });
+      await fc.assert(
+        fc.asyncProperty(smallCases, packs, cutsArb, crashArb, async (c, pack, cuts, crashes) => {
+          coverage.run();
+          const messages = caseMessages(c.messages);
+          const prefixes = [
+            ...new Set(cuts.map((share) => Math.floor((share * messages.length) / 100))),
+          ]
+            .filter((end) => end > 0)
+            .sort((a, b) => a - b);
+          const flushEach = async (broker: MemoryBroker, withCrashes: boolean) => {
+            broker.createStream('source');
+            broker.createStream('target');
+            let appended = 0;
+            for (const end of [...prefixes, messages.length]) {
+              broker.append('source', messages.slice(appended, end));
+              appended = end;
+              const flushing = () =>
+                caseJob(
+                  c.config,
+                  broker.source('source'),
+                  broker.target('target', { producer: 'job-1' }),
+                  pack,
+                  undefined,
+                  end < messages.length ? { caughtUp: true } : undefined,
+                );
+              if (withCrashes)
+                await runThroughCrashes(broker, 'target', crashes, flushing, coverage);
+              else await flushing().run({ untilCaughtUp: true });
+            }
+          };
+          const expected = new MemoryBroker({ now: () => 0 });
+          await flushEach(expected, false);
+          const stored = targetBytes(expected).map((bytes) => decodeResult<number>(bytes));
+          coverage.count(
+            'runs with a flushed result',
+            stored.some((r) => r.flushed),
+          );
+          coverage.count(
+            'runs with a continued window',
+            stored.some((r) => r.outputs.some((o) => o.continues)),
+          );
+          // Every message up to the last result is in exactly one result's range.
+          const heads = stored.filter((r) => r.part === undefined || r.part.index === 0);
+          const ids = heads.map((r) => r.lastOffset);
+          expect(ids).toEqual([...ids].sort((a, b) => (a < b ? -1 : 1)));
+          expect(new Set(ids).size).toBe(ids.length);
+          expect(heads.reduce((n, r) => n + r.messages, 0)).toBe(Number(ids.at(-1) ?? -1n) + 1);
+          if (c.config.window.type === 'tumbling' || c.config.window.type === 'hopping') {
+            // Flushed and continued outputs of a window add up to the window without flushes.
+            const reference = referenceRunDetailed(c.messages, c.config);
+            const combined = new Map<string, { count: number; sum: number }>();
+            for (const o of stored.flatMap((r) => r.outputs)) {
+              const id = `${String(o.key)} ${o.start} ${o.end}`;
+              const into = combined.get(id) ?? { count: 0, sum: 0 };
+              combined.set(id, { count: into.count + o.count, sum: into.sum + o.value });
+            }
+            for (const o of reference.results.flatMap((r) => r.outputs)) {
+              expect(combined.get(`${o.key} ${o.start} ${o.end}`)).toEqual({
+                count: o.count,
+                sum: o.sum,
+              });
+            }
+          }
+          const broker = new MemoryBroker({ now: () => 0 });
+          await flushEach(broker, true);
+          expect(targetBytes(broker)).toEqual(targetBytes(expected));
+        }),
+        propertyParameters(),
+      );
+      coverage.expectRates({
+        'runs with a flushed result': 0.5,
+        'runs with a continued window': 0.2,
+        'crashes after a stored result': 1.5,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
 
 function decodeRecovery(bytes: Uint8Array): { recovery: bigint | undefined; lastOffset: bigint } {

@@ -9,6 +9,7 @@ import {
   session,
   tumbling,
   type EarlyUpdates,
+  type FlushOptions,
   type EventTimeWindowSpec,
   type PackMode,
   type Source,
@@ -47,6 +48,7 @@ export function caseJob(
   target: Target,
   pack: PackMode = 'sections',
   early?: EarlyUpdates,
+  flush?: FlushOptions,
 ) {
   let pipeline = aggregate<ReferenceMessage>(source)
     .filter((m) => m.filtered !== true)
@@ -64,7 +66,7 @@ export function caseJob(
       result: (sum) => sum,
       merge: (a, b) => a + b,
     })
-    .to(target, { pack });
+    .to(target, { pack, ...(flush === undefined ? {} : { flush }) });
 }
 
 /**
