@@ -536,6 +536,13 @@ export class AggregationBuilder<T, A, R> {
     }
     if (encode !== undefined) {
       requireFunction('encode', encode);
+      if (isEventTimeSpec(this.settings.window)) {
+        throw new ConfigError(
+          'encode',
+          `cannot be used with ${this.settings.window.describe()}: a restart reads its recovery state from the result format's properties, which your own messages would not carry`,
+          'a function',
+        );
+      }
       if (options.pack !== undefined) {
         throw new ConfigError('pack', 'applies to the result format, not to your own encode', pack);
       }

@@ -51,6 +51,7 @@ export const ResultProperty = {
   part: 'sw-part',
   parts: 'sw-parts',
   // Event-time windows only (see RecoveryState): what a restart from this result needs.
+  /** Absent when no event time was read yet (a flush of filtered messages only). */
   watermark: 'sw-watermark',
   resumeOffset: 'sw-resume-offset',
   /** Absent when no message came before the resume offset (the watermark was -Infinity). */
@@ -158,7 +159,8 @@ export function encodeResult<R>(
     ];
   }
   const sections = values.map((value) => encodeCanonical(value));
-  if (pack === 'sections' || sections.length === 1) {
+  // With no section at all (a flush of filtered messages only) every packing writes one message.
+  if (pack === 'sections' || sections.length <= 1) {
     return [encodeMessage({ applicationProperties: properties, body: { type: 'data', sections } })];
   }
   return sections.map((section, index) =>
@@ -174,8 +176,11 @@ export function encodeResult<R>(
 }
 
 function recoveryProperties(state: RecoveryState): Record<string, string> {
+  // A watermark of -Infinity (no event time read yet, before a flush) is left out.
   const properties: Record<string, string> = {
-    [ResultProperty.watermark]: String(state.watermark),
+    ...(state.watermark === Number.NEGATIVE_INFINITY
+      ? {}
+      : { [ResultProperty.watermark]: String(state.watermark) }),
     [ResultProperty.resumeOffset]: state.offset.toString(),
   };
   if (state.offsetWatermark !== Number.NEGATIVE_INFINITY) {
@@ -185,7 +190,9 @@ function recoveryProperties(state: RecoveryState): Record<string, string> {
     properties[ResultProperty.flushes] = state.flushes.join(',');
   }
   if (state.openCounts !== undefined) {
-    const counts = state.openCounts.map(([key, offset]) => [key, offset.toString()]);
+    const counts = state.openCounts.map(([key, offset, skip]) =>
+      skip === undefined ? [key, offset.toString()] : [key, offset.toString(), skip],
+    );
     properties[ResultProperty.openCounts] = new TextDecoder().decode(encodeCanonicalJson(counts));
   }
   return properties;
@@ -316,8 +323,12 @@ function readRecovery(properties: ResultProperties): RecoveryState | undefined {
   const resumeWatermark = properties.optional(ResultProperty.resumeWatermark);
   const counts = properties.optional(ResultProperty.openCounts);
   const flushes = properties.optional(ResultProperty.flushes);
+  const watermark = properties.optional(ResultProperty.watermark);
   const state = {
-    watermark: properties.integer(ResultProperty.watermark),
+    watermark:
+      watermark === undefined
+        ? Number.NEGATIVE_INFINITY
+        : properties.integer(ResultProperty.watermark),
     offset: properties.offset(ResultProperty.resumeOffset),
     offsetWatermark:
       resumeWatermark === undefined
@@ -335,19 +346,23 @@ function readRecovery(properties: ResultProperties): RecoveryState | undefined {
   return { ...state, openCounts: readOpenCounts(counts) };
 }
 
-function readOpenCounts(text: string): [Key, bigint][] {
+function readOpenCounts(text: string): [Key, bigint, number?][] {
   const what = `result property '${ResultProperty.openCounts}'`;
   const entries = decodeJson(new TextEncoder().encode(text));
   if (!Array.isArray(entries)) throw new CodecError(`${what} must be a JSON array`, 0);
   return entries.map((entry: unknown) => {
-    if (!Array.isArray(entry) || entry.length !== 2) {
-      throw new CodecError(`${what} must hold [key, offset] pairs`, 0);
+    if (!Array.isArray(entry) || (entry.length !== 2 && entry.length !== 3)) {
+      throw new CodecError(`${what} must hold [key, offset] or [key, offset, skip] entries`, 0);
     }
-    const [key, offset] = entry as [unknown, unknown];
+    const [key, offset, skip] = entry as [unknown, unknown, unknown];
     if (key !== null && typeof key !== 'string' && typeof key !== 'number') {
       throw new CodecError(`${what}: a key must be a string, a number or null`, 0);
     }
-    return [key, parseOffset(what, offset)];
+    if (entry.length === 2) return [key, parseOffset(what, offset)];
+    if (typeof skip !== 'number' || !Number.isSafeInteger(skip) || skip < 1) {
+      throw new CodecError(`${what}: a skip must be a whole number above 0`, 0);
+    }
+    return [key, parseOffset(what, offset), skip];
   });
 }
 

@@ -187,9 +187,11 @@ export class Runner<T, A, R> {
         }
       }
       this.reportStarted(last, from, sourceEnd, counters.restarts);
-      // Nothing to read up to the end known at the start: caught up before the first chunk.
+      // Nothing to read up to the end known at the start: caught up before the first chunk. A
+      // last id of 0 counts as published when an event-time job found its result under it.
+      const published = last > 0n || recovered === true;
       caughtUp =
-        sourceEnd !== undefined && (sourceEnd === 0n || (last > 0n && last + 1n >= sourceEnd));
+        sourceEnd !== undefined && (sourceEnd === 0n || (published && last + 1n >= sourceEnd));
       if (caughtUp) this.reportCaughtUp(sourceEnd ?? 0n);
       if (caughtUp && options.untilCaughtUp === true) {
         stopAtStart = true;

@@ -50,9 +50,11 @@ export interface RecoveryState {
   readonly offsetWatermark: number;
   /**
    * Count windows per key only: each open window's key and first offset (a key's messages
-   * before it, from `offset` on, belong to windows already published). Absent otherwise.
+   * before it, from `offset` on, belong to windows already published), and, when a
+   * multi-value message began it, how many of the key's values there came before it.
+   * Absent otherwise.
    */
-  readonly openCounts?: readonly (readonly [key: Key, firstOffset: bigint])[];
+  readonly openCounts?: readonly (readonly [key: Key, firstOffset: bigint, skip?: number])[];
   /**
    * Offsets of flushes at or after `offset` (`FlushOptions`): a wall-clock decision the
    * re-read must repeat to leave the same windows open. Absent when none.

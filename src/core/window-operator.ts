@@ -85,7 +85,12 @@ export class WindowOperator<T, A, R> {
   /** Set by `restore`: offsets up to here were published; their results are rebuilt only. */
   private replayThrough = NO_OFFSET;
   /** Count windows per key, while replaying: where each key's open window began. */
-  private openCountsAt: Map<Key, bigint> | undefined;
+  private openCountsAt: Map<Key, { offset: bigint; skip: number }> | undefined;
+  /**
+   * Count windows over a multi-value message: how many values of each key the message placed
+   * so far (a key's window may close inside a message and the next one open there).
+   */
+  private readonly valuesOfKey = new Map<Key, number>();
 
   constructor(private readonly config: WindowOperatorConfig<T, A, R>) {
     this.watermark = new Watermark(config.maxOutOfOrderness);
@@ -114,7 +119,9 @@ export class WindowOperator<T, A, R> {
     this.replayThrough = through;
     this.flushes = [...(state.flushes ?? [])];
     if (this.config.window.assignment.type === 'count') {
-      this.openCountsAt = new Map(state.openCounts ?? []);
+      this.openCountsAt = new Map(
+        (state.openCounts ?? []).map(([key, offset, skip = 0]) => [key, { offset, skip }]),
+      );
     }
   }
 
@@ -153,12 +160,7 @@ export class WindowOperator<T, A, R> {
       return;
     }
     const { value, time, key } = reader;
-    try {
-      this.place(key, value, time, offset, replaying);
-    } catch (cause) {
-      this.reject(chunk, index, 'reduce', cause, replaying);
-      return;
-    }
+    this.placeOrStop(key, value, time, offset, replaying);
     this.closeWindows(offset, time, replaying);
   }
 
@@ -174,28 +176,34 @@ export class WindowOperator<T, A, R> {
     offset: bigint,
     replaying: boolean,
   ): void {
-    const { config, reader } = this;
+    const { reader } = this;
     if (reader.readAll(chunk, index, readValues, true) === ReadOutcome.Rejected) {
       this.reject(chunk, index, reader.stage, reader.cause, replaying);
       return;
     }
     const { values, keys, times } = reader;
+    this.valuesOfKey.clear();
     if (!replaying) this.lateDropped += reader.counted;
     let latest = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < values.length; i++) {
       const time = times[i] as number;
-      try {
-        this.place(keys[i] ?? null, values[i] as T, time, offset, replaying);
-      } catch (cause) {
-        // Values before this one are folded: the message can be neither whole in nor whole
-        // out, so it stops the job even under 'dead-letter'.
-        if (i > 0) throw new ProcessingError(config.stream, offset, 'reduce', cause);
-        this.reject(chunk, index, 'reduce', cause, replaying);
-        return;
-      }
+      this.placeOrStop(keys[i] ?? null, values[i] as T, time, offset, replaying);
       if (time > latest) latest = time;
     }
     this.closeWindows(offset, latest, replaying);
+  }
+
+  /**
+   * `place`, with a failure of the aggregate (`add` or `merge`) stopping the job whatever the
+   * error policy: its outcome depends on the window's accumulator, which a restart rebuilds
+   * only in part for windows already published, so a dead letter of it would not replay.
+   */
+  private placeOrStop(key: Key, value: T, time: number, offset: bigint, replaying: boolean): void {
+    try {
+      this.place(key, value, time, offset, replaying);
+    } catch (cause) {
+      throw new ProcessingError(this.config.stream, offset, 'reduce', cause);
+    }
   }
 
   /** Adds a value to its key's windows, or counts it late. Throws what `add` throws. */
@@ -300,15 +308,23 @@ export class WindowOperator<T, A, R> {
     n: number,
     replaying: boolean,
   ): boolean {
+    // Values of this key earlier in this message (several only in a multi-value message).
+    const before = this.valuesOfKey.get(key) ?? 0;
+    if (this.config.readValues !== undefined) this.valuesOfKey.set(key, before + 1);
     const { openCountsAt } = this;
     if (replaying && openCountsAt !== undefined) {
-      // A key's messages before its open window began were published in closed windows.
+      // A key's values before its open window began were published in closed windows.
       const from = openCountsAt.get(key);
-      if (from === undefined || offset < from) return true;
+      if (from === undefined || offset < from.offset) return true;
+      if (offset === from.offset && before < from.skip) return true;
     }
     const window = this.windows.of(key)[0];
     const accumulator = this.aggregator.add(this.accumulatorOf(window), value);
-    const target = window ?? this.open(key, time, time + 1, offset);
+    let target = window;
+    if (target === undefined) {
+      target = this.open(key, time, time + 1, offset);
+      target.skip = before;
+    }
     this.fold(target, accumulator, time);
     if (target.count >= n) {
       this.windows.remove(target);
@@ -503,9 +519,13 @@ export class WindowOperator<T, A, R> {
       ...(this.flushes.length > 0 ? { flushes: [...this.flushes] } : {}),
     };
     if (this.config.window.assignment.type !== 'count') return base;
-    const openCounts: [Key, bigint][] = [];
+    const openCounts: [Key, bigint, number?][] = [];
     for (const window of this.windows.openInCreationOrder()) {
-      openCounts.push([window.key, window.firstOffset]);
+      openCounts.push(
+        window.skip > 0
+          ? [window.key, window.firstOffset, window.skip]
+          : [window.key, window.firstOffset],
+      );
     }
     return { ...base, openCounts };
   }

@@ -23,6 +23,11 @@ export interface OpenWindow<A> {
   changed: boolean;
   /** A flush published and emptied this window: its next outputs continue that one. */
   continues: boolean;
+  /**
+   * Count windows over multi-value messages: values of the key at `firstOffset` that belong
+   * to earlier windows (a restart skips as many there).
+   */
+  skip: number;
 }
 
 /**
@@ -76,6 +81,7 @@ export class KeyedWindows<A> {
       heapEnd: end,
       changed: false,
       continues: false,
+      skip: 0,
     };
     const windows = this.byKey.get(key);
     if (windows === undefined) this.byKey.set(key, [window]);

@@ -248,8 +248,8 @@ describe('event-time windows on the embedded broker', () => {
         propertyParameters(),
       );
       coverage.expectRates({
-        'runs with a flushed result': 0.5,
-        'runs with a continued window': 0.2,
+        'runs with a flushed result': 0.75,
+        'runs with a continued window': 0.3,
         'crashes after a stored result': 1.5,
       });
     },

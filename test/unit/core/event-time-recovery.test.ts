@@ -123,3 +123,47 @@ describe('an event-time job restarting from its last result', () => {
     expect(broker.messages('target')).toHaveLength(0);
   });
 });
+
+describe('an event-time job refusing what it could not recover from', () => {
+  it('refuses its own encode where it is configured: a restart reads its recovery state from the result format', () => {
+    const broker = brokerWith([{ k: 'a', t: 1 }]);
+    expect(() =>
+      aggregate<Reading>(broker.source('source'))
+        .eventTime((r) => r.t)
+        .tumbling(10, { grace: 0 })
+        .reduce((a) => a)
+        .to(broker.target('target', { producer: 'p' }), {
+          encode: (result) => Buffer.from(JSON.stringify(result.outputs.length)),
+        }),
+    ).toThrow(
+      /encode cannot be used with tumbling\(10ms, grace=0ms\): a restart reads its recovery state from the result format's properties/,
+    );
+  });
+
+  it("stops on a failing aggregate even under 'dead-letter': a re-read rebuilds published windows only in part, so the dead letter would not replay", async () => {
+    const broker = brokerWith([
+      { k: 'a', t: 1 },
+      { k: 'a', t: 2 },
+    ]);
+    const running = aggregate<Reading>(broker.source('source'))
+      .eventTime((r) => r.t)
+      .key((r) => r.k)
+      .onError('dead-letter')
+      .session(5, { grace: 0 })
+      .aggregate({
+        init: () => 0,
+        add: (n: number) => {
+          if (n >= 1) throw new RangeError('full');
+          return n + 1;
+        },
+        result: (n) => n,
+        merge: (a, b) => a + b,
+      })
+      .to(broker.target('target', { producer: 'p' }))
+      .run({ untilCaughtUp: true });
+    await expect(running).rejects.toThrow(
+      /reduce failed for message at offset 1 of stream 'source'.*full/,
+    );
+    expect(broker.messages('target')).toHaveLength(0);
+  });
+});

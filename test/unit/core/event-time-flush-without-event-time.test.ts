@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryBroker } from '../../../src/memory/index.js';
+import { aggregate, decodeResult, jsonMessage, tumbling } from '../../../src/index.js';
+
+describe('a flush before any message had an event time', () => {
+  it.each(['sections', 'batch', 'single'] as const)(
+    "publishes a result without sections the next run can restart from, with pack '%s'",
+    async (pack) => {
+      const broker = new MemoryBroker({ now: () => 0 });
+      broker.createStream('source');
+      broker.createStream('target');
+      broker.append('source', [jsonMessage({ t: 5, skip: true })]);
+      const job = () =>
+        aggregate<{ t: number; skip?: boolean }>(broker.source('source'))
+          .filter((m) => m.skip !== true)
+          .eventTime((m) => m.t)
+          .window(tumbling(10, { grace: 0 }))
+          .reduce((a) => a)
+          .to(broker.target('target', { producer: 'p' }), {
+            flush: { caughtUp: true },
+            pack,
+          });
+      await job().run({ untilCaughtUp: true });
+      // The flush published the filtered message's result, with the watermark still -Infinity.
+      const [only] = broker.messages('target');
+      expect(only).toBeDefined();
+      broker.append('source', [jsonMessage({ t: 6 })]);
+      await expect(job().run({ untilCaughtUp: true })).resolves.toBeDefined();
+      expect(decodeResult((only as { bytes: Uint8Array }).bytes).filtered).toBe(1);
+    },
+  );
+});
