@@ -10,6 +10,7 @@ export {
   AggregationBuilder,
   TransformBuilder,
   type TargetOptions,
+  type FlushOptions,
   type DeadLetterOptions,
 } from './core/pipeline.js';
 export { Runner, type RunOptions, type RunSummary } from './core/runner.js';

@@ -572,9 +572,13 @@ export class AggregationBuilder<T, A, R> {
         maxRetryDelayMs,
       );
     }
-    const flush = flushSettings(options.flush);
+    const { caughtUp, idleMs } = flushSettings(options.flush);
     if (target === undefined || typeof source === 'string') return undefined;
     const { window } = this.settings;
+    // Only the library's results can be read back, and only a window with event-time bounds
+    // stays open after a flush (see Runner.resumeAfterFlush).
+    const readsLastResult =
+      encode === undefined && !isEventTimeSpec(window) && window.hasEventTimeBounds;
     const metadata = {
       source: source.stream,
       producer: target.producer,
@@ -593,7 +597,7 @@ export class AggregationBuilder<T, A, R> {
       retryDelayMs,
       maxRetryDelayMs,
       logger: checkLogger('logger', options.logger),
-      flush,
+      flush: { caughtUp, idleMs, readsLastResult },
     });
   }
 
@@ -630,10 +634,21 @@ export class TransformBuilder {
     private readonly job: AggregationBuilder<EncodedBodies, EncodedBodies, EncodedBodies>,
   ) {}
 
+  /** Options as `AggregationBuilder.to`, but `pack`, `encode` (the transform's) and `flush`. */
   to(
     target: Target,
-    options: Omit<TargetOptions, 'pack' | 'encode'> = {},
+    options: Omit<TargetOptions, 'pack' | 'encode' | 'flush'> = {},
   ): Runner<EncodedBodies, EncodedBodies, EncodedBodies> {
+    // A flush would publish only a tail of filtered messages: a step without an output, which
+    // has no user message to write.
+    const { flush } = options as TargetOptions;
+    if (flush !== undefined) {
+      throw new ConfigError(
+        'flush',
+        'does not apply to a transform: each message that passes is written at once, nothing waits for a flush',
+        flush,
+      );
+    }
     // A count(1) step holds one output: the bodies of its one message that passed.
     return this.job.to(target, {
       ...options,

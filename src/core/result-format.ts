@@ -158,7 +158,9 @@ export function encodeResult<R>(
     ];
   }
   const sections = values.map((value) => encodeCanonical(value));
-  if (pack === 'sections' || sections.length === 1) {
+  // A result without sections (a flush of nothing but filtered or dropped late messages) is
+  // one message without data sections: a batch must hold at least one message.
+  if (pack === 'sections' || sections.length <= 1) {
     return [encodeMessage({ applicationProperties: properties, body: { type: 'data', sections } })];
   }
   return sections.map((section, index) =>
