@@ -186,6 +186,8 @@ export class Runner<T, A, R> {
     const resumePoint = async (): Promise<bigint | 'first'> => {
       last = await target.lastPublishingId();
       let from: bigint | 'first' = last > 0n ? last + 1n : 'first';
+      // The first offset no published result holds, when known: a last id of 0 is ambiguous.
+      let unpublished = last > 0n ? last + 1n : undefined;
       if (processor instanceof WindowOperator) {
         const state = await this.recoveryState(last);
         recovered = state !== undefined;
@@ -195,11 +197,13 @@ export class Runner<T, A, R> {
         }
       } else if (this.config.flush.caughtUp || this.config.flush.idleMs !== undefined) {
         ({ from, published: recovered } = await this.resumeAfterFlush(processor, last));
+        if (from === 1n) unpublished = from;
       }
       this.reportStarted(last, from, sourceEnd, counters.restarts);
       // Nothing to read up to the end known at the start: caught up before the first chunk.
       caughtUp =
-        sourceEnd !== undefined && (sourceEnd === 0n || (last > 0n && last + 1n >= sourceEnd));
+        sourceEnd !== undefined &&
+        (sourceEnd === 0n || (unpublished !== undefined && unpublished >= sourceEnd));
       if (caughtUp) this.reportCaughtUp(sourceEnd ?? 0n);
       if (caughtUp && options.untilCaughtUp === true) {
         stopAtStart = true;

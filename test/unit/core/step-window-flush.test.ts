@@ -185,6 +185,17 @@ describe('a flush at the end of an untilCaughtUp run', () => {
     ]);
   });
 
+  it('stops at once when nothing came after a flushed result at offset 0', async () => {
+    const broker = brokerWith([atDay('a', 1, 0, 1)]);
+    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    const job = dailyJob(broker, caughtUp);
+    const started: unknown[] = [];
+    job.on('started', (event) => started.push(event.from));
+    await job.run({ untilCaughtUp: true });
+    expect(started).toEqual([1n]);
+    expect(results(broker)).toHaveLength(1);
+  }, 10_000);
+
   it('continues the flushed day after a restart even when retention removed the flushed step’s messages from the source', async () => {
     const broker = brokerWith(days);
     await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
