@@ -77,7 +77,8 @@ export interface TargetOptions<R = unknown> {
    * message, or an array of bodies written as ONE sub-entry batch under the step's one
    * publishing id (never separate publishes). Each body becomes an AMQP 1.0 message with one
    * data section. Must be deterministic — a function of `result` only — so that a replay
-   * after a crash writes the same bytes and the broker's deduplication holds.
+   * after a crash writes the same bytes and the broker's deduplication holds. With a `flush`,
+   * a step may hold no output (only filtered, late or dead-lettered messages).
    */
   readonly encode?: (result: StepResult<R>) => EncodedBodies;
   /**
@@ -111,6 +112,12 @@ export interface TargetOptions<R = unknown> {
  * gives up byte-identical replay (the results depend on when a run ended or a silence came)
  * but not effectively-once: every source message still lands in exactly one published result.
  * A flushed result is marked `flushed`; see the README's "Quiet sources" for what follows it.
+ *
+ * Step windows: a flushed tumbling or session window (or compaction `every` / `gap` step)
+ * stays open, so that the next step of messages inside it has every output marked
+ * `continues` (added to the flushed one, they are the window); a count window ends with the
+ * flush. A restart reads the producer's last result to reopen the window it flushed (with
+ * your own `encode` it cannot: the next step is then not marked). Not for `.transform()`.
  */
 export interface FlushOptions {
   /**

@@ -156,8 +156,7 @@ describe('a flush at the end of an untilCaughtUp run', () => {
     expect(day2(flushedRun)).toEqual(day2(results(reference)));
   });
 
-  it('continues the flushed day within one run, when the flush is an idle one and more of the day comes', async () => {
-    // The in-run path, through the caughtUp flush of an earlier run and a second flush.
+  it('marks each later part of a day flushed several times as continuing it', async () => {
     const broker = brokerWith([atDay('a', 1, 0, 1)]);
     await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
     append(broker, [atDay('a', 2, 0, 2)]);
