@@ -48,7 +48,8 @@ const NO_MESSAGE = new Uint8Array(0);
  * decode → filter/map → event time → window assignment → trigger → reducer → window buffer, and
  * collects a StepResult whenever a step ends. Its state is a function of the messages
  * since the last step end only, which is what makes a restart from the broker's last
- * publishing id + 1 reproduce an uninterrupted run exactly.
+ * publishing id + 1 reproduce an uninterrupted run exactly — and, after a flush, of the
+ * window it left open, which the flushed result carries (`reopenFlushed`).
  *
  * Per message it allocates nothing beyond the decoded value (and what the user's
  * functions allocate): offsets are kept as (chunk, index) and turned into bigints only
