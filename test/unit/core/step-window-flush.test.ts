@@ -13,6 +13,7 @@ import {
   type Source,
 } from '../../../src/index.js';
 import { MemoryBroker, SimulatedCrash, type FaultPoint } from '../../../src/memory/index.js';
+import { keepingLogger } from '../../support/keeping-logger.js';
 import { reading, results, T0, type Reading } from '../../support/memory-job.js';
 
 const DAY = 86_400_000;
@@ -255,6 +256,30 @@ describe('a flush at the end of an untilCaughtUp run', () => {
       // Its window is the flushed day's: what the dropped message was late for.
       expect(results(broker)[1]).toMatchObject({ windowStart: T0 + DAY, windowEnd: T0 + 2 * DAY });
     }
+  });
+
+  it('warns, and goes on without the mark, when the flushed result is no longer in the target', async () => {
+    const broker = brokerWith(days);
+    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    broker.truncate('target', 2n); // both results gone; the producer's last id stays
+    append(broker, [atDay('a', 10, 1, 21)]);
+    const logger = keepingLogger();
+    await aggregate<Reading>(broker.source('source'))
+      .eventTime((r) => r.t)
+      .tumbling('1d')
+      .key((r) => r.sensor)
+      .reduce((sum, r) => sum + r.value, 0)
+      .to(broker.target('target', { producer: 'daily' }), { flush: caughtUp, logger })
+      .run({ untilCaughtUp: true });
+    expect(
+      logger.lines.filter(([level]) => level === 'warn').map(([, , message]) => message),
+    ).toEqual([
+      "the producer's last result is not in the target (removed by retention, or the name was used by another job): a window it flushed is not reopened, so the next step is not marked as continuing it",
+    ]);
+    // Only the mark is lost: the message is in its own result, once.
+    expect(shape(results(broker))).toEqual([
+      { offsets: [5n, 5n], flushed: true, outputs: [['a', 10, false]] },
+    ]);
   });
 
   it('does not reopen a flushed window written by another window spec', async () => {
