@@ -77,7 +77,8 @@ export interface TargetOptions<R = unknown> {
    * message, or an array of bodies written as ONE sub-entry batch under the step's one
    * publishing id (never separate publishes). Each body becomes an AMQP 1.0 message with one
    * data section. Must be deterministic — a function of `result` only — so that a replay
-   * after a crash writes the same bytes and the broker's deduplication holds.
+   * after a crash writes the same bytes and the broker's deduplication holds. With a `flush`,
+   * a step may hold no output (only filtered, late or dead-lettered messages).
    */
   readonly encode?: (result: StepResult<R>) => EncodedBodies;
   /**
@@ -111,6 +112,12 @@ export interface TargetOptions<R = unknown> {
  * gives up byte-identical replay (the results depend on when a run ended or a silence came)
  * but not effectively-once: every source message still lands in exactly one published result.
  * A flushed result is marked `flushed`; see the README's "Quiet sources" for what follows it.
+ *
+ * Step windows: a flushed tumbling or session window (or compaction `every` / `gap` step)
+ * stays open, so that the next step of messages inside it has every output marked
+ * `continues` (added to the flushed one, they are the window); a count window ends with the
+ * flush. A restart reads the producer's last result to reopen the window it flushed (with
+ * your own `encode` it cannot: the next step is then not marked). Not for `.transform()`.
  */
 export interface FlushOptions {
   /**
@@ -579,9 +586,13 @@ export class AggregationBuilder<T, A, R> {
         maxRetryDelayMs,
       );
     }
-    const flush = flushSettings(options.flush);
+    const { caughtUp, idleMs } = flushSettings(options.flush);
     if (target === undefined || typeof source === 'string') return undefined;
     const { window } = this.settings;
+    // Only the library's results can be read back, and only a window with event-time bounds
+    // stays open after a flush (see Runner.resumeAfterFlush).
+    const readsLastResult =
+      encode === undefined && !isEventTimeSpec(window) && window.hasEventTimeBounds;
     const metadata = {
       source: source.stream,
       producer: target.producer,
@@ -600,7 +611,7 @@ export class AggregationBuilder<T, A, R> {
       retryDelayMs,
       maxRetryDelayMs,
       logger: checkLogger('logger', options.logger),
-      flush,
+      flush: { caughtUp, idleMs, readsLastResult },
     });
   }
 
@@ -637,10 +648,21 @@ export class TransformBuilder {
     private readonly job: AggregationBuilder<EncodedBodies, EncodedBodies, EncodedBodies>,
   ) {}
 
+  /** Options as `AggregationBuilder.to`, but `pack`, `encode` (the transform's) and `flush`. */
   to(
     target: Target,
-    options: Omit<TargetOptions, 'pack' | 'encode'> = {},
+    options: Omit<TargetOptions, 'pack' | 'encode' | 'flush'> = {},
   ): Runner<EncodedBodies, EncodedBodies, EncodedBodies> {
+    // A flush would publish only a tail of filtered messages: a step without an output, which
+    // has no user message to write.
+    const { flush } = options as TargetOptions;
+    if (flush !== undefined) {
+      throw new ConfigError(
+        'flush',
+        'does not apply to a transform: each message that passes is written at once, nothing waits for a flush',
+        flush,
+      );
+    }
     // A count(1) step holds one output: the bodies of its one message that passed.
     return this.job.to(target, {
       ...options,

@@ -159,7 +159,8 @@ export function encodeResult<R>(
     ];
   }
   const sections = values.map((value) => encodeCanonical(value));
-  // With no section at all (a flush of filtered messages only) every packing writes one message.
+  // A result without sections (a flush of nothing but filtered or dropped late messages) is
+  // one message without data sections: a batch must hold at least one message.
   if (pack === 'sections' || sections.length <= 1) {
     return [encodeMessage({ applicationProperties: properties, body: { type: 'data', sections } })];
   }

@@ -61,7 +61,15 @@ export interface RunnerConfig<T, A, R> {
   readonly maxRetryDelayMs: number;
   readonly logger: Logger;
   /** When open windows are published before they end (see `FlushOptions`). */
-  readonly flush: { readonly caughtUp: boolean; readonly idleMs: number | undefined };
+  readonly flush: {
+    readonly caughtUp: boolean;
+    readonly idleMs: number | undefined;
+    /**
+     * A step job flushing into the library's result format: a resume reads the producer's
+     * last result, to reopen the window a flush left open (see `resumeAfterFlush`).
+     */
+    readonly readsLastResult: boolean;
+  };
 }
 
 /**
@@ -185,10 +193,12 @@ export class Runner<T, A, R> {
           processor.restore(state, last);
           from = state.offset;
         }
+      } else if (this.config.flush.caughtUp || this.config.flush.idleMs !== undefined) {
+        ({ from, published: recovered } = await this.resumeAfterFlush(processor, last));
       }
       this.reportStarted(last, from, sourceEnd, counters.restarts);
       // Nothing to read up to the end known at the start: caught up before the first chunk. A
-      // last id of 0 counts as published when an event-time job found its result under it.
+      // last id of 0 counts as published when the job found its result under it.
       const published = last > 0n || recovered === true;
       caughtUp =
         sourceEnd !== undefined && (sourceEnd === 0n || (published && last + 1n >= sourceEnd));
@@ -340,6 +350,48 @@ export class Runner<T, A, R> {
       );
     }
     return recovery;
+  }
+
+  /**
+   * Where a step job that flushes resumes, and the window it goes on with. A flush ends a
+   * step before its window: the producer's last result may be such a step, and its window
+   * (the bounds it carries) is reopened, so that the next step tells whether it continues
+   * it. A missing or unreadable result costs only that mark (every message is in one result
+   * either way), so it is a warning. And a flushed step of offset 0 alone is no step a read
+   * from 'first' makes again: the job resumes at 1 whenever the producer published.
+   */
+  private async resumeAfterFlush(
+    processor: StepProcessor<T, A, R>,
+    last: bigint,
+  ): Promise<{ from: bigint | 'first'; published: boolean | undefined }> {
+    const { target, processor: config } = this.config;
+    const bytes = this.config.flush.readsLastResult ? await target.readResult(last) : undefined;
+    let unread: string | undefined;
+    if (bytes !== undefined) {
+      try {
+        const result = decodeResult(bytes);
+        const { windowStart: start, windowEnd: end } = result;
+        // Written by another window (the job changed): nothing of it goes on.
+        const sameWindow = result.window === config.window.describe();
+        if (result.flushed && sameWindow && start !== undefined && end !== undefined) {
+          processor.reopenFlushed({ start, end });
+        }
+      } catch (cause) {
+        if (!(cause instanceof CodecError)) throw cause;
+        unread = `cannot be read (${cause.message})`;
+      }
+    } else if (last > 0n && this.config.flush.readsLastResult) {
+      unread = 'is not in the target (removed by retention, or the name was used by another job)';
+    }
+    if (unread !== undefined) {
+      this.config.logger.warn(
+        { ...this.where(), lastPublishingId: String(last) },
+        `the producer's last result ${unread}: a window it flushed is not reopened, so the next step is not marked as continuing it`,
+      );
+    }
+    if (last > 0n) return { from: last + 1n, published: undefined };
+    const published = bytes !== undefined || (await target.hasPublished());
+    return { from: published ? 1n : 'first', published };
   }
 
   /**

@@ -1,7 +1,7 @@
 import { Placement, type WindowAssigner } from '../windows/window-assigner.js';
 import { TriggerResult, type Trigger } from '../windows/trigger.js';
 import type { WindowSpec } from '../windows/window-spec.js';
-import type { Key } from '../common/keyed-output.js';
+import type { Key, KeyedOutput } from '../common/keyed-output.js';
 import { WindowBuffer } from '../windows/window-buffer.js';
 import type { Aggregator } from '../common/aggregator.js';
 import { describe, ProcessingError, type ProcessingStage } from '../common/errors.js';
@@ -48,7 +48,8 @@ const NO_MESSAGE = new Uint8Array(0);
  * decode → filter/map → event time → window assignment → trigger → reducer → window buffer, and
  * collects a StepResult whenever a step ends. Its state is a function of the messages
  * since the last step end only, which is what makes a restart from the broker's last
- * publishing id + 1 reproduce an uninterrupted run exactly.
+ * publishing id + 1 reproduce an uninterrupted run exactly — and, after a flush, of the
+ * window it left open, which the flushed result carries (`reopenFlushed`).
  *
  * Per message it allocates nothing beyond the decoded value (and what the user's
  * functions allocate): offsets are kept as (chunk, index) and turned into bigints only
@@ -65,6 +66,11 @@ export class StepProcessor<T, A, R> {
   private readonly rejections: Rejections;
 
   private windowOpen = false;
+  /**
+   * The open window was published by a flush (`FlushOptions`), in this run or before a
+   * restart (reopened from its result): a step in it continues that window.
+   */
+  private windowFlushed = false;
   private stepFirstOffset = NO_OFFSET;
   private stepMessages = 0;
   private lateDropped = 0;
@@ -183,19 +189,22 @@ export class StepProcessor<T, A, R> {
       return true;
     }
     const placement = this.assigner.place(time);
-    if (placement === Placement.Inside) {
-      this.assigner.add(time);
-      return true;
-    }
     if (placement === Placement.Later) {
       this.fire(this.previousOffset());
       this.openWindow(chunk, index, time);
+      return true;
+    }
+    // A window a flush left open has no step until a message comes into it.
+    this.beginStep(chunk, index);
+    if (placement === Placement.Inside) {
+      this.assigner.add(time);
       return true;
     }
     return this.config.late === 'include';
   }
 
   private openWindow(chunk: SourceChunk, index: number, time: number): void {
+    this.windowFlushed = false;
     this.beginStep(chunk, index);
     this.assigner.open(time);
     this.assigner.add(time);
@@ -237,9 +246,28 @@ export class StepProcessor<T, A, R> {
     return this.stepMessages > 0;
   }
 
-  /** Publishes the open step now, marked flushed (`FlushOptions`): its window ends early. */
+  /**
+   * Publishes the open step now, marked flushed (`FlushOptions`). A window with event-time
+   * bounds stays open, emptied: a later message inside it makes a step whose outputs are
+   * marked `continues`, one of a later window starts a fresh step, one before it is late as
+   * before. A count window ends with the flush: the next step counts n afresh.
+   */
   flush(): void {
     if (this.stepMessages > 0) this.fire(this.previousOffset(), true);
+  }
+
+  /**
+   * After a restart at a result a flush published: reopens its window from the bounds the
+   * result carries, as the flush left it, so that the next step tells whether it continues
+   * it. A window without event-time bounds ended with the flush, and an assigner that cannot
+   * reopen starts afresh.
+   */
+  reopenFlushed(window: { readonly start: number; readonly end: number }): void {
+    const { assigner } = this;
+    if (!this.config.window.hasEventTimeBounds || assigner.reopen === undefined) return;
+    assigner.reopen(window.start, window.end);
+    this.windowOpen = true;
+    this.windowFlushed = true;
   }
 
   private fire(lastOffset: bigint, flushed = false): void {
@@ -251,7 +279,7 @@ export class StepProcessor<T, A, R> {
       lastOffset,
       messages: this.stepMessages,
       window: this.windowOpen ? this.assigner.snapshot() : null,
-      outputs,
+      outputs: this.windowFlushed ? outputs.map(continued) : outputs,
       // Fresh arrays only when used: results own theirs, and most steps have neither.
       late: this.late.length > 0 ? this.late : NONE,
       lateDropped: this.lateDropped,
@@ -260,7 +288,9 @@ export class StepProcessor<T, A, R> {
       ...(flushed ? { flushed } : {}),
     });
     this.trigger.clear();
-    this.windowOpen = false;
+    // A flush ends the step, not a window with event-time bounds: later messages may be in it.
+    this.windowFlushed = flushed && this.windowOpen && this.config.window.hasEventTimeBounds;
+    this.windowOpen = this.windowFlushed;
     this.stepFirstOffset = NO_OFFSET;
     this.stepMessages = 0;
     this.lateDropped = 0;
@@ -293,4 +323,9 @@ export class StepProcessor<T, A, R> {
   private previousOffset(): bigint {
     return this.previousChunkOffset + BigInt(this.previousIndex);
   }
+}
+
+/** An output of a step in a flushed window: what came after the flush, to add to it. */
+function continued<R>(output: KeyedOutput<R>): KeyedOutput<R> {
+  return { ...output, continues: true };
 }

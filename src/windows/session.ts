@@ -112,4 +112,11 @@ class SessionAssigner implements WindowAssigner {
   snapshot(): { start: number; end: number } {
     return { start: this.start, end: this.end };
   }
+
+  // A session's end is its latest element + gap, so the bounds give back its whole state.
+  reopen(start: number, end: number): void {
+    this.start = start;
+    this.end = end;
+    this.latest = end - this.gap;
+  }
 }

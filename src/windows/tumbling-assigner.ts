@@ -24,6 +24,11 @@ export abstract class TumblingAssigner implements WindowAssigner {
   snapshot(): { start: number; end: number } {
     return { start: this.start, end: this.end };
   }
+
+  reopen(start: number, end: number): void {
+    this.start = start;
+    this.end = end;
+  }
 }
 
 /** Windows of one fixed length, aligned to the epoch plus `offset` (0 <= offset < size). */

@@ -27,4 +27,10 @@ export interface WindowAssigner {
   readonly end: number;
   /** Plain-data description of the open window, for results and debugging. */
   snapshot(): { start: number; end: number };
+  /**
+   * Opens the window a flush published with these bounds (its `snapshot()` then), as it was
+   * left: after a restart, a later element of it continues it. Optional: an assigner without
+   * it starts afresh after such a restart (its next step is then not marked as continuing).
+   */
+  reopen?(start: number, end: number): void;
 }

@@ -175,6 +175,8 @@ export interface JobExtras {
   readonly encode?: TargetOptions['encode'];
   /** Results awaiting their confirm at once (the runner's default when not given). */
   readonly maxInFlight?: number;
+  /** Publishing open windows early (none when not given). */
+  readonly flush?: TargetOptions['flush'];
 }
 
 /** Builds the job a scenario describes, over any broker's ports. */
@@ -209,10 +211,11 @@ function scenarioSteps(
   extras: JobExtras,
 ): { steps: AggregationBuilder<Event, unknown, unknown>; output: TargetOptions } {
   let pipeline = extras.prepare?.(aggregate<Event>(source)) ?? aggregate<Event>(source);
+  const common = { retryDelayMs: 0, maxInFlight: extras.maxInFlight, flush: extras.flush };
   const output: TargetOptions =
     extras.encode === undefined
-      ? { pack: spec.pack, format: spec.format, retryDelayMs: 0, maxInFlight: extras.maxInFlight }
-      : { encode: extras.encode, retryDelayMs: 0, maxInFlight: extras.maxInFlight };
+      ? { pack: spec.pack, format: spec.format, ...common }
+      : { encode: extras.encode, ...common };
   if (spec.eventTimeFrom === 'value') pipeline = pipeline.eventTime((e) => e.t);
   if (spec.deadLetter) pipeline = pipeline.onError('dead-letter');
   const steps = windowedSteps(pipeline, spec, {
