@@ -3,7 +3,15 @@ import { cpus } from 'node:os';
 import { dirname } from 'node:path';
 
 export type CaseKind =
-  'hot-path' | 'codec' | 'e2e' | 'memory' | 'recovery' | 'frames' | 'observe' | 'partitions';
+  | 'hot-path'
+  | 'codec'
+  | 'e2e'
+  | 'memory'
+  | 'recovery'
+  | 'frames'
+  | 'observe'
+  | 'partitions'
+  | 'event-time';
 
 /**
  * One line of bench/results/latest.json. `msgsPerSec` and `ratios` are the issue's shape;
