@@ -1,7 +1,10 @@
 import type { Aggregator } from '../../src/common/aggregator.js';
 import { aggregate } from '../../src/core/pipeline.js';
 import type { Source, Target } from '../../src/core/ports.js';
-import type { EventTimeWindowSpec } from '../../src/windows/event-time-spec.js';
+import { StepProcessor } from '../../src/core/step-processor.js';
+import { bodyDecoder } from '../../src/core/value-decoder.js';
+import { WindowOperator } from '../../src/core/window-operator.js';
+import { isEventTimeSpec, type EventTimeWindowSpec } from '../../src/windows/event-time-spec.js';
 import { hopping } from '../../src/windows/hopping.js';
 import { session } from '../../src/windows/session.js';
 import { tumbling } from '../../src/windows/tumbling.js';
@@ -46,4 +49,27 @@ export function jobOf(kind: JobKind, source: Source, target: Target) {
     .key((reading) => reading.sensor);
   const timed = kind === 'step-tumbling' ? keyed : keyed.maxOutOfOrderness(DISORDER_MS);
   return timed.aggregate(sumOfValues).to(target);
+}
+
+/**
+ * The processor `jobOf(kind, ...)` runs, built from the same parts as src/core/pipeline.ts
+ * (as bench/hot-path/engine.ts does), for figures of the engine without a Runner.
+ */
+export function processorOf(
+  kind: JobKind,
+): StepProcessor<Reading, number, number> | WindowOperator<Reading, number, number> {
+  const common = {
+    stream: 'bench',
+    decode: bodyDecoder<Reading>('json'),
+    stages: [],
+    eventTime: undefined,
+    key: (reading: Reading) => reading.sensor,
+    aggregator: sumOfValues,
+    late: 'side',
+    onError: 'stop',
+    maxDeadLetters: 1_000,
+  } as const;
+  const window = windowOf(kind);
+  if (!isEventTimeSpec(window)) return new StepProcessor({ ...common, window });
+  return new WindowOperator({ ...common, window, maxOutOfOrderness: DISORDER_MS });
 }
