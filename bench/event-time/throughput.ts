@@ -8,7 +8,7 @@ import { DISORDER_MS, EVENT_TIME_KINDS, jobOf, type JobKind } from './jobs.js';
 export const OPEN_KEY_COUNTS = [1, 1_000, 100_000] as const;
 
 /** Results of 100,000 outputs are ~4 MB: the throughput jobs get a broker that takes them. */
-const LARGE_FRAME_MAX = 256 * 1024 * 1024;
+export const LARGE_FRAME_MAX = 256 * 1024 * 1024;
 
 /**
  * The source of the throughput cases for `keys` open keys: at least 4 bursts (3 of them
