@@ -53,6 +53,14 @@ export class WindowOperator<T, A, R> {
   private readonly ends: number[] = [];
   private readonly closing: OpenWindow<A>[] = [];
   private readonly merging: OpenWindow<A>[] = [];
+  /** Reused by `placeAligned`: a message's accumulators and windows between fold and create. */
+  private readonly accumulators: (A | undefined)[] = [];
+  private readonly targets: (OpenWindow<A> | undefined)[] = [];
+  /** The closing rule `closedBy` asks, made once: its grace and watermark are set per message. */
+  private readonly isDue = (end: number): boolean =>
+    isClosed(end, this.dueGrace, this.dueWatermark);
+  private dueGrace = 0;
+  private dueWatermark = Number.NEGATIVE_INFINITY;
 
   /** What the result being built holds besides windows. */
   private resultFirstOffset = NO_OFFSET;
@@ -187,24 +195,23 @@ export class WindowOperator<T, A, R> {
   }
 
   private placeAligned(key: Key, value: T, time: number, offset: bigint, grace: number): boolean {
-    const { starts, ends } = this;
+    const { starts, ends, accumulators, targets } = this;
     starts.length = 0;
     ends.length = 0;
     (this.assign as NonNullable<typeof this.assign>)(time, starts, ends);
     const watermark = this.watermark.value;
     const own = this.windows.of(key);
     // Folded first, windows created after: an `add` that throws leaves no window behind.
-    let placed = false;
-    const accumulators: A[] = [];
-    const targets: (OpenWindow<A> | undefined)[] = [];
+    let placed = 0;
     for (let i = 0; i < starts.length; i++) {
-      const end = ends[i] as number;
-      if (isClosed(end, grace, watermark)) continue;
-      const start = starts[i] as number;
-      const window = own.find((candidate) => candidate.start === start);
-      accumulators.push(this.aggregator.add(window?.accumulator ?? this.aggregator.init(), value));
-      targets.push(window);
-      placed = true;
+      if (isClosed(ends[i] as number, grace, watermark)) continue;
+      const window = startingAt(own, starts[i] as number);
+      accumulators[placed] = this.aggregator.add(
+        window?.accumulator ?? this.aggregator.init(),
+        value,
+      );
+      targets[placed] = window;
+      placed++;
     }
     let next = 0;
     for (let i = 0; i < starts.length; i++) {
@@ -216,9 +223,12 @@ export class WindowOperator<T, A, R> {
         this.windows.schedule(window);
       }
       this.fold(window, accumulators[next] as A, time);
+      // Not kept past this message: the slots would hold closed windows alive.
+      accumulators[next] = undefined;
+      targets[next] = undefined;
       next++;
     }
-    return placed;
+    return placed > 0;
   }
 
   private placeSession(key: Key, value: T, time: number, offset: bigint): boolean {
@@ -307,9 +317,9 @@ export class WindowOperator<T, A, R> {
     this.watermark.advance(time);
     const { assignment } = this.config.window;
     if (assignment.type !== 'count') {
-      const watermark = this.watermark.value;
-      const { grace } = assignment;
-      this.windows.closedBy((end) => isClosed(end, grace, watermark), this.closing);
+      this.dueGrace = assignment.grace;
+      this.dueWatermark = this.watermark.value;
+      this.windows.closedBy(this.isDue, this.closing);
     }
     if (this.closing.length === 0) return;
     if (replaying) {
@@ -428,4 +438,13 @@ export class WindowOperator<T, A, R> {
       message: NO_MESSAGE,
     });
   }
+}
+
+/** The window of `windows` that starts at `start` (a loop: `find` would allocate a closure). */
+function startingAt<A>(
+  windows: readonly OpenWindow<A>[],
+  start: number,
+): OpenWindow<A> | undefined {
+  for (const window of windows) if (window.start === start) return window;
+  return undefined;
 }
