@@ -196,8 +196,9 @@ export class WindowOperator<T, A, R> {
 
   private placeAligned(key: Key, value: T, time: number, offset: bigint, grace: number): boolean {
     const { starts, ends, accumulators, targets } = this;
-    starts.length = 0;
-    ends.length = 0;
+    // Emptied by pop: setting `length` is a runtime call, a few percent of the hot path.
+    while (starts.length > 0) starts.pop();
+    while (ends.length > 0) ends.pop();
     (this.assign as NonNullable<typeof this.assign>)(time, starts, ends);
     const watermark = this.watermark.value;
     const own = this.windows.of(key);
