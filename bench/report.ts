@@ -11,7 +11,8 @@ export type CaseKind =
   | 'frames'
   | 'observe'
   | 'partitions'
-  | 'lookup';
+  | 'lookup'
+  | 'event-time';
 
 /**
  * One line of bench/results/latest.json. `msgsPerSec` and `ratios` are the issue's shape;

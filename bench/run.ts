@@ -5,6 +5,7 @@
 import { codecCases } from './codec.js';
 import { benchConfig } from './config.js';
 import { e2eCases, e2eUnavailable } from './e2e.js';
+import { eventTimeCases } from './event-time.js';
 import { frameAssemblyCases } from './frame-assembly.js';
 import { hotPathCases } from './hot-path/case.js';
 import { memoryCases } from './memory.js';
@@ -31,6 +32,8 @@ log('memory…');
 results.push(...(await memoryCases(config.memoryKeys, config.memoryAdds)));
 log('recovery…');
 results.push(...(await recoveryCases(config.repeats)));
+log('event-time windows (throughput, state, restart, recovery state size)…');
+results.push(...(await eventTimeCases(config.messages, config.repeats)));
 log('observing a job (events, metrics)…');
 results.push(...(await observeCases(config.observeMessages, config.repeats)));
 const unavailable = e2eUnavailable();

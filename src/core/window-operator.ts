@@ -66,6 +66,14 @@ export class WindowOperator<T, A, R> {
   /** Open windows whose early update is due at this message (`early: { every }`). */
   private readonly updating: OpenWindow<A>[] = [];
   private readonly earlyEvery: number;
+  /** Reused by `placeAligned`: a message's accumulators and windows between fold and create. */
+  private readonly accumulators: (A | undefined)[] = [];
+  private readonly targets: (OpenWindow<A> | undefined)[] = [];
+  /** The closing rule `closedBy` asks, made once: its grace and watermark are set per message. */
+  private readonly isDue = (end: number): boolean =>
+    isClosed(end, this.dueGrace, this.dueWatermark);
+  private dueGrace = 0;
+  private dueWatermark = Number.NEGATIVE_INFINITY;
 
   /** What the result being built holds besides windows. */
   private resultFirstOffset = NO_OFFSET;
@@ -221,24 +229,21 @@ export class WindowOperator<T, A, R> {
   }
 
   private placeAligned(key: Key, value: T, time: number, offset: bigint, grace: number): boolean {
-    const { starts, ends } = this;
-    starts.length = 0;
-    ends.length = 0;
+    const { starts, ends, accumulators, targets } = this;
+    // Emptied by pop: setting `length` is a runtime call, a few percent of the hot path.
+    while (starts.length > 0) starts.pop();
+    while (ends.length > 0) ends.pop();
     (this.assign as NonNullable<typeof this.assign>)(time, starts, ends);
     const watermark = this.watermark.value;
     const own = this.windows.of(key);
     // Folded first, windows created after: an `add` that throws leaves no window behind.
-    let placed = false;
-    const accumulators: A[] = [];
-    const targets: (OpenWindow<A> | undefined)[] = [];
+    let placed = 0;
     for (let i = 0; i < starts.length; i++) {
-      const end = ends[i] as number;
-      if (isClosed(end, grace, watermark)) continue;
-      const start = starts[i] as number;
-      const window = own.find((candidate) => candidate.start === start);
-      accumulators.push(this.aggregator.add(this.accumulatorOf(window), value));
-      targets.push(window);
-      placed = true;
+      if (isClosed(ends[i] as number, grace, watermark)) continue;
+      const window = startingAt(own, starts[i] as number);
+      accumulators[placed] = this.aggregator.add(this.accumulatorOf(window), value);
+      targets[placed] = window;
+      placed++;
     }
     let next = 0;
     for (let i = 0; i < starts.length; i++) {
@@ -250,9 +255,12 @@ export class WindowOperator<T, A, R> {
         this.windows.schedule(window);
       }
       this.fold(window, accumulators[next] as A, time);
+      // Not kept past this message: the slots would hold closed windows alive.
+      accumulators[next] = undefined;
+      targets[next] = undefined;
       next++;
     }
-    return placed;
+    return placed > 0;
   }
 
   private placeSession(key: Key, value: T, time: number, offset: bigint): boolean {
@@ -366,9 +374,9 @@ export class WindowOperator<T, A, R> {
     this.watermark.advance(time);
     const { assignment } = this.config.window;
     if (assignment.type !== 'count') {
-      const watermark = this.watermark.value;
-      const { grace } = assignment;
-      this.windows.closedBy((end) => isClosed(end, grace, watermark), this.closing);
+      this.dueGrace = assignment.grace;
+      this.dueWatermark = this.watermark.value;
+      this.windows.closedBy(this.isDue, this.closing);
       // A window a flush emptied and no message filled again closes without an output.
       if (this.flushes.length > 0) dropEmpty(this.closing);
     }
@@ -593,4 +601,13 @@ function dropEmpty<A>(windows: OpenWindow<A>[]): void {
   let kept = 0;
   for (const window of windows) if (window.count > 0) windows[kept++] = window;
   windows.length = kept;
+}
+
+/** The window of `windows` that starts at `start` (a loop: `find` would allocate a closure). */
+function startingAt<A>(
+  windows: readonly OpenWindow<A>[],
+  start: number,
+): OpenWindow<A> | undefined {
+  for (const window of windows) if (window.start === start) return window;
+  return undefined;
 }

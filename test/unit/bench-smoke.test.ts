@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { codecCases } from '../../bench/codec.js';
+import { eventTimeCases } from '../../bench/event-time.js';
 import { buildChunks, checkEncoding, corpusShape } from '../../bench/corpus.js';
 import { frameAssemblyCases } from '../../bench/frame-assembly.js';
 import { hotPathCases } from '../../bench/hot-path/case.js';
@@ -71,5 +72,26 @@ describe('bench smoke', () => {
   it('runs the recovery case: crash with an open window, restart, first result', async () => {
     const results = await recoveryCases(1, [20]);
     expect(results[0]?.values?.msToFirstResult).toBeGreaterThan(0);
+  });
+
+  it('runs the event-time cases, whose windows are checked against the step window first', async () => {
+    const results = await eventTimeCases(400, 1, {
+      openKeys: [1, 20],
+      restartKeys: [20],
+      countKeys: [20, 200],
+      frameMax: 8_192,
+    });
+    const byName = new Map(results.map((result) => [result.name, result]));
+    expect(byName.get('event-time/session/20-open-keys')?.ratios).toHaveProperty('stepTumbling');
+    expect(
+      byName.get('event-time-state/hopping/20-open-keys')?.values?.retainedBytes,
+    ).toBeGreaterThan(0);
+    expect(
+      byName.get('event-time-restart/20-open-windows')?.values?.reReadMessages,
+    ).toBeGreaterThan(0);
+    const counts = byName.get('event-time-recovery-state/count-per-key')?.values;
+    // Under an 8 KB frame some hundreds of open keys fit; the bisection found a bound, not 0.
+    expect(counts?.mostOpenKeysInOneResult).toBeGreaterThan(20);
+    expect(counts?.mostOpenKeysInOneResult).toBeLessThan(8_192);
   });
 });
