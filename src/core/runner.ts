@@ -11,7 +11,7 @@ import type { Logger } from '../common/logger.js';
 import { JobEvents, type JobEventName, type JobListener } from './job-events.js';
 import { OrderedPublisher } from './ordered-publisher.js';
 import type { Source, SourceChunk, Target } from './ports.js';
-import { decodeResult } from './result-format.js';
+import { decodeRecoveryState, decodeResult } from './result-format.js';
 import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
 import type { RecoveryState, StepResult } from './step-result.js';
 import { WindowOperator, type WindowOperatorConfig } from './window-operator.js';
@@ -339,7 +339,7 @@ export class Runner<T, A, R> {
     }
     let recovery: RecoveryState | undefined;
     try {
-      recovery = decodeResult(bytes).recovery;
+      recovery = decodeRecoveryState(bytes);
     } catch (cause) {
       if (!(cause instanceof CodecError)) throw cause;
       throw fail(`its result cannot be read: ${cause.message}`);

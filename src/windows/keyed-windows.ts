@@ -43,7 +43,7 @@ export interface OpenWindow<A> {
 export class KeyedWindows<A> {
   private readonly byKey = new Map<Key, OpenWindow<A>[]>();
   private readonly heap: OpenWindow<A>[] = [];
-  private readonly byCreation: OpenWindow<A>[] = [];
+  private byCreation: OpenWindow<A>[] = [];
   private head = 0;
   private nextSeq = 0;
   private openCount = 0;
@@ -51,6 +51,11 @@ export class KeyedWindows<A> {
   /** Windows open now. */
   get size(): number {
     return this.openCount;
+  }
+
+  /** Windows the creation queue holds: the open ones, and closed ones not dropped yet. */
+  get queued(): number {
+    return this.byCreation.length - this.head;
   }
 
   /** The open windows of `key`, in creation order; do not keep the array. */
@@ -106,6 +111,16 @@ export class KeyedWindows<A> {
   remove(window: OpenWindow<A>): void {
     window.open = false;
     this.openCount--;
+    // Closed windows behind a long-open older one would stay queued (and in memory) for as
+    // long as it lives: once they outnumber the open ones, the queue keeps only open ones.
+    // Each compaction drops at least half the queue, so its cost is constant per window.
+    const queued = this.byCreation.length - this.head;
+    if (queued > 1024 && queued > 2 * this.openCount) {
+      this.byCreation = this.byCreation.filter(
+        (queuedWindow, index) => index >= this.head && queuedWindow.open,
+      );
+      this.head = 0;
+    }
     const windows = this.byKey.get(window.key);
     if (windows === undefined) return;
     const index = windows.indexOf(window);
