@@ -1,11 +1,12 @@
 // Crash tests against the real broker: the aggregator runs as a child process over a source
 // stream of 100,000 messages, is killed with SIGKILL at random moments and restarted each
 // time; the target stream must then equal one uninterrupted run's, byte for byte.
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { decodeResult, jsonMessage } from '../../src/index.js';
+import { killWhilePublishing, runChild } from '../support/killed-child.js';
 import { rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
+import { seededRandom } from '../support/seeded-random.js';
 import type { CrashEvent } from './crash-child.js';
 
 const MESSAGES = 100_000;
@@ -32,58 +33,27 @@ beforeAll(async () => {
   await feeder.close();
 }, 120_000);
 
-/**
- * Runs the child to completion, or kills it with SIGKILL once it has handed `killAfter`
- * results to the broker (it reports each on stdout); resolves true when it was killed.
- */
-function runChild(target: string, killAfter = Infinity): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, url, source, target], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let published = 0;
-    proc.stdout.on('data', (data: Buffer) => {
-      published += data.length;
-      if (published >= killAfter) proc.kill('SIGKILL');
-    });
-    proc.on('error', reject);
-    proc.on('exit', (code, signal) => {
-      if (signal === 'SIGKILL') resolve(true);
-      else if (code === 0) resolve(false);
-      else reject(new Error(`aggregator exited with code ${code}`));
-    });
-  });
-}
-
 describe('the aggregator killed with SIGKILL', () => {
   it('should leave a target equal to an uninterrupted run after 10 kills, with no duplicate and no loss', async () => {
     const reference = await real.newStream('crash-reference');
     const crashed = await real.newStream('crash-target');
 
     const started = Date.now();
-    expect(await runChild(reference)).toBe(false);
+    expect(await runChild(child, [url, source, reference])).toBe(false);
     const uninterruptedMs = Date.now() - started;
     const expected = await readAll(real.rabbit, reference);
 
-    // Kill each child at a random moment while it publishes: after a random number of
-    // results, at most an even share of what is left, so that every kill lands before the
-    // job catches up. Results handed over just before the kill may or may not be stored.
-    const targetSize = async () => Number(await real.rabbit.source(crashed).endOffset());
-    const sizes: number[] = [];
-    let kills = 0;
-    while (kills < KILLS) {
-      const before = await targetSize();
-      const share = Math.max(1, Math.floor((expected.length - before) / (KILLS - kills + 1)));
-      const growth = 1 + Math.floor(Math.random() * share);
-      const killed = await runChild(crashed, growth);
-      expect(killed).toBe(true);
-      kills++;
-      sizes.push(await targetSize());
-    }
-    await runChild(crashed);
+    // Kill each child at a random moment while it publishes.
+    const seed = Date.now() % 2 ** 31;
+    const sizes = await killWhilePublishing(
+      (killAfter) => runChild(child, [url, source, crashed], killAfter),
+      async () => Number(await real.rabbit.source(crashed).endOffset()),
+      { kills: KILLS, results: expected.length, random: seededRandom(seed) },
+    );
     console.log(
-      `crash test: survived ${kills} SIGKILLs (target results after each: ${sizes.join(', ')}; ` +
-        `${expected.length} results in all; uninterrupted run ${uninterruptedMs} ms)`,
+      `crash test (seed ${seed}): survived ${KILLS} SIGKILLs (target results after each: ` +
+        `${sizes.join(', ')}; ${expected.length} results in all; ` +
+        `uninterrupted run ${uninterruptedMs} ms)`,
     );
 
     const actual = await readAll(real.rabbit, crashed);

@@ -15,7 +15,7 @@ import {
   type SourceSpec,
   EVERY_WINDOW_KIND,
 } from '../support/scenario.js';
-import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
+import { rabbitForTests, targetAfterJob, uniqueStream } from '../support/rabbitmq.js';
 import { expectEveryMessageCountedOnce, stepsOf } from '../support/target-stream.js';
 
 const real = rabbitForTests();
@@ -48,28 +48,13 @@ async function onMemory(
   return broker.messages(to).map((m) => Buffer.from(m.bytes));
 }
 
-async function onRabbit(
-  source: SourceSpec,
-  spec: JobSpec,
-  from: string,
-  to: string,
-): Promise<Buffer[]> {
-  await real.rabbit.createStream(from);
-  await real.rabbit.createStream(to);
-  try {
-    await publishAll(
-      real.rabbit,
-      from,
-      encodeSource(source).flatMap((c) => c.messages),
-    );
+function onRabbit(source: SourceSpec, spec: JobSpec, from: string, to: string): Promise<Buffer[]> {
+  const messages = encodeSource(source).flatMap((c) => c.messages);
+  return targetAfterJob(real.rabbit, { source: from, target: to }, messages, async () => {
     const target = real.rabbit.target(to, { producer: 'job' });
     await buildJob(spec, real.rabbit.source(from), target).run({ untilCaughtUp: true });
     await target.close();
-    return (await readAll(real.rabbit, to)).map((bytes) => Buffer.from(bytes));
-  } finally {
-    await real.rabbit.deleteStream(from);
-    await real.rabbit.deleteStream(to);
-  }
+  });
 }
 
 const windows = EVERY_WINDOW_KIND;

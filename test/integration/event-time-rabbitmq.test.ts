@@ -6,61 +6,28 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  aggregate,
   decodeResult,
-  hopping,
-  jsonMessage,
   PublishError,
-  session,
-  tumbling,
-  count,
   type Aggregator,
   type DecodedResult,
-  type LatePolicy,
-  type PackMode,
-  type SingleFormat,
   type Source,
   type Target,
 } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
 import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/coverage.js';
+import { eventTimeCaseArbitrary, type EventTimeCase } from '../support/event-time-arbitrary.js';
+import { caseJob, caseMessages } from '../support/event-time-job.js';
+import type { ReferenceMessage } from '../support/event-time-reference.js';
 import { forwarding } from '../support/forwarding-target.js';
-import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
+import { rabbitForTests, targetAfterJob, uniqueStream } from '../support/rabbitmq.js';
 import { packings } from '../support/scenario.js';
-import { expectStrictlyIncreasing } from '../support/target-stream.js';
+import { expectStrictlyIncreasing, stepsOf } from '../support/target-stream.js';
 
 const real = rabbitForTests();
 const PRODUCER = 'event-time-job';
 const RUNS = 20;
 const TIME_LIMIT_MS = 150_000;
-
-/** One source message; `v` is its offset + 1, so that each output names its messages. */
-interface Reading {
-  readonly key: string;
-  readonly t: number;
-  readonly v: number;
-  /** Left out by the job's filter: counted in its result as filtered. */
-  readonly skip: boolean;
-}
-
-type WindowCase =
-  | { readonly type: 'tumbling'; readonly size: number; readonly grace: number }
-  | {
-      readonly type: 'hopping';
-      readonly size: number;
-      readonly advance: number;
-      readonly grace: number;
-    }
-  | { readonly type: 'session'; readonly gap: number; readonly grace: number }
-  | { readonly type: 'count'; readonly n: number };
-
-interface JobCase {
-  readonly window: WindowCase;
-  readonly maxOutOfOrderness: number;
-  readonly late: LatePolicy;
-  readonly pack: PackMode;
-  readonly format?: SingleFormat;
-}
+const cases = eventTimeCaseArbitrary({ minMessages: 20, maxMessages: 120 });
 
 /**
  * How a run of the job ends early. 'before-send' and 'after-send': the process dies at that
@@ -76,80 +43,6 @@ interface Crash {
   readonly kind: CrashKind;
 }
 
-const windowArb: fc.Arbitrary<WindowCase> = fc.oneof(
-  fc.record({
-    type: fc.constant('tumbling' as const),
-    size: fc.integer({ min: 2, max: 40 }),
-    grace: fc.integer({ min: 0, max: 20 }),
-  }),
-  fc
-    .record({
-      advance: fc.integer({ min: 2, max: 12 }),
-      windowsPerTime: fc.integer({ min: 1, max: 3 }),
-      extra: fc.nat({ max: 5 }),
-      grace: fc.integer({ min: 0, max: 20 }),
-    })
-    .map(({ advance, windowsPerTime, extra, grace }) => ({
-      type: 'hopping' as const,
-      // Not always a multiple of the advance: then times fall in different numbers of windows.
-      size: advance * windowsPerTime + (extra % advance),
-      advance,
-      grace,
-    })),
-  fc.record({
-    type: fc.constant('session' as const),
-    gap: fc.integer({ min: 1, max: 15 }),
-    grace: fc.integer({ min: 0, max: 20 }),
-  }),
-  fc.record({ type: fc.constant('count' as const), n: fc.integer({ min: 1, max: 6 }) }),
-);
-
-const jobArb: fc.Arbitrary<JobCase> = fc
-  .record({
-    window: windowArb,
-    maxOutOfOrderness: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 20 })),
-    late: fc.constantFrom<LatePolicy>('drop', 'side'),
-    packing: fc.constantFrom(...packings),
-  })
-  .map(({ packing, ...job }) => ({ ...job, ...packing }));
-
-/**
- * 20 to 120 messages of 1 to 4 keys. The base time advances 0..6 ms a message; each time is
- * at most `disorder` behind it ('bounded' disorder, within maxOutOfOrderness: never late for
- * lack of it), and with 'unbounded' disorder one message in ten falls up to 150 ms further back.
- */
-function readingsArb(
-  maxOutOfOrderness: number,
-): fc.Arbitrary<{ disorder: 'bounded' | 'unbounded'; readings: Reading[] }> {
-  return fc
-    .record({
-      keys: fc.integer({ min: 1, max: 4 }),
-      disorder: fc.constantFrom('bounded' as const, 'unbounded' as const),
-      raw: fc.array(
-        fc.record({
-          step: fc.integer({ min: 0, max: 6 }),
-          key: fc.nat({ max: 3 }),
-          jitter: fc.integer({ min: 0, max: 1000 }),
-          farBack: fc.option(fc.integer({ min: 1, max: 150 }), { freq: 9 }),
-          skip: fc.integer({ min: 0, max: 19 }),
-        }),
-        { minLength: 20, maxLength: 120, size: 'max' },
-      ),
-    })
-    .map(({ keys, disorder, raw }) => {
-      let base = 1_000;
-      const readings = raw.map((r, offset) => {
-        base += r.step;
-        let t = base - Math.floor((r.jitter * maxOutOfOrderness) / 1000);
-        if (disorder === 'unbounded' && r.farBack !== null) {
-          t = base - maxOutOfOrderness - r.farBack;
-        }
-        return { key: `k${r.key % keys}`, t, v: offset + 1, skip: r.skip === 0 };
-      });
-      return { disorder, readings };
-    });
-}
-
 const crashesArb: fc.Arbitrary<Crash[]> = fc.array(
   fc.record({
     atPublish: fc.integer({ min: 1, max: 6 }),
@@ -158,60 +51,33 @@ const crashesArb: fc.Arbitrary<Crash[]> = fc.array(
   { minLength: 2, maxLength: 6, size: 'max' },
 );
 
-/** Each window's values in the order added; merged sessions concatenate, earlier first. */
-const valuesOf: Aggregator<Reading, number[], number[]> = {
+/**
+ * Each window's values (offset + 1) in the order added; merged sessions concatenate, earlier
+ * first. Stronger than the reference model's sum: an output names its messages and their order.
+ */
+const valuesOf: Aggregator<ReferenceMessage, number[], number[]> = {
   init: () => [],
-  add: (values, reading) => [...values, reading.v],
+  add: (values, m) => [...values, m.value],
   merge: (first, second) => [...first, ...second],
   result: (values) => values,
 };
 
-function windowOf(window: WindowCase) {
-  switch (window.type) {
-    case 'tumbling':
-      return tumbling(window.size, { grace: window.grace });
-    case 'hopping':
-      return hopping(window.size, window.advance, { grace: window.grace });
-    case 'session':
-      return session(window.gap, { grace: window.grace });
-    case 'count':
-      return count(window.n, { perKey: true });
-  }
-}
+type Packing = (typeof packings)[number];
+type Streams = Parameters<typeof targetAfterJob>[1];
 
-function buildJob(job: JobCase, source: Source, target: Target) {
-  const windowed = aggregate<Reading>(source)
-    .filter((r) => !r.skip)
-    .eventTime((r) => r.t)
-    .key((r) => r.key)
-    .window(windowOf(job.window));
-  // Count windows close by count only: they have neither a watermark nor late messages.
-  const configured =
-    job.window.type === 'count'
-      ? windowed
-      : windowed.maxOutOfOrderness(job.maxOutOfOrderness).late(job.late);
-  return configured
-    .aggregate(valuesOf)
-    .to(target, { pack: job.pack, format: job.format, retryDelayMs: 0 });
+function buildJob(c: EventTimeCase, packing: Packing, source: Source, target: Target) {
+  return caseJob(c.config, source, target, valuesOf, { ...packing, retryDelayMs: 0 });
 }
-
-const encode = (readings: readonly Reading[]): Uint8Array[] => readings.map((r) => jsonMessage(r));
 
 /** The job's uninterrupted run on the embedded broker, over streams named as on RabbitMQ. */
-async function onMemory(
-  job: JobCase,
-  readings: readonly Reading[],
-  from: string,
-  to: string,
-): Promise<Buffer[]> {
+async function onMemory(c: EventTimeCase, packing: Packing, streams: Streams): Promise<Buffer[]> {
   const broker = new MemoryBroker();
-  broker.createStream(from);
-  broker.createStream(to);
-  broker.append(from, encode(readings));
-  await buildJob(job, broker.source(from), broker.target(to, { producer: PRODUCER })).run({
-    untilCaughtUp: true,
-  });
-  return broker.messages(to).map((m) => Buffer.from(m.bytes));
+  broker.createStream(streams.source);
+  broker.createStream(streams.target);
+  broker.append(streams.source, caseMessages(c.messages));
+  const target = broker.target(streams.target, { producer: PRODUCER });
+  await buildJob(c, packing, broker.source(streams.source), target).run({ untilCaughtUp: true });
+  return broker.messages(streams.target).map((m) => Buffer.from(m.bytes));
 }
 
 /** The process of a crashed run is gone: nothing escapes it but this, which ends the run. */
@@ -292,23 +158,19 @@ class CrashingTarget {
  * where one re-read offsets before that result (windows were open there).
  */
 async function onRabbit(
-  job: JobCase,
-  readings: readonly Reading[],
+  c: EventTimeCase,
+  packing: Packing,
   crashes: readonly Crash[],
-  from: string,
-  to: string,
+  streams: Streams,
   coverage: Coverage,
 ): Promise<Buffer[]> {
-  await real.rabbit.createStream(from);
-  await real.rabbit.createStream(to);
-  try {
-    await publishAll(real.rabbit, from, encode(readings));
-    const figures = { resumedAfterResult: false, reReadBeforeLast: false };
+  const figures = { resumedAfterResult: false, reReadBeforeLast: false };
+  const bytes = await targetAfterJob(real.rabbit, streams, caseMessages(c.messages), async () => {
     for (const crash of [...crashes, undefined]) {
-      const inner = real.rabbit.target(to, { producer: PRODUCER });
+      const inner = real.rabbit.target(streams.target, { producer: PRODUCER });
       const stop = new AbortController();
       const crashing = new CrashingTarget(inner, crash, stop);
-      const runner = buildJob(job, real.rabbit.source(from), crashing.target);
+      const runner = buildJob(c, packing, real.rabbit.source(streams.source), crashing.target);
       runner.on('started', ({ lastPublishingId, from: resumeAt }) => {
         if (lastPublishingId > 0n) figures.resumedAfterResult = true;
         // Recovery re-reads the source from before its last result: windows were open there.
@@ -329,24 +191,15 @@ async function onRabbit(
         coverage.count(`${crash.kind} fired`);
       }
     }
-    coverage.count('runs resuming after a stored result', figures.resumedAfterResult);
-    coverage.count('runs restarting before their last result', figures.reReadBeforeLast);
-    return (await readAll(real.rabbit, to)).map((bytes) => Buffer.from(bytes));
-  } finally {
-    await real.rabbit.deleteStream(from);
-    await real.rabbit.deleteStream(to);
-  }
+  });
+  coverage.count('runs resuming after a stored result', figures.resumedAfterResult);
+  coverage.count('runs restarting before their last result', figures.reReadBeforeLast);
+  return bytes;
 }
 
-/** The results of a target, one per step (a 'batch' step's messages share one publishing id). */
-function resultsOf(messages: readonly Uint8Array[]): DecodedResult[] {
-  const results: DecodedResult[] = [];
-  for (const bytes of messages) {
-    const result = decodeResult(bytes);
-    if (results.at(-1)?.lastOffset !== result.lastOffset) results.push(result);
-  }
-  return results;
-}
+/** Each step's first result: it carries the step's offsets and counts. */
+const resultsOf = (messages: readonly Uint8Array[]): DecodedResult[] =>
+  stepsOf(messages).map((parts) => parts[0] as DecodedResult);
 
 /** Every message read up to the last result is counted in exactly one result. */
 function expectEveryMessageCountedOnce(results: readonly DecodedResult[]): void {
@@ -367,19 +220,17 @@ describe('event-time windows on RabbitMQ through crashes', () => {
     'should write the same bytes as an uninterrupted run on the embedded broker, every message counted once',
     async () => {
       const coverage = new Coverage('event-time windows on RabbitMQ through crashes');
-      const caseArb = jobArb.chain((job) =>
-        fc.record({
-          job: fc.constant(job),
-          stream: readingsArb(job.maxOutOfOrderness),
-          crashes: crashesArb,
-        }),
-      );
+      const caseArb = fc.record({
+        c: cases,
+        packing: fc.constantFrom(...packings),
+        crashes: crashesArb,
+      });
       await fc.assert(
-        fc.asyncProperty(caseArb, async ({ job, stream: { disorder, readings }, crashes }) => {
+        fc.asyncProperty(caseArb, async ({ c, packing, crashes }) => {
           coverage.run();
-          const [from, to] = [uniqueStream('et-source'), uniqueStream('et-target')];
-          const expected = await onMemory(job, readings, from, to);
-          const actual = await onRabbit(job, readings, crashes, from, to, coverage);
+          const streams = { source: uniqueStream('et-source'), target: uniqueStream('et-target') };
+          const expected = await onMemory(c, packing, streams);
+          const actual = await onRabbit(c, packing, crashes, streams, coverage);
           // Decoded first, so that a difference reads as results, not bytes.
           expect(actual.map((bytes) => decodeResult(bytes))).toEqual(
             expected.map((bytes) => decodeResult(bytes)),
@@ -389,9 +240,13 @@ describe('event-time windows on RabbitMQ through crashes', () => {
           expectEveryMessageCountedOnce(results);
           // Within maxOutOfOrderness, no message is ever behind the watermark.
           const late = results.reduce((n, r) => n + r.lateCount + r.lateDropped, 0);
-          if (disorder === 'bounded') expect(late).toBe(0);
-          coverage.count(job.window.type);
-          coverage.count(`${disorder} disorder`);
+          if (c.disorder === 'bounded') expect(late).toBe(0);
+          coverage.count(c.config.window.type);
+          coverage.count(`${c.disorder} disorder`);
+          coverage.count(
+            'runs with filtered messages',
+            c.messages.some((m) => m.filtered === true),
+          );
           coverage.add('results', results.length);
           coverage.count('runs with 2 results or more', results.length >= 2);
           coverage.count('runs with late messages', late > 0);
@@ -406,6 +261,7 @@ describe('event-time windows on RabbitMQ through crashes', () => {
         'runs restarting before their last result': 0.7,
         'bounded disorder': 0.5,
         'unbounded disorder': 0.5,
+        'runs with filtered messages': 0.5,
       });
     },
     PROPERTY_TIMEOUT_MS,

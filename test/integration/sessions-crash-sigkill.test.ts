@@ -3,11 +3,11 @@
 // SIGKILL at random moments (while it recovers, or while it publishes) and restarted each
 // time. Every restart recovers the open sessions from the last result it finds in the target;
 // the target must end byte-identical to the job's uninterrupted run on the embedded broker.
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { decodeResult } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
+import { killWhilePublishing, runChild } from '../support/killed-child.js';
 import { rabbitForTests, readAll } from '../support/rabbitmq.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { clickMessage, clicks, SESSIONS_PRODUCER, sessionsJob } from '../support/sessions-job.js';
@@ -49,32 +49,6 @@ async function uninterrupted(target: string): Promise<{ bytes: Buffer[]; merges:
   return { bytes: broker.messages(target).map((m) => Buffer.from(m.bytes)), merges: seen.merges };
 }
 
-/**
- * Runs the child to completion, or kills it with SIGKILL once it has handed `killAfter`
- * results to the broker (0: as soon as it has recovered); resolves true when it was killed.
- * Results handed over just before the kill may or may not be stored.
- */
-function runChild(target: string, killAfter = Infinity): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, url, source, target], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let published = 0;
-    proc.stdout.on('data', (data: Buffer) => {
-      for (const report of data.toString()) {
-        if (report === 'p') published++;
-        if (published >= killAfter) proc.kill('SIGKILL');
-      }
-    });
-    proc.on('error', reject);
-    proc.on('exit', (code, signal) => {
-      if (signal === 'SIGKILL') resolve(true);
-      else if (code === 0) resolve(false);
-      else reject(new Error(`aggregator exited with code ${code}`));
-    });
-  });
-}
-
 describe('the per-key sessions job killed with SIGKILL', () => {
   it('should leave a target byte-identical to an uninterrupted run after 20 kills, every message counted once', async () => {
     const target = await real.newStream('sessions-target');
@@ -86,19 +60,16 @@ describe('the per-key sessions job killed with SIGKILL', () => {
     expect(expectedResults.some((r) => r.lateCount > 0)).toBe(true);
 
     const seed = Date.now() % 2 ** 31;
-    const random = seededRandom(seed);
-    const targetSize = async () => Number(await real.rabbit.source(target).endOffset());
-    const sizes: number[] = [];
-    for (let kills = 0; kills < KILLS; kills++) {
-      // After a random number of results, at most an even share of what is left, so that
-      // every kill lands before the job catches up.
-      const left = expected.bytes.length - (await targetSize());
-      const share = Math.max(1, Math.floor(left / (KILLS - kills + 1)));
-      const killAfter = random() < KILLS_AT_START ? 0 : 1 + Math.floor(random() * share);
-      expect(await runChild(target, killAfter)).toBe(true);
-      sizes.push(await targetSize());
-    }
-    expect(await runChild(target)).toBe(false);
+    const sizes = await killWhilePublishing(
+      (killAfter) => runChild(child, [url, source, target], killAfter),
+      async () => Number(await real.rabbit.source(target).endOffset()),
+      {
+        kills: KILLS,
+        results: expected.bytes.length,
+        atStart: KILLS_AT_START,
+        random: seededRandom(seed),
+      },
+    );
     console.log(
       `sessions crash test (seed ${seed}): survived ${KILLS} SIGKILLs (target results after ` +
         `each: ${sizes.join(', ')}; ${expected.bytes.length} results in all, ` +

@@ -7,7 +7,12 @@ import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/co
 import { eventTimeCaseArbitrary, type EventTimeCase } from '../support/event-time-arbitrary.js';
 import { countEventTimeCoverage } from '../support/event-time-coverage.js';
 import { referenceRunDetailed, type ReferenceOutput } from '../support/event-time-reference.js';
-import { asReferenceResults, caseJob, caseMessages } from '../support/event-time-job.js';
+import {
+  asReferenceResults,
+  caseJob,
+  caseMessages,
+  sumOfValues,
+} from '../support/event-time-job.js';
 
 // Hundreds of messages, so that windows stay open across many results and crashes land deep.
 const cases = eventTimeCaseArbitrary({ minMessages: 20, maxMessages: 300 });
@@ -29,8 +34,8 @@ function run(broker: MemoryBroker, c: EventTimeCase, pack: PackMode, early?: Ear
     c.config,
     broker.source('source'),
     broker.target('target', { producer: 'job-1' }),
-    pack,
-    early,
+    sumOfValues,
+    { pack, early },
   );
 }
 
@@ -199,9 +204,8 @@ describe('event-time windows on the embedded broker', () => {
                   c.config,
                   broker.source('source'),
                   broker.target('target', { producer: 'job-1' }),
-                  pack,
-                  undefined,
-                  end < messages.length ? { caughtUp: true } : undefined,
+                  sumOfValues,
+                  { pack, flush: end < messages.length ? { caughtUp: true } : undefined },
                 );
               if (withCrashes)
                 await runThroughCrashes(broker, 'target', crashes, flushing, coverage);

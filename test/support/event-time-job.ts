@@ -1,5 +1,6 @@
 // An event-time case (test/support/event-time-arbitrary.ts) as a job of the library: its source
-// messages, the job over them, and its results read back in the reference model's terms.
+// messages, the job over them, and its results read back in the reference model's terms
+// (with the model's aggregate, `sumOfValues`).
 import {
   aggregate,
   count,
@@ -8,12 +9,12 @@ import {
   jsonMessage,
   session,
   tumbling,
+  type Aggregator,
   type EarlyUpdates,
-  type FlushOptions,
   type EventTimeWindowSpec,
-  type PackMode,
   type Source,
   type Target,
+  type TargetOptions,
 } from '../../src/index.js';
 import type {
   ReferenceConfig,
@@ -41,32 +42,47 @@ export function windowSpec(window: ReferenceWindow): EventTimeWindowSpec {
   }
 }
 
-/** The case's job: filter, event time, key, the window, and a sum of the values. */
-export function caseJob(
+/** What the reference model aggregates: the sum of each window's values. */
+export const sumOfValues: Aggregator<ReferenceMessage, number, number> = {
+  init: () => 0,
+  add: (sum, m) => sum + m.value,
+  result: (sum) => sum,
+  merge: (a, b) => a + b,
+};
+
+/**
+ * How a case's job writes its results (the library's defaults where not given), and its
+ * early updates (none by default).
+ */
+export interface CaseJobOptions extends Pick<
+  TargetOptions,
+  'pack' | 'format' | 'retryDelayMs' | 'flush'
+> {
+  readonly early?: EarlyUpdates;
+}
+
+/**
+ * The case's job: filter, event time, key, the window, and `aggregator` over each window
+ * (sessions need its merge).
+ */
+export function caseJob<A, R>(
   config: ReferenceConfig,
   source: Source,
   target: Target,
-  pack: PackMode = 'sections',
-  early?: EarlyUpdates,
-  flush?: FlushOptions,
+  aggregator: Aggregator<ReferenceMessage, A, R>,
+  { early, ...targetOptions }: CaseJobOptions = {},
 ) {
   let pipeline = aggregate<ReferenceMessage>(source)
     .filter((m) => m.filtered !== true)
     .eventTime((m) => m.time)
     .key((m) => m.key)
     .window(windowSpec(config.window));
+  // Count windows close by count only: they have neither a watermark nor late messages.
   if (config.window.type !== 'count') {
     pipeline = pipeline.maxOutOfOrderness(config.maxOutOfOrderness).late(config.late);
   }
   if (early !== undefined) pipeline = pipeline.emit({ early });
-  return pipeline
-    .aggregate({
-      init: () => 0,
-      add: (sum: number, m: ReferenceMessage) => sum + m.value,
-      result: (sum) => sum,
-      merge: (a, b) => a + b,
-    })
-    .to(target, { pack, ...(flush === undefined ? {} : { flush }) });
+  return pipeline.aggregate(aggregator).to(target, targetOptions);
 }
 
 /**

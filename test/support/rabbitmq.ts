@@ -73,6 +73,28 @@ export async function publishAll(
   }
 }
 
+/**
+ * Creates `source` holding `messages` (see publishAll) and an empty `target`, runs `job`, and
+ * returns what `target` then holds, as bytes; deletes both streams however `job` ends.
+ */
+export async function targetAfterJob(
+  broker: RabbitMQ,
+  { source, target }: { source: string; target: string },
+  messages: readonly Uint8Array[],
+  job: () => Promise<void>,
+): Promise<Buffer[]> {
+  await broker.createStream(source);
+  await broker.createStream(target);
+  try {
+    await publishAll(broker, source, messages);
+    await job();
+    return (await readAll(broker, target)).map((bytes) => Buffer.from(bytes));
+  } finally {
+    await broker.deleteStream(source);
+    await broker.deleteStream(target);
+  }
+}
+
 /** Every message of `stream` currently stored, as raw bytes, read with our source. */
 export async function readAll(broker: RabbitMQ, stream: string): Promise<Uint8Array[]> {
   const source = broker.source(stream);
