@@ -45,14 +45,25 @@ export function eventTimeOf(i: number, shape: CorpusShape): number {
  * sensor data would give.
  */
 export function* readings(shape: CorpusShape): Generator<Reading> {
-  let state = 0x9e3779b9;
+  const random = xorshift32();
   for (let i = 0; i < shape.messages; i++) {
+    const drawn = random();
+    yield { sensor: `sensor-${drawn % shape.keys}`, value: (drawn % 1000) / 10 };
+  }
+}
+
+/**
+ * Marsaglia's xorshift32 from a fixed seed: the same corpus every run, without the cost of a
+ * general-purpose generator. Each call gives the next unsigned 32-bit number.
+ */
+export function xorshift32(): () => number {
+  let state = 0x9e3779b9;
+  return () => {
     state ^= state << 13;
     state ^= state >>> 17;
     state ^= state << 5;
-    const random = state >>> 0;
-    yield { sensor: `sensor-${random % shape.keys}`, value: (random % 1000) / 10 };
-  }
+    return state >>> 0;
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { packChunk } from '../../src/core/pack-chunk.js';
 import type { SourceChunk } from '../../src/core/ports.js';
 import { MemoryBroker } from '../../src/memory/broker.js';
-import { CHUNK_MESSAGES, encodeReading, type Reading } from '../corpus.js';
+import { CHUNK_MESSAGES, encodeReading, xorshift32, type Reading } from '../corpus.js';
 
 export const EPOCH = Date.UTC(2025, 0, 1);
 export const MINUTE = 60_000;
@@ -38,12 +38,9 @@ export function* timedReadings(
 ): Generator<{ reading: Reading; time: number }> {
   const stride = strideFor(shape.keys);
   const period = shape.timeline === 'bursts' ? 2 * MINUTE : MINUTE;
-  let state = 0x9e3779b9;
+  const next = xorshift32();
   for (let i = 0; i < shape.messages; i++) {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    const random = state >>> 0;
+    const random = next();
     const window = Math.floor(i / shape.windowMessages);
     const within = i - window * shape.windowMessages;
     const start = EPOCH + window * period;
