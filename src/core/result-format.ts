@@ -60,8 +60,8 @@ export const ResultProperty = {
   openCounts: 'sw-open-counts',
   /** 'true' on a result a flush published before its windows ended (`FlushOptions`). */
   flushed: 'sw-flushed',
-  /** Event-time windows: offsets of the flushes a restart re-does, comma-separated. */
-  flushes: 'sw-flushes',
+  /** Event-time windows: the offset of the last flush, when a restart must repeat it. */
+  lastFlush: 'sw-last-flush',
 } as const;
 
 export interface ResultMetadata {
@@ -187,8 +187,8 @@ function recoveryProperties(state: RecoveryState): Record<string, string> {
   if (state.offsetWatermark !== Number.NEGATIVE_INFINITY) {
     properties[ResultProperty.resumeWatermark] = String(state.offsetWatermark);
   }
-  if (state.flushes !== undefined) {
-    properties[ResultProperty.flushes] = state.flushes.join(',');
+  if (state.lastFlush !== undefined) {
+    properties[ResultProperty.lastFlush] = state.lastFlush.toString();
   }
   if (state.openCounts !== undefined) {
     const counts = state.openCounts.map(([key, offset, skip]) =>
@@ -338,7 +338,7 @@ function readRecovery(properties: ResultProperties): RecoveryState | undefined {
   if (properties.optional(ResultProperty.resumeOffset) === undefined) return undefined;
   const resumeWatermark = properties.optional(ResultProperty.resumeWatermark);
   const counts = properties.optional(ResultProperty.openCounts);
-  const flushes = properties.optional(ResultProperty.flushes);
+  const lastFlush = properties.optional(ResultProperty.lastFlush);
   const watermark = properties.optional(ResultProperty.watermark);
   const state = {
     watermark:
@@ -350,13 +350,7 @@ function readRecovery(properties: ResultProperties): RecoveryState | undefined {
       resumeWatermark === undefined
         ? Number.NEGATIVE_INFINITY
         : properties.integer(ResultProperty.resumeWatermark),
-    ...(flushes === undefined
-      ? {}
-      : {
-          flushes: flushes
-            .split(',')
-            .map((offset) => parseOffset(`result property '${ResultProperty.flushes}'`, offset)),
-        }),
+    ...(lastFlush === undefined ? {} : { lastFlush: properties.offset(ResultProperty.lastFlush) }),
   };
   if (counts === undefined) return state;
   return { ...state, openCounts: readOpenCounts(counts) };

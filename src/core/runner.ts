@@ -281,23 +281,23 @@ export class Runner<T, A, R> {
         } catch (error) {
           failure = { error };
         }
+        const reachedEnd =
+          failure === undefined &&
+          !caughtUp &&
+          sourceEnd !== undefined &&
+          chunk.firstOffset + BigInt(chunk.count) >= sourceEnd;
+        // Flushed before the chunk's results go out: a result decided at the last message read
+        // takes the flushed windows too (a flush after it would have no new id to go under).
+        if (reachedEnd && options.untilCaughtUp === true && this.config.flush.caughtUp) {
+          processor.flush();
+        }
         // Steps that ended before a failing message are complete: publish them first.
         await publishReady(readAt);
         if (failure !== undefined) throw failure.error;
-        if (
-          !caughtUp &&
-          sourceEnd !== undefined &&
-          chunk.firstOffset + BigInt(chunk.count) >= sourceEnd
-        ) {
+        if (reachedEnd) {
           caughtUp = true;
           this.reportCaughtUp(sourceEnd);
-          if (options.untilCaughtUp === true) {
-            if (this.config.flush.caughtUp) {
-              processor.flush();
-              await publishReady(readAt);
-            }
-            break;
-          }
+          if (options.untilCaughtUp === true) break;
         }
       }
       await publisher.drain();

@@ -56,8 +56,9 @@ export interface RecoveryState {
    */
   readonly openCounts?: readonly (readonly [key: Key, firstOffset: bigint, skip?: number])[];
   /**
-   * Offsets of flushes at or after `offset` (`FlushOptions`): a wall-clock decision the
-   * re-read must repeat to leave the same windows open. Absent when none.
+   * The offset of the last flush (`FlushOptions`) when it is at or after `offset`: a
+   * wall-clock decision the re-read must repeat to leave the same windows open. Absent when
+   * there is none.
    */
-  readonly flushes?: readonly bigint[];
+  readonly lastFlush?: bigint;
 }

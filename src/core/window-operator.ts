@@ -85,10 +85,11 @@ export class WindowOperator<T, A, R> {
   /** The offset of the last message read: a flush's publishing id. */
   private lastRead = NO_OFFSET;
   /**
-   * Offsets of the flushes a restart must repeat: those at or after the resume offset (a flush
-   * is a wall-clock decision, so the re-read could not make it by itself).
+   * The offset of the last flush, while a window it emptied may still be open: a restart
+   * re-reading past it must repeat it (a wall-clock decision the messages cannot make). Only
+   * the last one matters: every window open at it was emptied by it, whatever came before.
    */
-  private flushes: bigint[] = [];
+  private lastFlush = NO_OFFSET;
 
   /** Set by `restore`: offsets up to here were published; their results are rebuilt only. */
   private replayThrough = NO_OFFSET;
@@ -125,7 +126,7 @@ export class WindowOperator<T, A, R> {
       this.watermark.restore(state.offsetWatermark);
     }
     this.replayThrough = through;
-    this.flushes = [...(state.flushes ?? [])];
+    this.lastFlush = state.lastFlush ?? NO_OFFSET;
     if (this.config.window.assignment.type === 'count') {
       this.openCountsAt = new Map(
         (state.openCounts ?? []).map(([key, offset, skip = 0]) => [key, { offset, skip }]),
@@ -145,7 +146,7 @@ export class WindowOperator<T, A, R> {
       if (readValues === undefined) this.processMessage(chunk, bytes, index, offset, replaying);
       else this.processValues(chunk, index, readValues, offset, replaying);
       this.lastRead = offset;
-      if (replaying && this.flushes.includes(offset)) this.emptyWindows(undefined);
+      if (replaying && offset === this.lastFlush) this.emptyWindows(undefined);
       if (replaying && offset === this.replayThrough) this.endReplay();
     }
   }
@@ -378,7 +379,7 @@ export class WindowOperator<T, A, R> {
       this.dueWatermark = this.watermark.value;
       this.windows.closedBy(this.isDue, this.closing);
       // A window a flush emptied and no message filled again closes without an output.
-      if (this.flushes.length > 0) dropEmpty(this.closing);
+      if (this.lastFlush !== NO_OFFSET) dropEmpty(this.closing);
     }
     if (this.closing.length === 0 && this.updating.length === 0) return;
     if (replaying) {
@@ -403,14 +404,18 @@ export class WindowOperator<T, A, R> {
    * The watermark does not move: a later message of a flushed window folds into it afresh,
    * and its output when the window closes is marked as continuing the flushed one. Count
    * windows end with the flush. The flush's offset goes into the recovery state, so that a
-   * restart re-reading past it repeats it.
+   * restart re-reading past it repeats it. When a result was decided at that offset and is
+   * not taken yet, the flushed windows join it: they could go under no other id.
    */
   flush(): void {
-    if (!this.canFlush) return;
+    const decided = this.ready.at(-1);
+    const joins = decided !== undefined && decided.lastOffset === this.lastRead;
+    if (!joins && !this.canFlush) return;
     const lastOffset = this.lastRead;
-    this.flushes.push(lastOffset);
+    this.lastFlush = lastOffset;
     this.emptyWindows(this.closing);
     this.fire(lastOffset, true);
+    if (joins) this.ready.splice(-2, 2, joined(decided, this.ready.at(-1) as StepResult<R>));
   }
 
   /**
@@ -519,12 +524,12 @@ export class WindowOperator<T, A, R> {
     const watermark = this.watermark.value;
     const offset = oldest?.firstOffset ?? lastOffset + 1n;
     // Flushes before the resume offset cannot touch a window the re-read rebuilds.
-    while (this.flushes.length > 0 && (this.flushes[0] as bigint) < offset) this.flushes.shift();
+    if (this.lastFlush < offset) this.lastFlush = NO_OFFSET;
     const base = {
       watermark,
       offset,
       offsetWatermark: oldest?.watermarkBefore ?? watermark,
-      ...(this.flushes.length > 0 ? { flushes: [...this.flushes] } : {}),
+      ...(this.lastFlush === NO_OFFSET ? {} : { lastFlush: this.lastFlush }),
     };
     if (this.config.window.assignment.type !== 'count') return base;
     const openCounts: [Key, bigint, number?][] = [];
@@ -610,4 +615,25 @@ function startingAt<A>(
 ): OpenWindow<A> | undefined {
   for (const window of windows) if (window.start === start) return window;
   return undefined;
+}
+
+/**
+ * A result decided at a message, and the flush made right after it at the same offset, as the
+ * one result published under that offset: the flushed windows after the closed ones.
+ */
+function joined<R>(decided: StepResult<R>, flushed: StepResult<R>): StepResult<R> {
+  const windows = [decided.window, flushed.window].filter((window) => window !== null);
+  return {
+    ...decided,
+    window:
+      windows.length === 0
+        ? null
+        : {
+            start: Math.min(...windows.map((window) => window.start)),
+            end: Math.max(...windows.map((window) => window.end)),
+          },
+    outputs: [...decided.outputs, ...flushed.outputs],
+    recovery: flushed.recovery,
+    flushed: true,
+  };
 }

@@ -90,7 +90,7 @@ describe('flushing event-time windows of a quiet source', () => {
     await run(broker);
     const atFour = results(broker)[1];
     expect(atFour?.lastOffset).toBe(4n);
-    expect(atFour?.recovery).toMatchObject({ offset: 1n, flushes: [1n] });
+    expect(atFour?.recovery).toMatchObject({ offset: 1n, lastFlush: 1n });
 
     // A new run re-reads from offset 1: without the flush repeated there, b would count 3.
     append(broker, [
@@ -106,13 +106,50 @@ describe('flushing event-time windows of a quiet source', () => {
     expect(results(broker).reduce((n, r) => n + r.messages, 0)).toBe(7);
   });
 
-  it('publishes nothing on a flush when no message came since the last result', async () => {
+  it('adds the open windows to a result decided at the last message read, when an untilCaughtUp run flushes', async () => {
     const broker = brokerWith([
       { k: 'a', t: 5 },
       { k: 'a', t: 25 }, // closes [0,10) at offset 1; [20,30) is open, its only message decided
     ]);
     await run(broker, { caughtUp: true });
+    expect(
+      results(broker).map((r) => [r.lastOffset, r.flushed, r.outputs.map((o) => o.start)]),
+    ).toEqual([[1n, true, [0, 20]]]);
+    // [20,30) stays open, emptied: a restart re-reads from its first offset and repeats the flush.
+    expect(results(broker)[0]?.recovery).toMatchObject({ offset: 1n, lastFlush: 1n });
+  });
+
+  it('publishes nothing on an idle flush when the last message read was itself a result: it has no new id to go under', async () => {
+    const broker = brokerWith([
+      { k: 'a', t: 5 },
+      { k: 'a', t: 25 },
+    ]);
+    const stop = new AbortController();
+    const runner = job(broker, { idleMs: 5 });
+    const published = new Promise<void>((resolve) => {
+      runner.on('published', () => resolve());
+    });
+    const running = runner.run({ signal: stop.signal });
+    await published;
+    // Several idle periods pass: the result at offset 1 was the last message read.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    stop.abort();
+    await running;
     expect(results(broker).map((r) => [r.lastOffset, r.flushed])).toEqual([[1n, false]]);
+  });
+
+  it('keeps its recovery state one offset long however often one long-open window is flushed', async () => {
+    const broker = brokerWith([]);
+    for (let t = 1; t <= 200; t++) {
+      append(broker, [{ k: 'a', t: t % 10 }]); // all in [0,10): the window never closes
+      await run(broker, { caughtUp: true });
+    }
+    const stored = broker.messages('target');
+    expect(stored).toHaveLength(200);
+    const last = decodeResult(stored[199]?.bytes as Uint8Array);
+    expect(last.recovery).toMatchObject({ offset: 0n, lastFlush: 199n });
+    // Grows only with the digits of its offsets, not with the flushes before it.
+    expect((stored[199]?.bytes.length ?? 0) - (stored[10]?.bytes.length ?? 0)).toBeLessThan(12);
   });
 
   it('flushes the open windows after a wall-clock silence of idleMs', async () => {
