@@ -226,9 +226,13 @@ export class Runner<T, A, R> {
     const zeroStored = (): Promise<boolean> =>
       (zeroWasStored ??=
         recovered === undefined ? target.hasPublished() : Promise.resolve(recovered));
-    const publishReady = async (readAt: number): Promise<void> => {
+    // `holdLast`: the last result stays in `ready`, for an idle flush to join (see below).
+    const publishReady = async (readAt: number, holdLast = false): Promise<void> => {
       const observed = this.events.has('published');
-      for (const result of processor.ready) {
+      const { ready } = processor;
+      const count = holdLast ? ready.length - 1 : ready.length;
+      for (let i = 0; i < count; i++) {
+        const result = ready[i] as StepResult<R>;
         const id = result.lastOffset;
         const duplicate = id === 0n && last === 0n && (await zeroStored());
         const count = duplicate ? countDuplicate : countResult;
@@ -240,7 +244,7 @@ export class Runner<T, A, R> {
           this.routingKey(result),
         );
       }
-      processor.ready.length = 0;
+      ready.splice(0, count);
     };
     const { idleMs } = this.config.flush;
     // The read under way, kept across an idle flush: the chunk it brings is the next one.
@@ -254,8 +258,8 @@ export class Runner<T, A, R> {
         const read = publisher.idle ? pending : publisher.unlessFailed(pending);
         // The idle timer runs only here, between results' publishes, never during one: a
         // flush is published in the loop like any result, so nothing is reordered.
-        const next =
-          idleMs !== undefined && processor.canFlush ? await orIdle(read, idleMs) : await read;
+        const flushable = processor.canFlush || processor.ready.length > 0;
+        const next = idleMs !== undefined && flushable ? await orIdle(read, idleMs) : await read;
         if (next === IDLE) {
           if (signal.aborted) break; // stopped while the timer ran: nothing more is decided
           processor.flush();
@@ -291,8 +295,15 @@ export class Runner<T, A, R> {
         if (reachedEnd && options.untilCaughtUp === true && this.config.flush.caughtUp) {
           processor.flush();
         }
+        // With an idle flush, a result decided at the chunk's last message waits (until the
+        // next chunk, or the flush it then joins): a flush after it could go under no new id.
+        const hold =
+          idleMs !== undefined &&
+          failure === undefined &&
+          !(reachedEnd && options.untilCaughtUp === true) &&
+          processor.holdsDecision;
         // Steps that ended before a failing message are complete: publish them first.
-        await publishReady(readAt);
+        await publishReady(readAt, hold);
         if (failure !== undefined) throw failure.error;
         if (reachedEnd) {
           caughtUp = true;
@@ -300,6 +311,7 @@ export class Runner<T, A, R> {
           if (options.untilCaughtUp === true) break;
         }
       }
+      await publishReady(performance.now()); // a result held for an idle flush that did not come
       await publisher.drain();
     } catch (error) {
       // Whatever stopped us, let the confirms already under way land before reporting.

@@ -241,6 +241,15 @@ export class StepProcessor<T, A, R> {
     this.countMessage(chunk, index);
   }
 
+  /**
+   * Whether a result must wait for an idle flush to join it. Never: a step is decided at a
+   * message that either ends it (a count), leaving nothing open, or starts the next one,
+   * which a flush then publishes under a later offset.
+   */
+  get holdsDecision(): boolean {
+    return false;
+  }
+
   /** Whether a flush would publish anything: a step is open. */
   get canFlush(): boolean {
     return this.stepMessages > 0;

@@ -400,6 +400,14 @@ export class WindowOperator<T, A, R> {
   }
 
   /**
+   * Whether the last result decided is at the last offset read while windows stay open: a
+   * flush after it is published could go under no new id, so an idle flush must join it.
+   */
+  get holdsDecision(): boolean {
+    return this.ready.at(-1)?.lastOffset === this.lastRead && this.windows.size > 0;
+  }
+
+  /**
    * Publishes every open window now, marked flushed, at the last offset read (`FlushOptions`).
    * The watermark does not move: a later message of a flushed window folds into it afresh,
    * and its output when the window closes is marked as continuing the flushed one. Count
@@ -412,8 +420,9 @@ export class WindowOperator<T, A, R> {
     const joins = decided !== undefined && decided.lastOffset === this.lastRead;
     if (!joins && !this.canFlush) return;
     const lastOffset = this.lastRead;
-    this.lastFlush = lastOffset;
     this.emptyWindows(this.closing);
+    if (joins && this.closing.length === 0) return; // no window holds anything to add to it
+    this.lastFlush = lastOffset;
     this.fire(lastOffset, true);
     if (joins) this.ready.splice(-2, 2, joined(decided, this.ready.at(-1) as StepResult<R>));
   }

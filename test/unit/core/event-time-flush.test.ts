@@ -119,10 +119,10 @@ describe('flushing event-time windows of a quiet source', () => {
     expect(results(broker)[0]?.recovery).toMatchObject({ offset: 1n, lastFlush: 1n });
   });
 
-  it('publishes nothing on an idle flush when the last message read was itself a result: it has no new id to go under', async () => {
+  it('adds the open windows to a result decided at the last message read, when a silence of idleMs follows it', async () => {
     const broker = brokerWith([
       { k: 'a', t: 5 },
-      { k: 'a', t: 25 },
+      { k: 'a', t: 25 }, // closes [0,10) at offset 1; [20,30) stays open
     ]);
     const stop = new AbortController();
     const runner = job(broker, { idleMs: 5 });
@@ -131,11 +131,41 @@ describe('flushing event-time windows of a quiet source', () => {
     });
     const running = runner.run({ signal: stop.signal });
     await published;
-    // Several idle periods pass: the result at offset 1 was the last message read.
-    await new Promise((resolve) => setTimeout(resolve, 50));
     stop.abort();
     await running;
-    expect(results(broker).map((r) => [r.lastOffset, r.flushed])).toEqual([[1n, false]]);
+    expect(
+      results(broker).map((r) => [r.lastOffset, r.flushed, r.outputs.map((o) => o.start)]),
+    ).toEqual([[1n, true, [0, 20]]]);
+  });
+
+  it('publishes a result it held for an idle flush once the next message comes, or the job stops', async () => {
+    const broker = brokerWith([
+      { k: 'a', t: 5 },
+      { k: 'a', t: 25 },
+    ]);
+    const stop = new AbortController();
+    // A silence far longer than the test: only the next chunk, or the stop, publishes.
+    const runner = job(broker, { idleMs: 3_600_000 });
+    const reads: bigint[] = [];
+    const twoRead = new Promise<void>((resolve) => {
+      runner.on('read', ({ firstOffset }) => {
+        reads.push(firstOffset);
+        if (reads.length === 2) resolve();
+      });
+    });
+    const firstRead = new Promise<void>((resolve) => {
+      runner.on('read', () => resolve());
+    });
+    const running = runner.run({ signal: stop.signal });
+    await firstRead;
+    append(broker, [{ k: 'a', t: 40 }]); // closes [20,30) at offset 2
+    await twoRead;
+    stop.abort();
+    await running;
+    expect(results(broker).map((r) => [r.lastOffset, r.flushed])).toEqual([
+      [1n, false],
+      [2n, false],
+    ]);
   });
 
   it('keeps its recovery state one offset long however often one long-open window is flushed', async () => {
