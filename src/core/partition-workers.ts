@@ -249,6 +249,8 @@ export class PartitionWorkers {
         } else if (message.type === 'inFlight') this.inFlightOf.set(data.index, message.count);
         else {
           final = message;
+          // Its job drained its confirms before stopping: the count sent at the stop is stale.
+          this.inFlightOf.delete(data.index);
           // Its job stopped and closed its connections: nothing in the thread is needed.
           void worker.terminate();
         }

@@ -32,7 +32,8 @@ export class StreamNotFoundError extends StreamWindowsError {
  * A single active consumer's `resumeFrom` or `onDeactivate` failed, so it could not answer
  * the broker: like a RabbitMQ client whose ConsumerUpdate answer fails, it has left its group
  * (the next member takes over) and its reads end with this error. Retriable: joining again
- * may succeed.
+ * may succeed. A `resumeFrom` that failed with an error that is not retriable ends the reads
+ * with that error instead, as on RabbitMQ.
  */
 export class SingleActiveMemberLostError extends SourceError {
   override readonly name = 'SingleActiveMemberLostError';

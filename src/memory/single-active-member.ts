@@ -1,5 +1,6 @@
 import { ConfigError } from '../common/errors.js';
 import type { SourceChunk } from '../core/ports.js';
+import { isRetriable } from '../common/errors.js';
 import { SingleActiveMemberLostError } from './errors.js';
 import type { GroupMember } from './single-active-group.js';
 import type { StreamLog } from './stream-log.js';
@@ -48,7 +49,7 @@ export class SingleActiveMember implements GroupMember {
   /** Counts updates, so an answer to a superseded activation starts nothing. */
   private updates = 0;
   private callbacks: Promise<void> = Promise.resolve();
-  private failure: SingleActiveMemberLostError | undefined;
+  private failure: unknown;
   private closed = false;
   private readonly wakeups = new Wakeups();
 
@@ -96,7 +97,8 @@ export class SingleActiveMember implements GroupMember {
    * The chunks of the current activation, or of the next one when passive: from where
    * `resumeFrom` answered, until this member is told to step down, closed, or `signal` aborts
    * (then it simply ends). Read again for the next activation. Throws
-   * `SingleActiveMemberLostError` once a callback failed.
+   * `SingleActiveMemberLostError` once a callback failed (a `resumeFrom` that failed with an
+   * error that is not retriable: that error).
    */
   async *read(signal: AbortSignal): AsyncGenerator<SourceChunk> {
     const activation = await this.nextActivation(signal);
@@ -105,7 +107,7 @@ export class SingleActiveMember implements GroupMember {
       const until = AbortSignal.any([signal, activation.stop.signal]);
       for await (const { chunk } of tail(this.log, from, until)) yield chunk;
     }
-    if (this.failure !== undefined) throw this.failure;
+    if (this.failure !== undefined) throw this.failure as Error;
   }
 
   /** Leaves the group (the next member takes over at once) and ends every read. */
@@ -132,7 +134,13 @@ export class SingleActiveMember implements GroupMember {
     this.callbacks = this.callbacks.then(step).catch((error: unknown) => {
       if (this.closed) return;
       // Like a client whose answer fails: it loses its subscription and so leaves the group.
-      this.failure = new SingleActiveMemberLostError(this.stream, this.name, callback, error);
+      // A resume point refused for good (a stream gone, a recovery state missing, a crash)
+      // ends the reads with its own error, as the RabbitMQ adapter's do: wrapped as
+      // retriable, the job would join again and fail the same way forever.
+      this.failure =
+        callback === 'resumeFrom' && !isRetriable(error)
+          ? error
+          : new SingleActiveMemberLostError(this.stream, this.name, callback, error);
       void this.close();
     });
     return this.callbacks;

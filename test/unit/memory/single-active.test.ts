@@ -7,6 +7,7 @@ import {
   type SingleActiveMemberOptions,
 } from '../../../src/memory/index.js';
 import { bytes, chunkTexts, settle } from './helpers.js';
+import { RecoveryError, SourceError } from '../../../src/index.js';
 
 /** Members that log their callbacks, named for the log. */
 class Instances {
@@ -223,6 +224,37 @@ describe('single active consumer groups on super-stream partitions', () => {
       stream: 'orders-1',
       group: 'job',
       callback: 'onDeactivate',
+      retriable: true,
+    });
+  });
+
+  it("ends a member's reads with its resume point's own error when that is not retriable, so a job stops instead of joining again forever", async () => {
+    const { broker, partitions } = superStream();
+    const instances = new Instances(broker);
+    const [, stream] = partitions as [string, string, string];
+    const refused = new RecoveryError('rollups', 'job-1', 7n, 'removed by retention');
+    const [failing] = instances.join('A', [stream], {
+      resumeFrom: () => Promise.reject(refused),
+    }) as [SingleActiveMember];
+    await settle();
+    const read = failing.read(new AbortController().signal)[Symbol.asyncIterator]().next();
+    await expect(read).rejects.toBe(refused);
+    // It left the group all the same: the next member takes over.
+    expect(broker.consumerGroup(stream, 'job').members).toHaveLength(0);
+  });
+
+  it('wraps a retriable resume point failure as a retriable SingleActiveMemberLostError', async () => {
+    const { broker, partitions } = superStream();
+    const instances = new Instances(broker);
+    const [, stream] = partitions as [string, string, string];
+    const [failing] = instances.join('A', [stream], {
+      resumeFrom: () => Promise.reject(new SourceError(stream, true, 'connection lost')),
+    }) as [SingleActiveMember];
+    await settle();
+    const read = failing.read(new AbortController().signal)[Symbol.asyncIterator]().next();
+    await expect(read).rejects.toMatchObject({
+      name: 'SingleActiveMemberLostError',
+      callback: 'resumeFrom',
       retriable: true,
     });
   });
