@@ -1,5 +1,5 @@
 import type { Source } from '../core/ports.js';
-import { decodeResult } from '../core/result-format.js';
+import { decodeResultHeader } from '../core/result-format.js';
 
 /** Where `tail --from` starts: 'last' is the stream's last result; the others are readResults'. */
 export type TailFrom = bigint | 'first' | 'last' | 'next';
@@ -20,7 +20,7 @@ export async function tailStart(
     for await (const chunk of source.read(end - 1n, stop.signal)) {
       const last = chunk.bytes.subarray(chunk.starts[0], chunk.ends[0]);
       try {
-        return end - 1n - BigInt(decodeResult(last).part?.index ?? 0);
+        return end - 1n - BigInt(decodeResultHeader(last).part?.index ?? 0);
       } catch {
         return end - 1n; // not a result: follow() reports it
       }

@@ -280,6 +280,23 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
       throw new CodecError(`unknown result section type '${String(type)}'`, 0);
     }
   }
+  return { ...readHeader(properties), outputs, late, deadLetters };
+}
+
+/** What a result's properties alone tell: everything `decodeResult` gives but its sections. */
+export type ResultHeader = Omit<DecodedResult, 'outputs' | 'late' | 'deadLetters'>;
+
+/**
+ * A stored result's header, from its application properties alone, its sections left
+ * undecoded: what a restart needs (its recovery state, its window, whether it was flushed),
+ * for which decoding every section of a result of 100,000 outputs took 349 ms. Throws
+ * CodecError like `decodeResult` when `bytes` is not a result of this format.
+ */
+export function decodeResultHeader(bytes: Uint8Array): ResultHeader {
+  return readHeader(resultProperties(decodeMessage(bytes).applicationProperties));
+}
+
+function readHeader(properties: ResultProperties): ResultHeader {
   const windowStart = properties.optional(ResultProperty.windowStart);
   const windowEnd = properties.optional(ResultProperty.windowEnd);
   const part = properties.optional(ResultProperty.part);
@@ -306,21 +323,9 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
             index: properties.integer(ResultProperty.part),
             of: properties.integer(ResultProperty.parts),
           },
-    outputs,
-    late,
-    deadLetters,
     recovery: readRecovery(properties),
     flushed: properties.optional(ResultProperty.flushed) === 'true',
   };
-}
-
-/**
- * The recovery state of a stored result, from its properties alone: a restart needs nothing
- * else, and decoding every section of a result of 100,000 outputs took 349 ms of it. Throws
- * CodecError like `decodeResult` when `bytes` is not a result of this format.
- */
-export function decodeRecoveryState(bytes: Uint8Array): RecoveryState | undefined {
-  return readRecovery(resultProperties(decodeMessage(bytes).applicationProperties));
 }
 
 /** A result's application properties, once its format version is checked. */

@@ -11,7 +11,7 @@ import type { Logger } from '../common/logger.js';
 import { JobEvents, type JobEventName, type JobListener } from './job-events.js';
 import { OrderedPublisher } from './ordered-publisher.js';
 import type { Source, SourceChunk, Target } from './ports.js';
-import { decodeRecoveryState, decodeResult } from './result-format.js';
+import { decodeResultHeader } from './result-format.js';
 import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
 import type { RecoveryState, StepResult } from './step-result.js';
 import { WindowOperator, type WindowOperatorConfig } from './window-operator.js';
@@ -351,7 +351,7 @@ export class Runner<T, A, R> {
     }
     let recovery: RecoveryState | undefined;
     try {
-      recovery = decodeRecoveryState(bytes);
+      recovery = decodeResultHeader(bytes).recovery;
     } catch (cause) {
       if (!(cause instanceof CodecError)) throw cause;
       throw fail(`its result cannot be read: ${cause.message}`);
@@ -381,7 +381,7 @@ export class Runner<T, A, R> {
     let unread: string | undefined;
     if (bytes !== undefined) {
       try {
-        const result = decodeResult(bytes);
+        const result = decodeResultHeader(bytes);
         const { windowStart: start, windowEnd: end } = result;
         // Written by another window (the job changed): nothing of it goes on.
         const sameWindow = result.window === config.window.describe();
