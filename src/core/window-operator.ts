@@ -1,7 +1,11 @@
 import { describe, ProcessingError, type ProcessingStage } from '../common/errors.js';
 import type { Key, KeyedOutput } from '../common/keyed-output.js';
 import type { Aggregator } from '../common/aggregator.js';
-import { isClosed, type EventTimeWindowSpec } from '../windows/event-time-spec.js';
+import {
+  isClosed,
+  type AlignedAssigner,
+  type EventTimeWindowSpec,
+} from '../windows/event-time-spec.js';
 import { KeyedWindows, type OpenWindow } from '../windows/keyed-windows.js';
 import { Watermark } from '../windows/watermark.js';
 import type { SourceChunk } from './ports.js';
@@ -56,9 +60,9 @@ export class WindowOperator<T, A, R> {
   private readonly reader: MessageReader<T>;
   private readonly rejections: Rejections;
   private readonly aggregator: Aggregator<T, A, R>;
-  private readonly assign:
-    ((eventTime: number, starts: number[], ends: number[]) => void) | undefined;
-  /** Reused by `assign` and by closing, so a message allocates no arrays. */
+  /** Which aligned windows hold an event time (tumbling, hopping); none for the other kinds. */
+  private readonly assigner: AlignedAssigner | undefined;
+  /** Reused by the assigner and by closing, so a message allocates no arrays. */
   private readonly starts: number[] = [];
   private readonly ends: number[] = [];
   private readonly closing: OpenWindow<A>[] = [];
@@ -82,6 +86,9 @@ export class WindowOperator<T, A, R> {
   private lateDropped = 0;
   private filtered = 0;
 
+  /** The message being processed, as its chunk's first offset and its index in the chunk. */
+  private chunkOffset = NO_OFFSET;
+  private index = 0;
   /** The offset of the last message read: a flush's publishing id. */
   private lastRead = NO_OFFSET;
   /**
@@ -108,12 +115,7 @@ export class WindowOperator<T, A, R> {
     this.aggregator = config.aggregator;
     this.earlyEvery = typeof config.early === 'object' ? config.early.every : 0;
     const { assignment } = config.window;
-    if (assignment.type === 'aligned') {
-      const assigner = assignment.createAssigner();
-      this.assign = (time, starts, ends) => assigner.assign(time, starts, ends);
-    } else {
-      this.assign = undefined;
-    }
+    this.assigner = assignment.type === 'aligned' ? assignment.createAssigner() : undefined;
   }
 
   /**
@@ -136,26 +138,38 @@ export class WindowOperator<T, A, R> {
 
   /** Processes every message of `chunk`; throws ProcessingError under the 'stop' policy. */
   process(chunk: SourceChunk): void {
+    if (chunk.count === 0) return;
     const bytes = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
     const { readValues } = this.config;
+    const { firstOffset } = chunk;
+    // Offsets as indexes into the chunk: a message's offset becomes a bigint only where one
+    // is needed (a result, a window's first message, an error), never per message.
+    const replayed = indexesUpTo(this.replayThrough, chunk);
+    const replayEnd = indexIn(chunk, this.replayThrough);
+    const flushedAt = indexIn(chunk, this.lastFlush);
+    this.chunkOffset = firstOffset;
     for (let index = 0; index < chunk.count; index++) {
-      const offset = chunk.firstOffset + BigInt(index);
-      const replaying = offset <= this.replayThrough;
-      if (this.resultFirstOffset === NO_OFFSET) this.resultFirstOffset = offset;
+      this.index = index;
+      const replaying = index < replayed;
+      if (this.resultFirstOffset === NO_OFFSET) this.resultFirstOffset = this.offsetNow();
       this.messages++;
-      if (readValues === undefined) this.processMessage(chunk, bytes, index, offset, replaying);
-      else this.processValues(chunk, index, readValues, offset, replaying);
-      this.lastRead = offset;
-      if (replaying && offset === this.lastFlush) this.emptyWindows(undefined);
-      if (replaying && offset === this.replayThrough) this.endReplay();
+      if (readValues === undefined) this.processMessage(chunk, bytes, index, replaying);
+      else this.processValues(chunk, index, readValues, replaying);
+      if (replaying && index === flushedAt) this.emptyWindows(undefined);
+      if (replaying && index === replayEnd) this.endReplay();
     }
+    this.lastRead = firstOffset + BigInt(chunk.count - 1);
+  }
+
+  /** The offset of the message being processed. */
+  private offsetNow(): bigint {
+    return this.chunkOffset + BigInt(this.index);
   }
 
   private processMessage(
     chunk: SourceChunk,
     bytes: Buffer,
     index: number,
-    offset: bigint,
     replaying: boolean,
   ): void {
     const { reader } = this;
@@ -169,8 +183,8 @@ export class WindowOperator<T, A, R> {
       return;
     }
     const { value, time, key } = reader;
-    this.placeOrStop(key, value, time, offset, replaying);
-    this.closeWindows(offset, time, replaying);
+    this.placeOrStop(key, value, time, replaying);
+    this.closeWindows(time, replaying);
   }
 
   /**
@@ -182,7 +196,6 @@ export class WindowOperator<T, A, R> {
     chunk: SourceChunk,
     index: number,
     readValues: MessageValuesDecoder<T>,
-    offset: bigint,
     replaying: boolean,
   ): void {
     const { reader } = this;
@@ -196,10 +209,10 @@ export class WindowOperator<T, A, R> {
     let latest = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < values.length; i++) {
       const time = times[i] as number;
-      this.placeOrStop(keys[i] ?? null, values[i] as T, time, offset, replaying);
+      this.placeOrStop(keys[i] ?? null, values[i] as T, time, replaying);
       if (time > latest) latest = time;
     }
-    this.closeWindows(offset, latest, replaying);
+    this.closeWindows(latest, replaying);
   }
 
   /**
@@ -207,34 +220,34 @@ export class WindowOperator<T, A, R> {
    * error policy: its outcome depends on the window's accumulator, which a restart rebuilds
    * only in part for windows already published, so a dead letter of it would not replay.
    */
-  private placeOrStop(key: Key, value: T, time: number, offset: bigint, replaying: boolean): void {
+  private placeOrStop(key: Key, value: T, time: number, replaying: boolean): void {
     try {
-      this.place(key, value, time, offset, replaying);
+      this.place(key, value, time, replaying);
     } catch (cause) {
-      throw new ProcessingError(this.config.stream, offset, 'reduce', cause);
+      throw new ProcessingError(this.config.stream, this.offsetNow(), 'reduce', cause);
     }
   }
 
   /** Adds a value to its key's windows, or counts it late. Throws what `add` throws. */
-  private place(key: Key, value: T, time: number, offset: bigint, replaying: boolean): void {
+  private place(key: Key, value: T, time: number, replaying: boolean): void {
     const { assignment } = this.config.window;
     let placed: boolean;
     if (assignment.type === 'aligned')
-      placed = this.placeAligned(key, value, time, offset, assignment.grace);
-    else if (assignment.type === 'merging') placed = this.placeSession(key, value, time, offset);
-    else placed = this.placeCounted(key, value, time, offset, assignment.n, replaying);
+      placed = this.placeAligned(key, value, time, assignment.grace);
+    else if (assignment.type === 'merging') placed = this.placeSession(key, value, time);
+    else placed = this.placeCounted(key, value, time, assignment.n, replaying);
     if (!placed && !replaying) {
       if (this.config.late === 'drop') this.lateDropped++;
       else this.late.push(value);
     }
   }
 
-  private placeAligned(key: Key, value: T, time: number, offset: bigint, grace: number): boolean {
+  private placeAligned(key: Key, value: T, time: number, grace: number): boolean {
     const { starts, ends, accumulators, targets } = this;
     // Emptied by pop: setting `length` is a runtime call, a few percent of the hot path.
     while (starts.length > 0) starts.pop();
     while (ends.length > 0) ends.pop();
-    (this.assign as NonNullable<typeof this.assign>)(time, starts, ends);
+    (this.assigner as AlignedAssigner).assign(time, starts, ends);
     const watermark = this.watermark.value;
     const own = this.windows.of(key);
     // Folded first, windows created after: an `add` that throws leaves no window behind.
@@ -252,7 +265,7 @@ export class WindowOperator<T, A, R> {
       if (isClosed(end, grace, watermark)) continue;
       let window = targets[next];
       if (window === undefined) {
-        window = this.open(key, starts[i] as number, end, offset);
+        window = this.open(key, starts[i] as number, end);
         this.windows.schedule(window);
       }
       this.fold(window, accumulators[next] as A, time);
@@ -264,7 +277,7 @@ export class WindowOperator<T, A, R> {
     return placed > 0;
   }
 
-  private placeSession(key: Key, value: T, time: number, offset: bigint): boolean {
+  private placeSession(key: Key, value: T, time: number): boolean {
     const { gap, grace } = this.config.window.assignment as { gap: number; grace: number };
     const { merging } = this;
     merging.length = 0;
@@ -274,7 +287,7 @@ export class WindowOperator<T, A, R> {
     if (merging.length === 0) {
       if (isClosed(time + gap, grace, this.watermark.value)) return false;
       const accumulator = this.aggregator.add(this.aggregator.init(), value);
-      const window = this.open(key, time, time + gap, offset);
+      const window = this.open(key, time, time + gap);
       this.fold(window, accumulator, time);
       this.windows.schedule(window);
       return true;
@@ -309,14 +322,7 @@ export class WindowOperator<T, A, R> {
     return true;
   }
 
-  private placeCounted(
-    key: Key,
-    value: T,
-    time: number,
-    offset: bigint,
-    n: number,
-    replaying: boolean,
-  ): boolean {
+  private placeCounted(key: Key, value: T, time: number, n: number, replaying: boolean): boolean {
     // Values of this key earlier in this message (several only in a multi-value message).
     const before = this.valuesOfKey.get(key) ?? 0;
     if (this.config.readValues !== undefined) this.valuesOfKey.set(key, before + 1);
@@ -324,6 +330,7 @@ export class WindowOperator<T, A, R> {
     if (replaying && openCountsAt !== undefined) {
       // A key's values before its open window began were published in closed windows.
       const from = openCountsAt.get(key);
+      const offset = this.offsetNow();
       if (from === undefined || offset < from.offset) return true;
       if (offset === from.offset && before < from.skip) return true;
     }
@@ -331,7 +338,7 @@ export class WindowOperator<T, A, R> {
     const accumulator = this.aggregator.add(this.accumulatorOf(window), value);
     let target = window;
     if (target === undefined) {
-      target = this.open(key, time, time + 1, offset);
+      target = this.open(key, time, time + 1);
       target.skip = before;
     }
     this.fold(target, accumulator, time);
@@ -350,8 +357,15 @@ export class WindowOperator<T, A, R> {
     return window !== undefined && window.count > 0 ? window.accumulator : this.aggregator.init();
   }
 
-  private open(key: Key, start: number, end: number, offset: bigint): OpenWindow<A> {
-    return this.windows.create(key, start, end, offset, this.watermark.value, undefined as A);
+  private open(key: Key, start: number, end: number): OpenWindow<A> {
+    return this.windows.create(
+      key,
+      start,
+      end,
+      this.offsetNow(),
+      this.watermark.value,
+      undefined as A,
+    );
   }
 
   private fold(window: OpenWindow<A>, accumulator: A, time: number): void {
@@ -371,7 +385,7 @@ export class WindowOperator<T, A, R> {
   }
 
   /** After a message: the watermark moves, and every window it passed closes in one result. */
-  private closeWindows(offset: bigint, time: number, replaying: boolean): void {
+  private closeWindows(time: number, replaying: boolean): void {
     this.watermark.advance(time);
     const { assignment } = this.config.window;
     if (assignment.type !== 'count') {
@@ -388,7 +402,7 @@ export class WindowOperator<T, A, R> {
       this.updating.length = 0;
       return;
     }
-    this.fire(offset);
+    this.fire(this.offsetNow());
   }
 
   /**
@@ -645,4 +659,17 @@ function joined<R>(decided: StepResult<R>, flushed: StepResult<R>): StepResult<R
     recovery: flushed.recovery,
     flushed: true,
   };
+}
+
+/** How many of `chunk`'s messages are at or below `offset` (0 when none, or NO_OFFSET). */
+function indexesUpTo(offset: bigint, chunk: SourceChunk): number {
+  if (offset < chunk.firstOffset) return 0;
+  const past = offset - chunk.firstOffset + 1n;
+  return past >= BigInt(chunk.count) ? chunk.count : Number(past);
+}
+
+/** The index of `offset` in `chunk`, or -1 when it is not one of its offsets. */
+function indexIn(chunk: SourceChunk, offset: bigint): number {
+  const index = offset - chunk.firstOffset;
+  return index >= 0n && index < BigInt(chunk.count) ? Number(index) : -1;
 }
