@@ -82,11 +82,3 @@ function partOf(properties: Record<string, unknown> | undefined): number {
   const part = properties?.[ResultProperty.part];
   return typeof part === 'string' && DECIMAL.test(part) ? Number(part) : 0;
 }
-
-/**
- * The bytes of message `index` of `chunk`, copied out of its backing buffer (a Deliver
- * frame's, on RabbitMQ: a Buffer, whose `slice` would be a view keeping the frame alive).
- */
-export function messageAt(chunk: SourceChunk, index: number): Uint8Array {
-  return Uint8Array.from(chunk.bytes.subarray(chunk.starts[index], chunk.ends[index]));
-}

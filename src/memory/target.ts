@@ -1,6 +1,7 @@
 import { PublishError, describe, refusedUntilResumed } from '../common/errors.js';
 import type { Target } from '../core/ports.js';
-import { findResultIn, messageAt } from '../core/stored-result.js';
+import { findResultIn } from '../core/stored-result.js';
+import { messageAt } from '../core/chunk-message.js';
 import { STREAM_DOES_NOT_EXIST } from '../common/stream-protocol.js';
 import { SimulatedCrash, type FaultPoint } from './errors.js';
 import type { FaultPlan } from './faults.js';

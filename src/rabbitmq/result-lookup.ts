@@ -1,6 +1,7 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
 import { RetentionGapError } from '../common/errors.js';
-import { findResultIn, messageAt } from '../core/stored-result.js';
+import { findResultIn } from '../core/stored-result.js';
+import { messageAt } from '../core/chunk-message.js';
 import type { AddressResolver } from './node-connection.js';
 import { rabbitSource, type RabbitSource } from './source.js';
 import { readRange } from './stream-range.js';
