@@ -46,6 +46,13 @@ function job(broker: MemoryBroker, flush?: FlushOptions) {
 const results = (broker: MemoryBroker) =>
   broker.messages('target').map((m) => decodeResult<number>(m.bytes));
 
+/** Resolves at the runner's first `name` event. */
+function first(runner: ReturnType<typeof job>, name: 'published' | 'read'): Promise<void> {
+  return new Promise((resolve) => {
+    runner.on(name, () => resolve());
+  });
+}
+
 const run = (broker: MemoryBroker, flush?: FlushOptions, options: RunOptions = {}) =>
   job(broker, flush).run({ untilCaughtUp: true, ...options });
 
@@ -126,9 +133,7 @@ describe('flushing event-time windows of a quiet source', () => {
     ]);
     const stop = new AbortController();
     const runner = job(broker, { idleMs: 5 });
-    const published = new Promise<void>((resolve) => {
-      runner.on('published', () => resolve());
-    });
+    const published = first(runner, 'published');
     const running = runner.run({ signal: stop.signal });
     await published;
     stop.abort();
@@ -153,9 +158,7 @@ describe('flushing event-time windows of a quiet source', () => {
         if (reads.length === 2) resolve();
       });
     });
-    const firstRead = new Promise<void>((resolve) => {
-      runner.on('read', () => resolve());
-    });
+    const firstRead = first(runner, 'read');
     const running = runner.run({ signal: stop.signal });
     await firstRead;
     append(broker, [{ k: 'a', t: 40 }]); // closes [20,30) at offset 2
@@ -186,9 +189,7 @@ describe('flushing event-time windows of a quiet source', () => {
     const broker = brokerWith([{ k: 'a', t: 5 }]);
     const stop = new AbortController();
     const runner = job(broker, { idleMs: 20 });
-    const flushed = new Promise<void>((resolve) => {
-      runner.on('published', () => resolve());
-    });
+    const flushed = first(runner, 'published');
     const running = runner.run({ signal: stop.signal });
     await flushed;
     stop.abort();
