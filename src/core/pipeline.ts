@@ -252,11 +252,7 @@ export class PipelineBuilder<T> {
     size: Duration,
     options?: TumblingOptions | EventTimeTumblingOptions,
   ): PipelineBuilder<T> {
-    return this.window(
-      options !== undefined && 'grace' in options
-        ? tumbling(size, options)
-        : tumbling(size, options),
-    );
+    return this.window(tumbling(size, options));
   }
 
   /** Event-time windows of `size` starting every `advance`: see `hopping`. */
@@ -266,7 +262,7 @@ export class PipelineBuilder<T> {
 
   /** A step of `n` messages, or with `{ perKey: true }` a window per key: see `count`. */
   count(n: number, options?: CountOptions): PipelineBuilder<T> {
-    return this.window(options?.perKey === true ? count(n, { perKey: true }) : count(n, options));
+    return this.window(count(n, options));
   }
 
   /**
@@ -274,7 +270,7 @@ export class PipelineBuilder<T> {
    * `grace`, per-key event-time sessions: see `session`.
    */
   session(gap: Duration, options?: SessionOptions): PipelineBuilder<T> {
-    return this.window(options === undefined ? session(gap) : session(gap, options));
+    return this.window(session(gap, options));
   }
 
   /**

@@ -63,6 +63,7 @@ export class KeyedCountSpec implements EventTimeWindowSpec {
  */
 export function count(n: number, options: CountOptions & { readonly perKey: true }): KeyedCountSpec;
 export function count(n: number, options?: CountOptions): CountSpec;
+export function count(n: number, options?: CountOptions): CountSpec | KeyedCountSpec;
 export function count(n: number, options: CountOptions = {}): CountSpec | KeyedCountSpec {
   const spec = countSpec(n, 'count n');
   const { perKey = false } = options;

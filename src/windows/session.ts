@@ -71,6 +71,7 @@ export class KeyedSessionSpec implements EventTimeWindowSpec {
  */
 export function session(gap: Duration, options: SessionOptions): KeyedSessionSpec;
 export function session(gap: Duration): SessionSpec;
+export function session(gap: Duration, options?: SessionOptions): SessionSpec | KeyedSessionSpec;
 export function session(gap: Duration, options?: SessionOptions): SessionSpec | KeyedSessionSpec {
   const spec = sessionSpec(gap, 'session gap');
   if (options === undefined) return spec;

@@ -94,6 +94,10 @@ export function tumbling(size: Duration, options: EventTimeTumblingOptions): Eve
 export function tumbling(size: Duration, options?: TumblingOptions): TumblingSpec;
 export function tumbling(
   size: Duration,
+  options?: TumblingOptions | EventTimeTumblingOptions,
+): TumblingSpec | EventTimeTumblingSpec;
+export function tumbling(
+  size: Duration,
   options: TumblingOptions & { readonly grace?: Duration } = {},
 ): TumblingSpec | EventTimeTumblingSpec {
   const { grace, ...alignment } = options;
