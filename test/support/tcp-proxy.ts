@@ -127,8 +127,14 @@ export async function startProxy(
         ? Promise.resolve()
         : new Promise((done) => brokerWaits.add({ key, count, done })),
     allClosed: async () => {
+      // On 'close' alone: `once` would reject on an 'error' first (a reset, or a broker's
+      // answer piped to a client that just hung up), and the client is gone either way.
       await Promise.all(
-        clients.map((client) => (client.destroyed ? undefined : once(client, 'close'))),
+        clients.map((client) =>
+          client.destroyed
+            ? undefined
+            : new Promise<void>((resolve) => client.once('close', () => resolve())),
+        ),
       );
     },
     close: () => {
