@@ -3,7 +3,7 @@
 // connecting, and when the broker stays away.
 import { randomUUID } from 'node:crypto';
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it, onTestFailed } from 'vitest';
 import {
   aggregate,
   isRetriable,
@@ -16,6 +16,7 @@ import { parseStreamUrl, rabbitSource, type RabbitMQ } from '../../src/rabbitmq/
 import { silentLogger } from '../../src/common/logger.js';
 import { streamStats } from '../../src/rabbitmq/stream-stats.js';
 import { offsetsOf, publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
+import { keepingLogger } from '../support/keeping-logger.js';
 import { startProxy } from '../support/tcp-proxy.js';
 
 const url = inject('rabbitmqUrl');
@@ -103,13 +104,27 @@ describe('the RabbitMQ source at the edges of a stream', () => {
   );
 
   it('should refuse to read offsets that retention removed, and let a new job start after them', async () => {
+    // It timed out once in CI (60 s, after the target stream was created); where it was then
+    // is not known. A failure prints how far it got and what the job reported.
+    const progress: string[] = [];
+    const started = performance.now();
+    const reached = (step: string): void =>
+      void progress.push(`${Math.round(performance.now() - started)} ms: ${step}`);
+    const logger = keepingLogger();
+    onTestFailed(() => {
+      console.log(`retention test: ${progress.join('; ')}`);
+      for (const [level, fields, message] of logger.lines) {
+        console.log(`job ${level}: ${message} ${JSON.stringify(fields)}`);
+      }
+    });
     const stream = await newStream({ maxLengthBytes: 3_000, maxSegmentSizeBytes: 1_000 });
     // Retention runs when a segment is full; publish enough to roll several.
     for (let round = 0; round < 4; round++) await publishAll(real.rabbit, stream, readings(50));
+    reached('published');
     const source = real.rabbit.source(stream);
-    expect((await streamStats(parseStreamUrl(url), stream, 5_000)).firstChunkId).toBeGreaterThan(
-      0n,
-    );
+    const { firstChunkId } = await streamStats(parseStreamUrl(url), stream, 5_000);
+    expect(firstChunkId).toBeGreaterThan(0n);
+    reached(`first chunk id ${firstChunkId}`);
 
     const reading = (async () => {
       for await (const chunk of source.read(0n, new AbortController().signal)) return chunk;
@@ -119,14 +134,23 @@ describe('the RabbitMQ source at the edges of a stream', () => {
       /offsets 0\.\.\d+ were removed by the stream's retention/,
     );
     await expect(reading).rejects.toSatisfy((error) => !isRetriable(error));
+    reached('gap refused');
 
     // A job that never published starts at the first offset still stored.
     const target = await newStream();
-    await aggregate<{ i: number }>(source)
+    const job = aggregate<{ i: number }>(source)
       .count(1)
       .reduce((a) => a)
-      .to(real.rabbit.target(target, { producer: 'after-retention' }))
-      .run({ untilCaughtUp: true });
+      .to(real.rabbit.target(target, { producer: 'after-retention' }), { logger });
+    job.on('started', ({ from, sourceEnd }) =>
+      reached(`job started from ${String(from)}, source end ${String(sourceEnd)}`),
+    );
+    job.on('read', ({ firstOffset, messages }) =>
+      reached(`job read ${messages} at ${firstOffset}`),
+    );
+    job.on('restart', ({ error }) => reached(`job restart after ${String(error)}`));
+    await job.run({ untilCaughtUp: true });
+    reached('job caught up');
     const [firstResult] = await readAll(real.rabbit, target);
     expect(firstResult).toBeDefined();
   });
