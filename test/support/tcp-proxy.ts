@@ -27,6 +27,8 @@ export interface TcpProxy {
   readonly fromBroker: readonly number[];
   /** Resolves once the broker has sent `count` frames with this key to clients. */
   brokerSent(key: number, count: number): Promise<void>;
+  /** Client connections accepted so far. */
+  readonly connections: number;
   /** Resolves once every client connection made so far is closed. */
   allClosed(): Promise<void>;
   close(): Promise<void>;
@@ -122,6 +124,9 @@ export async function startProxy(
     },
     holdFrame: (key) => new Promise((found) => (frameHold = { key, found })),
     fromBroker,
+    get connections() {
+      return clients.length;
+    },
     brokerSent: (key, count) =>
       sentByBroker(key) >= count
         ? Promise.resolve()
