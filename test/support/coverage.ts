@@ -48,6 +48,20 @@ export class Coverage {
     if (thisRun > 1) this.repeated.add(label);
   }
 
+  /** Runs started so far: a property cut short by a time limit may have made few. */
+  get runsMade(): number {
+    return this.runs;
+  }
+
+  /**
+   * Fails unless each of `labels` was counted at least once: for cases too rare per run for
+   * a rate's floor over the runs made (each fault point of a few costly runs, say).
+   */
+  expectSeen(labels: readonly string[]): void {
+    const unseen = labels.filter((label) => (this.counts.get(label) ?? 0) === 0);
+    expect(unseen, `cases never seen in '${this.property}'`).toEqual([]);
+  }
+
   /**
    * Prints every figure, then fails unless each label of `rates` was counted at least its
    * floor: `rate` is a conservative expectation of occurrences per run (above 1 for events
