@@ -25,6 +25,7 @@ export interface MessageReaderConfig<T> {
 }
 
 const MAX_EVENT_TIME = 8.64e15;
+const NO_VALUES: readonly never[] = [];
 
 /**
  * The part of the hot path both processors share (the step processor and the window operator):
@@ -38,8 +39,11 @@ export class MessageReader<T> {
   key: Key = null;
   stage: ProcessingStage = 'decode';
   cause: unknown;
-  /** A multi-value message's values, their keys and (when asked) their event times. */
-  readonly values: T[] = [];
+  /**
+   * A multi-value message's values (the decoder's own array, fresh per message and not kept
+   * past it: no copy), their keys and (when asked) their event times.
+   */
+  values: readonly T[] = NO_VALUES;
   readonly keys: Key[] = [];
   readonly times: number[] = [];
   /** A multi-value message's values counted rather than aggregated. */
@@ -97,16 +101,17 @@ export class MessageReader<T> {
     readValues: MessageValuesDecoder<T>,
     everyTime: boolean,
   ): ReadOutcome {
-    const { config, keys, times, values } = this;
+    const { config, keys, times } = this;
     keys.length = 0;
     times.length = 0;
-    values.length = 0;
+    this.values = NO_VALUES;
     this.stage = 'decode';
     try {
       // A copy, as readResults makes: values (binary ones, passed-on dead letters) may be
       // views of the bytes they came from, and must not pin the broker's chunk buffer.
       const read = readValues(messageAt(chunk, index));
-      for (const value of read.values) values.push(value); // no spread: any count
+      const { values } = read;
+      this.values = values;
       this.counted = read.counted;
       const defaultTime = read.time ?? chunk.timestamp;
       this.stage = 'event-time';
