@@ -25,10 +25,6 @@ export class Rejections {
     private readonly maxDeadLetters: number,
   ) {}
 
-  get pending(): number {
-    return this.letters.length;
-  }
-
   /** Keeps message `index` of `chunk` as a dead letter, or throws (see the class). */
   reject(
     chunk: SourceChunk,
