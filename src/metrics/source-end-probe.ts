@@ -1,3 +1,4 @@
+import { IDLE, orIdle } from '../core/idle-timeout.js';
 import type { Source } from '../core/ports.js';
 
 /** Why a scrape has no end offset this time. */
@@ -47,8 +48,7 @@ export class SourceEndProbe {
   }
 }
 
-function within<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'timeout'>((resolve) => (timer = setTimeout(resolve, ms, 'timeout')));
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'> {
+  const settled = await orIdle(promise, ms);
+  return settled === IDLE ? 'timeout' : settled;
 }

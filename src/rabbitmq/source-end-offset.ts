@@ -1,4 +1,5 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
+import { IDLE, orIdle } from '../core/idle-timeout.js';
 import type { MemberReach } from './node-connection.js';
 import { Subscription } from './source-subscription.js';
 import { streamStats } from './stream-stats.js';
@@ -32,14 +33,8 @@ export async function endOffset(
     ...member,
   });
   try {
-    let timer: NodeJS.Timeout | undefined;
-    const nothing = new Promise<undefined>(
-      (resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)),
-    );
-    const chunk = await Promise.race([subscription.take(), nothing]).finally(() =>
-      clearTimeout(timer),
-    );
-    return chunk === undefined ? 0n : chunk.firstOffset + BigInt(chunk.count);
+    const chunk = await orIdle(subscription.take(), timeoutMs);
+    return chunk === IDLE || chunk === undefined ? 0n : chunk.firstOffset + BigInt(chunk.count);
   } finally {
     await subscription.close();
   }
