@@ -6,7 +6,7 @@ import {
   type AlignedAssigner,
   type EventTimeWindowSpec,
 } from '../windows/event-time-spec.js';
-import { KeyedWindows, type OpenWindow } from '../windows/keyed-windows.js';
+import { closingOrder, KeyedWindows, type OpenWindow } from '../windows/keyed-windows.js';
 import { Watermark } from '../windows/watermark.js';
 import type { SourceChunk } from './ports.js';
 import type { RecoveryState, StepResult } from './step-result.js';
@@ -124,9 +124,7 @@ export class WindowOperator<T, A, R> {
    * open after it, which those offsets rebuild.
    */
   restore(state: RecoveryState, through: bigint): void {
-    if (state.offsetWatermark !== Number.NEGATIVE_INFINITY) {
-      this.watermark.restore(state.offsetWatermark);
-    }
+    this.watermark.restore(state.offsetWatermark); // -Infinity (none yet) stays -Infinity
     this.replayThrough = through;
     this.lastFlush = state.lastFlush ?? NO_OFFSET;
     if (this.config.window.assignment.type === 'count') {
@@ -324,8 +322,10 @@ export class WindowOperator<T, A, R> {
 
   private placeCounted(key: Key, value: T, time: number, n: number, replaying: boolean): boolean {
     // Values of this key earlier in this message (several only in a multi-value message).
-    const before = this.valuesOfKey.get(key) ?? 0;
-    if (this.config.readValues !== undefined) this.valuesOfKey.set(key, before + 1);
+    // Only a multi-value job counts them: a single-value message has no map lookup.
+    const multiValue = this.config.readValues !== undefined;
+    const before = multiValue ? (this.valuesOfKey.get(key) ?? 0) : 0;
+    if (multiValue) this.valuesOfKey.set(key, before + 1);
     const { openCountsAt } = this;
     if (replaying && openCountsAt !== undefined) {
       // A key's values before its open window began were published in closed windows.
@@ -451,7 +451,7 @@ export class WindowOperator<T, A, R> {
     for (const window of this.windows.openInCreationOrder()) {
       if (window.count > 0 || counted) flushed.push(window);
     }
-    flushed.sort((a, b) => a.end - b.end || a.start - b.start || a.seq - b.seq);
+    if (into !== undefined) flushed.sort(closingOrder); // output in the closing order
     for (const window of flushed) {
       if (counted) this.windows.remove(window);
       if (into === undefined) this.empty(window);

@@ -129,12 +129,12 @@ export class KeyedWindows<A> {
   }
 
   /**
-   * Removes and returns the windows `isDue(end)` closes, in (end, start, creation) order.
-   * `isDue` must be monotonic in `end` (true for every end below one that is due).
+   * Removes the windows `isDue(end)` closes and puts them into `into` (empty: sorted in place,
+   * no copy) in `closingOrder`. `isDue` must be monotonic in `end` (true for every end below
+   * one that is due).
    */
   closedBy(isDue: (end: number) => boolean, into: OpenWindow<A>[]): void {
     const { heap } = this;
-    const first = into.length;
     while (heap.length > 0 && isDue((heap[0] as OpenWindow<A>).heapEnd)) {
       const window = this.pop();
       if (!window.open) continue; // merged away or closed: dropped lazily
@@ -144,8 +144,8 @@ export class KeyedWindows<A> {
       }
       into.push(window);
     }
-    if (into.length - first > 1) sortClosing(into, first);
-    for (let i = first; i < into.length; i++) this.remove(into[i] as OpenWindow<A>);
+    if (into.length > 1) into.sort(closingOrder);
+    for (let i = 0; i < into.length; i++) this.remove(into[i] as OpenWindow<A>);
   }
 
   /** The oldest open window: its first offset is where a restart re-reads; undefined if none. */
@@ -214,9 +214,7 @@ function before<A>(a: OpenWindow<A>, b: OpenWindow<A>): boolean {
   return a.heapEnd < b.heapEnd || (a.heapEnd === b.heapEnd && a.seq < b.seq);
 }
 
-/** The documented order of the windows one message closes: by end, then start, then creation. */
-function sortClosing<A>(windows: OpenWindow<A>[], from: number): void {
-  const part = windows.splice(from);
-  part.sort((a, b) => a.end - b.end || a.start - b.start || a.seq - b.seq);
-  for (const window of part) windows.push(window);
+/** The documented order of windows output together: by end, then start, then creation. */
+export function closingOrder<A>(a: OpenWindow<A>, b: OpenWindow<A>): number {
+  return a.end - b.end || a.start - b.start || a.seq - b.seq;
 }
