@@ -1,7 +1,7 @@
 import { Placement, type WindowAssigner } from '../windows/window-assigner.js';
 import { TriggerResult, type Trigger } from '../windows/trigger.js';
 import type { WindowSpec } from '../windows/window-spec.js';
-import type { Key, KeyedOutput } from '../common/keyed-output.js';
+import type { Key } from '../common/keyed-output.js';
 import { WindowBuffer } from '../windows/window-buffer.js';
 import type { Aggregator } from '../common/aggregator.js';
 import { describe, ProcessingError, type ProcessingStage } from '../common/errors.js';
@@ -194,8 +194,9 @@ export class StepProcessor<T, A, R> {
       this.openWindow(chunk, index, time);
       return true;
     }
-    // A window a flush left open has no step until a message comes into it.
-    this.beginStep(chunk, index);
+    // A window a flush left open has no step until a message comes into it (any other open
+    // window began its step when it opened: a boolean, not a BigInt compare, per message).
+    if (this.windowFlushed) this.beginStep(chunk, index);
     if (placement === Placement.Inside) {
       this.assigner.add(time);
       return true;
@@ -282,13 +283,13 @@ export class StepProcessor<T, A, R> {
   private fire(lastOffset: bigint, flushed = false): void {
     if (this.stepMessages === 0) return;
     this.firingOffset = lastOffset;
-    const outputs = this.buffer.drain(this.resultFailed);
+    const outputs = this.buffer.drain(this.resultFailed, this.windowFlushed);
     this.ready.push({
       firstOffset: this.stepFirstOffset,
       lastOffset,
       messages: this.stepMessages,
       window: this.windowOpen ? this.assigner.snapshot() : null,
-      outputs: this.windowFlushed ? outputs.map(continued) : outputs,
+      outputs,
       // Fresh arrays only when used: results own theirs, and most steps have neither.
       late: this.late.length > 0 ? this.late : NONE,
       lateDropped: this.lateDropped,
@@ -332,9 +333,4 @@ export class StepProcessor<T, A, R> {
   private previousOffset(): bigint {
     return this.previousChunkOffset + BigInt(this.previousIndex);
   }
-}
-
-/** An output of a step in a flushed window: what came after the flush, to add to it. */
-function continued<R>(output: KeyedOutput<R>): KeyedOutput<R> {
-  return { ...output, continues: true };
 }

@@ -47,17 +47,20 @@ export class WindowBuffer<T, A, R> {
   /**
    * The outputs of the step, in first-appearance order of their keys; then empties the
    * buffer. A key whose `result` throws has no output: `failed` is told instead (and may
-   * throw itself, which leaves the buffer unusable).
+   * throw itself, which leaves the buffer unusable). With `continues`, every output is marked
+   * as continuing a window a flush left open.
    */
-  drain(failed: (key: Key, count: number, cause: unknown) => void): KeyedOutput<R>[] {
+  drain(
+    failed: (key: Key, count: number, cause: unknown) => void,
+    continues = false,
+  ): KeyedOutput<R>[] {
     const outputs: KeyedOutput<R>[] = [];
     for (const slot of this.order) {
       try {
-        outputs.push({
-          key: slot.key,
-          count: slot.count,
-          value: this.aggregator.result(slot.accumulator),
-        });
+        const { key, count } = slot;
+        const value = this.aggregator.result(slot.accumulator);
+        // Marked as it is built: a window a flush left open continues what came before.
+        outputs.push(continues ? { key, count, value, continues } : { key, count, value });
       } catch (cause) {
         failed(slot.key, slot.count, cause);
       }
