@@ -11,7 +11,7 @@ import type { Logger } from '../common/logger.js';
 import { JobEvents, type JobEventName, type JobListener } from './job-events.js';
 import { OrderedPublisher } from './ordered-publisher.js';
 import type { Source, SourceChunk, Target } from './ports.js';
-import { decodeResultHeader } from './result-format.js';
+import { decodeResultHeader, type ResultHeader } from './result-format.js';
 import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
 import type { RecoveryState, StepResult } from './step-result.js';
 import { WindowOperator, type WindowOperatorConfig } from './window-operator.js';
@@ -334,6 +334,21 @@ export class Runner<T, A, R> {
   }
 
   /**
+   * The header of the producer's result under publishing id `last`, as the target holds it:
+   * one read and one decode for both restarts that need it (event-time windows, flushes).
+   */
+  private async lastResultHeader(last: bigint): Promise<LastResult> {
+    const bytes = await this.config.target.readResult(last);
+    if (bytes === undefined) return { kind: 'missing' };
+    try {
+      return { kind: 'read', header: decodeResultHeader(bytes) };
+    } catch (cause) {
+      if (!(cause instanceof CodecError)) throw cause;
+      return { kind: 'unreadable', reason: cause.message };
+    }
+  }
+
+  /**
    * The recovery state of the producer's result under publishing id `last`: undefined when the
    * producer never published (a last id of 0 and no result under it). A result that should be
    * there and is not, or carries no recovery state, stops the job (RecoveryError).
@@ -342,20 +357,15 @@ export class Runner<T, A, R> {
     const { target } = this.config;
     const fail = (reason: string): RecoveryError =>
       new RecoveryError(target.stream, target.producer, last, reason);
-    const bytes = await target.readResult(last);
-    if (bytes === undefined) {
+    const result = await this.lastResultHeader(last);
+    if (result.kind === 'missing') {
       if (last === 0n) return undefined;
       throw fail(
         'the target holds no result of it under that id (removed by retention, or the name was used by another job)',
       );
     }
-    let recovery: RecoveryState | undefined;
-    try {
-      recovery = decodeResultHeader(bytes).recovery;
-    } catch (cause) {
-      if (!(cause instanceof CodecError)) throw cause;
-      throw fail(`its result cannot be read: ${cause.message}`);
-    }
+    if (result.kind === 'unreadable') throw fail(`its result cannot be read: ${result.reason}`);
+    const { recovery } = result.header;
     if (recovery === undefined) {
       throw fail(
         'its result carries no recovery state (written by a job without event-time windows)',
@@ -377,22 +387,21 @@ export class Runner<T, A, R> {
     last: bigint,
   ): Promise<{ from: bigint | 'first'; published: boolean | undefined }> {
     const { target, processor: config } = this.config;
-    const bytes = this.config.flush.readsLastResult ? await target.readResult(last) : undefined;
+    const result = this.config.flush.readsLastResult
+      ? await this.lastResultHeader(last)
+      : undefined;
     let unread: string | undefined;
-    if (bytes !== undefined) {
-      try {
-        const result = decodeResultHeader(bytes);
-        const { windowStart: start, windowEnd: end } = result;
-        // Written by another window (the job changed): nothing of it goes on.
-        const sameWindow = result.window === config.window.describe();
-        if (result.flushed && sameWindow && start !== undefined && end !== undefined) {
-          processor.reopenFlushed({ start, end });
-        }
-      } catch (cause) {
-        if (!(cause instanceof CodecError)) throw cause;
-        unread = `cannot be read (${cause.message})`;
+    if (result?.kind === 'read') {
+      const { header } = result;
+      const { windowStart: start, windowEnd: end } = header;
+      // Written by another window (the job changed): nothing of it goes on.
+      const sameWindow = header.window === config.window.describe();
+      if (header.flushed && sameWindow && start !== undefined && end !== undefined) {
+        processor.reopenFlushed({ start, end });
       }
-    } else if (last > 0n && this.config.flush.readsLastResult) {
+    } else if (result?.kind === 'unreadable') {
+      unread = `cannot be read (${result.reason})`;
+    } else if (result?.kind === 'missing' && last > 0n) {
       unread = 'is not in the target (removed by retention, or the name was used by another job)';
     }
     if (unread !== undefined) {
@@ -402,7 +411,9 @@ export class Runner<T, A, R> {
       );
     }
     if (last > 0n) return { from: last + 1n, published: undefined };
-    const published = bytes !== undefined || (await target.hasPublished());
+    // A result under id 0, readable or not, is one the producer published.
+    const published =
+      (result !== undefined && result.kind !== 'missing') || (await target.hasPublished());
     return { from: published ? 1n : 'first', published };
   }
 
@@ -582,3 +593,9 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     }
   });
 }
+
+/** The producer's last result as a restart finds it. */
+type LastResult =
+  | { readonly kind: 'read'; readonly header: ResultHeader }
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'unreadable'; readonly reason: string };
