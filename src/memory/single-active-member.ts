@@ -1,6 +1,5 @@
-import { ConfigError } from '../common/errors.js';
+import { ConfigError, describe, isRetriable } from '../common/errors.js';
 import type { SourceChunk } from '../core/ports.js';
-import { isRetriable } from '../common/errors.js';
 import { SingleActiveMemberLostError } from './errors.js';
 import type { GroupMember } from './single-active-group.js';
 import type { StreamLog } from './stream-log.js';
@@ -49,7 +48,7 @@ export class SingleActiveMember implements GroupMember {
   /** Counts updates, so an answer to a superseded activation starts nothing. */
   private updates = 0;
   private callbacks: Promise<void> = Promise.resolve();
-  private failure: unknown;
+  private failure: Error | undefined;
   private closed = false;
   private readonly wakeups = new Wakeups();
 
@@ -107,7 +106,7 @@ export class SingleActiveMember implements GroupMember {
       const until = AbortSignal.any([signal, activation.stop.signal]);
       for await (const { chunk } of tail(this.log, from, until)) yield chunk;
     }
-    if (this.failure !== undefined) throw this.failure as Error;
+    if (this.failure !== undefined) throw this.failure;
   }
 
   /** Leaves the group (the next member takes over at once) and ends every read. */
@@ -137,9 +136,12 @@ export class SingleActiveMember implements GroupMember {
       // A resume point refused for good (a stream gone, a recovery state missing, a crash)
       // ends the reads with its own error, as the RabbitMQ adapter's do: wrapped as
       // retriable, the job would join again and fail the same way forever.
+      // An Error always, as the RabbitMQ adapter's: a rejection with undefined is no failure.
       this.failure =
         callback === 'resumeFrom' && !isRetriable(error)
-          ? error
+          ? error instanceof Error
+            ? error
+            : new Error(describe(error))
           : new SingleActiveMemberLostError(this.stream, this.name, callback, error);
       void this.close();
     });

@@ -243,6 +243,19 @@ describe('single active consumer groups on super-stream partitions', () => {
     expect(broker.consumerGroup(stream, 'job').members).toHaveLength(0);
   });
 
+  it("ends a member's reads with an Error when its resume point rejects with no error at all", async () => {
+    const { broker, partitions } = superStream();
+    const instances = new Instances(broker);
+    const [, stream] = partitions as [string, string, string];
+    const [failing] = instances.join('A', [stream], {
+      resumeFrom: () => Promise.reject(undefined),
+    }) as [SingleActiveMember];
+    await settle();
+    const read = failing.read(new AbortController().signal)[Symbol.asyncIterator]().next();
+    await expect(read).rejects.toThrow(Error);
+    await expect(read).rejects.toThrow('undefined');
+  });
+
   it('wraps a retriable resume point failure as a retriable SingleActiveMemberLostError', async () => {
     const { broker, partitions } = superStream();
     const instances = new Instances(broker);
