@@ -2,6 +2,7 @@ import { ConfigError } from '../common/errors.js';
 import { formatDuration, parseDuration, type Duration } from './duration.js';
 import type { AlignedAssigner, EventTimeWindowSpec, WindowAssignment } from './event-time-spec.js';
 import { parseGrace } from './grace.js';
+import { alignedStart } from './tumbling-assigner.js';
 
 export interface HoppingOptions {
   /** How long after its end a window still takes late elements (no default: 0 for none). */
@@ -72,10 +73,7 @@ class HoppingAssigner implements AlignedAssigner {
   ) {}
 
   assign(eventTime: number, starts: number[], ends: number[]): void {
-    // The latest window start at or before the event time, floored by hand for negative times.
-    let intoAdvance = (eventTime - this.offset) % this.advance;
-    if (intoAdvance < 0) intoAdvance += this.advance;
-    const latest = eventTime - intoAdvance;
+    const latest = alignedStart(eventTime, this.advance, this.offset);
     let first = latest;
     while (first - this.advance > eventTime - this.size) first -= this.advance;
     for (let start = first; start <= latest; start += this.advance) {

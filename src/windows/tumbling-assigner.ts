@@ -41,11 +41,16 @@ export class FixedTumblingAssigner extends TumblingAssigner {
   }
 
   open(eventTime: number): void {
-    // `%` keeps the dividend's sign, so negative (pre-1970) times are floored by hand;
-    // remainder-then-subtract stays exact where a division could round.
-    let intoWindow = (eventTime - this.offset) % this.size;
-    if (intoWindow < 0) intoWindow += this.size;
-    this.start = eventTime - intoWindow;
+    this.start = alignedStart(eventTime, this.size, this.offset);
     this.end = this.start + this.size;
   }
+}
+
+/** The latest start at or before `time` of windows every `step` ms from `offset`. */
+export function alignedStart(time: number, step: number, offset: number): number {
+  // `%` keeps the dividend's sign, so negative (pre-1970) times are floored by hand;
+  // remainder-then-subtract stays exact where a division could round.
+  let into = (time - offset) % step;
+  if (into < 0) into += step;
+  return time - into;
 }
