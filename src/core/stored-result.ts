@@ -26,7 +26,7 @@ export function storedProperties(
 }
 
 /** What `properties` say of the message, next to `producer`'s result `publishingId`. */
-export type ResultPlace =
+type ResultPlace =
   | 'wanted'
   /** A result of `producer` with a lower publishing id: stored before the wanted one. */
   | 'earlier'
@@ -35,7 +35,7 @@ export type ResultPlace =
 
 const DECIMAL = /^(0|[1-9][0-9]*)$/;
 
-export function resultPlace(
+function resultPlace(
   properties: Record<string, unknown> | undefined,
   producer: string,
   publishingId: bigint,
