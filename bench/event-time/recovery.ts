@@ -1,6 +1,6 @@
 import { aggregate } from '../../src/core/pipeline.js';
 import type { Target } from '../../src/core/ports.js';
-import { decodeResult } from '../../src/core/result-format.js';
+import { decodeResult, decodeResultHeader } from '../../src/core/result-format.js';
 import { MemoryBroker } from '../../src/memory/broker.js';
 import { SimulatedCrash } from '../../src/memory/errors.js';
 import { tumbling } from '../../src/windows/tumbling.js';
@@ -74,12 +74,13 @@ export async function eventTimeRecoveryCases(
     const restart = async (): Promise<number> => {
       const stream = `results-${runs++}`;
       span = await crashAfterFirstResult(broker, stream, keys);
-      // What the runner does with the stored result: decodes it whole, for its properties.
+      // What the runner does with the stored result: decodes its header (the properties) alone,
+      // for the recovery state; the sections stay undecoded.
       const bytes = (await broker
         .target(stream, { producer: 'bench' })
         .readResult(span.through)) as Uint8Array;
       const decoding = performance.now();
-      decodeResult(bytes);
+      decodeResultHeader(bytes);
       decodeMs.push(performance.now() - decoding);
       const timeline = await timedRun(broker, stream, span.through);
       const stored = broker.messages(stream).map((message) => decodeResult(message.bytes));
@@ -116,7 +117,7 @@ export async function eventTimeRecoveryCases(
         msToFirstResult: median(restarts.map((t) => t.firstResultMs)),
         msToCaughtUp: median(restarts.map((t) => t.caughtUpMs)),
         readResultMs: median(restarts.map((t) => t.readResultMs)),
-        decodeResultMs: median(decodeMs.slice(1)),
+        decodeHeaderMs: median(decodeMs.slice(1)),
         msToFirstRead: median(restarts.map((t) => t.firstReadMs)),
         reReadMs: reRead,
         uninterruptedSpanMs: sameSpan,
