@@ -2,9 +2,10 @@ import { aggregate } from '../../src/core/pipeline.js';
 import type { Target } from '../../src/core/ports.js';
 import { decodeResult, decodeResultHeader } from '../../src/core/result-format.js';
 import { MemoryBroker } from '../../src/memory/broker.js';
-import { SimulatedCrash } from '../../src/memory/errors.js';
 import { tumbling } from '../../src/windows/tumbling.js';
+import { forwarding } from '../../test/support/forwarding-target.js';
 import { CHUNK_MESSAGES, type Reading } from '../corpus.js';
+import { crashBeforeSecondResult } from '../crash.js';
 import { interleavedRounds, median } from '../measure.js';
 import type { CaseResult } from '../report.js';
 import { fillSource, type OpenKeysShape } from './corpus.js';
@@ -136,13 +137,9 @@ async function crashAfterFirstResult(
   keys: number,
 ): Promise<{ from: bigint; through: bigint }> {
   broker.createStream(stream);
-  broker.injectFault({ stream, atPublish: 2, point: 'before-publish' });
-  const crashed = await recoveryJob(broker, broker.target(stream, { producer: 'bench' }))
-    .run({ untilCaughtUp: true })
-    .then(
-      () => false,
-      (error: unknown) => error instanceof SimulatedCrash,
-    );
+  const crashed = await crashBeforeSecondResult(broker, stream, (target) =>
+    recoveryJob(broker, target),
+  );
   const stored = broker.messages(stream).map((message) => decodeResult(message.bytes));
   const recovery = stored[0]?.recovery;
   if (
@@ -178,11 +175,7 @@ async function timedRun(
   let started = 0;
   const since = (): number => performance.now() - started;
   const timed: Target = {
-    stream: target.stream,
-    producer: target.producer,
-    maxWriteBytes: target.maxWriteBytes,
-    lastPublishingId: () => target.lastPublishingId(),
-    hasPublished: () => target.hasPublished(),
+    ...forwarding(target),
     readResult: async (publishingId) => {
       const asked = performance.now();
       const bytes = await target.readResult(publishingId);
