@@ -19,22 +19,16 @@ import { StepProcessor } from '../src/core/step-processor.js';
 import { WindowBuffer } from '../src/windows/window-buffer.js';
 import { replyToParent } from './child.js';
 import { buildChunks, corpusShape, type Reading } from './corpus.js';
+import { heapAfterFullGc } from './heap.js';
 import { engineConfig } from './hot-path/engine.js';
 import type { MemoryProbe } from './memory.js';
 
-const gc = (globalThis as { gc?: () => void }).gc;
-if (gc === undefined) throw new Error('memory-probe needs --expose-gc');
-const collect = gc;
+const heapUsed = heapAfterFullGc('memory-probe');
 
 const keys = Number(process.argv[2]);
 const adds = Number(process.argv[3]);
 const windows = Math.min(1_000, keys);
 const sum = fold((total: number, reading: Reading) => total + reading.value, 0);
-
-function heapUsed(): number {
-  collect();
-  return process.memoryUsage().heapUsed;
-}
 
 function bytesPerOpenKey(): number {
   const readings = Array.from({ length: keys }, (_, i) => ({

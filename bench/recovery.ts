@@ -1,7 +1,7 @@
 import { aggregate } from '../src/core/pipeline.js';
 import type { Target } from '../src/core/ports.js';
 import { MemoryBroker } from '../src/memory/broker.js';
-import { SimulatedCrash } from '../src/memory/errors.js';
+import { forwarding } from '../test/support/forwarding-target.js';
 import {
   CHUNK_MESSAGES,
   encodeReading,
@@ -9,6 +9,7 @@ import {
   type CorpusShape,
   type Reading,
 } from './corpus.js';
+import { crashBeforeSecondResult } from './crash.js';
 import { median, perSecond } from './measure.js';
 import type { CaseResult } from './report.js';
 
@@ -61,13 +62,7 @@ async function timeToFirstResult(size: number): Promise<number> {
       .key((reading) => reading.sensor)
       .reduce((total, reading) => total + reading.value, 0)
       .to(target);
-  broker.injectFault({ stream: 'results', atPublish: 2, point: 'before-publish' });
-  const crashed = await job(broker.target('results', { producer: 'bench' }))
-    .run({ untilCaughtUp: true })
-    .then(
-      () => false,
-      (error: unknown) => error instanceof SimulatedCrash,
-    );
+  const crashed = await crashBeforeSecondResult(broker, 'results', job);
   if (!crashed || broker.messages('results').length !== 1) {
     throw new Error('recovery bench: run 1 did not crash after publishing window A');
   }
@@ -75,12 +70,7 @@ async function timeToFirstResult(size: number): Promise<number> {
   let firstResultAt = Number.NaN;
   const target = broker.target('results', { producer: 'bench' });
   const restarted: Target = {
-    stream: target.stream,
-    producer: target.producer,
-    maxWriteBytes: target.maxWriteBytes,
-    lastPublishingId: () => target.lastPublishingId(),
-    hasPublished: () => target.hasPublished(),
-    readResult: (publishingId) => target.readResult(publishingId),
+    ...forwarding(target),
     publish: async (publishingId, messages) => {
       await target.publish(publishingId, messages);
       if (Number.isNaN(firstResultAt)) firstResultAt = performance.now();

@@ -33,9 +33,7 @@ function strideFor(keys: number): number {
 }
 
 /** Readings with their event times, in offset order. */
-export function* timedReadings(
-  shape: OpenKeysShape,
-): Generator<{ reading: Reading; time: number }> {
+function* timedReadings(shape: OpenKeysShape): Generator<{ reading: Reading; time: number }> {
   const stride = strideFor(shape.keys);
   const period = shape.timeline === 'bursts' ? 2 * MINUTE : MINUTE;
   const next = xorshift32();

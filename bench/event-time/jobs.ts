@@ -2,7 +2,6 @@ import type { Aggregator } from '../../src/common/aggregator.js';
 import { aggregate } from '../../src/core/pipeline.js';
 import type { Source, Target } from '../../src/core/ports.js';
 import { StepProcessor } from '../../src/core/step-processor.js';
-import { bodyDecoder } from '../../src/core/value-decoder.js';
 import { WindowOperator } from '../../src/core/window-operator.js';
 import { isEventTimeSpec, type EventTimeWindowSpec } from '../../src/windows/event-time-spec.js';
 import { hopping } from '../../src/windows/hopping.js';
@@ -10,6 +9,7 @@ import { session } from '../../src/windows/session.js';
 import { tumbling } from '../../src/windows/tumbling.js';
 import type { WindowSpec } from '../../src/windows/window-spec.js';
 import type { Reading } from '../corpus.js';
+import { processorBase } from '../hot-path/engine.js';
 
 /** The event-time kinds measured, and the baseline: the step tumbling window. */
 export const EVENT_TIME_KINDS = ['tumbling', 'hopping', 'session'] as const;
@@ -53,22 +53,12 @@ export function jobOf(kind: JobKind, source: Source, target: Target) {
 
 /**
  * The processor `jobOf(kind, ...)` runs, built from the same parts as src/core/pipeline.ts
- * (as bench/hot-path/engine.ts does), for figures of the engine without a Runner.
+ * (on bench/hot-path/engine.ts's `processorBase`), for figures of the engine without a Runner.
  */
 export function processorOf(
   kind: JobKind,
 ): StepProcessor<Reading, number, number> | WindowOperator<Reading, number, number> {
-  const common = {
-    stream: 'bench',
-    decode: bodyDecoder<Reading>('json'),
-    stages: [],
-    eventTime: undefined,
-    key: (reading: Reading) => reading.sensor,
-    aggregator: sumOfValues,
-    late: 'side',
-    onError: 'stop',
-    maxDeadLetters: 1_000,
-  } as const;
+  const common = { ...processorBase(), aggregator: sumOfValues };
   const window = windowOf(kind);
   if (!isEventTimeSpec(window)) return new StepProcessor({ ...common, window });
   return new WindowOperator({

@@ -8,18 +8,12 @@
  */
 import type { SourceChunk } from '../../src/core/ports.js';
 import { replyToParent } from '../child.js';
+import { heapAfterFullGc } from '../heap.js';
 import { buildOpenKeyChunks } from './corpus.js';
 import { EVENT_TIME_KINDS, processorOf, type JobKind } from './jobs.js';
 import { throughputShape } from './throughput.js';
 
-const gc = (globalThis as { gc?: () => void }).gc;
-if (gc === undefined) throw new Error('event-time memory probe needs --expose-gc');
-const collect = gc;
-
-function heapUsed(): number {
-  collect();
-  return process.memoryUsage().heapUsed;
-}
+const heapUsed = heapAfterFullGc('event-time memory probe');
 
 /** Retained bytes of each kind's state with `keys` keys open, by kind. */
 export type RetainedBytes = Record<JobKind, number>;

@@ -10,8 +10,25 @@ import { tumbling } from '../../src/windows/tumbling.js';
 import type { CorpusShape, Reading } from '../corpus.js';
 import { countOf, SESSION_GAP_MS, type WindowDigest, type WindowKind } from './window-kinds.js';
 
-const bySensor = (reading: Reading): string => reading.sensor;
 const sum = fold((total: number, reading: Reading) => total + reading.value, 0);
+
+/**
+ * What every bench processor's config has, as src/core/pipeline.ts fills it for these jobs:
+ * stream 'bench', JSON bodies keyed by sensor, no stages, the defaults for late messages and
+ * errors. A fresh object (its own decoder and key function) per call, as a job builds.
+ */
+export function processorBase() {
+  return {
+    stream: 'bench',
+    decode: bodyDecoder<Reading>('json'),
+    eventTime: undefined,
+    key: (reading: Reading): string => reading.sensor,
+    late: 'side',
+    onError: 'stop',
+    maxDeadLetters: 1_000,
+    stages: [],
+  } as const;
+}
 
 /**
  * The processor config `aggregate(source).<kind>.key(r => r.sensor).reduce(sum, 0)` builds
@@ -22,16 +39,7 @@ export function engineConfig(
   kind: WindowKind,
   shape: CorpusShape,
 ): StepProcessorConfig<Reading, unknown, number | Reading> {
-  const base = {
-    stream: 'bench',
-    decode: bodyDecoder<Reading>('json'),
-    eventTime: undefined,
-    key: bySensor,
-    late: 'side',
-    onError: 'stop',
-    maxDeadLetters: 1_000,
-    stages: [],
-  } as const;
+  const base = processorBase();
   switch (kind) {
     case 'tumbling-1m':
       return { ...base, window: tumbling('1m'), aggregator: sum };

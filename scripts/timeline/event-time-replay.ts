@@ -53,7 +53,7 @@ interface OpenWindow extends WindowBounds {
   readonly firstOffset: number;
 }
 
-export function windowOf(eventTime: number, size: number): WindowBounds {
+function windowOf(eventTime: number, size: number): WindowBounds {
   const start = Math.floor(eventTime / size) * size;
   return { start, end: start + size };
 }

@@ -89,6 +89,10 @@ describe('bench smoke', () => {
     expect(
       byName.get('event-time-restart/20-open-windows')?.values?.reReadMessages,
     ).toBeGreaterThan(0);
+    expect(Object.keys(byName.get('event-time-restart/20-open-windows')?.ratios ?? {})).toEqual([
+      'uninterruptedSpan',
+      'uninterruptedCaughtUp',
+    ]);
     const counts = byName.get('event-time-recovery-state/count-per-key')?.values;
     // Under an 8 KB frame some hundreds of open keys fit; the bisection found a bound, not 0.
     expect(counts?.mostOpenKeysInOneResult).toBeGreaterThan(20);
