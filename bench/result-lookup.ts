@@ -1,8 +1,8 @@
-import type { Target } from '../src/core/ports.js';
 import { connect, type RabbitMQ } from '../src/rabbitmq/index.js';
 import { lookUpResult, windowsReaching, type ResultLookup } from '../src/rabbitmq/result-lookup.js';
 import {
   othersResults,
+  producerTargets,
   publishResults,
   resultMessages,
   type ResultWrite,
@@ -112,14 +112,7 @@ async function fill(rabbit: RabbitMQ, stream: string, before: number, after: num
     [{ producer: OURS, id: OUR_ID }],
     othersResults(OTHERS, after, BigInt(before)),
   ];
-  const targets = new Map(
-    [OURS, ...OTHERS].map((producer) => [producer, rabbit.target(stream, { producer })]),
-  );
-  const targetOf = (producer: string): Target => {
-    const target = targets.get(producer);
-    if (target === undefined) throw new Error(`no target for ${producer}`);
-    return target;
-  };
+  const { targetOf, close } = producerTargets(rabbit, stream);
   try {
     for (const writes of phases) {
       for (let at = 0; at < writes.length; at += PUBLISH_BATCH) {
@@ -127,6 +120,6 @@ async function fill(rabbit: RabbitMQ, stream: string, before: number, after: num
       }
     }
   } finally {
-    for (const target of targets.values()) await target.close();
+    await close();
   }
 }

@@ -3,10 +3,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeResult } from '../../src/index.js';
 import { lookUpResult, windowsReaching } from '../../src/rabbitmq/result-lookup.js';
-import type { RabbitTarget } from '../../src/rabbitmq/target.js';
 import { rabbitForTests } from '../support/rabbitmq.js';
 import {
   othersResults,
+  producerTargets,
   publishResults,
   resultMessages,
   type ResultWrite,
@@ -17,19 +17,11 @@ const TIMEOUT_MS = 10_000;
 
 /** Publishes each batch of writes after the one before is confirmed, one target per producer. */
 async function publishInTurn(stream: string, batches: readonly ResultWrite[][]): Promise<void> {
-  const targets = new Map<string, RabbitTarget>();
-  const targetOf = (producer: string): RabbitTarget => {
-    let target = targets.get(producer);
-    if (target === undefined) {
-      target = real.rabbit.target(stream, { producer });
-      targets.set(producer, target);
-    }
-    return target;
-  };
+  const { targetOf, close } = producerTargets(real.rabbit, stream);
   try {
     for (const batch of batches) await publishResults(batch, targetOf);
   } finally {
-    for (const target of targets.values()) await target.close();
+    await close();
   }
 }
 

@@ -7,7 +7,7 @@ import type { Target } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
 import { Coverage } from '../support/coverage.js';
 import { rabbitForTests } from '../support/rabbitmq.js';
-import { resultMessages } from '../support/stored-results.js';
+import { producerTargets, resultMessages } from '../support/stored-results.js';
 import type { PackMode } from '../../src/core/result-format.js';
 
 const real = rabbitForTests();
@@ -80,15 +80,7 @@ describe('readResult on the embedded broker and on RabbitMQ', () => {
           const memory = new MemoryBroker();
           memory.createStream('results');
           const stream = await real.newStream('lookup-diff');
-          const rabbitTargets = new Map<string, Target & { close(): Promise<void> }>();
-          const rabbitTarget = (producer: string) => {
-            let target = rabbitTargets.get(producer);
-            if (target === undefined) {
-              target = real.rabbit.target(stream, { producer });
-              rabbitTargets.set(producer, target);
-            }
-            return target;
-          };
+          const { targetOf: rabbitTarget, close } = producerTargets(real.rabbit, stream);
           try {
             await publishOn(writes, (producer) => memory.target('results', { producer }));
             await publishOn(writes, rabbitTarget);
@@ -105,7 +97,7 @@ describe('readResult on the embedded broker and on RabbitMQ', () => {
             // Once a run each: every run should ask all three kinds of question.
             for (const answer of answers) coverage.count(answer);
           } finally {
-            for (const target of rabbitTargets.values()) await target.close();
+            await close();
           }
         },
       ),

@@ -1,6 +1,8 @@
 // Results as the runner writes them, for the tests of `Target.readResult`.
 import { encodeResult, type PackMode } from '../../src/core/result-format.js';
 import type { Target } from '../../src/index.js';
+import type { RabbitMQ } from '../../src/rabbitmq/connection.js';
+import type { RabbitTarget } from '../../src/rabbitmq/target.js';
 
 /**
  * The messages of `producer`'s result for the step ending at offset `lastOffset`, as
@@ -39,6 +41,27 @@ export interface ResultWrite {
   readonly id: bigint;
   readonly pack?: PackMode;
   readonly outputs?: number;
+}
+
+/** A target per producer on `stream`, each made on its first use; `close` closes them all. */
+export function producerTargets(
+  rabbit: RabbitMQ,
+  stream: string,
+): { targetOf: (producer: string) => RabbitTarget; close: () => Promise<void> } {
+  const targets = new Map<string, RabbitTarget>();
+  return {
+    targetOf: (producer) => {
+      let target = targets.get(producer);
+      if (target === undefined) {
+        target = rabbit.target(stream, { producer });
+        targets.set(producer, target);
+      }
+      return target;
+    },
+    close: async () => {
+      for (const target of targets.values()) await target.close();
+    },
+  };
 }
 
 /**
