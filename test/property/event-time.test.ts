@@ -66,6 +66,7 @@ describe('event-time windows on the embedded broker', () => {
         'runs with >= 3 results': 0.75,
         'runs with late messages': 0.25,
         'runs with a session merge': 0.06,
+        'session merges': 0.25,
         'runs with windows closing together': 0.45,
         'runs with out-of-order messages': 0.7,
       });
