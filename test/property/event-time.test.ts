@@ -17,6 +17,7 @@ import {
   caseMessages,
   sumOfValues,
 } from '../support/event-time-job.js';
+import { targetBytes } from '../support/memory-scenario.js';
 import { expectStepsTile } from '../support/target-stream.js';
 
 // Hundreds of messages, so that windows stay open across many results and crashes land deep.
@@ -48,8 +49,6 @@ const earlyUpdates = fc.oneof(
   fc.constant<EarlyUpdates>('each-result'),
   fc.integer({ min: 1, max: 4 }).map<EarlyUpdates>((every) => ({ every })),
 );
-
-const targetBytes = (broker: MemoryBroker) => broker.messages('target').map((m) => m.bytes);
 
 describe('event-time windows on the embedded broker', () => {
   it(
