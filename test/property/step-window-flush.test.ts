@@ -6,9 +6,9 @@
 // their continuations add up, window by window, to what a run without flushes publishes.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemoryBroker, SimulatedCrash } from '../../src/memory/index.js';
+import { MemoryBroker } from '../../src/memory/index.js';
 import type { DecodedResult, ResultOutput } from '../../src/index.js';
-import { faultPointArb } from '../support/crashes.js';
+import { faultPointArb, runCrashing } from '../support/crashes.js';
 import { brokerWith, targetBytes } from '../support/memory-scenario.js';
 import {
   buildJob,
@@ -72,18 +72,16 @@ async function runSchedule(
     appended = Math.min(chunks.length, appended + run.chunks);
     if (run.crash !== null) {
       const { point } = run.crash;
-      broker.injectFault({
-        stream: 'target',
-        ...run.crash,
-        // The step being published: the same one the clean run publishes there next.
-        onFire: () => crashes.push({ step: stepsOf(targetBytes(broker)).length, point }),
-      });
-      await job(broker, spec)
-        .run({ untilCaughtUp: true })
-        .catch((error: unknown) => {
-          if (!(error instanceof SimulatedCrash)) throw error;
-        });
-      broker.clearFaults();
+      await runCrashing(
+        broker,
+        {
+          stream: 'target',
+          ...run.crash,
+          // The step being published: the same one the clean run publishes there next.
+          onFire: () => crashes.push({ step: stepsOf(targetBytes(broker)).length, point }),
+        },
+        job(broker, spec),
+      );
     }
     await job(broker, spec).run({ untilCaughtUp: true });
   }
