@@ -23,6 +23,34 @@ export const crashArb: fc.Arbitrary<Crash[]> = fc.array(
   { minLength: 1, maxLength: 8, size: 'max' },
 );
 
+/** A job, or what a test builds in its place: run to the end of its source. */
+export interface Runnable {
+  run(options: RunOptions): Promise<unknown>;
+}
+
+/**
+ * One run of `job` to the end of its source with `fault` armed, then faults cleared for the
+ * restart: whether the fault fired, and whether the run died of it (a `SimulatedCrash`; any
+ * other error is rethrown). A fault may fire without a crash: after a confirm the crash comes
+ * with the target's next call, which a run may not make, and a lost confirm is retried.
+ */
+export async function runCrashing(
+  broker: MemoryBroker,
+  fault: Parameters<MemoryBroker['injectFault']>[0],
+  job: Runnable,
+): Promise<{ fired: boolean; crashed: boolean }> {
+  const armed = broker.injectFault(fault);
+  let crashed = false;
+  try {
+    await job.run({ untilCaughtUp: true });
+  } catch (error) {
+    if (!(error instanceof SimulatedCrash)) throw error;
+    crashed = true;
+  }
+  broker.clearFaults();
+  return { fired: armed.fired, crashed };
+}
+
 /**
  * Runs a fresh job once per crash with that fault armed on `stream`, then once without, as
  * restarts after crashes would. Returns how many of the runs crashed. With `coverage`, counts
@@ -33,27 +61,25 @@ export async function runThroughCrashes(
   broker: MemoryBroker,
   stream: string,
   crashes: readonly Crash[],
-  job: () => { run(options: RunOptions): Promise<unknown> },
+  job: () => Runnable,
   coverage?: Coverage,
 ): Promise<number> {
   let crashed = 0;
   for (const crash of crashes) {
-    const fault = broker.injectFault({
-      stream,
-      ...crash,
-      onFire: () => {
-        coverage?.count('crashes after a stored result', broker.messages(stream).length > 0);
+    const run = await runCrashing(
+      broker,
+      {
+        stream,
+        ...crash,
+        onFire: () => {
+          coverage?.count('crashes after a stored result', broker.messages(stream).length > 0);
+        },
       },
-    });
-    try {
-      await job().run({ untilCaughtUp: true });
-    } catch (error) {
-      if (!(error instanceof SimulatedCrash)) throw error;
-      crashed++;
-    }
-    coverage?.count('crashes fired', fault.fired);
-    coverage?.count(`${crash.point} fired`, fault.fired);
-    broker.clearFaults();
+      job(),
+    );
+    if (run.crashed) crashed++;
+    coverage?.count('crashes fired', run.fired);
+    coverage?.count(`${crash.point} fired`, run.fired);
   }
   await job().run({ untilCaughtUp: true });
   return crashed;

@@ -29,7 +29,7 @@ export function caseMessages(messages: readonly ReferenceMessage[]): Uint8Array[
   return messages.map((m) => jsonMessage(m));
 }
 
-export function windowSpec(window: ReferenceWindow): EventTimeWindowSpec {
+function windowSpec(window: ReferenceWindow): EventTimeWindowSpec {
   switch (window.type) {
     case 'tumbling':
       return tumbling(window.size, { grace: window.grace });

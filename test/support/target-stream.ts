@@ -20,12 +20,9 @@ export function stepsOf(messages: readonly Uint8Array[]): DecodedResult[][] {
  * the sum of what became of its messages (aggregated, late, dropped or dead-lettered).
  */
 export function expectEveryMessageCountedOnce(steps: readonly DecodedResult[][]): void {
-  let next = 0n;
+  expectStepsTile(steps.map((parts) => parts[0] as DecodedResult));
   for (const parts of steps) {
     const head = parts[0] as DecodedResult;
-    expect(head.firstOffset).toBe(next);
-    expect(head.lastOffset).toBeGreaterThanOrEqual(head.firstOffset);
-    expect(head.messages).toBe(Number(head.lastOffset - head.firstOffset + 1n));
     const outputs = parts.flatMap((p) => p.outputs);
     const late = parts.flatMap((p) => p.late);
     const dead = parts.flatMap((p) => p.deadLetters);
@@ -36,6 +33,23 @@ export function expectEveryMessageCountedOnce(steps: readonly DecodedResult[][])
     expect(aggregated + late.length + head.lateDropped + head.filtered + dead.length).toBe(
       head.messages,
     );
+  }
+}
+
+/**
+ * Steps, each given by its first result (it carries the step's offsets and counts), tile the
+ * source offsets from 0 to the last step's: each starts right after the one before and counts
+ * the messages of its range, and its id (last offset) is not before its start, so ids strictly
+ * increase and every message up to the last step is in exactly one. It holds for every kind
+ * of window; {@link expectEveryMessageCountedOnce} adds, for step windows, that a step's
+ * outputs, late messages and dead letters add up to its messages.
+ */
+export function expectStepsTile(heads: readonly DecodedResult[]): void {
+  let next = 0n;
+  for (const head of heads) {
+    expect(head.firstOffset).toBe(next);
+    expect(head.lastOffset).toBeGreaterThanOrEqual(head.firstOffset);
+    expect(head.messages).toBe(Number(head.lastOffset - head.firstOffset + 1n));
     next = head.lastOffset + 1n;
   }
 }

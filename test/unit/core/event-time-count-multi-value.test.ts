@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { aggregate, count, decodeResult, fromResults } from '../../../src/index.js';
+import { aggregate, count, fromResults } from '../../../src/index.js';
 import { encodeResult } from '../../../src/core/result-format.js';
-import { crashRuns } from '../../support/event-time-crashes.js';
+import { MemoryBroker } from '../../../src/memory/index.js';
+import { runThroughCrashes } from '../../support/crashes.js';
+import { results } from '../../support/memory-job.js';
+import { targetBytes } from '../../support/memory-scenario.js';
 
 /** A stage-1 result holding one output per key given, all in window [start, start + 10). */
 function stage1(offset: number, keys: string[], start: number): Uint8Array {
@@ -33,16 +36,36 @@ describe('per-key count windows over a fromResults source', () => {
       [stage1(3, ['a'], 30)],
       [stage1(4, ['a'], 40)],
     ];
-    const { clean, crashed } = await crashRuns(chunks, (broker) =>
+    const brokerWithChunks = () => {
+      const broker = new MemoryBroker({ now: () => 0 });
+      broker.createStream('source');
+      broker.createStream('target');
+      for (const chunk of chunks) broker.append('source', chunk);
+      return broker;
+    };
+    const job = (broker: MemoryBroker) =>
       aggregate(fromResults(broker.source('source'), { late: 'skip', deadLetters: 'skip' }))
         .key((v) => String(v.key))
         .window(count(3, { perKey: true }))
         .aggregate({ init: () => 0, add: (s: number) => s + 1, result: (s) => s })
-        .to(broker.target('target', { producer: 'p' })),
-    );
+        .to(broker.target('target', { producer: 'p' }));
+    const clean = brokerWithChunks();
+    await job(clean).run({ untilCaughtUp: true });
     // sanity: two results uninterrupted, at offsets 1 and 3
-    expect(clean.map((hex) => decodeResult(Buffer.from(hex, 'hex')).lastOffset)).toEqual([1n, 3n]);
-    for (const run of crashed)
-      expect({ k: run.k, bytes: run.bytes }).toEqual({ k: run.k, bytes: clean });
+    expect(results(clean).map((r) => r.lastOffset)).toEqual([1n, 3n]);
+    // A crash right after the k-th confirmed publish, for each k, then a clean restart.
+    for (let k = 1; k <= 2; k++) {
+      const broker = brokerWithChunks();
+      const crashed = await runThroughCrashes(
+        broker,
+        'target',
+        [{ atPublish: k, point: 'after-confirm' }],
+        () => job(broker),
+      );
+      // The crashing run publishes what the clean one does up to its crash, which comes at
+      // the target's next call: after the first result; after the last, the run has none.
+      expect({ k, crashed }).toEqual({ k, crashed: k === 1 ? 1 : 0 });
+      expect({ k, bytes: targetBytes(broker) }).toEqual({ k, bytes: targetBytes(clean) });
+    }
   });
 });

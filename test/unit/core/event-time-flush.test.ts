@@ -7,6 +7,7 @@ import {
   type FlushOptions,
   type RunOptions,
 } from '../../../src/index.js';
+import { results } from '../../support/memory-job.js';
 
 interface Click {
   readonly k: string;
@@ -42,9 +43,6 @@ function job(broker: MemoryBroker, flush?: FlushOptions) {
     })
     .to(broker.target('target', { producer: 'p' }), flush === undefined ? {} : { flush });
 }
-
-const results = (broker: MemoryBroker) =>
-  broker.messages('target').map((m) => decodeResult<number>(m.bytes));
 
 /** Resolves at the runner's first `name` event. */
 function first(runner: ReturnType<typeof job>, name: 'published' | 'read'): Promise<void> {

@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import {
   aggregate,
-  decodeResult,
   jsonMessage,
   OutputTooLargeError,
   RecoveryError,
   type Source,
   type Target,
 } from '../../../src/index.js';
+import { results } from '../../support/memory-job.js';
 
 interface Reading {
   readonly k: string;
@@ -34,9 +34,6 @@ function tumblingJob(source: Source, target: Target) {
     .reduce((a) => a)
     .to(target);
 }
-
-const results = (broker: MemoryBroker) =>
-  broker.messages('target').map((m) => decodeResult(m.bytes));
 
 describe('an event-time job restarting from its last result', () => {
   it('re-reads from the first offset of the window still open, with the watermark in force there', async () => {

@@ -9,10 +9,13 @@ import {
   ConfigError,
   jsonMessage,
   type DecodedResult,
+  type Duration,
   type FlushOptions,
+  type Logger,
   type Source,
 } from '../../../src/index.js';
-import { MemoryBroker, SimulatedCrash, type FaultPoint } from '../../../src/memory/index.js';
+import { MemoryBroker, type FaultPoint } from '../../../src/memory/index.js';
+import { runCrashing } from '../../support/crashes.js';
 import { keepingLogger } from '../../support/keeping-logger.js';
 import { reading, results, T0, type Reading } from '../../support/memory-job.js';
 
@@ -35,18 +38,29 @@ function append(broker: MemoryBroker, readings: readonly Reading[]): void {
 /** Each sensor's daily sum; `dropped` readings (value < 0) are filtered out. */
 function dailyJob(
   broker: MemoryBroker,
-  flush?: FlushOptions,
-  source: Source = broker.source('source'),
+  {
+    flush,
+    source = broker.source('source'),
+    window = '1d',
+    logger,
+  }: {
+    flush?: FlushOptions;
+    source?: Source;
+    /** The tumbling window's size: another spec than the daily one, for the same target. */
+    window?: Duration;
+    logger?: Logger;
+  } = {},
 ) {
   return aggregate<Reading>(source)
     .filter((r) => r.value >= 0)
     .eventTime((r) => r.t)
-    .tumbling('1d')
+    .tumbling(window)
     .key((r) => r.sensor)
     .reduce((sum, r) => sum + r.value, 0)
     .to(broker.target('target', { producer: 'daily' }), {
       retryDelayMs: 0,
       ...(flush === undefined ? {} : { flush }),
+      ...(logger === undefined ? {} : { logger }),
     });
 }
 
@@ -90,7 +104,7 @@ describe('a flush at the end of an untilCaughtUp run', () => {
 
   it('publishes the last day of a daily job, marked flushed, when the flush is on', async () => {
     const broker = brokerWith(days);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     const list = results(broker);
     expect(shape(list)).toEqual([
       {
@@ -122,9 +136,9 @@ describe('a flush at the end of an untilCaughtUp run', () => {
   it('marks every output of the next run’s step of the flushed day as continuing it, and the two together equal the unflushed day', async () => {
     const later = [atDay('a', 10, 1, 21), atDay('c', 7, 1, 22), atDay('a', 100, 2, 0)];
     const broker = brokerWith(days);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     append(broker, later);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     const flushedRun = results(broker);
     expect(shape(flushedRun).slice(1)).toEqual([
       {
@@ -159,11 +173,11 @@ describe('a flush at the end of an untilCaughtUp run', () => {
 
   it('marks each later part of a day flushed several times as continuing it', async () => {
     const broker = brokerWith([atDay('a', 1, 0, 1)]);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     append(broker, [atDay('a', 2, 0, 2)]);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     append(broker, [atDay('a', 4, 0, 3)]);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     // Each flush of a continuation is itself continued: all three parts belong to day 0.
     expect(shape(results(broker))).toEqual([
       { offsets: [0n, 0n], flushed: true, outputs: [['a', 1, false]] },
@@ -175,9 +189,9 @@ describe('a flush at the end of an untilCaughtUp run', () => {
 
   it('resumes right after a flushed result at offset 0, so its message is counted once', async () => {
     const broker = brokerWith([atDay('a', 1, 0, 1)]);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     append(broker, [atDay('a', 2, 0, 2), atDay('a', 4, 1, 1)]);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     expect(shape(results(broker))).toEqual([
       { offsets: [0n, 0n], flushed: true, outputs: [['a', 1, false]] },
       { offsets: [1n, 1n], flushed: false, outputs: [['a', 2, true]] },
@@ -187,8 +201,8 @@ describe('a flush at the end of an untilCaughtUp run', () => {
 
   it('stops at once when nothing came after a flushed result at offset 0', async () => {
     const broker = brokerWith([atDay('a', 1, 0, 1)]);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
-    const job = dailyJob(broker, caughtUp);
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
+    const job = dailyJob(broker, { flush: caughtUp });
     const started: unknown[] = [];
     job.on('started', (event) => started.push(event.from));
     await job.run({ untilCaughtUp: true });
@@ -198,10 +212,10 @@ describe('a flush at the end of an untilCaughtUp run', () => {
 
   it('continues the flushed day after a restart even when retention removed the flushed step’s messages from the source', async () => {
     const broker = brokerWith(days);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     append(broker, [atDay('a', 10, 1, 21)]);
     broker.truncate('source', 5n);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     expect(shape(results(broker)).at(-1)).toEqual({
       offsets: [5n, 5n],
       flushed: true,
@@ -212,9 +226,9 @@ describe('a flush at the end of an untilCaughtUp run', () => {
   it('continues the flushed day after a restart when the flushed step’s last message was filtered out', async () => {
     // Offset 1 (value -1) is filtered: the day's window is known from the result, not from it.
     const broker = brokerWith([atDay('a', 1, 0, 1), atDay('a', -1, 0, 2)]);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     append(broker, [atDay('a', 2, 0, 3)]);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     expect(shape(results(broker))).toEqual([
       { offsets: [0n, 1n], flushed: true, outputs: [['a', 1, false]] },
       { offsets: [2n, 2n], flushed: true, outputs: [['a', 2, true]] },
@@ -224,9 +238,9 @@ describe('a flush at the end of an untilCaughtUp run', () => {
 
   it('takes a message before the flushed day as late, as the unflushed day would', async () => {
     const broker = brokerWith([atDay('a', 1, 1, 1)]);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     append(broker, [atDay('a', 2, 0, 1), atDay('a', 4, 1, 2)]);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     const [, continuation] = results(broker);
     expect(continuation?.late).toEqual([atDay('a', 2, 0, 1)]);
     expect(shape([continuation as DecodedResult])).toEqual([
@@ -260,17 +274,11 @@ describe('a flush at the end of an untilCaughtUp run', () => {
 
   it('warns, and goes on without the mark, when the flushed result is no longer in the target', async () => {
     const broker = brokerWith(days);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     broker.truncate('target', 2n); // both results gone; the producer's last id stays
     append(broker, [atDay('a', 10, 1, 21)]);
     const logger = keepingLogger();
-    await aggregate<Reading>(broker.source('source'))
-      .eventTime((r) => r.t)
-      .tumbling('1d')
-      .key((r) => r.sensor)
-      .reduce((sum, r) => sum + r.value, 0)
-      .to(broker.target('target', { producer: 'daily' }), { flush: caughtUp, logger })
-      .run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp, logger }).run({ untilCaughtUp: true });
     expect(
       logger.lines.filter(([level]) => level === 'warn').map(([, , message]) => message),
     ).toEqual([
@@ -284,15 +292,9 @@ describe('a flush at the end of an untilCaughtUp run', () => {
 
   it('does not reopen a flushed window written by another window spec', async () => {
     const broker = brokerWith([atDay('a', 1, 0, 1)]);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     append(broker, [atDay('a', 2, 0, 2)]);
-    await aggregate<Reading>(broker.source('source'))
-      .eventTime((r) => r.t)
-      .tumbling('1w')
-      .key((r) => r.sensor)
-      .reduce((sum, r) => sum + r.value, 0)
-      .to(broker.target('target', { producer: 'daily' }), { flush: caughtUp })
-      .run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp, window: '1w' }).run({ untilCaughtUp: true });
     expect(
       results(broker)
         .at(-1)
@@ -307,17 +309,19 @@ describe('a crash around a flushed result', () => {
     const broker = brokerWith(
       Array.from({ length: 7 }, (_, i) => atDay(i % 2 === 0 ? 'a' : 'b', i + 1, i >> 1, i)),
     );
-    const fault = broker.injectFault({ stream: 'target', atPublish: 4, point });
-    // After a confirm the crash comes with the target's next call, which this run never makes.
-    await dailyJob(broker, caughtUp)
-      .run({ untilCaughtUp: true })
-      .catch((error: unknown) => {
-        if (!(error instanceof SimulatedCrash)) throw error;
-      });
-    expect(fault.fired).toBe(true);
-    broker.clearFaults();
+    const { fired, crashed } = await runCrashing(
+      broker,
+      { stream: 'target', atPublish: 4, point },
+      dailyJob(broker, { flush: caughtUp }),
+    );
+    // After a confirm the crash comes with the target's next call, which this run never makes;
+    // a lost confirm is published again.
+    expect({ fired, crashed }).toEqual({
+      fired: true,
+      crashed: point === 'before-publish' || point === 'after-publish',
+    });
     append(broker, [atDay('a', 100, 3, 23)]);
-    await dailyJob(broker, caughtUp).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     const list = results(broker);
     const total = list.flatMap((r) => r.outputs).reduce((s, o) => s + (o.value as number), 0);
     expect(total).toBe(1 + 2 + 3 + 4 + 5 + 6 + 7 + 100);
@@ -366,7 +370,7 @@ describe('an idle flush', () => {
       );
     const broker = brokerWith([]);
     inOneChunk([atDay('a', 1, 0, 1), atDay('a', 2, 0, 2)]);
-    const job = dailyJob(broker, { idleMs: 20 });
+    const job = dailyJob(broker, { flush: { idleMs: 20 } });
     const controller = new AbortController();
     let published = 0;
     let wake = (): void => undefined;
@@ -399,7 +403,7 @@ describe('an idle flush', () => {
     try {
       const broker = brokerWith([atDay('a', 1, 0, 1)]);
       const { source, release } = holdingSource(broker);
-      const job = dailyJob(broker, { idleMs: 1_000 }, source);
+      const job = dailyJob(broker, { flush: { idleMs: 1_000 }, source });
       const controller = new AbortController();
       job.on('read', () => controller.abort());
       const running = job.run({ signal: controller.signal });
@@ -419,7 +423,7 @@ describe('an idle flush', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
       const broker = brokerWith([atDay('a', 1, 0, 1), atDay('a', 2, 1, 1)]);
-      await dailyJob(broker, { idleMs: 60_000 }).run({ untilCaughtUp: true });
+      await dailyJob(broker, { flush: { idleMs: 60_000 } }).run({ untilCaughtUp: true });
       expect(vi.getTimerCount()).toBe(0);
       expect(results(broker)).toHaveLength(1);
     } finally {
