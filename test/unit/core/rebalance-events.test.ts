@@ -30,9 +30,13 @@ async function valueOf(
   return values.find((v) => wanted.every(([key, value]) => v.labels[key] === value))?.value;
 }
 
-/** Resolves once `check` holds, checked every 5 ms. */
+/** Resolves once `check` holds, checked every 5 ms; fails after 10 s. */
 async function eventually(check: () => Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 5));
+  const deadline = performance.now() + 10_000;
+  while (!(await check())) {
+    if (performance.now() > deadline) throw new Error('gave up waiting after 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 describe('a rebalance, as the job tells it', () => {
