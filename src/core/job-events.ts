@@ -80,10 +80,9 @@ export interface JobEventMap {
   /**
    * The job answered a `stepDown`: the broker made another instance the active reader of this
    * job's single active consumer group (a rebalance of a super stream's partitions, say). The
-   * job stopped reading, let the
-   * confirms under way land, then let the source answer the broker; it waits to be activated
-   * again and then starts (`started`) from the resume point as it is at that moment. Not a
-   * restart: no delay, not counted in `restarts`.
+   * job stopped reading, let the confirms under way land, then let the source answer the
+   * broker; it waits to be activated again and then starts (`started`) from the resume point as
+   * it is at that moment. Not a restart: no delay, not counted in `restarts`.
    */
   readonly deactivated: {
     /** The source stream whose group stepped this instance down. */

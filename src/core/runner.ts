@@ -314,8 +314,9 @@ export class Runner<T, A, R> {
       await publishReady(performance.now()); // a result held for an idle flush that did not come
       await publisher.drain();
     } catch (error) {
-      if (error instanceof SourceDeactivatedError)
+      if (error instanceof SourceDeactivatedError) {
         this.reportStepDown(error, publisher.unconfirmed);
+      }
       // Whatever stopped us, let the confirms already under way land before reporting.
       await publisher.drain().catch(() => undefined);
       throw error;
