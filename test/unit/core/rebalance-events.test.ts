@@ -3,7 +3,13 @@
 // (test/integration/rabbitmq-rebalance-events.test.ts) must tell the same.
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { aggregate, jsonMessage, type Source, type Target } from '../../../src/index.js';
+import {
+  aggregate,
+  jsonMessage,
+  PublishError,
+  type Source,
+  type Target,
+} from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { jobMetrics } from '../../../src/metrics/index.js';
 import { forwarding } from '../../support/forwarding-target.js';
@@ -96,6 +102,35 @@ describe('a rebalance, as the job tells it', () => {
     await other.close();
     stop.abort();
     await running;
+  });
+
+  it('stands by again after a restart: a retriable error leaves the group, and the job joins again', async () => {
+    const broker = new MemoryBroker();
+    broker.createStream('source');
+    broker.createStream('target');
+    broker.append('source', [jsonMessage(reading('a', 1, 0)), jsonMessage(reading('a', 2, 1))]);
+    const inner = broker.target('target', { producer: 'p' });
+    let publishes = 0;
+    const target: Target = {
+      ...forwarding(inner),
+      publish: async (id, messages) => {
+        if (++publishes === 1) throw new PublishError('target', id, true, 'lost');
+        await inner.publish(id, messages);
+      },
+    };
+    const job = aggregate<Reading>(broker.source('source', { singleActive: { name: 'job' } }))
+      .count(1)
+      .reduce((sum, r) => sum + r.value, 0)
+      .to(target, { retryDelayMs: 0 });
+    const names: string[] = [];
+    for (const name of ['standby', 'started', 'restart', 'stepDown', 'deactivated'] as const) {
+      job.on(name, () => names.push(name));
+    }
+    const stop = new AbortController();
+    job.on('published', (event) => event.lastOffset === 1n && stop.abort());
+    await job.run({ signal: stop.signal });
+    expect(names).toEqual(['standby', 'started', 'restart', 'standby', 'started']);
+    expect(broker.consumerGroup('source', 'job').members).toEqual([]);
   });
 
   it('shows in the metrics: the active gauge follows the group, step-downs are counted, and a job without a group has neither', async () => {
