@@ -3,11 +3,12 @@ import type { RunSummary } from './runner.js';
 /**
  * What a running job tells its observers (`runner.on(name, listener)`). Offsets are source
  * offsets; a step's publishing id is its `lastOffset`. Every event of one run comes in this
- * order: `standby` first for a single active consumer source (it waits in its group), then
+ * order: `standby` (only for a single active consumer source: it waits in its group), then
  * `started`, then `read` and `published` interleaved, `restart` (then `standby` and `started`
  * again) after a retriable error, `stepDown` then `deactivated` (then `standby`, and `started`
  * once activated again) when another instance takes over, `caughtUp` at most once per start,
- * and `stopped` last.
+ * and `stopped` last. The same situation gives the same sequence on RabbitMQ and on the
+ * embedded broker.
  */
 export interface JobEventMap {
   /**
