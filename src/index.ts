@@ -123,7 +123,14 @@ export {
 export { sourceMessage, jsonMessage, type SourceMessageOptions } from './core/source-message.js';
 
 // The ports a broker adapter implements.
-export type { Source, SourceChunk, Target, ReadStart, PartitionedSource } from './core/ports.js';
+export type {
+  Source,
+  SourceChunk,
+  Target,
+  ReadStart,
+  PartitionedSource,
+  GroupObserver,
+} from './core/ports.js';
 export { resolveReadStart } from './core/read-start.js';
 export { writeSize, maxWriteBytes, DEFAULT_FRAME_MAX } from './core/write-size.js';
 

@@ -40,7 +40,9 @@ Options:
   --job J           The partitioned job's name (instead of --producer)
 
 Below the table, each stream's leader and replicas (nodes as host:port, as they advertise
-themselves): on a cluster, where writes go and where reads may come from.
+themselves): on a cluster, where writes go and where reads may come from. Which instance of a
+partitioned job is active on a partition is not shown: RabbitMQ 4.0's stream protocol has no
+query for it (the job's standby and stepDown events tell it; see the README's Scaling out).
 
 Output: a table, or with --json one JSON object (offsets as strings, times in epoch ms):
   {"source","target","producer","lastPublishingId","resumeFrom","sourceEnd",

@@ -287,7 +287,12 @@ export class SourceError extends StreamWindowsError {
 export class SourceDeactivatedError extends SourceError {
   override readonly name = 'SourceDeactivatedError';
   override readonly code = 'SOURCE_DEACTIVATED';
-  constructor(stream: string, group: string, nextOffset: bigint | undefined) {
+  constructor(
+    stream: string,
+    /** The single active consumer group that stepped this reader down. */
+    readonly group: string,
+    nextOffset: bigint | undefined,
+  ) {
     super(
       stream,
       true,

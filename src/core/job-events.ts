@@ -3,11 +3,25 @@ import type { RunSummary } from './runner.js';
 /**
  * What a running job tells its observers (`runner.on(name, listener)`). Offsets are source
  * offsets; a step's publishing id is its `lastOffset`. Every event of one run comes in this
- * order: `started`, then `read` and `published` interleaved, `restart` (then `started` again)
- * after a retriable error, `deactivated` (then `started` again, once activated) when another
- * instance takes over, `caughtUp` at most once per start, and `stopped` last.
+ * order: `standby` (only for a single active consumer source: it waits in its group), then
+ * `started`, then `read` and `published` interleaved, `restart` (then `standby` and `started`
+ * again) after a retriable error, `stepDown` then `deactivated` (then `standby`, and `started`
+ * once activated again) when another instance takes over, `caughtUp` at most once per start,
+ * and `stopped` last. The same situation gives the same sequence on RabbitMQ and on the
+ * embedded broker.
  */
 export interface JobEventMap {
+  /**
+   * The job's single active consumer source is registered in its group and reads nothing until
+   * the broker activates it (`started` then follows): at each start, and after each
+   * `deactivated`. Never for a source without a group.
+   */
+  readonly standby: {
+    /** The source stream (a super stream's partition) whose group the job waits in. */
+    readonly stream: string;
+    /** The consumer group's name. */
+    readonly group: string;
+  };
   /** The job asked the broker for its resume point and reads the source from `from`. */
   readonly started: {
     /** The producer's last publishing id (0: never published, or published offset 0). */
@@ -52,11 +66,24 @@ export interface JobEventMap {
     readonly restarts: number;
   };
   /**
-   * The broker made another instance the active reader of this job's single active consumer
-   * group (a rebalance of a super stream's partitions, say). The job stopped reading, let the
-   * confirms under way land, then let the source answer the broker; it waits to be activated
-   * again and then starts (`started`) from the resume point as it is at that moment. Not a
-   * restart: no delay, not counted in `restarts`.
+   * The broker told this job's source to step down as its group's active reader (a rebalance
+   * moves the partition to another instance). The job stops reading at once and drops what it
+   * holds; the broker gets its answer once the `inFlight` results are confirmed (`deactivated`).
+   */
+  readonly stepDown: {
+    readonly stream: string;
+    readonly group: string;
+    /** The offset after the last chunk handed to the job, when one was. */
+    readonly nextOffset: bigint | undefined;
+    /** Results awaiting their confirm: what the answer waits for. */
+    readonly inFlight: number;
+  };
+  /**
+   * The job answered a `stepDown`: the broker made another instance the active reader of this
+   * job's single active consumer group (a rebalance of a super stream's partitions, say). The
+   * job stopped reading, let the confirms under way land, then let the source answer the
+   * broker; it waits to be activated again and then starts (`started`) from the resume point as
+   * it is at that moment. Not a restart: no delay, not counted in `restarts`.
    */
   readonly deactivated: {
     /** The source stream whose group stepped this instance down. */
@@ -74,10 +101,12 @@ export type JobEventName = keyof JobEventMap;
 
 /** Every event a job emits, in the order they are documented above. */
 export const JOB_EVENT_NAMES = [
+  'standby',
   'started',
   'read',
   'published',
   'restart',
+  'stepDown',
   'deactivated',
   'caughtUp',
   'stopped',

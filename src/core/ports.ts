@@ -28,6 +28,16 @@ export interface SourceChunk {
 /** Where a read starts: an offset, the first offset still stored, or asked when reading may begin. */
 export type ReadStart = bigint | 'first' | (() => Promise<bigint | 'first'>);
 
+/** What a single active consumer source tells its reader about its group membership. */
+export interface GroupObserver {
+  /**
+   * The broker registered this reader in consumer group `group` (or kept it there after a
+   * step-down): it stands by, reading nothing, until the broker activates it (then `from` is
+   * asked). Called once per read, before `from` is asked.
+   */
+  standby(group: string): void;
+}
+
 export interface Source {
   readonly stream: string;
   /**
@@ -46,8 +56,10 @@ export interface Source {
    * `SourceDeactivatedError`; it answers the broker only when `signal` aborts. The runner
    * aborts it after the confirms under way have landed, so the next active reader, which
    * reads the resume point once activated, sees every result this one published.
+   *
+   * A single active source tells `group` when it stands by in its group; others ignore it.
    */
-  read(from: ReadStart, signal: AbortSignal): AsyncIterable<SourceChunk>;
+  read(from: ReadStart, signal: AbortSignal, group?: GroupObserver): AsyncIterable<SourceChunk>;
   /** Offset one past the last message a reader is currently delivered (0 for an empty stream). */
   endOffset(): Promise<bigint>;
 }

@@ -10,7 +10,7 @@ import { isEventTimeSpec } from '../windows/event-time-spec.js';
 import type { Logger } from '../common/logger.js';
 import { JobEvents, type JobEventName, type JobListener } from './job-events.js';
 import { OrderedPublisher } from './ordered-publisher.js';
-import type { Source, SourceChunk, Target } from './ports.js';
+import type { GroupObserver, Source, SourceChunk, Target } from './ports.js';
 import { decodeResultHeader, type ResultHeader } from './result-format.js';
 import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
 import type { RecoveryState, StepResult } from './step-result.js';
@@ -314,6 +314,9 @@ export class Runner<T, A, R> {
       await publishReady(performance.now()); // a result held for an idle flush that did not come
       await publisher.drain();
     } catch (error) {
+      if (error instanceof SourceDeactivatedError) {
+        this.reportStepDown(error, publisher.unconfirmed);
+      }
       // Whatever stopped us, let the confirms already under way land before reporting.
       await publisher.drain().catch(() => undefined);
       throw error;
@@ -453,6 +456,29 @@ export class Runner<T, A, R> {
     );
   }
 
+  private reportStandby(group: string): void {
+    const { stream } = this.config.source;
+    this.events.emit('standby', { stream, group });
+    this.config.logger.info(
+      { ...this.where(), group },
+      'standing by in the consumer group until the broker activates this instance',
+    );
+  }
+
+  private reportStepDown(error: SourceDeactivatedError, inFlight: number): void {
+    const { stream, group, offset: nextOffset } = error;
+    this.events.emit('stepDown', { stream, group, nextOffset, inFlight });
+    this.config.logger.info(
+      {
+        ...this.where(),
+        group,
+        nextOffset: nextOffset === undefined ? undefined : String(nextOffset),
+        inFlight,
+      },
+      'told to step down; answering once the results in flight are confirmed',
+    );
+  }
+
   private reportDeactivated(error: SourceDeactivatedError): void {
     this.events.emit('deactivated', { stream: error.stream, nextOffset: error.offset });
     this.config.logger.info(
@@ -517,9 +543,10 @@ export class Runner<T, A, R> {
     signal: AbortSignal,
   ): AsyncGenerator<SourceChunk, void, undefined> {
     const { source, target } = this.config;
+    const group: GroupObserver = { standby: (name) => this.reportStandby(name) };
     let checked = false;
     let resumeAtOne = false;
-    for await (const chunk of source.read(resumePoint, signal)) {
+    for await (const chunk of source.read(resumePoint, signal, group)) {
       if (!checked) {
         checked = true;
         // Only a read from 'first' (a last id of 0) can start past a head retention removed.
@@ -533,7 +560,7 @@ export class Runner<T, A, R> {
       }
       yield chunk;
     }
-    if (resumeAtOne) yield* source.read(1n, signal);
+    if (resumeAtOne) yield* source.read(1n, signal, group);
   }
 
   private routingKey(result: StepResult<R>): string | undefined {

@@ -1,5 +1,5 @@
 import { ConfigError, SourceDeactivatedError } from '../common/errors.js';
-import type { ReadStart, Source, SourceChunk } from '../core/ports.js';
+import type { GroupObserver, ReadStart, Source, SourceChunk } from '../core/ports.js';
 import { resolveReadStart } from '../core/read-start.js';
 import type { SingleActiveMember, SingleActiveMemberOptions } from './single-active-member.js';
 import type { StreamLog } from './stream-log.js';
@@ -58,7 +58,11 @@ export class SingleActiveSource implements Source {
     return this.member;
   }
 
-  async *read(from: ReadStart, signal: AbortSignal): AsyncIterable<SourceChunk> {
+  async *read(
+    from: ReadStart,
+    signal: AbortSignal,
+    group?: GroupObserver,
+  ): AsyncIterable<SourceChunk> {
     if (this.current !== undefined) {
       throw new ConfigError('read', 'must not be called while a read of this source runs', from);
     }
@@ -66,6 +70,9 @@ export class SingleActiveSource implements Source {
     this.current = read;
     this.reads.wakeAll();
     const member = (this.member ??= this.joinGroup());
+    // Joined (or still in the group after a step-down): an activation is answered only later,
+    // by `resumeFrom`, as RabbitMQ answers a subscribe before it activates anyone.
+    group?.standby(this.group);
     let deactivated = false;
     try {
       let next: bigint | undefined;

@@ -73,6 +73,8 @@ export class JobMetricSet {
   readonly restarts: Counter;
   readonly lagFailures: Counter;
   readonly lastPublishedOffset: Gauge;
+  readonly sourceActive: Gauge;
+  readonly stepDowns: Counter;
   readonly stepLatency: Histogram;
   readonly stepProcessing: Histogram;
   private readonly inFlight: Gauge;
@@ -159,6 +161,14 @@ export class JobMetricSet {
     this.lastPublishedOffset = gauge(
       'stream_windows_last_published_offset',
       'Publishing id (source offset) of the last stored step; the job resumes after it.',
+    );
+    this.sourceActive = gauge(
+      'stream_windows_source_active',
+      "1 while the job's single active consumer source is its group's active reader, 0 while it stands by.",
+    );
+    this.stepDowns = counter(
+      'stream_windows_step_downs_total',
+      "Times the broker told the job's single active consumer source to step down (a rebalance).",
     );
     this.inFlight = gauge(
       'stream_windows_results_in_flight',

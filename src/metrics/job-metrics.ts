@@ -66,6 +66,8 @@ export function jobMetrics(job: ObservedJob, options: JobMetricsOptions): JobMet
   );
   // Where the job reads next; unknown until it started.
   let nextOffset: bigint | undefined;
+  // Whether its source has a consumer group: the group series exist from its first `standby`.
+  let grouped = false;
   const scraped: ScrapedJob = {
     labels,
     inFlight: () => job.inFlight,
@@ -93,14 +95,22 @@ export function jobMetrics(job: ObservedJob, options: JobMetricsOptions): JobMet
     deadLetters: set.deadLetters.labels(labels),
     duplicates: set.duplicates.labels(labels),
     lastPublished: set.lastPublishedOffset.labels(labels),
+    active: set.sourceActive.labels(labels),
+    stepDowns: set.stepDowns.labels(labels),
     latency: set.stepLatency.labels(labels),
     processing: set.stepProcessing.labels(labels),
   };
   const unsubscribe = [
+    job.on('standby', () => {
+      if (!grouped) bound.stepDowns.inc(0);
+      grouped = true;
+      bound.active.set(0);
+    }),
     job.on('started', (event) => {
       // 'first' before the first chunk: counted from 0, exact unless retention cut the head.
       nextOffset = event.from === 'first' ? 0n : event.from;
       bound.lastPublished.set(Number(event.lastPublishingId));
+      if (grouped) bound.active.set(1);
     }),
     job.on('read', (event) => {
       bound.messagesRead.inc(event.messages);
@@ -123,8 +133,15 @@ export function jobMetrics(job: ObservedJob, options: JobMetricsOptions): JobMet
       if (event.windowEnd !== null) bound.latency.observe((Date.now() - event.windowEnd) / 1000);
     }),
     job.on('restart', (event) => set.restarts.inc({ ...labels, cause: restartCause(event.error) })),
+    job.on('stepDown', () => {
+      bound.active.set(0);
+      bound.stepDowns.inc();
+    }),
     // A standby reads nothing: it has no lag of its own until it is activated (`started`).
     job.on('deactivated', () => void (nextOffset = undefined)),
+    job.on('stopped', () => {
+      if (grouped) bound.active.set(0);
+    }),
   ];
   let closed = false;
   return {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import type { ReadStart, Source, SourceChunk } from '../core/ports.js';
+import type { GroupObserver, ReadStart, Source, SourceChunk } from '../core/ports.js';
 import { checkLogger, type Logger } from '../common/logger.js';
 import { timerMs } from '../common/timer-duration.js';
 import {
@@ -109,7 +109,11 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
    */
   let standby: { subscription: Subscription; timer: NodeJS.Timeout } | undefined;
 
-  async function* read(from: ReadStart, signal: AbortSignal): AsyncGenerator<SourceChunk> {
+  async function* read(
+    from: ReadStart,
+    signal: AbortSignal,
+    group?: GroupObserver,
+  ): AsyncGenerator<SourceChunk> {
     const singleActive = options.singleActive;
     // A plain source may begin at once; a single active one starts where its activation
     // answers (the subscribe's own offset is then unused).
@@ -119,6 +123,8 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
         : await resolveReadStart(from);
     const start: ActivationStart = typeof from === 'function' ? from : () => Promise.resolve(next);
     let failures = 0;
+    // Told once per read: joining again after a connection lost before activation is no news.
+    let toldStandby = false;
     while (!signal.aborted) {
       let subscription: Subscription;
       try {
@@ -134,7 +140,12 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
         await subscription.close();
         return;
       }
-      if (singleActive !== undefined) subscription.attach(start);
+      if (singleActive !== undefined) {
+        // Registered (the subscribe was answered), and not activated before `attach` answers.
+        if (!toldStandby) group?.standby(singleActive.name);
+        toldStandby = true;
+        subscription.attach(start);
+      }
       const stop = (): void => void subscription.close();
       signal.addEventListener('abort', stop, { once: true });
       let steppedDown = false;
