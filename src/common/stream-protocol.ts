@@ -1,3 +1,5 @@
+import { ConfigError } from './errors.js';
+
 /**
  * The stream protocol's numbers that both brokers share (the embedded one in src/memory
  * reports the same codes as RabbitMQ): response codes (PROTOCOL.adoc "Response codes"), what
@@ -63,3 +65,23 @@ export const MAX_BATCH_RECORDS = 0xffff;
  * table and evicts the oldest): a name past that would lose its resume point.
  */
 export const MAX_PRODUCERS_PER_STREAM = 255;
+
+/**
+ * A protocol string (a stream, producer, consumer or super stream name, a routing or binding
+ * key, a property) is an int16 byte count then its UTF-8 bytes (PROTOCOL.adoc "Types").
+ */
+export const MAX_STRING_BYTES = 0x7fff;
+
+/**
+ * Refuses `value` as `parameter` when its UTF-8 form is over MAX_STRING_BYTES: nothing could
+ * send it, and no retry would help. Any shorter string is fine, whatever its characters.
+ */
+export function checkProtocolString(parameter: string, value: string): void {
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes <= MAX_STRING_BYTES) return;
+  throw new ConfigError(
+    parameter,
+    `must be at most ${MAX_STRING_BYTES} UTF-8 bytes (a stream-protocol string), not ${bytes}`,
+    `${value.slice(0, 32)}…`,
+  );
+}
