@@ -1,6 +1,6 @@
 import { ConfigError } from '../common/errors.js';
 import { partitionFor } from '../common/partition-routing.js';
-import { checkProtocolString } from '../common/stream-protocol.js';
+import { checkProtocolString, checkReference } from '../common/stream-protocol.js';
 import { MemoryConsumer } from './consumer.js';
 import { StreamNotFoundError } from './errors.js';
 import { FaultPlan, type Fault, type FaultSpec } from './faults.js';
@@ -197,7 +197,7 @@ export class MemoryBroker {
 
   /** The port a job publishes through; one per job run (a crash fault kills it). */
   target(stream: string, options: { producer: string }): MemoryTarget {
-    checkProtocolString('producer', options.producer);
+    checkReference('producer', options.producer);
     return new MemoryTarget(
       this.log(stream),
       options.producer,

@@ -3,7 +3,7 @@ import type { ClientParams } from 'rabbitmq-stream-js-client';
 import type { ReadStart, Source, SourceChunk } from '../core/ports.js';
 import { checkLogger, type Logger } from '../common/logger.js';
 import { timerMs } from '../common/timer-duration.js';
-import { checkProtocolString } from '../common/stream-protocol.js';
+import { checkProtocolString, checkReference } from '../common/stream-protocol.js';
 import {
   ConfigError,
   SourceDeactivatedError,
@@ -97,7 +97,7 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
   if (options.singleActive !== undefined && (typeof groupName !== 'string' || groupName === '')) {
     throw new ConfigError('singleActive.name', 'must be a non-empty string', groupName);
   }
-  if (groupName !== undefined) checkProtocolString('singleActive.name', groupName);
+  if (groupName !== undefined) checkReference('singleActive.name', groupName);
   const resolver = checkAddressResolver(options.addressResolver);
   const superStream = options.singleActive?.superStream;
   if (superStream !== undefined && (typeof superStream !== 'string' || superStream === '')) {

@@ -20,6 +20,7 @@ import {
   PRECONDITION_FAILED,
   PUBLISHER_DOES_NOT_EXIST,
   checkProtocolString,
+  checkReference,
   codeName,
   isRetriableCode,
 } from '../common/stream-protocol.js';
@@ -97,7 +98,7 @@ export class RabbitTarget implements Target {
       throw new ConfigError('producer', 'must be a non-empty string', options.producer);
     }
     checkProtocolString('stream', stream);
-    checkProtocolString('producer', this.producer);
+    checkReference('producer', this.producer);
     const maxInFlight = options.maxInFlight ?? 64;
     if (!Number.isInteger(maxInFlight) || maxInFlight < 1) {
       throw new ConfigError('maxInFlight', 'must be a positive integer', options.maxInFlight);
