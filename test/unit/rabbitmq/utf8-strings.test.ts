@@ -109,6 +109,9 @@ describe('names given to the library', () => {
     expect(() =>
       rabbitSource('größe', { connection: nowhere, singleActive: { name: 'g'.repeat(256) } }),
     ).toThrow(/^singleActive\.name must be at most 255 UTF-8 bytes .*not 256/);
+    expect(() => broker.source('größe', { singleActive: { name: 'g'.repeat(256) } })).toThrow(
+      /^singleActive\.name must be at most 255 UTF-8 bytes .*not 256/,
+    );
 
     broker.createSuperStream('orders', { partitions: 2 });
     const builder = aggregate(broker.superStreamSource('orders'))
