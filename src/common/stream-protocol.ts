@@ -97,6 +97,7 @@ export function checkReference(parameter: string, value: string): void {
 }
 
 function checkBytes(parameter: string, value: string, limit: number, why: string): void {
+  if (typeof value !== 'string') throw new ConfigError(parameter, 'must be a string', value);
   const bytes = Buffer.byteLength(value, 'utf8');
   if (bytes <= limit) return;
   throw new ConfigError(

@@ -87,6 +87,9 @@ describe('names given to the library', () => {
     expect(() => rabbitSource(oversized, { connection: nowhere })).toThrow(
       /^stream must be at most 32767 UTF-8 bytes \(a stream-protocol string\), not 70000, given: 'sss/,
     );
+    expect(() => rabbitSource(undefined as unknown as string, { connection: nowhere })).toThrow(
+      'stream must be a string, given: undefined',
+    );
     expect(() => new MemoryBroker().createStream('é'.repeat(16_384))).toThrow(
       /^stream must be at most 32767 UTF-8 bytes .*not 32768/,
     );
