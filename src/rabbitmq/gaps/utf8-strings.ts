@@ -15,8 +15,8 @@ import { checkProtocolString } from '../../common/stream-protocol.js';
  * 32,767 code units throws a RangeError while the request is encoded, which we would take
  * for a failed write and drop the connection over.
  *
- * WORKAROUND: the client's writers (one per module: requests, and responses for its logs)
- * write a string's UTF-8 byte count, and refuse one over the protocol's 32,767 bytes with a
+ * WORKAROUND: the client's two copies of BufferDataWriter (the one requests are encoded with,
+ * and the one its responses re-encode themselves with) write a string's UTF-8 byte count, and refuse one over the protocol's 32,767 bytes with a
  * ConfigError (../../common/stream-protocol.ts) before any byte of the request is written;
  * SASL PLAIN counts the bytes of user and password. RabbitMQ 4.0.5 takes such names (a
  * stream, producer and consumer `größe` publish and read back). The prototypes are patched
