@@ -15,7 +15,7 @@ import { OK, codeName } from '../../common/stream-protocol.js';
 import { silentLogger } from '../../common/logger.js';
 import { FrameAssembler } from '../socket-frames.js';
 import { abandon, socketOf } from './client-socket.js';
-import { writeStringsAsUtf8 } from './utf8-strings.js';
+import { checkHandshakeStrings, writeStringsAsUtf8 } from './utf8-strings.js';
 
 /**
  * GAP (rabbitmq-stream-js-client 1.0.0): `Connection.connect()` fails badly whenever the
@@ -61,6 +61,7 @@ export async function openConnection(
   signal?: AbortSignal,
 ): Promise<Connection> {
   writeStringsAsUtf8(); // before the handshake's first string
+  checkHandshakeStrings(params);
   const where = `${params.hostname}:${params.port}`;
   let open = false;
   let fail: (error: Error) => void = () => undefined;

@@ -1,3 +1,4 @@
+import type { ClientParams } from 'rabbitmq-stream-js-client';
 import { BufferDataWriter as RequestWriter } from 'rabbitmq-stream-js-client/dist/requests/abstract_request.js';
 import { BufferDataWriter } from 'rabbitmq-stream-js-client/dist/requests/buffer_data_writer.js';
 import type { DataWriter } from 'rabbitmq-stream-js-client/dist/requests/data_writer.js';
@@ -52,6 +53,18 @@ export function writeStringsAsUtf8(): void {
     configurable: true,
   });
   installed = true;
+}
+
+/**
+ * Refuses a virtual host or connection name too long for the protocol before connecting: the
+ * client writes the handshake from its socket's async 'connect' listener, where the writer's
+ * ConfigError would be an unhandled rejection (which ends the process).
+ */
+export function checkHandshakeStrings(params: ClientParams): void {
+  checkProtocolString('vhost', params.vhost);
+  if (params.connectionName !== undefined) {
+    checkProtocolString('connectionName', params.connectionName);
+  }
 }
 
 interface SaslParams {

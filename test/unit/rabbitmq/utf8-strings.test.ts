@@ -8,7 +8,7 @@ import { SaslAuthenticateRequest } from 'rabbitmq-stream-js-client/dist/requests
 import { describe, expect, it } from 'vitest';
 import { aggregate, ConfigError } from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
-import { rabbitSource } from '../../../src/rabbitmq/index.js';
+import { connect, rabbitSource } from '../../../src/rabbitmq/index.js';
 import { writeStringsAsUtf8 } from '../../../src/rabbitmq/gaps/utf8-strings.js';
 
 writeStringsAsUtf8();
@@ -100,6 +100,16 @@ describe('names given to the library', () => {
     expect(() =>
       new MemoryBroker().createSuperStream('s'.repeat(32_761), { bindingKeys: ['europe'] }),
     ).toThrow(/^partition must be at most 32767 UTF-8 bytes .*not 32768/);
+  });
+
+  it('are refused for the handshake before connecting, where the client would throw from its socket listener', async () => {
+    // Nothing listens at `nowhere`: a check made only once connected would never be reached.
+    await expect(connect({ ...nowhere, vhost: 'v'.repeat(40_000) })).rejects.toThrow(
+      /^vhost must be at most 32767 UTF-8 bytes .*not 40000/,
+    );
+    await expect(connect({ ...nowhere, connectionName: 'é'.repeat(16_384) })).rejects.toThrow(
+      /^connectionName must be at most 32767 UTF-8 bytes .*not 32768/,
+    );
   });
 
   it('are refused as producer or group names over 255 UTF-8 bytes, as RabbitMQ refuses them', () => {
