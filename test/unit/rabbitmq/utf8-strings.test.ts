@@ -5,6 +5,7 @@
 import { CreateStreamRequest } from 'rabbitmq-stream-js-client/dist/requests/create_stream_request.js';
 import { DeclarePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/declare_publisher_request.js';
 import { SaslAuthenticateRequest } from 'rabbitmq-stream-js-client/dist/requests/sasl_authenticate_request.js';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { aggregate, ConfigError } from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
@@ -45,6 +46,25 @@ describe('strings in stream-protocol frames', () => {
     expect([producer.text, stream.text]).toEqual(['größe', 'rollup-é']);
     expect(stream.next).toBe(frame.length);
     expect(frame.readUInt32BE(0)).toBe(frame.length - 4);
+  });
+
+  it('read back whole for any string of any characters (property)', () => {
+    let multiByte = 0;
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 40 }), (name) => {
+        const frame = new DeclarePublisherRequest({
+          publisherId: 0,
+          publisherRef: name,
+          stream: name,
+        }).toBuffer(undefined, 1);
+        const producer = stringAt(frame, HEADER + 1);
+        const stream = stringAt(frame, producer.next);
+        if (Buffer.byteLength(name) > name.length) multiByte++;
+        return producer.text === name && stream.text === name && stream.next === frame.length;
+      }),
+      { numRuns: 300 },
+    );
+    expect(multiByte).toBeGreaterThan(150); // mostly names the stock client breaks
   });
 
   it('take a string of exactly 32,767 UTF-8 bytes and refuse one byte more with a ConfigError naming its length', () => {
