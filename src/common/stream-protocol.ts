@@ -1,3 +1,5 @@
+import { ConfigError } from './errors.js';
+
 /**
  * The stream protocol's numbers that both brokers share (the embedded one in src/memory
  * reports the same codes as RabbitMQ): response codes (PROTOCOL.adoc "Response codes"), what
@@ -63,3 +65,44 @@ export const MAX_BATCH_RECORDS = 0xffff;
  * table and evicts the oldest): a name past that would lose its resume point.
  */
 export const MAX_PRODUCERS_PER_STREAM = 255;
+
+/**
+ * A protocol string (a stream, producer, consumer or super stream name, a routing or binding
+ * key, a property) is an int16 byte count then its UTF-8 bytes (PROTOCOL.adoc "Types").
+ */
+export const MAX_STRING_BYTES = 0x7fff;
+
+/**
+ * RabbitMQ refuses a producer name (publisher reference) or a consumer group name (consumer
+ * reference) over 255 UTF-8 bytes with "precondition failed" (measured on 4.0.5).
+ */
+export const MAX_REFERENCE_BYTES = 255;
+
+/**
+ * Refuses `value` as `parameter` when its UTF-8 form is over MAX_STRING_BYTES: nothing could
+ * send it, and no retry would help. Any shorter string is fine, whatever its characters.
+ */
+export function checkProtocolString(parameter: string, value: string): void {
+  checkBytes(parameter, value, MAX_STRING_BYTES, 'a stream-protocol string');
+}
+
+/** As `checkProtocolString`, for a producer or consumer group name: MAX_REFERENCE_BYTES. */
+export function checkReference(parameter: string, value: string): void {
+  checkBytes(
+    parameter,
+    value,
+    MAX_REFERENCE_BYTES,
+    "RabbitMQ's limit for a producer or group name",
+  );
+}
+
+function checkBytes(parameter: string, value: string, limit: number, why: string): void {
+  if (typeof value !== 'string') throw new ConfigError(parameter, 'must be a string', value);
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes <= limit) return;
+  throw new ConfigError(
+    parameter,
+    `must be at most ${limit} UTF-8 bytes (${why}), not ${bytes}`,
+    value.length > 32 ? `${value.slice(0, 32)}…` : value,
+  );
+}

@@ -1,4 +1,5 @@
 import { ConfigError } from './errors.js';
+import { checkProtocolString } from './stream-protocol.js';
 
 /**
  * How a super stream's partitions are laid out, as `rabbitmq-streams add_super_stream` takes
@@ -18,6 +19,14 @@ export function partitionNames(name: string, layout: SuperStreamLayout): string[
   if (typeof name !== 'string' || name === '') {
     throw new ConfigError('superStream', 'must be a non-empty string', name);
   }
+  checkProtocolString('superStream', name);
+  const partitions = layoutPartitions(name, layout);
+  // Each holds its binding key: checking them checks the keys too.
+  for (const partition of partitions) checkProtocolString('partition', partition);
+  return partitions;
+}
+
+function layoutPartitions(name: string, layout: SuperStreamLayout): string[] {
   if ('partitions' in layout) {
     const { partitions } = layout;
     if (!Number.isSafeInteger(partitions) || partitions < 1) {

@@ -13,6 +13,7 @@ import { parseDuration, type Duration } from '../windows/duration.js';
 import { fold, latest, reduceFirst, type Aggregator } from '../common/aggregator.js';
 import type { KeyedOutput } from '../common/keyed-output.js';
 import { ConfigError } from '../common/errors.js';
+import { checkReference } from '../common/stream-protocol.js';
 import { timerMs } from '../common/timer-duration.js';
 import { checkLogger, type Logger } from '../common/logger.js';
 import type { PartitionedSource, Source, Target } from './ports.js';
@@ -506,6 +507,7 @@ export class AggregationBuilder<T, A, R> {
         name,
       );
     }
+    checkReference('name', name); // every producer name starts with it
     this.runner(source.superStream, undefined, targetOptions); // validates the options now
     return new PartitionedRunner(source, name, (partitionSource, partition) => {
       const partitionTarget = target(partition);

@@ -1,5 +1,6 @@
 import { ConfigError } from '../common/errors.js';
 import { partitionFor } from '../common/partition-routing.js';
+import { checkProtocolString, checkReference } from '../common/stream-protocol.js';
 import { MemoryConsumer } from './consumer.js';
 import { StreamNotFoundError } from './errors.js';
 import { FaultPlan, type Fault, type FaultSpec } from './faults.js';
@@ -70,6 +71,7 @@ export class MemoryBroker {
    * so this is what a job's setup code sees against the real broker too.
    */
   createStream(name: string): void {
+    checkProtocolString('stream', name); // as RabbitMQ: names must fit the stream protocol
     if (!this.streams.has(name)) this.streams.set(name, new StreamLog(name));
   }
 
@@ -195,6 +197,7 @@ export class MemoryBroker {
 
   /** The port a job publishes through; one per job run (a crash fault kills it). */
   target(stream: string, options: { producer: string }): MemoryTarget {
+    checkReference('producer', options.producer);
     return new MemoryTarget(
       this.log(stream),
       options.producer,

@@ -1,4 +1,5 @@
 import { ConfigError, describe, isRetriable } from '../common/errors.js';
+import { checkReference } from '../common/stream-protocol.js';
 import type { SourceChunk } from '../core/ports.js';
 import { SingleActiveMemberLostError } from './errors.js';
 import type { GroupMember } from './single-active-group.js';
@@ -60,6 +61,7 @@ export class SingleActiveMember implements GroupMember {
     if (typeof options.name !== 'string' || options.name === '') {
       throw new ConfigError('singleActive.name', 'must be a non-empty string', options.name);
     }
+    checkReference('singleActive.name', options.name); // as RabbitMQ: a consumer reference
     if (typeof options.resumeFrom !== 'function') {
       throw new ConfigError('singleActive.resumeFrom', 'must be a function', options.resumeFrom);
     }

@@ -1,4 +1,5 @@
 import { ConfigError, SourceDeactivatedError } from '../common/errors.js';
+import { checkReference } from '../common/stream-protocol.js';
 import type { GroupObserver, ReadStart, Source, SourceChunk } from '../core/ports.js';
 import { resolveReadStart } from '../core/read-start.js';
 import type { SingleActiveMember, SingleActiveMemberOptions } from './single-active-member.js';
@@ -49,6 +50,7 @@ export class SingleActiveSource implements Source {
     if (typeof options.name !== 'string' || options.name === '') {
       throw new ConfigError('singleActive.name', 'must be a non-empty string', options.name);
     }
+    checkReference('singleActive.name', options.name); // as RabbitMQ: a consumer reference
     this.stream = log.name;
     this.group = options.name;
   }

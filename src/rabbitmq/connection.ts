@@ -26,7 +26,11 @@ import { ReconnectingConnection, type ReconnectOptions } from './gaps/reconnect.
 import { ClusterLinks } from './leader-link.js';
 import { checkAddressResolver, type AddressResolver } from './node-connection.js';
 import type { StreamMembers } from './stream-members.js';
-import { STREAM_ALREADY_EXISTS, STREAM_DOES_NOT_EXIST } from '../common/stream-protocol.js';
+import {
+  STREAM_ALREADY_EXISTS,
+  STREAM_DOES_NOT_EXIST,
+  checkProtocolString,
+} from '../common/stream-protocol.js';
 import { rabbitSource, type RabbitSource, type RabbitSourceOptions } from './source.js';
 import { StreamCommandError } from './stream-command-error.js';
 import { superStreamSource } from './super-stream-source.js';
@@ -90,7 +94,8 @@ export class RabbitMQ {
   }
 
   /** Where `stream`'s leader and replicas are (the Metadata query). */
-  members(stream: string): Promise<StreamMembers> {
+  async members(stream: string): Promise<StreamMembers> {
+    checkProtocolString('stream', stream);
     return this.links.members(stream, this.requestTimeoutMs);
   }
 
@@ -142,6 +147,7 @@ export class RabbitMQ {
 
   /** Creates a stream; resolves as well when it exists already (with whatever settings it has). */
   async createStream(stream: string, options: StreamOptions = {}): Promise<void> {
+    checkProtocolString('stream', stream);
     const response = await this.request<Response>(
       new CreateStreamRequest({ stream, arguments: streamArguments(options) }),
       this.requestTimeoutMs,
@@ -185,6 +191,7 @@ export class RabbitMQ {
 
   /** Deletes a super stream and its partition streams; resolves as well when there is none. */
   async deleteSuperStream(name: string): Promise<void> {
+    checkProtocolString('superStream', name);
     const response = await this.request<Response>(
       new DeleteSuperStreamRequest(name),
       this.requestTimeoutMs,
@@ -200,6 +207,7 @@ export class RabbitMQ {
    * `StreamCommandError` (code 0x02) when there is no such super stream.
    */
   async partitions(superStream: string): Promise<string[]> {
+    checkProtocolString('superStream', superStream);
     const response = await this.request<PartitionsResponse>(
       new PartitionsQuery({ superStream }),
       this.requestTimeoutMs,
@@ -224,6 +232,8 @@ export class RabbitMQ {
    * to `<name>-1` whatever its hash.
    */
   async bindingRoute(superStream: string, bindingKey: string): Promise<string[]> {
+    checkProtocolString('superStream', superStream);
+    checkProtocolString('bindingKey', bindingKey);
     const response = await this.request<RouteResponse>(
       new RouteQuery({ superStream, routingKey: bindingKey }),
       this.requestTimeoutMs,
@@ -234,6 +244,7 @@ export class RabbitMQ {
 
   /** Deletes a stream and everything in it; resolves as well when there is no such stream. */
   async deleteStream(stream: string): Promise<void> {
+    checkProtocolString('stream', stream);
     const response = await this.request<Response>(
       new DeleteStreamRequest(stream),
       this.requestTimeoutMs,

@@ -3,6 +3,7 @@ import type { ClientParams } from 'rabbitmq-stream-js-client';
 import type { GroupObserver, ReadStart, Source, SourceChunk } from '../core/ports.js';
 import { checkLogger, type Logger } from '../common/logger.js';
 import { timerMs } from '../common/timer-duration.js';
+import { checkProtocolString, checkReference } from '../common/stream-protocol.js';
 import {
   ConfigError,
   SourceDeactivatedError,
@@ -79,6 +80,7 @@ export interface RabbitSource extends Source {
  */
 
 export function rabbitSource(stream: string, options: RabbitSourceOptions): RabbitSource {
+  checkProtocolString('stream', stream);
   const credit = options.credit ?? 8;
   if (!Number.isInteger(credit) || credit < 1 || credit > 0xffff) {
     throw new ConfigError('credit', 'must be an integer from 1 to 65535', options.credit);
@@ -95,11 +97,13 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
   if (options.singleActive !== undefined && (typeof groupName !== 'string' || groupName === '')) {
     throw new ConfigError('singleActive.name', 'must be a non-empty string', groupName);
   }
+  if (groupName !== undefined) checkReference('singleActive.name', groupName);
   const resolver = checkAddressResolver(options.addressResolver);
   const superStream = options.singleActive?.superStream;
   if (superStream !== undefined && (typeof superStream !== 'string' || superStream === '')) {
     throw new ConfigError('singleActive.superStream', 'must be a non-empty string', superStream);
   }
+  if (superStream !== undefined) checkProtocolString('singleActive.superStream', superStream);
 
   /**
    * A single active source's group membership kept between reads: after a step-down the

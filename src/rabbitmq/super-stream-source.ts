@@ -1,5 +1,6 @@
 import type { PartitionedSource } from '../core/ports.js';
 import { ConfigError } from '../common/errors.js';
+import { checkProtocolString } from '../common/stream-protocol.js';
 import { rabbitSource, type RabbitSource, type RabbitSourceOptions } from './source.js';
 
 /**
@@ -15,6 +16,7 @@ export function superStreamSource(
   if (typeof superStream !== 'string' || superStream === '') {
     throw new ConfigError('superStream', 'must be a non-empty string', superStream);
   }
+  checkProtocolString('superStream', superStream);
   const partitionOptions: RabbitSourceOptions =
     options.singleActive === undefined
       ? options

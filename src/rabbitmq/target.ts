@@ -19,6 +19,8 @@ import { publishFrame, sendFrame } from './gaps/raw-publish.js';
 import {
   PRECONDITION_FAILED,
   PUBLISHER_DOES_NOT_EXIST,
+  checkProtocolString,
+  checkReference,
   codeName,
   isRetriableCode,
 } from '../common/stream-protocol.js';
@@ -95,6 +97,8 @@ export class RabbitTarget implements Target {
     if (typeof this.producer !== 'string' || this.producer.length === 0) {
       throw new ConfigError('producer', 'must be a non-empty string', options.producer);
     }
+    checkProtocolString('stream', stream);
+    checkReference('producer', this.producer);
     const maxInFlight = options.maxInFlight ?? 64;
     if (!Number.isInteger(maxInFlight) || maxInFlight < 1) {
       throw new ConfigError('maxInFlight', 'must be a positive integer', options.maxInFlight);

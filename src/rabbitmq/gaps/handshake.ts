@@ -15,6 +15,7 @@ import { OK, codeName } from '../../common/stream-protocol.js';
 import { silentLogger } from '../../common/logger.js';
 import { FrameAssembler } from '../socket-frames.js';
 import { abandon, socketOf } from './client-socket.js';
+import { checkHandshakeStrings, writeStringsAsUtf8 } from './utf8-strings.js';
 
 /**
  * GAP (rabbitmq-stream-js-client 1.0.0): `Connection.connect()` fails badly whenever the
@@ -59,6 +60,8 @@ export async function openConnection(
   listeners: ConnectionListenersParams = {},
   signal?: AbortSignal,
 ): Promise<Connection> {
+  writeStringsAsUtf8(); // before the handshake's first string
+  checkHandshakeStrings(params);
   const where = `${params.hostname}:${params.port}`;
   let open = false;
   let fail: (error: Error) => void = () => undefined;

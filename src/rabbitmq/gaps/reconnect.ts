@@ -224,6 +224,9 @@ export class ReconnectingConnection {
       return await Promise.race([
         connection.sendAndWait<T>(request).catch((code: unknown) => {
           if (typeof code === 'number') return { ok: false, code } as unknown as T;
+          // A string the protocol cannot carry (./utf8-strings.ts): refused while the request
+          // was encoded, before any byte of it was written; the connection is as good as before.
+          if (code instanceof ConfigError) throw code;
           // The write failed (EPIPE on a socket the peer closed, before its close event):
           // the connection is as good as lost.
           this.abandon(live, `request 0x${request.key.toString(16)} failed: ${describe(code)}`);
