@@ -251,6 +251,7 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
 
   return {
     stream,
+    group: groupName,
     read,
     endOffset: () =>
       endOffset(options.connection, stream, timeoutMs, {
