@@ -70,8 +70,8 @@ describe('PartitionWorkers', () => {
     expect(published).toBe(255);
   });
 
-  it('refuses one producer name for two partitions run by different workers, before either publishes', async () => {
-    const { error, published } = await runMemoryOrders(2, { partitions: 2, producer: 'same' });
+  it('refuses one producer name for two partitions run by different workers, before either publishes (a third worker with no partition)', async () => {
+    const { error, published } = await runMemoryOrders(3, { partitions: 2, producer: 'same' });
     expect(error).toEqual(
       new ConfigError(
         'producer',
