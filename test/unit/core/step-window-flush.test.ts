@@ -423,7 +423,9 @@ describe('an idle flush', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
       const broker = brokerWith([atDay('a', 1, 0, 1), atDay('a', 2, 1, 1)]);
-      await dailyJob(broker, { flush: { idleMs: 60_000, oneInstance: true } }).run({ untilCaughtUp: true });
+      await dailyJob(broker, { flush: { idleMs: 60_000, oneInstance: true } }).run({
+        untilCaughtUp: true,
+      });
       expect(vi.getTimerCount()).toBe(0);
       expect(results(broker)).toHaveLength(1);
     } finally {
