@@ -4,7 +4,12 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ConfigError } from '../common/errors.js';
 import type { Partition } from './partitioned-runner.js';
 import { toThread, withError } from './thread-error.js';
-import type { PartitionWorkerJob, WorkerData, WorkerMessage } from './partition-workers.js';
+import type {
+  ParentMessage,
+  PartitionWorkerJob,
+  WorkerData,
+  WorkerMessage,
+} from './partition-workers.js';
 
 const port = parentPort;
 if (port === null) throw new Error('partition-worker runs in a worker thread of PartitionWorkers');
@@ -13,7 +18,10 @@ const post = (message: WorkerMessage): void => port.postMessage(message);
 
 let built: PartitionWorkerJob | undefined;
 const stop = new AbortController();
-port.on('message', (message: unknown) => {
+/** Lets the job's loops start: the parent checked every thread's producer names. */
+let producersChecked = (): void => undefined;
+port.on('message', (message: ParentMessage) => {
+  if (message === 'checked') producersChecked();
   if (message !== 'stop') return;
   const inFlight = built?.job.runners.reduce((total, runner) => total + runner.inFlight, 0) ?? 0;
   post({ type: 'inFlight', count: inFlight });
@@ -42,6 +50,14 @@ try {
       if (mine) owned.push(partition);
       return mine;
     },
+    // The parent checks the whole job's names; stopped meanwhile, the loops return at once.
+    checkProducers: (job, producers) =>
+      new Promise<void>((resolve) => {
+        producersChecked = resolve;
+        if (stop.signal.aborted) resolve();
+        stop.signal.addEventListener('abort', () => resolve(), { once: true });
+        post({ type: 'producers', job, producers });
+      }),
   });
   outcome = { type: 'done', summary, partitions: owned };
 } catch (error) {

@@ -6,8 +6,10 @@ import { ConfigError, PartitionWorkerError } from '../common/errors.js';
 import { checkLogger, type Logger } from '../common/logger.js';
 import type { JobEventMap, JobEventName } from './job-events.js';
 import {
+  checkProducers,
   totals,
   type Partition,
+  type PartitionProducer,
   type PartitionedRunOptions,
   type PartitionedRunSummary,
   type PartitionListener,
@@ -76,6 +78,12 @@ export type WorkerMessage =
       readonly partition: Partition;
     }
   | { readonly type: 'inFlight'; readonly count: number }
+  /** The producer names of its partitions' loops, before any starts: it waits for 'checked'. */
+  | {
+      readonly type: 'producers';
+      readonly job: string;
+      readonly producers: readonly PartitionProducer[];
+    }
   | {
       readonly type: 'done';
       readonly summary: PartitionedRunSummary;
@@ -83,6 +91,12 @@ export type WorkerMessage =
       readonly partitions: readonly Partition[];
     }
   | { readonly type: 'failed'; readonly error: unknown; readonly partition: string | undefined };
+
+/**
+ * What the parent posts to a worker thread: 'checked' once every thread's producer names
+ * passed as the whole job's (its loops may start), 'stop' to stop.
+ */
+export type ParentMessage = 'checked' | 'stop';
 
 /** What a worker thread is started with. */
 export interface WorkerData {
@@ -105,10 +119,11 @@ type Final = Extract<WorkerMessage, { type: 'done' | 'failed' }>;
  * job still share the partitions through the source's single active consumer groups.
  *
  * `run()` resolves once every worker stopped, with the totals and every partition's summary;
- * its signal stops every worker. The first worker to fail stops the others and its error
- * rejects the run (`PartitionWorkerError`, naming the worker and the partition). Composes with
- * `runUntilSignal(workers, { close: () => workers.close() })`: signals reach the main thread
- * only, and it stops the workers.
+ * its signal stops every worker. The producer names are checked once over every thread's
+ * loops before any starts (a `ConfigError` rejects the run). The first worker to fail stops
+ * the others and its error rejects the run (`PartitionWorkerError`, naming the worker and the
+ * partition). Composes with `runUntilSignal(workers, { close: () => workers.close() })`:
+ * signals reach the main thread only, and it stops the workers.
  */
 export class PartitionWorkers {
   readonly workers: number;
@@ -188,17 +203,38 @@ export class PartitionWorkers {
       config: this.config,
     };
     this.inFlightOf.clear();
+    const post = (message: ParentMessage): void => {
+      for (const worker of this.threads) worker.postMessage(message);
+    };
+    const stopAll = (): void => post('stop');
+    let failure: Error | undefined;
+    // The job's producer names are checked once, over every thread's, before any loop starts:
+    // each thread alone sees only its own partitions. A thread that ended reported none.
+    const producersOf = new Map<number, readonly PartitionProducer[]>();
+    let job: string | undefined;
+    const reported = (index: number, producers: readonly PartitionProducer[]): void => {
+      if (producersOf.has(index)) return;
+      producersOf.set(index, producers);
+      if (producersOf.size < this.workers || failure !== undefined || job === undefined) return;
+      const all = [...producersOf.values()].flat().sort((a, b) => a.partition - b.partition);
+      try {
+        checkProducers(job, all);
+        post('checked');
+      } catch (error) {
+        failure = error as Error;
+        stopAll();
+      }
+    };
     const started = Array.from({ length: this.workers }, (_, index) =>
-      this.start({ ...data, index }),
+      this.start({ ...data, index }, (name, producers) => {
+        job ??= name;
+        reported(index, producers);
+      }),
     );
     this.threads = started.map(({ worker }) => worker);
-    const stopAll = (): void => {
-      for (const worker of this.threads) worker.postMessage('stop');
-    };
     const { signal } = options;
     if (signal?.aborted === true) stopAll();
     signal?.addEventListener('abort', stopAll);
-    let failure: PartitionWorkerError | undefined;
     try {
       const outcomes = await Promise.all(
         started.map(({ ended }, index) =>
@@ -212,6 +248,7 @@ export class PartitionWorkers {
               );
               stopAll();
             }
+            reported(index, []);
             return final;
           }),
         ),
@@ -232,7 +269,10 @@ export class PartitionWorkers {
     await Promise.all(this.threads.map((worker) => worker.terminate()));
   }
 
-  private start(data: WorkerData): { worker: Worker; ended: Promise<Final> } {
+  private start(
+    data: WorkerData,
+    producers: (job: string, producers: readonly PartitionProducer[]) => void,
+  ): { worker: Worker; ended: Promise<Final> } {
     const entry = new URL(`./partition-worker${extname(import.meta.url)}`, import.meta.url);
     // Evaluated, not loaded from `entry`: the imports (a loader) must come before it.
     const boot = `(async () => { for (const m of ${JSON.stringify(this.imports)}) await import(m); await import(${JSON.stringify(entry.href)}); })();`;
@@ -247,6 +287,7 @@ export class PartitionWorkers {
             message.partition,
           );
         } else if (message.type === 'inFlight') this.inFlightOf.set(data.index, message.count);
+        else if (message.type === 'producers') producers(message.job, message.producers);
         else {
           final = message;
           // Its job drained its confirms before stopping: the count sent at the stop is stale.

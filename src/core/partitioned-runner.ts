@@ -32,6 +32,21 @@ export interface PartitionedRunOptions extends RunOptions {
    * job's partitions over processes or threads, each taking its own (`PartitionWorkers`).
    */
   readonly partitions?: (partition: Partition) => boolean;
+  /**
+   * For a run that is one part of a job spread wider (see `partitions`): given this run's
+   * producer names before any loop starts, resolves once the whole job's names passed
+   * `checkProducers`, or rejects (and the run with it). `PartitionWorkers` gathers every
+   * thread's and checks them once. Default: this run is the whole job, its names checked here.
+   */
+  readonly checkProducers?: (job: string, producers: readonly PartitionProducer[]) => Promise<void>;
+}
+
+/** Where a partition's loop publishes, under which name: what `checkProducers` checks. */
+export interface PartitionProducer {
+  /** The partition's index in the super stream. */
+  readonly partition: number;
+  readonly stream: string;
+  readonly producer: string;
 }
 
 /** A listener of one job event of any partition's loop, told which partition. */
@@ -109,11 +124,18 @@ export class PartitionedRunner<T = unknown, A = unknown, R = unknown> {
       options.signal === undefined ? stop.signal : AbortSignal.any([options.signal, stop.signal]);
     // Whatever ended the run, its groups are left: a loop that stopped while stepping down
     // would otherwise stay a passive member, which the broker could pick and never hear from.
-    const { partitions: taken = () => true, ...runOptions } = options;
+    const {
+      partitions: taken = () => true,
+      checkProducers: check = async (job, producers) => checkProducers(job, producers),
+      ...runOptions
+    } = options;
     if (typeof taken !== 'function') {
       throw new ConfigError('partitions', 'must be a function of the partition', taken);
     }
-    const done = this.runLoops({ ...runOptions, signal }, taken, stop).finally(() =>
+    if (typeof check !== 'function') {
+      throw new ConfigError('checkProducers', 'must be a function of the producer names', check);
+    }
+    const done = this.runLoops({ ...runOptions, signal }, taken, check, stop).finally(() =>
       this.source.close(),
     );
     this.running = { stop, done: done.catch(() => undefined) };
@@ -142,6 +164,7 @@ export class PartitionedRunner<T = unknown, A = unknown, R = unknown> {
   private async runLoops(
     options: RunOptions,
     taken: (partition: Partition) => boolean,
+    check: NonNullable<PartitionedRunOptions['checkProducers']>,
     stop: AbortController,
   ): Promise<PartitionedRunSummary> {
     const sources = await this.source.partitions();
@@ -153,9 +176,14 @@ export class PartitionedRunner<T = unknown, A = unknown, R = unknown> {
       };
       return taken(partition) ? [{ ...this.loop(source, partition), partition }] : [];
     });
-    checkProducers(
+    // Before any loop starts: stopped meanwhile, the loops below return at once.
+    await check(
       this.name,
-      loops.map(({ target }) => target),
+      loops.map(({ partition, target }) => ({
+        partition: partition.index,
+        stream: target.stream,
+        producer: target.producer,
+      })),
     );
     this.loops = loops;
     for (const loop of loops) for (const entry of this.listeners) this.attach(entry, loop);
@@ -176,11 +204,12 @@ export class PartitionedRunner<T = unknown, A = unknown, R = unknown> {
 
 /**
  * One instance per producer name: two loops of a job under one name on one target stream
- * would resume from each other's ids. And a stream tracks at most 255 names.
+ * would resume from each other's ids. And a stream tracks at most 255 names. `producers`: the
+ * whole job's, in partition order.
  */
-function checkProducers(job: string, targets: readonly Target[]): void {
+export function checkProducers(job: string, producers: readonly PartitionProducer[]): void {
   const perStream = new Map<string, Set<string>>();
-  for (const { stream, producer } of targets) {
+  for (const { stream, producer } of producers) {
     const names = perStream.get(stream) ?? new Set<string>();
     if (names.has(producer)) {
       throw new ConfigError(

@@ -111,7 +111,8 @@ export interface TargetOptions<R = unknown> {
 /**
  * Publishing open windows before they end, for quiet sources (both off by default). Each
  * gives up byte-identical replay (the results depend on when a run ended or a silence came)
- * but not effectively-once: every source message still lands in exactly one published result.
+ * but not effectively-once: with one instance reading at a time, every source message still
+ * lands in exactly one published result (two at once can decide different flushes).
  * A flushed result is marked `flushed`; see the README's "Quiet sources" for what follows it.
  *
  * Step windows: a flushed tumbling or session window (or compaction `every` / `gap` step)
@@ -123,14 +124,23 @@ export interface TargetOptions<R = unknown> {
 export interface FlushOptions {
   /**
    * A run with `untilCaughtUp: true` publishes its open windows when it has caught up,
-   * instead of leaving them to the next run (default false).
+   * instead of leaving them to the next run (default false). Two such runs at once that catch
+   * up at different ends flush at different offsets: do not overlap them (not checked).
    */
   readonly caughtUp?: boolean;
   /**
    * After this many ms of wall-clock silence (no chunk read) with windows open, they are
-   * published (default: never). Must be > 0.
+   * published (default: never). Must be > 0. A silence is one instance's clock: two instances
+   * reading at once would flush at different offsets and count messages twice. So it needs a
+   * single active consumer source (`singleActive`), or `oneInstance`.
    */
   readonly idleMs?: number;
+  /**
+   * With `idleMs` on a source read without a single active consumer group: you run one
+   * instance of the job at a time (default false: such a job is refused). Read the README's
+   * "Quiet sources" for what two instances at once would do.
+   */
+  readonly oneInstance?: boolean;
 }
 
 /**
@@ -508,7 +518,7 @@ export class AggregationBuilder<T, A, R> {
       );
     }
     checkReference('name', name); // every producer name starts with it
-    this.runner(source.superStream, undefined, targetOptions); // validates the options now
+    this.runner(source, undefined, targetOptions); // validates the options now
     return new PartitionedRunner(source, name, (partitionSource, partition) => {
       const partitionTarget = target(partition);
       const runner = this.runner(partitionSource, partitionTarget, targetOptions);
@@ -521,9 +531,13 @@ export class AggregationBuilder<T, A, R> {
    * only checks them (for `.toPartitions()`, whose targets come with the partitions).
    */
   private runner(source: Source, target: Target, options: TargetOptions<R>): Runner<T, A, R>;
-  private runner(source: string, target: undefined, options: TargetOptions<R>): undefined;
   private runner(
-    source: Source | string,
+    source: PartitionedSource,
+    target: undefined,
+    options: TargetOptions<R>,
+  ): undefined;
+  private runner(
+    source: Source | PartitionedSource,
     target: Target | undefined,
     options: TargetOptions<R>,
   ): Runner<T, A, R> | undefined {
@@ -584,8 +598,8 @@ export class AggregationBuilder<T, A, R> {
         maxRetryDelayMs,
       );
     }
-    const { caughtUp, idleMs } = flushSettings(options.flush);
-    if (target === undefined || typeof source === 'string') return undefined;
+    const { caughtUp, idleMs } = flushSettings(options.flush, this.settings.source);
+    if (target === undefined || isPartitioned(source)) return undefined;
     const { window } = this.settings;
     // Only the library's results can be read back, and only a window with event-time bounds
     // stays open after a flush (see Runner.resumeAfterFlush).
@@ -719,19 +733,42 @@ function checkEmit(window: AnyWindowSpec): void {
   }
 }
 
-function flushSettings(flush: FlushOptions | undefined): {
+/**
+ * The flush options, checked. An idle flush is decided by one instance's clock: two instances
+ * reading at once (split brain) would end steps at different offsets, and the broker would
+ * store both, so it needs a single active consumer source, or the user's word (`oneInstance`).
+ */
+function flushSettings(
+  flush: FlushOptions | undefined,
+  source: Source | PartitionedSource,
+): {
   caughtUp: boolean;
   idleMs: number | undefined;
 } {
   if (flush === undefined) return { caughtUp: false, idleMs: undefined };
   if (typeof flush !== 'object' || flush === null) {
-    throw new ConfigError('flush', 'must be an object { caughtUp?, idleMs? }', flush);
+    throw new ConfigError('flush', 'must be an object { caughtUp?, idleMs?, oneInstance? }', flush);
   }
-  const { caughtUp = false, idleMs } = flush;
+  const { caughtUp = false, oneInstance = false } = flush;
   if (typeof caughtUp !== 'boolean') {
     throw new ConfigError('flush caughtUp', 'must be true or false', caughtUp);
   }
-  return { caughtUp, idleMs: idleMs === undefined ? undefined : timerMs('idleMs', idleMs) };
+  if (typeof oneInstance !== 'boolean') {
+    throw new ConfigError('flush oneInstance', 'must be true or false', oneInstance);
+  }
+  const idleMs = flush.idleMs === undefined ? undefined : timerMs('idleMs', flush.idleMs);
+  if (oneInstance && idleMs === undefined) {
+    throw new ConfigError('flush oneInstance', 'applies to idleMs only', oneInstance);
+  }
+  if (idleMs !== undefined && !oneInstance && source.group === undefined) {
+    const stream = isPartitioned(source) ? source.superStream : source.stream;
+    throw new ConfigError(
+      'idleMs',
+      `needs one instance of the job reading '${stream}' at a time: two at once would each flush by its own clock, at different offsets, and count messages twice. Read it as a single active consumer (singleActive), or, if you run one instance only, say so with flush: { idleMs, oneInstance: true }`,
+      idleMs,
+    );
+  }
+  return { caughtUp, idleMs };
 }
 
 function isPartitioned(source: Source | PartitionedSource): source is PartitionedSource {

@@ -41,6 +41,12 @@ export interface GroupObserver {
 export interface Source {
   readonly stream: string;
   /**
+   * The single active consumer group this source reads in (only the group's active member is
+   * delivered chunks); absent when it is read without one. An idle flush needs one: see
+   * `FlushOptions.oneInstance`.
+   */
+  readonly group?: string | undefined;
+  /**
    * Reads the stream from `from` (inclusive) in offset order until `signal` aborts. Chunks
    * never contain messages before `from`. If retention already removed `from`, this fails
    * with a non-retriable SourceError rather than skip the gap. `'first'` reads from the first

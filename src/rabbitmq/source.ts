@@ -266,6 +266,7 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
 
   return {
     stream,
+    group: groupName,
     read,
     endOffset: () =>
       endOffset(options.connection, stream, timeoutMs, {

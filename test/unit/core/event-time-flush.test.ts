@@ -130,7 +130,7 @@ describe('flushing event-time windows of a quiet source', () => {
       { k: 'a', t: 25 }, // closes [0,10) at offset 1; [20,30) stays open
     ]);
     const stop = new AbortController();
-    const runner = job(broker, { idleMs: 5 });
+    const runner = job(broker, { idleMs: 5, oneInstance: true });
     const published = first(runner, 'published');
     const running = runner.run({ signal: stop.signal });
     await published;
@@ -148,7 +148,7 @@ describe('flushing event-time windows of a quiet source', () => {
     ]);
     const stop = new AbortController();
     // A silence far longer than the test: only the next chunk, or the stop, publishes.
-    const runner = job(broker, { idleMs: 3_600_000 });
+    const runner = job(broker, { idleMs: 3_600_000, oneInstance: true });
     const reads: bigint[] = [];
     const twoRead = new Promise<void>((resolve) => {
       runner.on('read', ({ firstOffset }) => {
@@ -186,7 +186,7 @@ describe('flushing event-time windows of a quiet source', () => {
   it('flushes the open windows after a wall-clock silence of idleMs', async () => {
     const broker = brokerWith([{ k: 'a', t: 5 }]);
     const stop = new AbortController();
-    const runner = job(broker, { idleMs: 20 });
+    const runner = job(broker, { idleMs: 20, oneInstance: true });
     const flushed = first(runner, 'published');
     const running = runner.run({ signal: stop.signal });
     await flushed;

@@ -1,7 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, PartitionWorkerError, PartitionWorkers } from '../../../src/index.js';
+import type { MemoryOrdersConfig } from '../../support/memory-partition-worker-job.js';
 
 const registerTsx = new URL('../../support/register-tsx.mjs', import.meta.url);
+const memoryOrders = new URL('../../support/memory-partition-worker-job.ts', import.meta.url);
+
+/** `workers` threads running the embedded-broker orders job (see its module) to its end. */
+async function runMemoryOrders(workers: number, config: MemoryOrdersConfig) {
+  const threads = new PartitionWorkers(memoryOrders, { workers, imports: [registerTsx], config });
+  let published = 0;
+  threads.on('published', () => published++);
+  let error: unknown;
+  const summary = await threads.run({ untilCaughtUp: true }).catch((failure: unknown) => {
+    error = failure;
+    return undefined;
+  });
+  return { summary, error, published };
+}
 
 describe('PartitionWorkers', () => {
   it.each([
@@ -30,5 +45,40 @@ describe('PartitionWorkers', () => {
       `worker 0 of 1 failed: module must export as default a function (worker) => { job, close } building the partitioned job, given: '${module.href}'`,
     );
     expect((error as Error).cause).toMatchObject({ name: 'ConfigError', code: 'CONFIG_INVALID' });
+  });
+
+  it.each([1, 2])(
+    'refuses 256 producer names on one target stream over %i worker(s), the whole job checked once before any thread publishes',
+    async (workers) => {
+      const { error, published } = await runMemoryOrders(workers, { partitions: 256 });
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error).toEqual(
+        new ConfigError(
+          'producers',
+          "must be at most 255 per target stream (RabbitMQ tracks that many), on 'rollups'",
+          256,
+        ),
+      );
+      expect(published).toBe(0);
+    },
+  );
+
+  it('runs 255 producer names on one target stream over two workers, each partition once', async () => {
+    const { summary, published } = await runMemoryOrders(2, { partitions: 255 });
+    expect(summary?.results).toBe(255);
+    expect(summary?.partitions).toHaveLength(255);
+    expect(published).toBe(255);
+  });
+
+  it('refuses one producer name for two partitions run by different workers, before either publishes (a third worker with no partition)', async () => {
+    const { error, published } = await runMemoryOrders(3, { partitions: 2, producer: 'same' });
+    expect(error).toEqual(
+      new ConfigError(
+        'producer',
+        "must be unique across the partitions of job 'rollup' on target stream 'rollups'",
+        'same',
+      ),
+    );
+    expect(published).toBe(0);
   });
 });

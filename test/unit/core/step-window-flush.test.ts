@@ -370,7 +370,7 @@ describe('an idle flush', () => {
       );
     const broker = brokerWith([]);
     inOneChunk([atDay('a', 1, 0, 1), atDay('a', 2, 0, 2)]);
-    const job = dailyJob(broker, { flush: { idleMs: 20 } });
+    const job = dailyJob(broker, { flush: { idleMs: 20, oneInstance: true } });
     const controller = new AbortController();
     let published = 0;
     let wake = (): void => undefined;
@@ -403,7 +403,7 @@ describe('an idle flush', () => {
     try {
       const broker = brokerWith([atDay('a', 1, 0, 1)]);
       const { source, release } = holdingSource(broker);
-      const job = dailyJob(broker, { flush: { idleMs: 1_000 }, source });
+      const job = dailyJob(broker, { flush: { idleMs: 1_000, oneInstance: true }, source });
       const controller = new AbortController();
       job.on('read', () => controller.abort());
       const running = job.run({ signal: controller.signal });
@@ -423,7 +423,9 @@ describe('an idle flush', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
       const broker = brokerWith([atDay('a', 1, 0, 1), atDay('a', 2, 1, 1)]);
-      await dailyJob(broker, { flush: { idleMs: 60_000 } }).run({ untilCaughtUp: true });
+      await dailyJob(broker, { flush: { idleMs: 60_000, oneInstance: true } }).run({
+        untilCaughtUp: true,
+      });
       expect(vi.getTimerCount()).toBe(0);
       expect(results(broker)).toHaveLength(1);
     } finally {
