@@ -1,5 +1,6 @@
 import { Offset, type ClientParams } from 'rabbitmq-stream-js-client';
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
+import { ExchangeCommandVersionsRequest } from 'rabbitmq-stream-js-client/dist/requests/exchange_command_versions_request.js';
 import { SubscribeRequest } from 'rabbitmq-stream-js-client/dist/requests/subscribe_request.js';
 import type { SubscribeResponse } from 'rabbitmq-stream-js-client/dist/responses/subscribe_response.js';
 import type { SourceChunk } from '../core/ports.js';
@@ -64,6 +65,8 @@ export interface SubscriptionOptions extends MemberReach {
   readonly stallTimeoutMs?: number | undefined;
   /** A node found stalled before: connected to only when no other member can be. */
   readonly avoid?: NodeAddress | undefined;
+  /** Where the members were last seen, to connect to one without asking (see `MemberReach`). */
+  readonly members?: StreamMembers | undefined;
 }
 
 /**
@@ -167,6 +170,7 @@ export class Subscription {
       addressResolver: options.addressResolver,
       knownNodes: options.knownNodes,
       avoid: options.avoid,
+      members: options.members,
       timeoutMs: options.connectTimeoutMs,
       listeners: {
         connection_closed: () => ref.subscription?.lose('connection closed'),
@@ -399,16 +403,20 @@ export class Subscription {
    * would wait for the client's heartbeat (two missed 60 s intervals).
    */
   private watchSilence(): void {
-    const { stallTimeoutMs, stream } = this.options;
+    const { stallTimeoutMs } = this.options;
     if (stallTimeoutMs === undefined || this.closed || this.failure !== undefined) return;
     const watch = new SilenceWatch(stallTimeoutMs, {
-      // StreamStats: every member answers it at once, whatever the stream holds.
-      probe: () => void queryStreamStats(this.connection, stream).catch(() => undefined),
+      // Answered by the connection's own process on the node: stream queries (Metadata,
+      // StreamStats) wait on the cluster, which one frozen node holds up for all.
+      probe: () =>
+        void this.connection
+          .sendAndWait(new ExchangeCommandVersionsRequest([]))
+          .catch(() => undefined),
       stalled: (silentMs) => {
         this.stalledNode = true;
         this.lose(
           `RabbitMQ node ${nodeName(this.node)} sent nothing for ${silentMs} ms, not even an ` +
-            `answer to a StreamStats query (stallTimeoutMs: ${stallTimeoutMs})`,
+            `answer to a probe (stallTimeoutMs: ${stallTimeoutMs})`,
         );
       },
     });

@@ -21,7 +21,7 @@ import {
 import { resolveReadStart } from '../core/read-start.js';
 import { checkAddressResolver, type AddressResolver } from './node-connection.js';
 import { KnownNodes } from './known-nodes.js';
-import { nodeName, type NodeAddress } from './stream-members.js';
+import { nodeName, type NodeAddress, type StreamMembers } from './stream-members.js';
 
 /** The probe gets half the bound to be answered: much less, and a busy node looks frozen. */
 const MIN_STALL_TIMEOUT_MS = 1_000;
@@ -173,8 +173,12 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
           yield chunk;
         }
       } catch (error) {
-        // A frozen node is still named a member by the others: the next read goes elsewhere.
-        if (subscription.stalled) avoid = subscription.node;
+        // A frozen node is still named a member by the others, and holds up their answers
+        // to the Metadata query: the next read goes to another member it met, directly.
+        if (subscription.stalled) {
+          avoid = subscription.node;
+          lastMembers = subscription.members;
+        }
         steppedDown = error instanceof SourceDeactivatedError;
         // Once activated, another member may have taken over meanwhile: the reader must
         // start again from its resume point, not from here.
@@ -193,8 +197,12 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
   const knownNodes = options.knownNodes ?? new KnownNodes();
   /** The node the last stalled read was on: tried last by the reads after it. */
   let avoid: NodeAddress | undefined;
+  /** The members the stalled read met, for the next read only (a direct connection). */
+  let lastMembers: StreamMembers | undefined;
 
   async function open(next: bigint | 'first'): Promise<Subscription> {
+    const members = lastMembers;
+    lastMembers = undefined;
     const subscription = await Subscription.open(options.connection, {
       stream,
       from: next,
@@ -202,6 +210,7 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
       connectTimeoutMs: timeoutMs,
       stallTimeoutMs,
       avoid,
+      members,
       addressResolver: resolver,
       knownNodes,
       ...(options.singleActive === undefined ? {} : { singleActive: options.singleActive }),
