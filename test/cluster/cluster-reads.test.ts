@@ -128,12 +128,15 @@ describe('reading on a 3-node RabbitMQ cluster with a node out', () => {
     }
 
     const during = publishedAt.filter((at) => at > frozenAt && at < thawedAt);
-    const firstAfterMs = (during[0] ?? thawedAt) - frozenAt;
+    // From the freeze to the thaw, through every result in between (the first ones may come
+    // from chunks the job had been delivered before the freeze).
+    const moments = [frozenAt, ...during, thawedAt];
+    const longestPauseMs = Math.max(...moments.slice(1).map((at, i) => at - (moments[i] ?? at)));
     console.log(
-      `frozen for ${thawedAt - frozenAt} ms: the first result ${firstAfterMs} ms in, ` +
-        `${during.length} results during the freeze; reads on ${readsOn(logger, source).join(', ')}`,
+      `frozen for ${thawedAt - frozenAt} ms: ${during.length} results during the freeze, ` +
+        `the longest pause ${longestPauseMs} ms; reads on ${readsOn(logger, source).join(', ')}`,
     );
-    expect(firstAfterMs, 'the pause the frozen replica caused').toBeLessThanOrEqual(
+    expect(longestPauseMs, 'the pause the frozen replica caused').toBeLessThanOrEqual(
       STALL_TIMEOUT_MS * 1.1 + RESUBSCRIBE_SLACK_MS,
     );
     expect(during.length, 'results published during the freeze').toBeGreaterThan(10);
