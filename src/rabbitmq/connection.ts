@@ -21,17 +21,23 @@ import {
   type SuperStreamLayout,
 } from '../common/super-stream-layout.js';
 import { timerMs } from '../common/timer-duration.js';
-import { parseStreamUrl } from './connection-url.js';
+import { parseStreamUrl, parseStreamUrls } from './connection-url.js';
 import { ReconnectingConnection, type ReconnectOptions } from './gaps/reconnect.js';
 import { ClusterLinks } from './leader-link.js';
-import { checkAddressResolver, type AddressResolver } from './node-connection.js';
-import type { StreamMembers } from './stream-members.js';
+import { KnownNodes } from './known-nodes.js';
+import { checkAddressResolver, type AddressResolver, type MemberReach } from './node-connection.js';
+import type { NodeAddress, StreamMembers } from './stream-members.js';
 import {
   STREAM_ALREADY_EXISTS,
   STREAM_DOES_NOT_EXIST,
   checkProtocolString,
 } from '../common/stream-protocol.js';
-import { rabbitSource, type RabbitSource, type RabbitSourceOptions } from './source.js';
+import {
+  checkStallTimeoutMs,
+  rabbitSource,
+  type RabbitSource,
+  type RabbitSourceOptions,
+} from './source.js';
 import { StreamCommandError } from './stream-command-error.js';
 import { superStreamSource } from './super-stream-source.js';
 import { RabbitTarget, type TargetOptions } from './target.js';
@@ -45,6 +51,11 @@ export interface ConnectOptions extends ReconnectOptions {
    * the cluster, return the balancer's address for every node.
    */
   readonly addressResolver?: AddressResolver;
+  /**
+   * `stallTimeoutMs` of the sources made here (see `RabbitSourceOptions`): a read whose node
+   * sends nothing for this long reads on from another member. Default 10 s.
+   */
+  readonly stallTimeoutMs?: number;
 }
 
 /** Retention settings of a new stream (RabbitMQ's `x-` stream arguments). */
@@ -81,16 +92,34 @@ export class RabbitMQ {
     readonly params: ClientParams,
     private readonly links: ClusterLinks,
     requestTimeoutMs: number,
+    private readonly stallTimeoutMs: number | undefined,
   ) {
     this.requestTimeoutMs = requestTimeoutMs;
   }
 
-  /** @internal Use `connect()`. Settings are checked before anything connects. */
-  static async open(params: ClientParams, options: ConnectOptions): Promise<RabbitMQ> {
+  /**
+   * @internal Use `connect()`. Settings are checked before anything connects. `nodes` are the
+   * URLs' nodes, tried in turn after the one of `params`.
+   */
+  static async open(
+    params: ClientParams,
+    options: ConnectOptions,
+    nodes: readonly NodeAddress[] = [],
+  ): Promise<RabbitMQ> {
     const requestTimeoutMs = timerMs('requestTimeoutMs', options.requestTimeoutMs ?? 10_000);
     const resolver = checkAddressResolver(options.addressResolver);
-    const main = await ReconnectingConnection.open(params, options);
-    return new RabbitMQ(params, new ClusterLinks(main, options, resolver), requestTimeoutMs);
+    if (options.stallTimeoutMs !== undefined) checkStallTimeoutMs(options.stallTimeoutMs);
+    const known = new KnownNodes(nodes);
+    const main = await ReconnectingConnection.open(params, options, undefined, {
+      addressResolver: resolver,
+      knownNodes: known,
+    });
+    return new RabbitMQ(
+      params,
+      new ClusterLinks(main, options, resolver, known),
+      requestTimeoutMs,
+      options.stallTimeoutMs,
+    );
   }
 
   /** Where `stream`'s leader and replicas are (the Metadata query). */
@@ -113,7 +142,7 @@ export class RabbitMQ {
         this.usedPublisherIds.delete(publisherId);
         this.targets.delete(target);
       },
-      this.links.resolver,
+      this.reach(),
     );
     this.usedPublisherIds.add(publisherId);
     this.targets.add(target);
@@ -266,8 +295,17 @@ export class RabbitMQ {
   }
 
   /** What sources made here take from `connect()` unless told otherwise. */
-  private sourceDefaults(): Pick<RabbitSourceOptions, 'logger' | 'addressResolver'> {
-    return { logger: this.links.main.logger, addressResolver: this.links.resolver };
+  private sourceDefaults(): Omit<RabbitSourceOptions, 'connection'> {
+    return {
+      ...this.reach(),
+      logger: this.links.main.logger,
+      ...(this.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: this.stallTimeoutMs }),
+    };
+  }
+
+  /** How connections made here reach the cluster's nodes. */
+  private reach(): MemberReach {
+    return { addressResolver: this.links.resolver, knownNodes: this.links.known };
   }
 
   /** A management request, on the URL's node, or on another node while that one is down. */
@@ -305,15 +343,19 @@ function streamArguments(options: StreamOptions): CreateStreamArguments {
 
 /**
  * Connects to RabbitMQ's stream port, given a URL such as
- * `rabbitmq-stream://guest:guest@127.0.0.1:5552/` (RABBITMQ_STREAM_URL) or the client's
- * connection settings. Fails when the broker cannot be reached now, unless `waitForBrokerMs`
- * gives it time to come up; a refused user, password or virtual host fails at once with
+ * `rabbitmq-stream://guest:guest@127.0.0.1:5552/` (RABBITMQ_STREAM_URL), the URLs of several
+ * nodes of one cluster (tried in turn, as the Java client's `uris`), or the client's
+ * connection settings. Fails when no node can be reached now, unless `waitForBrokerMs` gives
+ * them time to come up; a refused user, password or virtual host fails at once with
  * AccessRefusedError. Once connected, a lost connection is re-established in the background
- * (reported to `logger`).
+ * (reported to `logger`), on the URLs' nodes and the members met since, in turn.
  */
-export function connect(
-  where: string | ClientParams,
+export async function connect(
+  where: string | readonly string[] | ClientParams,
   options: ConnectOptions = {},
 ): Promise<RabbitMQ> {
-  return RabbitMQ.open(typeof where === 'string' ? parseStreamUrl(where) : where, options);
+  if (typeof where === 'string') return RabbitMQ.open(parseStreamUrl(where), options);
+  if (!Array.isArray(where)) return RabbitMQ.open(where as ClientParams, options);
+  const { params, nodes } = parseStreamUrls(where as readonly string[]);
+  return RabbitMQ.open(params, options, nodes);
 }

@@ -3,6 +3,7 @@ import type { Request } from 'rabbitmq-stream-js-client/dist/requests/request.js
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
 import { ReconnectingConnection, type Live, type ReconnectOptions } from './gaps/reconnect.js';
 import { BrokerUnavailableError } from '../common/errors.js';
+import type { KnownNodes } from './known-nodes.js';
 import type { AddressResolver } from './node-connection.js';
 import {
   membersOf,
@@ -26,8 +27,6 @@ export class ClusterLinks {
   private readonly nodes = new Map<string, Promise<ReconnectingConnection>>();
   /** The per-node connections that opened, by node: found at once (see `abandon`). */
   private readonly opened = new Map<string, ReconnectingConnection>();
-  /** Every node a Metadata answer named: where to ask while the URL's node is down. */
-  private readonly seen = new Map<string, NodeAddress>();
   /** Ends the per-node connection attempts under way at `close()`. */
   private readonly closing = new AbortController();
   private readonly nodeOptions: ReconnectOptions;
@@ -36,6 +35,8 @@ export class ClusterLinks {
     readonly main: ReconnectingConnection,
     options: ReconnectOptions,
     readonly resolver: AddressResolver | undefined,
+    /** The URLs' nodes and every node a Metadata answer named: where to ask while one is down. */
+    readonly known: KnownNodes,
   ) {
     // connect()'s wait and signal are about its first connection: a node's connection fails
     // at once when the node cannot be reached (the next declaration asks again) and ends
@@ -53,13 +54,13 @@ export class ClusterLinks {
       await link.request<MetadataResponse>(membersRequest(stream), timeoutMs),
       stream,
     );
-    for (const node of [members.leader, ...members.replicas]) this.seen.set(nodeName(node), node);
+    this.known.addMembers(members);
     return members;
   }
 
   /**
    * `preferred` when it is connected, else the first connection that is, else one made
-   * within `timeoutMs` to a node seen in a Metadata answer, else `preferred` (which
+   * within `timeoutMs` to another known node, else `preferred` (which
    * reconnects by itself).
    */
   async anyUp(
@@ -71,11 +72,14 @@ export class ClusterLinks {
     if (up !== undefined) return up;
     const giveUp = Date.now() + timeoutMs;
     const urlNode = this.main.lastNode;
-    for (const [name, node] of this.seen) {
+    const known = this.known.list();
+    for (const node of known) {
       if (Date.now() >= giveUp) break;
       // The URL's node is `main`'s, and the others tried are down already.
-      if (this.nodes.has(name) || (urlNode !== undefined && sameNode(urlNode, node))) continue;
-      const link = await this.linkTo(node, this.seen.size).catch(() => undefined);
+      if (this.nodes.has(nodeName(node)) || (urlNode !== undefined && sameNode(urlNode, node))) {
+        continue;
+      }
+      const link = await this.linkTo(node, known.length).catch(() => undefined);
       if (link?.node !== undefined) return link;
     }
     return preferred;

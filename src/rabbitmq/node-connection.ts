@@ -7,6 +7,7 @@ import { BrokerUnavailableError, ConfigError, describe } from '../common/errors.
 import type { MetadataResponse } from 'rabbitmq-stream-js-client/dist/responses/metadata_response.js';
 import { abandon } from './gaps/client-socket.js';
 import { openConnection } from './gaps/handshake.js';
+import type { KnownNodes } from './known-nodes.js';
 import {
   membersOf,
   membersRequest,
@@ -36,14 +37,14 @@ export function checkAddressResolver(value: unknown): AddressResolver | undefine
 /** The member of a stream a connection is for: its leader (writes) or a replica (reads). */
 export type MemberRole = 'leader' | 'replica';
 
-/** How a connection reaches a member of a stream: the address resolver, and members seen before. */
+/** How a connection reaches a member of a stream: the address resolver, and the nodes known. */
 export interface MemberReach {
   readonly addressResolver?: AddressResolver | undefined;
   /**
-   * Nodes to ask the Metadata query when the URL's node cannot be reached (members seen
-   * before), tried in turn: a reader whose node and the URL's are both down reads on.
+   * Nodes to try in turn when the URL's node cannot be reached (./known-nodes.ts); every
+   * Metadata answer asked on the way is added to them.
    */
-  readonly knownNodes?: readonly NodeAddress[] | undefined;
+  readonly knownNodes?: KnownNodes | undefined;
 }
 
 export interface NodeConnectionOptions extends MemberReach {
@@ -54,6 +55,18 @@ export interface NodeConnectionOptions extends MemberReach {
   /** Hear only about the connection returned (not about tries closed on the way). */
   readonly listeners?: ConnectionListenersParams;
   readonly signal?: AbortSignal | undefined;
+  /**
+   * A node a reader found frozen (see ./silence-watch.ts): it still accepts connections and
+   * is still named by the others, but answers nothing, so it is tried last.
+   */
+  readonly avoid?: NodeAddress | undefined;
+  /**
+   * Where the stream's members were last seen: a member is then connected to directly, with
+   * no Metadata query, which the other nodes leave unanswered while one node is frozen
+   * (measured on RabbitMQ 4.0.5: no answer for the whole of a 36 s SIGSTOP, where Subscribe
+   * and Publish on the live members went on).
+   */
+  readonly members?: StreamMembers | undefined;
 }
 
 /** The node a connection landed on, as its Open response advertises it. */
@@ -93,6 +106,12 @@ export async function openMemberConnection(
   role: MemberRole,
   options: NodeConnectionOptions,
 ): Promise<{ connection: Connection; members: StreamMembers }> {
+  if (options.members !== undefined) {
+    return {
+      connection: await openCandidate(params, options.members, role, options),
+      members: options.members,
+    };
+  }
   const locator = await openLocator(params, options);
   let members: StreamMembers;
   let timer: NodeJS.Timeout | undefined;
@@ -125,24 +144,55 @@ export async function openMemberConnection(
   } finally {
     clearTimeout(timer);
   }
-  const candidates =
-    role === 'replica' && members.replicas.length > 0 ? members.replicas : [members.leader];
+  options.knownNodes?.addMembers(members);
   const here = advertisedNode(locator.connection);
-  if (candidates.some((node) => sameNode(node, here))) {
+  if (memberCandidates(members, role, options.avoid).some((node) => sameNode(node, here))) {
     return { connection: locator.keep(), members };
   }
   abandon(locator.connection);
+  return { connection: await openCandidate(params, members, role, options), members };
+}
+
+/** A connection to one of the `memberCandidates`, picked at random to spread readers. */
+function openCandidate(
+  params: ClientParams,
+  members: StreamMembers,
+  role: MemberRole,
+  options: NodeConnectionOptions,
+): Promise<Connection> {
+  const candidates = memberCandidates(members, role, options.avoid);
   const node = candidates[Math.floor(Math.random() * candidates.length)] as NodeAddress;
-  const connection = await openNodeConnection(params, node, {
+  return openNodeConnection(params, node, {
     ...options,
     clusterSize: members.replicas.length + 1,
   });
-  return { connection, members };
 }
 
 /**
- * A connection to the URL's node, or while it is down to the first fallback that answers: for
- * questions every node answers (StreamStats, the Metadata query).
+ * The members a connection for `role` may go to: for a 'replica', the stream's replicas (its
+ * leader when it has none) other than `avoid`, else any other member; `avoid` only when it
+ * is the only one.
+ */
+export function memberCandidates(
+  members: StreamMembers,
+  role: MemberRole,
+  avoid?: NodeAddress,
+): readonly NodeAddress[] {
+  const preferred =
+    role === 'replica' && members.replicas.length > 0 ? members.replicas : [members.leader];
+  if (avoid === undefined) return preferred;
+  const elsewhere = (nodes: readonly NodeAddress[]): NodeAddress[] =>
+    nodes.filter((node) => !sameNode(node, avoid));
+  const others = elsewhere(preferred);
+  if (others.length > 0) return others;
+  // Any member serves reads; only the leader takes writes.
+  const anyOther = role === 'replica' ? elsewhere([members.leader, ...members.replicas]) : [];
+  return anyOther.length > 0 ? anyOther : preferred;
+}
+
+/**
+ * A connection to the URL's node, or while it is down to the first known node that answers:
+ * for questions every node answers (StreamStats, the Metadata query).
  */
 export async function openAnyNode(
   params: ClientParams,
@@ -151,27 +201,35 @@ export async function openAnyNode(
   return (await openLocator(params, options)).keep();
 }
 
-/** A connection to the URL's node, or to the first fallback that answers while it is down. */
+/**
+ * A connection to the URL's node, or to the first of the other known nodes that answers while
+ * it is down; the node to avoid goes last. A refusal (user, password, vhost) is final.
+ */
 async function openLocator(
   params: ClientParams,
   options: NodeConnectionOptions,
 ): Promise<{ connection: Connection; keep: () => Connection }> {
   const url = { host: params.hostname, port: params.port };
-  const fallbacks = (options.knownNodes ?? []).filter((node) => !sameNode(node, url));
-  try {
-    return await openQuiet(params, url, options);
-  } catch (error) {
-    if (!(error instanceof BrokerUnavailableError)) throw error;
-    for (const node of fallbacks) {
-      const opened = await openQuiet(
-        params,
-        options.addressResolver?.(node) ?? node,
-        options,
-      ).catch(() => undefined);
-      if (opened !== undefined) return opened;
+  const others = (options.knownNodes?.list() ?? []).filter((node) => !sameNode(node, url));
+  const avoided = (node: NodeAddress): boolean =>
+    options.avoid !== undefined && sameNode(node, options.avoid);
+  const order = [url, ...others];
+  order.sort((a, b) => Number(avoided(a)) - Number(avoided(b)));
+  let urlError: unknown;
+  for (const node of order) {
+    const address = node === url ? url : (options.addressResolver?.(node) ?? node);
+    try {
+      return await openQuiet(params, address, options);
+    } catch (error) {
+      if (!(error instanceof BrokerUnavailableError)) throw error;
+      if (node === url) urlError = error;
     }
-    throw error;
   }
+  if (others.length === 0) throw urlError;
+  throw new BrokerUnavailableError(
+    `${describe(urlError)}; nor at the other known nodes ${others.map(nodeName).join(', ')}`,
+    { cause: urlError },
+  );
 }
 
 /**

@@ -2,7 +2,7 @@ import type { ClientParams } from 'rabbitmq-stream-js-client';
 import { RetentionGapError } from '../common/errors.js';
 import { findResultIn } from '../core/stored-result.js';
 import { messageAt } from '../core/chunk-message.js';
-import type { AddressResolver } from './node-connection.js';
+import type { MemberReach } from './node-connection.js';
 import { rabbitSource, type RabbitSource } from './source.js';
 import { readRange } from './stream-range.js';
 
@@ -76,10 +76,10 @@ export async function lookUpResult(
   producer: string,
   publishingId: bigint,
   timeoutMs: number,
-  addressResolver?: AddressResolver,
+  reach: MemberReach = {},
 ): Promise<ResultLookup> {
   const search = new BackwardSearch(
-    rabbitSource(stream, { connection: params, timeoutMs, addressResolver }),
+    rabbitSource(stream, { ...reach, connection: params, timeoutMs }),
     producer,
     publishingId,
     timeoutMs,

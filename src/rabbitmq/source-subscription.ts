@@ -1,5 +1,6 @@
 import { Offset, type ClientParams } from 'rabbitmq-stream-js-client';
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
+import { ExchangeCommandVersionsRequest } from 'rabbitmq-stream-js-client/dist/requests/exchange_command_versions_request.js';
 import { SubscribeRequest } from 'rabbitmq-stream-js-client/dist/requests/subscribe_request.js';
 import type { SubscribeResponse } from 'rabbitmq-stream-js-client/dist/responses/subscribe_response.js';
 import type { SourceChunk } from '../core/ports.js';
@@ -18,7 +19,8 @@ import { answerConsumerUpdate, type ConsumerUpdate } from './gaps/consumer-updat
 import { grantCredit } from './gaps/grant-credit.js';
 import { advertisedNode, openMemberConnection, type MemberReach } from './node-connection.js';
 import { StreamCommandError } from './stream-command-error.js';
-import type { NodeAddress, StreamMembers } from './stream-members.js';
+import { SilenceWatch } from './silence-watch.js';
+import { nodeName, type NodeAddress, type StreamMembers } from './stream-members.js';
 
 /**
  * Single active consumer: of the readers subscribed under one `name` on a stream, the broker
@@ -56,6 +58,15 @@ export interface SubscriptionOptions extends MemberReach {
    * member, each try through the address resolver), the Metadata query, and the subscribe.
    */
   readonly connectTimeoutMs: number;
+  /**
+   * When given, a node that sends nothing for this long (no chunk, and no answer to the probe
+   * sent halfway) fails the subscription as lost, `stalled` (./silence-watch.ts).
+   */
+  readonly stallTimeoutMs?: number | undefined;
+  /** A node found stalled before: connected to only when no other member can be. */
+  readonly avoid?: NodeAddress | undefined;
+  /** Where the members were last seen, to connect to one without asking (see `MemberReach`). */
+  readonly members?: StreamMembers | undefined;
 }
 
 /**
@@ -122,6 +133,8 @@ export class Subscription {
   private checking: Promise<void> | undefined;
   /** Ends waits that must not outlive the subscription. */
   private readonly closing = new AbortController();
+  private watch: SilenceWatch | undefined;
+  private stalledNode = false;
 
   // Single active consumer state (a plain subscription always delivers).
   private delivering: boolean;
@@ -156,6 +169,8 @@ export class Subscription {
     const { connection, members } = await openMemberConnection(params, options.stream, 'replica', {
       addressResolver: options.addressResolver,
       knownNodes: options.knownNodes,
+      avoid: options.avoid,
+      members: options.members,
       timeoutMs: options.connectTimeoutMs,
       listeners: {
         connection_closed: () => ref.subscription?.lose('connection closed'),
@@ -187,6 +202,7 @@ export class Subscription {
       await subscription.close();
       throw error;
     }
+    subscription.watchSilence();
     return subscription;
   }
 
@@ -237,6 +253,11 @@ export class Subscription {
     return !this.closed && this.failure === undefined;
   }
 
+  /** Whether it was lost to a node that answered nothing (see `stallTimeoutMs`). */
+  get stalled(): boolean {
+    return this.stalledNode;
+  }
+
   /** Whether the attached reader's start was asked (it is, or was about to be, active). */
   get activated(): boolean {
     return this.startAsked;
@@ -260,6 +281,7 @@ export class Subscription {
     if (this.closed) return;
     this.closed = true;
     this.closing.abort();
+    this.watch?.stop();
     this.notify();
     if (this.failure !== undefined) {
       // Lost or unusable: it would never answer Close.
@@ -371,8 +393,35 @@ export class Subscription {
 
   private lose(reason: string): void {
     if (this.closed || this.failure !== undefined) return;
+    this.watch?.stop();
     this.failure = new SubscriptionLostError(this.options.stream, this.from, reason);
     this.notify();
+  }
+
+  /**
+   * A frozen node keeps the connection open and sends nothing: without a watch the reader
+   * would wait for the client's heartbeat (two missed 60 s intervals).
+   */
+  private watchSilence(): void {
+    const { stallTimeoutMs } = this.options;
+    if (stallTimeoutMs === undefined || this.closed || this.failure !== undefined) return;
+    const watch = new SilenceWatch(stallTimeoutMs, {
+      // Answered by the connection's own process on the node: stream queries (Metadata,
+      // StreamStats) wait on the cluster, which one frozen node holds up for all.
+      probe: () =>
+        void this.connection
+          .sendAndWait(new ExchangeCommandVersionsRequest([]))
+          .catch(() => undefined),
+      stalled: (silentMs) => {
+        this.stalledNode = true;
+        this.lose(
+          `RabbitMQ node ${nodeName(this.node)} sent nothing for ${silentMs} ms, not even an ` +
+            `answer to a probe (stallTimeoutMs: ${stallTimeoutMs})`,
+        );
+      },
+    });
+    socketOf(this.connection).on('data', () => watch.heard());
+    this.watch = watch;
   }
 
   /** The broker made this reader the active one of its group, or tells it to step down. */

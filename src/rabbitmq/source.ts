@@ -21,7 +21,11 @@ import {
 } from './source-subscription.js';
 import { resolveReadStart } from '../core/read-start.js';
 import { checkAddressResolver, type AddressResolver } from './node-connection.js';
-import { nodeName, type NodeAddress } from './stream-members.js';
+import { KnownNodes } from './known-nodes.js';
+import { nodeName, type NodeAddress, type StreamMembers } from './stream-members.js';
+
+/** The probe gets half the bound to be answered: much less, and a busy node looks frozen. */
+const MIN_STALL_TIMEOUT_MS = 1_000;
 
 /** How a source re-subscribes after a lost connection (targets reconnect with ConnectOptions). */
 export interface SourceReconnectOptions {
@@ -40,6 +44,19 @@ export interface RabbitSourceOptions {
   readonly connection: ClientParams;
   /** Where to connect to reach a node (see `AddressResolver`); default: as advertised. */
   readonly addressResolver?: AddressResolver | undefined;
+  /**
+   * The cluster's nodes tried in turn while the one of `connection` is down, and told of the
+   * members each read meets: `connect()`'s for `rabbit.source()`. Default: the members this
+   * source meets.
+   */
+  readonly knownNodes?: KnownNodes | undefined;
+  /**
+   * A read whose node sends nothing for this long (no chunk, and no answer to the query sent
+   * halfway through) reads again from its next offset on another member: a frozen node holds
+   * a job up for about this long (see ./silence-watch.ts). Default 10 s; at least 1 s. A quiet
+   * stream is not a silent node: its node answers the query.
+   */
+  readonly stallTimeoutMs?: number;
   /** Chunks the broker may send ahead of the reader (the memory bound), default 8. */
   readonly credit?: number;
   readonly reconnect?: SourceReconnectOptions;
@@ -91,6 +108,7 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
   }
   const delays = backoffDelays('reconnect.', options.reconnect ?? {});
   const timeoutMs = timerMs('timeoutMs', options.timeoutMs ?? 10_000);
+  const stallTimeoutMs = checkStallTimeoutMs(options.stallTimeoutMs ?? 10_000);
   const logger = checkLogger('logger', options.logger);
   const broker = `${options.connection.hostname}:${options.connection.port}`;
   const groupName = options.singleActive?.name;
@@ -170,6 +188,12 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
           yield chunk;
         }
       } catch (error) {
+        // A frozen node is still named a member by the others, and holds up their answers
+        // to the Metadata query: the next read goes to another member it met, directly.
+        if (subscription.stalled) {
+          avoid = subscription.node;
+          lastMembers = subscription.members;
+        }
         steppedDown = error instanceof SourceDeactivatedError;
         // Once activated, another member may have taken over meanwhile: the reader must
         // start again from its resume point, not from here.
@@ -184,24 +208,28 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
     }
   }
 
-  /**
-   * Every member of the stream seen so far: asked where it is while the URL's node is down.
-   * Never shrinks: during a leader election an answer may name fewer members than there are.
-   */
-  const knownNodes = new Map<string, NodeAddress>();
+  /** Asked where the stream is while the URL's node is down; told every member met. */
+  const knownNodes = options.knownNodes ?? new KnownNodes();
+  /** The node the last stalled read was on: tried last by the reads after it. */
+  let avoid: NodeAddress | undefined;
+  /** The members the stalled read met, for the next read only (a direct connection). */
+  let lastMembers: StreamMembers | undefined;
 
   async function open(next: bigint | 'first'): Promise<Subscription> {
+    const members = lastMembers;
+    lastMembers = undefined;
     const subscription = await Subscription.open(options.connection, {
       stream,
       from: next,
       credit,
       connectTimeoutMs: timeoutMs,
+      stallTimeoutMs,
+      avoid,
+      members,
       addressResolver: resolver,
-      knownNodes: [...knownNodes.values()],
+      knownNodes,
       ...(options.singleActive === undefined ? {} : { singleActive: options.singleActive }),
     });
-    const { leader, replicas } = subscription.members;
-    for (const node of [leader, ...replicas]) knownNodes.set(nodeName(node), node);
     logger.debug(
       { broker, stream, node: nodeName(subscription.node), offset: String(next) },
       `reading '${stream}' on ${nodeName(subscription.node)}`,
@@ -271,12 +299,21 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
     endOffset: () =>
       endOffset(options.connection, stream, timeoutMs, {
         addressResolver: resolver,
-        knownNodes: [...knownNodes.values()],
+        knownNodes,
       }),
     close: async () => {
       await takeStandby()?.close();
     },
   };
+}
+
+/** `value` as a `stallTimeoutMs`: a timer duration of at least `MIN_STALL_TIMEOUT_MS`. */
+export function checkStallTimeoutMs(value: unknown): number {
+  const stallTimeoutMs = timerMs('stallTimeoutMs', value);
+  if (stallTimeoutMs < MIN_STALL_TIMEOUT_MS) {
+    throw new ConfigError('stallTimeoutMs', `must be at least ${MIN_STALL_TIMEOUT_MS} ms`, value);
+  }
+  return stallTimeoutMs;
 }
 
 /**

@@ -2,7 +2,7 @@ import type { ClientParams } from 'rabbitmq-stream-js-client';
 import { ResultProperty } from '../core/result-format.js';
 import type { SourceChunk } from '../core/ports.js';
 import { storedProperties } from '../core/stored-result.js';
-import type { AddressResolver } from './node-connection.js';
+import type { MemberReach } from './node-connection.js';
 import { rabbitSource } from './source.js';
 import { readRange } from './stream-range.js';
 
@@ -28,9 +28,9 @@ export async function producerHasPublished(
   stream: string,
   producer: string,
   timeoutMs: number,
-  addressResolver?: AddressResolver,
+  reach: MemberReach = {},
 ): Promise<boolean> {
-  const source = rabbitSource(stream, { connection: params, timeoutMs, addressResolver });
+  const source = rabbitSource(stream, { ...reach, connection: params, timeoutMs });
   const end = await source.endOffset();
   if (end === 0n) return false;
   let found = false;

@@ -26,7 +26,7 @@ import {
 } from '../common/stream-protocol.js';
 import { InFlight } from './publish-in-flight.js';
 import { StreamCommandError } from './stream-command-error.js';
-import type { AddressResolver } from './node-connection.js';
+import type { MemberReach } from './node-connection.js';
 import type { NodeAddress } from './stream-members.js';
 import { producerHasPublished } from './target-history.js';
 import { lookUpResult } from './result-lookup.js';
@@ -91,7 +91,7 @@ export class RabbitTarget implements Target {
     options: TargetOptions,
     private readonly onClose: () => void,
     /** How its scans of the stream (`hasPublished`, `readResult`) reach a member: `connect()`'s. */
-    private readonly addressResolver?: AddressResolver,
+    private readonly reach: MemberReach = {},
   ) {
     this.producer = options.producer;
     if (typeof this.producer !== 'string' || this.producer.length === 0) {
@@ -152,7 +152,7 @@ export class RabbitTarget implements Target {
       this.stream,
       this.producer,
       this.confirmTimeoutMs,
-      this.addressResolver,
+      this.reach,
     );
   }
 
@@ -167,7 +167,7 @@ export class RabbitTarget implements Target {
       this.producer,
       publishingId,
       this.confirmTimeoutMs,
-      this.addressResolver,
+      this.reach,
     );
     return lookup.message;
   }

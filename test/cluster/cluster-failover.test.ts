@@ -4,7 +4,7 @@
 // The job's target must then hold, byte for byte, what one uninterrupted run writes.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeResult, PublishError, isRetriable } from '../../src/index.js';
+import { decodeResult } from '../../src/index.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import type { RabbitTarget } from '../../src/rabbitmq/target.js';
 import {
@@ -19,12 +19,8 @@ import { keepingLogger } from '../support/keeping-logger.js';
 import { readAll, uniqueStream } from '../support/rabbitmq.js';
 import { startBalancer } from '../support/tcp-balancer.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
-import { reading, readingsPartitionJob } from '../support/readings-job.js';
-
-/** Messages per source chunk (one step, one result, of the job). */
-const CHUNK = 30;
-/** Pause between two chunks appended by the feeder: about 1,500 messages a second. */
-const FEED_EVERY_MS = 20;
+import { readingsPartitionJob } from '../support/readings-job.js';
+import { CHUNK, feeder } from '../support/cluster-feeder.js';
 
 let admins: RabbitMQ[] = [];
 const streams: string[] = [];
@@ -56,50 +52,6 @@ async function leaderOf(stream: string): Promise<ClusterNode> {
     if (Date.now() > giveUp) throw new Error(`no leader for ${stream} within 30 s`);
     await sleep(200);
   }
-}
-
-/**
- * Appends chunk after chunk of `CHUNK` messages to `stream` until stopped, as an
- * effectively-once writer does: under publishing ids that name the messages, so that after
- * a failure it asks the broker where it got to and goes on from there.
- */
-function feeder(rabbit: RabbitMQ, stream: string) {
-  const target = rabbit.target(stream, { producer: 'feeder', confirmTimeoutMs: 5_000 });
-  let stopped = false;
-  let appended = 0;
-  let failures = 0;
-  const done = (async () => {
-    while (!stopped) {
-      try {
-        const i = appended;
-        const batch = Array.from({ length: CHUNK }, (_, j) => reading(0, i + j));
-        await target.publish(BigInt(i + CHUNK - 1), batch);
-        appended = i + CHUNK;
-      } catch (error) {
-        if (!(error instanceof PublishError) || !isRetriable(error)) throw error;
-        failures++;
-        await sleep(100);
-        const last = await target.lastPublishingId().catch(() => undefined);
-        if (last !== undefined) appended = last === 0n ? 0 : Number(last) + 1;
-        continue;
-      }
-      await sleep(FEED_EVERY_MS);
-    }
-    await target.close();
-  })();
-  return {
-    get appended() {
-      return appended;
-    },
-    get failures() {
-      return failures;
-    },
-    async stop(): Promise<number> {
-      stopped = true;
-      await done;
-      return appended;
-    },
-  };
 }
 
 interface Outage {

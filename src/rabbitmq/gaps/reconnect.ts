@@ -8,8 +8,13 @@ import { checkLogger, type Logger } from '../../common/logger.js';
 import { timerMs } from '../../common/timer-duration.js';
 import { backoffDelay, backoffDelays, type BackoffDelays } from '../backoff-delays.js';
 import { abandon, socketOf } from './client-socket.js';
-import { openConnection } from './handshake.js';
-import { advertisedNode, openNodeConnection, type AddressResolver } from '../node-connection.js';
+import {
+  advertisedNode,
+  openAnyNode,
+  openNodeConnection,
+  type AddressResolver,
+  type MemberReach,
+} from '../node-connection.js';
 import { nodeName, type NodeAddress } from '../stream-members.js';
 import { PublishRouter } from './publish-confirms.js';
 
@@ -105,6 +110,8 @@ export class ReconnectingConnection {
     options: ReconnectOptions,
     /** The node to connect to, when not the one of `params`: a cluster member. */
     private readonly target?: NodeTarget,
+    /** Without a target: the nodes tried in turn while the one of `params` cannot be reached. */
+    private readonly fallbacks: MemberReach = {},
   ) {
     this.backoff = backoffDelays('', options);
     this.connectTimeoutMs = timerMs('connectTimeoutMs', options.connectTimeoutMs ?? 10_000);
@@ -123,8 +130,9 @@ export class ReconnectingConnection {
     params: ClientParams,
     options: ReconnectOptions = {},
     target?: NodeTarget,
+    fallbacks?: MemberReach,
   ): Promise<ReconnectingConnection> {
-    const link = new ReconnectingConnection(params, options, target);
+    const link = new ReconnectingConnection(params, options, target, fallbacks);
     const { signal } = options;
     // close() ends the wait and the attempt under way, and leaves nothing running.
     const giveUp = (): void => void link.close();
@@ -355,7 +363,12 @@ export class ReconnectingConnection {
     };
     const connection: Connection =
       this.target === undefined
-        ? await openConnection(this.params, this.connectTimeoutMs, listeners, this.closing.signal)
+        ? await openAnyNode(this.params, {
+            ...this.fallbacks,
+            timeoutMs: this.connectTimeoutMs,
+            listeners,
+            signal: this.closing.signal,
+          })
         : await openNodeConnection(this.params, this.target.node, {
             addressResolver: this.target.addressResolver,
             clusterSize: this.target.clusterSize,

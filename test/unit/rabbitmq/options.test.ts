@@ -33,6 +33,8 @@ describe('rabbitSource settings', () => {
     [{ reconnect: { attempts: 0 } }, 'reconnect.attempts must be an integer >= 1, given: 0'],
     [{ reconnect: { attempts: 1.5 } }, 'reconnect.attempts must be an integer >= 1, given: 1.5'],
     [{ credit: 0 }, 'credit must be an integer from 1 to 65535, given: 0'],
+    [{ stallTimeoutMs: 500 }, 'stallTimeoutMs must be at least 1000 ms, given: 500'],
+    [{ stallTimeoutMs: 0 }, 'stallTimeoutMs must be > 0 ms, given: 0'],
     [{ singleActive: { name: '' } }, "singleActive.name must be a non-empty string, given: ''"],
     [
       { logger: { warn: () => undefined } as unknown as Logger },
@@ -67,6 +69,7 @@ describe('connect settings', () => {
     [{ maxDelayMs: 3e9 }, 'maxDelayMs must be at most 2147483647 ms'],
     [{ initialDelayMs: 200, maxDelayMs: 50 }, 'maxDelayMs must be >= initialDelayMs (200 ms)'],
     [{ requestTimeoutMs: -5 }, 'requestTimeoutMs must be > 0 ms, given: -5'],
+    [{ stallTimeoutMs: 999 }, 'stallTimeoutMs must be at least 1000 ms, given: 999'],
     [{ waitForBrokerMs: -1 }, 'waitForBrokerMs must be >= 0 ms, given: -1'],
     [{ waitForBrokerMs: NaN }, 'waitForBrokerMs must be a finite number of milliseconds'],
     [{ waitForBrokerMs: 3e9 }, 'waitForBrokerMs must be at most 2147483647 ms'],
