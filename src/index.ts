@@ -139,6 +139,7 @@ export {
   PublishError,
   ResumePointError,
   RecoveryError,
+  JobDefinitionError,
   SourceError,
   RetentionGapError,
   SourceDeactivatedError,
