@@ -570,7 +570,11 @@ export class AggregationBuilder<T, A, R> {
       }
     }
     if (typeof allowDefinitionChange !== 'boolean') {
-      throw new ConfigError('allowDefinitionChange', 'must be true or false', allowDefinitionChange);
+      throw new ConfigError(
+        'allowDefinitionChange',
+        'must be true or false',
+        allowDefinitionChange,
+      );
     }
     if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) {
       throw new ConfigError('maxInFlight', 'must be a positive integer', maxInFlight);
@@ -638,7 +642,9 @@ export class AggregationBuilder<T, A, R> {
       maxRetryDelayMs,
       logger: checkLogger('logger', options.logger),
       definition:
-        encode === undefined ? { current: definition, allowChange: allowDefinitionChange } : undefined,
+        encode === undefined
+          ? { current: definition, allowChange: allowDefinitionChange }
+          : undefined,
       flush: { caughtUp, idleMs, readsLastResult },
     });
   }
