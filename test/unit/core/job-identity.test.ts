@@ -217,7 +217,9 @@ describe('one job definition per producer name', () => {
     await countJob(broker, 2).run({ untilCaughtUp: true });
     appendSales(broker, 'sales', [5, 6]);
     expect(await countJob(broker, 2).run({ untilCaughtUp: true })).toMatchObject({ results: 1 });
-    expect(totals(broker).map((r) => r.outputs[0]?.value)).toEqual([3, 7, 11]);
+    expect(totals(broker).map((r) => [r.outputs[0]?.value, r.definition])).toEqual(
+      [3, 7, 11].map((sum) => [sum, '{"source":"sales","window":"count(2)"}']),
+    );
   });
 
   it('lets a job change its definition on purpose with allowDefinitionChange, from its last result on', async () => {
@@ -259,7 +261,11 @@ describe('one job definition per producer name', () => {
     await target.publish(1n, earlier);
     expect(decodeResult(earlier[0] as Uint8Array).definition).toBeUndefined();
     expect(await countJob(broker, 2).run({ untilCaughtUp: true })).toMatchObject({ results: 1 });
-    expect(totals(broker).map((r) => r.outputs[0]?.value)).toEqual([3, 7]);
+    // From there on, its results carry this job's definition.
+    expect(totals(broker).map((r) => [r.outputs[0]?.value, r.definition])).toEqual([
+      [3, undefined],
+      [7, '{"source":"sales","window":"count(2)"}'],
+    ]);
   });
 
   it("is not checked for a job writing its own encode's messages, which carry no definition", async () => {
