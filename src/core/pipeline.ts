@@ -495,7 +495,7 @@ export class AggregationBuilder<T, A, R> {
   /**
    * Where the results of a job over a super stream go: one read-process-write loop per
    * partition, each publishing to `target(partition)` under its own producer name
-   * (`partition.producer`, `<name>-<partition stream>`) and resuming from its own last
+   * (`partition.producer`, `<name>@<partition stream>`) and resuming from its own last
    * publishing id. `options.name` is the job's name (default: the source's consumer group);
    * the other options apply to every loop. Producer names are checked when the job runs:
    * unique per target stream, at most 255 per target stream.
