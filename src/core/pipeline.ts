@@ -615,9 +615,10 @@ export class AggregationBuilder<T, A, R> {
     // stays open after a flush (see Runner.resumeAfterFlush).
     const readsLastResult =
       encode === undefined && !isEventTimeSpec(window) && window.hasEventTimeBounds;
+    const described = window.describe();
     const definition = jobDefinition({
       source: source.stream,
-      window: window.describe(),
+      window: described,
       ...(isEventTimeSpec(window)
         ? { maxOutOfOrderness: this.settings.maxOutOfOrderness ?? 0 }
         : {}),
@@ -625,7 +626,7 @@ export class AggregationBuilder<T, A, R> {
     const metadata = {
       source: source.stream,
       producer: target.producer,
-      window: window.describe(),
+      window: described,
       definition,
     };
     return new Runner({
