@@ -148,6 +148,7 @@ export {
   PublishError,
   ResumePointError,
   RecoveryError,
+  JobDefinitionError,
   SourceError,
   RetentionGapError,
   SourceDeactivatedError,

@@ -30,7 +30,7 @@ publishing id, where the job resumes (last + 1; 'first' for a last id of 0), the
 end offset, the lag in messages (what is left to read) and in time (broker timestamp of the
 chunk holding the resume point against the source's last chunk). For a partitioned job over
 super stream S, one row per partition, each under the job's producer name for it
-(<job>-<partition stream>).
+(<job>@<partition stream>).
 
 Options:
   --source S        Source stream of the job

@@ -259,6 +259,34 @@ export class RecoveryError extends StreamWindowsError {
 }
 
 /**
+ * "One job definition per producer name", checked: the producer's last result on the target
+ * (`publishingId`) was written by another job definition (its `sw-job` property, `found`)
+ * than this job's (`expected`): two jobs share the name (a typo, two teams, a copied job), or
+ * the job's source or window changed. The job stops before publishing anything; not
+ * retriable. Give each job its own producer name, or, to change a job's definition on
+ * purpose, start it once with the target option `allowDefinitionChange: true`.
+ */
+export class JobDefinitionError extends StreamWindowsError {
+  override readonly name = 'JobDefinitionError';
+  override readonly code = 'JOB_DEFINITION_MISMATCH';
+  readonly retriable = false;
+  constructor(
+    readonly stream: string,
+    readonly producer: string,
+    readonly publishingId: bigint,
+    readonly found: string,
+    readonly expected: string,
+  ) {
+    super(
+      `producer '${producer}' on stream '${stream}' belongs to another job definition: its ` +
+        `last result (publishing id ${publishingId}) was written by ${found}, this job is ` +
+        `${expected}; nothing was published. Give each job its own producer name, or start ` +
+        `this one once with allowDefinitionChange: true to go on from that result`,
+    );
+  }
+}
+
+/**
  * Reading the source failed. `retriable` errors (connection lost) make the runner resume
  * from the broker's last publishing id; others stop the job.
  */

@@ -11,9 +11,10 @@ export interface Partition {
   /** The partition stream. */
   readonly stream: string;
   /**
-   * The producer name this partition's loop should publish under: `<job>-<partition stream>`.
-   * Stable across restarts and instances, and distinct per partition; named after the stream,
-   * not the index, so that a partition dropped from the super stream moves no other's name.
+   * The producer name this partition's loop should publish under: `<job>@<partition stream>`
+   * (see `partitionProducer`). Stable across restarts and instances, distinct per partition and
+   * per job; named after the stream, not the index, so that a partition dropped from the super
+   * stream moves no other's name.
    */
   readonly producer: string;
 }
@@ -238,10 +239,13 @@ export function totals(summaries: readonly RunSummary[]): RunSummary {
 }
 
 /**
- * The producer name of a partitioned job's loop over `partitionStream`: `<job>-<partition
- * stream>`. The stream's name, not its index: a partition removed from the super stream would
+ * The producer name of a partitioned job's loop over `partitionStream`: `<job>@<partition
+ * stream>`, with `%` and `@` in the job's name written `%25` and `%40`. Injective: the first
+ * `@` ends the job's part, so no two (job, partition) pairs share a name (with a plain `-`, job
+ * `sum` over `orders-eu-0` and job `sum-orders` over `eu-0` did, and the second skipped its
+ * input). The stream's name, not its index: a partition removed from the super stream would
  * shift every later index onto another partition's resume point.
  */
 export function partitionProducer(job: string, partitionStream: string): string {
-  return `${job}-${partitionStream}`;
+  return `${job.replace(/[%@]/g, (char) => (char === '%' ? '%25' : '%40'))}@${partitionStream}`;
 }

@@ -20,6 +20,7 @@ import type { PartitionedSource, Source, Target } from './ports.js';
 import { PartitionedRunner, type Partition } from './partitioned-runner.js';
 import { SuperStreamTarget } from './super-stream-target.js';
 import { encodeResult, type PackMode, type SingleFormat } from './result-format.js';
+import { jobDefinition } from './job-definition.js';
 import { Runner } from './runner.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
 import type { ErrorPolicy, LatePolicy, StepProcessorConfig } from './step-processor.js';
@@ -106,6 +107,16 @@ export interface TargetOptions<R = unknown> {
   readonly logger?: Logger;
   /** Publish open windows at the end of an `untilCaughtUp` run or after a silence: see FlushOptions. */
   readonly flush?: FlushOptions;
+  /**
+   * Every result carries the job's definition (source, window; `sw-job`), and a start that
+   * finds its producer's last result written by another definition stops with a
+   * JobDefinitionError before publishing anything: one job definition per producer name.
+   * `true` goes on from such a result with this job's definition (a warning is logged): for
+   * changing a job's source or window on purpose. Set it for the start that makes the change,
+   * then remove it, or the check stays off. Default false; not with your own `encode`, whose
+   * messages carry no definition.
+   */
+  readonly allowDefinitionChange?: boolean;
 }
 
 /**
@@ -495,7 +506,7 @@ export class AggregationBuilder<T, A, R> {
   /**
    * Where the results of a job over a super stream go: one read-process-write loop per
    * partition, each publishing to `target(partition)` under its own producer name
-   * (`partition.producer`, `<name>-<partition stream>`) and resuming from its own last
+   * (`partition.producer`, `<name>@<partition stream>`) and resuming from its own last
    * publishing id. `options.name` is the job's name (default: the source's consumer group);
    * the other options apply to every loop. Producer names are checked when the job runs:
    * unique per target stream, at most 255 per target stream.
@@ -543,6 +554,7 @@ export class AggregationBuilder<T, A, R> {
   ): Runner<T, A, R> | undefined {
     const superStream = target instanceof SuperStreamTarget;
     const { pack = 'sections', format = 'msgpack', encode, route } = options;
+    const { allowDefinitionChange = false } = options;
     const maxInFlight = options.maxInFlight ?? (superStream ? 1 : 32);
     if (pack !== 'sections' && pack !== 'batch' && pack !== 'single') {
       throw new ConfigError('pack', "must be 'sections', 'batch' or 'single'", pack);
@@ -565,6 +577,20 @@ export class AggregationBuilder<T, A, R> {
       if (options.pack !== undefined) {
         throw new ConfigError('pack', 'applies to the result format, not to your own encode', pack);
       }
+      if (options.allowDefinitionChange !== undefined) {
+        throw new ConfigError(
+          'allowDefinitionChange',
+          'applies to the result format, not to your own encode: its messages carry no job definition',
+          allowDefinitionChange,
+        );
+      }
+    }
+    if (typeof allowDefinitionChange !== 'boolean') {
+      throw new ConfigError(
+        'allowDefinitionChange',
+        'must be true or false',
+        allowDefinitionChange,
+      );
     }
     if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) {
       throw new ConfigError('maxInFlight', 'must be a positive integer', maxInFlight);
@@ -605,10 +631,19 @@ export class AggregationBuilder<T, A, R> {
     // stays open after a flush (see Runner.resumeAfterFlush).
     const readsLastResult =
       encode === undefined && !isEventTimeSpec(window) && window.hasEventTimeBounds;
+    const described = window.describe();
+    const definition = jobDefinition({
+      source: source.stream,
+      window: described,
+      ...(isEventTimeSpec(window)
+        ? { maxOutOfOrderness: this.settings.maxOutOfOrderness ?? 0 }
+        : {}),
+    });
     const metadata = {
       source: source.stream,
       producer: target.producer,
-      window: window.describe(),
+      window: described,
+      definition,
     };
     return new Runner({
       source,
@@ -623,6 +658,10 @@ export class AggregationBuilder<T, A, R> {
       retryDelayMs,
       maxRetryDelayMs,
       logger: checkLogger('logger', options.logger),
+      definition:
+        encode === undefined
+          ? { current: definition, allowChange: allowDefinitionChange }
+          : undefined,
       flush: { caughtUp, idleMs, readsLastResult },
     });
   }
@@ -660,10 +699,13 @@ export class TransformBuilder {
     private readonly job: AggregationBuilder<EncodedBodies, EncodedBodies, EncodedBodies>,
   ) {}
 
-  /** Options as `AggregationBuilder.to`, but `pack`, `encode` (the transform's) and `flush`. */
+  /**
+   * Options as `AggregationBuilder.to`, but `pack`, `encode` (the transform's), `flush` and
+   * `allowDefinitionChange` (user messages carry no job definition).
+   */
   to(
     target: Target,
-    options: Omit<TargetOptions, 'pack' | 'encode' | 'flush'> = {},
+    options: Omit<TargetOptions, 'pack' | 'encode' | 'flush' | 'allowDefinitionChange'> = {},
   ): Runner<EncodedBodies, EncodedBodies, EncodedBodies> {
     // A flush would publish only a tail of filtered messages: a step without an output, which
     // has no user message to write.

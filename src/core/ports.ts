@@ -105,7 +105,8 @@ export interface Target {
    * another producer's, are skipped.
    *
    * The runner asks once per (re)start, with the last publishing id: it is how an event-time
-   * job reads its recovery state. Cost: the stream is searched backward from its end, and
+   * job reads its recovery state, and how any job checks that its producer's last result was
+   * written by its own definition (`sw-job`). Cost: the stream is searched backward from its end, and
    * one producer's results lie in increasing id order, so the search stops at the wanted
    * result or at an earlier result of `producer`. It reads about as many messages as lie
    * after the wanted result (within a factor the implementation documents), whatever other

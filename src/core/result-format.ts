@@ -37,6 +37,11 @@ export const ResultProperty = {
   source: 'sw-source',
   producer: 'sw-producer',
   window: 'sw-window',
+  /**
+   * The job's definition (see job-definition.ts), canonical JSON; absent on results written
+   * before version 1 of the format had it, and on those of `encodeResult` given none.
+   */
+  job: 'sw-job',
   firstOffset: 'sw-first-offset',
   lastOffset: 'sw-last-offset',
   windowStart: 'sw-window-start',
@@ -69,6 +74,11 @@ export interface ResultMetadata {
   readonly producer: string;
   /** The window's description, e.g. "tumbling(1m)". */
   readonly window: string;
+  /**
+   * The job's definition (`sw-job`, see `jobDefinition`): what a restart checks its producer's
+   * last result against. Undefined on a result written without one (an earlier version).
+   */
+  readonly definition?: string | undefined;
 }
 
 /** One logical output: a key's aggregate over the step's window. */
@@ -131,6 +141,7 @@ export function encodeResult<R>(
     [ResultProperty.source]: metadata.source,
     [ResultProperty.producer]: metadata.producer,
     [ResultProperty.window]: metadata.window,
+    ...(metadata.definition === undefined ? {} : { [ResultProperty.job]: metadata.definition }),
     [ResultProperty.firstOffset]: result.firstOffset.toString(),
     [ResultProperty.lastOffset]: result.lastOffset.toString(),
     ...(result.window === null
@@ -305,6 +316,7 @@ function readHeader(properties: ResultProperties): ResultHeader {
     source: properties.text(ResultProperty.source),
     producer: properties.text(ResultProperty.producer),
     window: properties.text(ResultProperty.window),
+    definition: properties.optional(ResultProperty.job),
     firstOffset: properties.offset(ResultProperty.firstOffset),
     lastOffset: properties.offset(ResultProperty.lastOffset),
     windowStart:

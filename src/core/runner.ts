@@ -1,5 +1,6 @@
 import {
   isRetriable,
+  JobDefinitionError,
   OutputTooLargeError,
   ProcessingError,
   RecoveryError,
@@ -60,6 +61,13 @@ export interface RunnerConfig<T, A, R> {
   readonly retryDelayMs: number;
   readonly maxRetryDelayMs: number;
   readonly logger: Logger;
+  /**
+   * The job's definition its results carry (`sw-job`, see job-definition.ts), checked at every
+   * start against the producer's last result; undefined with the user's own `encode`, whose
+   * messages carry none. `allowChange`: a last result of another definition is gone on from,
+   * with a warning, instead of stopping the job.
+   */
+  readonly definition: { readonly current: string; readonly allowChange: boolean } | undefined;
   /** When open windows are published before they end (see `FlushOptions`). */
   readonly flush: {
     readonly caughtUp: boolean;
@@ -185,16 +193,17 @@ export class Runner<T, A, R> {
     let recovered: boolean | undefined;
     const resumePoint = async (): Promise<bigint | 'first'> => {
       last = await target.lastPublishingId();
+      const lastResult = await this.startingResult(processor, last);
       let from: bigint | 'first' = last > 0n ? last + 1n : 'first';
       if (processor instanceof WindowOperator) {
-        const state = await this.recoveryState(last);
+        const state = this.recoveryState(last, lastResult);
         recovered = state !== undefined;
         if (state !== undefined) {
           processor.restore(state, last);
           from = state.offset;
         }
       } else if (this.config.flush.caughtUp || this.config.flush.idleMs !== undefined) {
-        ({ from, published: recovered } = await this.resumeAfterFlush(processor, last));
+        ({ from, published: recovered } = await this.resumeAfterFlush(processor, last, lastResult));
       }
       this.reportStarted(last, from, sourceEnd, counters.restarts);
       // Nothing to read up to the end known at the start: caught up before the first chunk. A
@@ -337,18 +346,52 @@ export class Runner<T, A, R> {
   }
 
   /**
-   * The header of the producer's result under publishing id `last`, as the target holds it:
-   * one read and one decode for both restarts that need it (event-time windows, flushes).
+   * The producer's result under publishing id `last`, when this start needs it (undefined
+   * when not), its definition checked: one read and one decode for everything a start does
+   * with it. Event-time windows restore their state from it and a flushing step job reopens
+   * its flushed window, whatever the last id; any job writing the result format checks whose
+   * result it is, when the producer published (a last id of 0 is not checked: it costs a read
+   * of the whole target when the producer never published, the common case).
    */
-  private async lastResultHeader(last: bigint): Promise<LastResult> {
+  private async startingResult(
+    processor: StepProcessor<T, A, R> | WindowOperator<T, A, R>,
+    last: bigint,
+  ): Promise<LastResult | undefined> {
+    const { flush, definition } = this.config;
+    const flushes = flush.caughtUp || flush.idleMs !== undefined;
+    const needed =
+      processor instanceof WindowOperator ||
+      (flushes && flush.readsLastResult) ||
+      (definition !== undefined && last > 0n);
+    if (!needed) return undefined;
     const bytes = await this.config.target.readResult(last);
     if (bytes === undefined) return { kind: 'missing' };
+    let header: ResultHeader;
     try {
-      return { kind: 'read', header: decodeResultHeader(bytes) };
+      header = decodeResultHeader(bytes);
     } catch (cause) {
       if (!(cause instanceof CodecError)) throw cause;
       return { kind: 'unreadable', reason: cause.message };
     }
+    this.checkDefinition(header.definition, last);
+    return { kind: 'read', header };
+  }
+
+  /**
+   * One job definition per producer name: a last result written by another definition stops
+   * the job before it publishes anything, unless the change was asked for. A result without
+   * one (written by an earlier version, or by `encodeResult` without it) is accepted.
+   */
+  private checkDefinition(found: string | undefined, last: bigint): void {
+    const { definition, target, logger } = this.config;
+    if (definition === undefined || found === undefined || found === definition.current) return;
+    if (!definition.allowChange) {
+      throw new JobDefinitionError(target.stream, target.producer, last, found, definition.current);
+    }
+    logger.warn(
+      { ...this.where(), lastPublishingId: String(last), found, definition: definition.current },
+      "the producer's last result was written by another job definition: going on from it with this one (allowDefinitionChange)",
+    );
   }
 
   /**
@@ -356,12 +399,12 @@ export class Runner<T, A, R> {
    * producer never published (a last id of 0 and no result under it). A result that should be
    * there and is not, or carries no recovery state, stops the job (RecoveryError).
    */
-  private async recoveryState(last: bigint): Promise<RecoveryState | undefined> {
+  private recoveryState(last: bigint, result: LastResult | undefined): RecoveryState | undefined {
     const { target } = this.config;
     const fail = (reason: string): RecoveryError =>
       new RecoveryError(target.stream, target.producer, last, reason);
-    const result = await this.lastResultHeader(last);
-    if (result.kind === 'missing') {
+    // Always read for event-time windows (see startingResult).
+    if (result === undefined || result.kind === 'missing') {
       if (last === 0n) return undefined;
       throw fail(
         'the target holds no result of it under that id (removed by retention, or the name was used by another job)',
@@ -388,11 +431,11 @@ export class Runner<T, A, R> {
   private async resumeAfterFlush(
     processor: StepProcessor<T, A, R>,
     last: bigint,
+    lastResult: LastResult | undefined,
   ): Promise<{ from: bigint | 'first'; published: boolean | undefined }> {
     const { target, processor: config } = this.config;
-    const result = this.config.flush.readsLastResult
-      ? await this.lastResultHeader(last)
-      : undefined;
+    // Read for the definition check too; only a window with event-time bounds reopens.
+    const result = this.config.flush.readsLastResult ? lastResult : undefined;
     let unread: string | undefined;
     if (result?.kind === 'read') {
       const { header } = result;

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { aggregate, jsonMessage, readResults, type ReadResult } from '../../src/index.js';
+import { partitionProducer } from '../../src/core/partitioned-runner.js';
 import { publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
 
 const real = rabbitForTests();
@@ -215,7 +216,9 @@ describe('stream-windows in a pipe', () => {
     await publishAll(real.rabbit, partitions[0] ?? '', messages(3));
     await publishAll(real.rabbit, partitions[1] ?? '', messages(1));
     // The loop of partition 0 stored its result for offsets 0..1; partition 1's never published.
-    const first = real.rabbit.target(target, { producer: `rollup-${partitions[0] ?? ''}` });
+    const first = real.rabbit.target(target, {
+      producer: partitionProducer('rollup', partitions[0] ?? ''),
+    });
     await first.publish(1n, [jsonMessage({ a: 'result' })]);
     await first.close();
 
@@ -242,14 +245,14 @@ describe('stream-windows in a pipe', () => {
     ).toEqual([
       {
         source: partitions[0],
-        producer: `rollup-${partitions[0] ?? ''}`,
+        producer: partitionProducer('rollup', partitions[0] ?? ''),
         resumeFrom: '2',
         sourceEnd: '3',
         lagMessages: '1',
       },
       {
         source: partitions[1],
-        producer: `rollup-${partitions[1] ?? ''}`,
+        producer: partitionProducer('rollup', partitions[1] ?? ''),
         resumeFrom: 'first',
         sourceEnd: '1',
         lagMessages: '1',

@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeResult } from '../../src/index.js';
+import { partitionProducer } from '../../src/core/partitioned-runner.js';
 import { MemoryBroker } from '../../src/memory/index.js';
 import {
   buildPartitionedJob,
@@ -73,7 +74,7 @@ async function onRabbit(
       await publishAll(real.rabbit, partition, messages);
     }
     const targets = partitions.map((partition) =>
-      real.rabbit.target(to, { producer: `${JOB}-${partition}` }),
+      real.rabbit.target(to, { producer: partitionProducer(JOB, partition) }),
     );
     const job = buildPartitionedJob(
       spec,
@@ -122,7 +123,9 @@ describe('a partitioned job on the embedded broker and on RabbitMQ', () => {
       const memory = await onMemory(sources, spec, superStream, to);
       const rabbit = await onRabbit(sources, spec, superStream, to);
 
-      const producers = Array.from({ length: PARTITIONS }, (_, p) => `${JOB}-${superStream}-${p}`);
+      const producers = Array.from({ length: PARTITIONS }, (_, p) =>
+        partitionProducer(JOB, `${superStream}-${p}`),
+      );
       expect([...memory.keys()].sort()).toEqual(producers);
       for (const producer of producers) {
         expect(memory.get(producer)?.length ?? 0).toBeGreaterThan(1);

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { decodeResult, type Target } from '../../src/index.js';
+import { partitionProducer } from '../../src/core/partitioned-runner.js';
 import { connect } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { rabbitSource } from '../../src/rabbitmq/source.js';
@@ -350,7 +351,9 @@ describe('a partitioned job on RabbitMQ whose active instances are killed', () =
         `${killedWithResultsInFlight} with results unconfirmed, ${killedActiveOnMore} of an ` +
         `instance active on more than one partition; activations per partition ${activations.join(', ')}, ${restarts} restarts`,
     );
-    expect([...actual.keys()].sort()).toEqual(partitions.map((p) => `${JOB}-${p}`).sort());
+    expect([...actual.keys()].sort()).toEqual(
+      partitions.map((p) => partitionProducer(JOB, p)).sort(),
+    );
     for (const [producer, results] of expected) expect(actual.get(producer)).toEqual(results);
     // Every partition changed hands, and kills landed with publishes under way.
     for (const count of activations) expect(count).toBeGreaterThan(1);
@@ -363,7 +366,7 @@ describe('an instance told to step down while its chunks are queued and its publ
     const { name, partitions } = await newSuperStream('stepdown-source');
     // Partition 2: the third member of its group takes it over (2 rem 3 = 2).
     const partition = partitions[2] as string;
-    const producer = `${JOB}-${partition}`;
+    const producer = partitionProducer(JOB, partition);
     const target = await real.newStream('stepdown-target');
     const feeder = real.rabbit.target(partition, { producer: 'feeder' });
     await feed(feeder, 2, 0, 3_000); // 30 chunks, 1,000 results

@@ -60,7 +60,7 @@ describe('a partitioned job through joins, leaves and crashes (property)', () =>
           const broker = ordersBroker(partitions, chunks);
           const stored = (): number => broker.messages('rollups').length;
           const storedOn = (partition: number): number =>
-            rollupsByProducer(broker).get(`${JOB}-orders-${partition}`)?.length ?? 0;
+            rollupsByProducer(broker).get(`${JOB}@orders-${partition}`)?.length ?? 0;
           const instances: Instance[] = [];
           const pending = [...actions].sort((a, b) => a.atResults - b.atResults);
           let finished!: () => void;
@@ -120,7 +120,7 @@ describe('a partitioned job through joins, leaves and crashes (property)', () =>
               } else if (action.type === 'crash' && action.partition < partitions) {
                 broker.injectFault({
                   stream: 'rollups',
-                  producer: `${JOB}-orders-${action.partition}`,
+                  producer: `${JOB}@orders-${action.partition}`,
                   atPublish: action.atPublish,
                   point: action.point,
                 });

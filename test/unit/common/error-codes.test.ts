@@ -20,6 +20,7 @@ const INSTANCES: Readonly<Record<string, () => main.StreamWindowsError>> = {
   PublishError: () => new main.PublishError('s', 1n, true, 'x'),
   ResumePointError: () => new main.ResumePointError('s', 'p', false, 2, 'x'),
   RecoveryError: () => new main.RecoveryError('s', 'p', 7n, 'x'),
+  JobDefinitionError: () => new main.JobDefinitionError('s', 'p', 7n, 'a', 'b'),
   SourceError: () => new main.SourceError('s', true, 'x'),
   SourceDeactivatedError: () => new main.SourceDeactivatedError('s', 'g', 1n),
   RetentionGapError: () => new main.RetentionGapError('s', 1n, 5n),

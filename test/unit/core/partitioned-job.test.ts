@@ -11,7 +11,7 @@ import {
 } from '../../support/partitioned-job.js';
 import { forwarding } from '../../support/forwarding-target.js';
 
-const producers = ['rollup-orders-0', 'rollup-orders-1', 'rollup-orders-2'];
+const producers = ['rollup@orders-0', 'rollup@orders-1', 'rollup@orders-2'];
 
 /** What one instance, run to the end of `chunks` chunks per partition without any fault, writes. */
 async function uninterrupted(
@@ -80,7 +80,7 @@ describe('a partitioned job', () => {
     const offA = instanceA.on('published', (_, partition) => {
       if (
         partition.index === 1 &&
-        (rollupsByProducer(broker).get('rollup-orders-1')?.length ?? 0) === 2
+        (rollupsByProducer(broker).get('rollup@orders-1')?.length ?? 0) === 2
       ) {
         offA();
         bRun = instanceB.run({ signal: b.signal });
@@ -142,7 +142,7 @@ describe('a partitioned job', () => {
     expect(bStarted).toEqual([issued.at(-1)]);
     await whenPublished(
       [instanceA, instanceB],
-      () => (rollupsByProducer(broker).get('rollup-orders-1')?.length ?? 0) === 4,
+      () => (rollupsByProducer(broker).get('rollup@orders-1')?.length ?? 0) === 4,
     );
     a.abort();
     b.abort();

@@ -22,7 +22,7 @@ describe('a partitioned run given the partitions it takes', () => {
     expect(groupSizes).toEqual([[0, 1, 0]]);
     expect(asked).toEqual([0, 1, 2]);
     expect(summary).toMatchObject({ results: 2, partitions: [{ results: 2 }] });
-    expect([...rollupsByProducer(split).keys()]).toEqual(['rollup-orders-1']);
+    expect([...rollupsByProducer(split).keys()]).toEqual(['rollup@orders-1']);
 
     await ordersJob(split).run({ untilCaughtUp: true, partitions: (p) => !odd(p) });
     const sorted = (written: Map<string, Uint8Array[]>) =>

@@ -140,12 +140,17 @@ describe("the README's worked example packed as 'single'", () => {
     filtered: 0,
     deadLetters: [],
   };
-  const exampleMetadata = { source: 'sensors', producer: 'rollups-1m', window: 'tumbling(1m)' };
+  const exampleMetadata = {
+    source: 'sensors',
+    producer: 'rollups-1m',
+    window: 'tumbling(1m)',
+    definition: '{"source":"sensors","window":"tumbling(1m)"}',
+  };
 
   it('should be the bytes the README shows', () => {
     const [msgpack] = encodeResult(example, exampleMetadata, 'single', 'msgpack');
     const [json] = encodeResult(example, exampleMetadata, 'single', 'json');
-    expect([msgpack?.length, json?.length]).toEqual([443, 500]);
+    expect([msgpack?.length, json?.length]).toEqual([497, 554]);
     expect(
       Buffer.from(msgpack as Uint8Array)
         .subarray(0, 33)

@@ -43,12 +43,15 @@ function dailyJob(
     source = broker.source('source'),
     window = '1d',
     logger,
+    allowDefinitionChange,
   }: {
     flush?: FlushOptions;
     source?: Source;
     /** The tumbling window's size: another spec than the daily one, for the same target. */
     window?: Duration;
     logger?: Logger;
+    /** Needed to go on under the same producer with another window. */
+    allowDefinitionChange?: boolean;
   } = {},
 ) {
   return aggregate<Reading>(source)
@@ -61,6 +64,7 @@ function dailyJob(
       retryDelayMs: 0,
       ...(flush === undefined ? {} : { flush }),
       ...(logger === undefined ? {} : { logger }),
+      ...(allowDefinitionChange === undefined ? {} : { allowDefinitionChange }),
     });
 }
 
@@ -294,7 +298,9 @@ describe('a flush at the end of an untilCaughtUp run', () => {
     const broker = brokerWith([atDay('a', 1, 0, 1)]);
     await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
     append(broker, [atDay('a', 2, 0, 2)]);
-    await dailyJob(broker, { flush: caughtUp, window: '1w' }).run({ untilCaughtUp: true });
+    await dailyJob(broker, { flush: caughtUp, window: '1w', allowDefinitionChange: true }).run({
+      untilCaughtUp: true,
+    });
     expect(
       results(broker)
         .at(-1)
