@@ -1,3 +1,4 @@
+import type { StreamWindowsError } from '../common/errors.js';
 import type { RunSummary } from './runner.js';
 
 /**
@@ -46,7 +47,8 @@ export interface JobEventMap {
   };
   /** A retriable error stopped the loop; it resumes from the broker after `delayMs`. */
   readonly restart: {
-    readonly error: unknown;
+    /** Always one of the library's own errors: only those are retriable (see isRetriable). */
+    readonly error: StreamWindowsError;
     readonly delayMs: number;
     /** Restarts so far in this run, this one included. */
     readonly restarts: number;

@@ -4,6 +4,7 @@ import {
   ProcessingError,
   RecoveryError,
   SourceDeactivatedError,
+  StreamWindowsError,
 } from '../common/errors.js';
 import { CodecError } from '../codecs/codec-error.js';
 import { isEventTimeSpec } from '../windows/event-time-spec.js';
@@ -137,7 +138,10 @@ export class Runner<T, A, R> {
             this.reportDeactivated(error);
             continue;
           }
-          if (!isRetriable(error) || aborted()) throw error;
+          // Only the library's own errors are retriable; the instanceof types the event.
+          if (!(error instanceof StreamWindowsError) || !isRetriable(error) || aborted()) {
+            throw error;
+          }
           counters.restarts++;
           this.events.emit('restart', { error, delayMs: delay, restarts: counters.restarts });
           logger.warn(

@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   aggregate,
   ConfigError,
   PublishError,
+  StreamWindowsError,
   type JobEventMap,
   JOB_EVENT_NAMES,
   type JobEventName,
@@ -145,6 +146,17 @@ describe('the events of a job', () => {
       .filter(([name]) => name === 'published')
       .map(([, e]) => (e as JobEventMap['published']).duplicate);
     expect(duplicates).toEqual([false, true, false, false]);
+  });
+
+  it("should type a restart's error as the library's own error, message and code", async () => {
+    // Checked by tsc (npm test's typecheck): on an `unknown` error these lines do not compile.
+    expectTypeOf<JobEventMap['restart']['error']>().toEqualTypeOf<StreamWindowsError>();
+    const memory = brokerWithCountedReadings(2);
+    const job = countJob(memory, losing(memory.target('target', { producer: 'p' }), 1));
+    const causes: string[] = [];
+    job.on('restart', (e) => causes.push(`${e.error.code}: ${e.error.message}`));
+    await job.run({ untilCaughtUp: true });
+    expect(causes).toEqual([expect.stringMatching(/^PUBLISH_FAILED: .*lost/)]);
   });
 
   it('should report the error a job stopped on', async () => {
