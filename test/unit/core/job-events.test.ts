@@ -11,6 +11,7 @@ import {
   type Runner,
   type Target,
 } from '../../../src/index.js';
+import { JobEvents } from '../../../src/core/job-events.js';
 import { forwarding } from '../../support/forwarding-target.js';
 import { keepingLogger } from '../../support/keeping-logger.js';
 import {
@@ -157,6 +158,16 @@ describe('the events of a job', () => {
     job.on('restart', (e) => causes.push(`${e.error.code}: ${e.error.message}`));
     await job.run({ untilCaughtUp: true });
     expect(causes).toEqual([expect.stringMatching(/^PUBLISH_FAILED: .*lost/)]);
+  });
+
+  it('should run a listener added with prepend before those added earlier', () => {
+    const events = new JobEvents(() => undefined);
+    const order: string[] = [];
+    events.on('caughtUp', () => order.push('first added'));
+    events.on('caughtUp', () => order.push('prepended'), { prepend: true });
+    events.on('caughtUp', () => order.push('last added'));
+    events.emit('caughtUp', { offset: 1n });
+    expect(order).toEqual(['prepended', 'first added', 'last added']);
   });
 
   it('should report the error a job stopped on', async () => {
