@@ -65,7 +65,7 @@ beforeAll(async () => {
     join(app, 'package.json'),
     JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'commonjs' }),
   );
-}, 180_000);
+}, 300_000); // npm pack builds the package first (tsc)
 
 afterAll(async () => {
   if (folder !== undefined) await rm(folder, { recursive: true, force: true });
@@ -134,7 +134,7 @@ void main();
       sums: [3],
       entries: ['function', 'function', 'function'],
     });
-  });
+  }, 180_000); // tsc over the package's declarations: 5 s alone, far more on a busy machine
 
   it("should bundle with the README's esbuild command into one file that runs a job", async () => {
     // The script of a job on RabbitMQ: the adapter's entry point brings in the stock client.
