@@ -1,4 +1,3 @@
-import type { StreamWindowsError } from '../common/errors.js';
 import type { RunSummary } from './runner.js';
 
 /**
@@ -47,8 +46,11 @@ export interface JobEventMap {
   };
   /** A retriable error stopped the loop; it resumes from the broker after `delayMs`. */
   readonly restart: {
-    /** Always one of the library's own errors: only those are retriable (see isRetriable). */
-    readonly error: StreamWindowsError;
+    /**
+     * One of the library's own errors (only those are retriable, see isRetriable), with its
+     * `code`; from a PartitionWorkers thread, a copy with its name, message, stack and code.
+     */
+    readonly error: Error;
     readonly delayMs: number;
     /** Restarts so far in this run, this one included. */
     readonly restarts: number;
