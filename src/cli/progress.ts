@@ -92,7 +92,7 @@ export function showProgress(job: ObservableJob, options: ProgressOptions = {}):
 
   // Prepended where the bar goes away: its line is cleared before any other listener of the
   // event writes (a log line on `caughtUp` would otherwise land on the bar's line).
-  const first = { prepend: true };
+  const beforeOthers = { prepend: true };
   const unsubscribe = [
     job.on('started', ({ from, sourceEnd }) => {
       clear();
@@ -106,10 +106,10 @@ export function showProgress(job: ObservableJob, options: ProgressOptions = {}):
       draw(firstOffset + BigInt(messages));
     }),
     // Not reading until the next `started`, which draws a new bar.
-    job.on('restart', clear, first),
-    job.on('deactivated', clear, first),
-    job.on('caughtUp', stop, first),
-    job.on('stopped', stop, first),
+    job.on('restart', clear, beforeOthers),
+    job.on('deactivated', clear, beforeOthers),
+    job.on('caughtUp', stop, beforeOthers),
+    job.on('stopped', stop, beforeOthers),
   ];
 
   function stop(): void {
