@@ -52,6 +52,7 @@ export {
   type JobEventMap,
   type JobEventName,
   type JobListener,
+  type ListenerOptions,
 } from './core/job-events.js';
 export type { Logger } from './common/logger.js';
 export type { Aggregator } from './common/aggregator.js';

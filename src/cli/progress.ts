@@ -1,11 +1,15 @@
-import type { JobEventName, JobListener } from '../core/job-events.js';
+import type { JobEventName, JobListener, ListenerOptions } from '../core/job-events.js';
 import { timerMs } from '../common/timer-duration.js';
 import { colourWanted, styleFor } from './style.js';
 import { humanDuration } from './table.js';
 
 /** What `showProgress` needs of a job: its events (a `Runner` has them). */
 export interface ObservableJob {
-  on<K extends JobEventName>(name: K, listener: JobListener<K>): () => void;
+  on<K extends JobEventName>(
+    name: K,
+    listener: JobListener<K>,
+    options?: ListenerOptions,
+  ): () => void;
 }
 
 export interface ProgressOptions {
@@ -18,6 +22,12 @@ export interface ProgressOptions {
 }
 
 const BAR_WIDTH = 20;
+/**
+ * The ETA waits for a rate measured over this much reading, from the first chunk read on: the
+ * time before it (connecting, subscribing) is no measure of reading, and neither are a few
+ * chunks that came at once.
+ */
+const RATE_WINDOW_MS = 1000;
 /** Carriage return and erase line: the bar redraws over itself and leaves nothing behind. */
 const CLEAR_LINE = '\r\x1b[2K';
 
@@ -36,22 +46,37 @@ export function showProgress(job: ObservableJob, options: ProgressOptions = {}):
   if (stream.isTTY !== true || (env.CI !== undefined && env.CI !== '')) return () => undefined;
   const style = styleFor(colourWanted(stream, env));
 
-  /** The backlog being caught up on: from `first` (known at the first read) to `end`. */
-  let backlog: { first: bigint | undefined; end: bigint; startedAt: number } | undefined;
+  /**
+   * The backlog being caught up on: from `first` (known at the first read) to `end`; the
+   * rate is measured from `rateFrom`, where the first chunk read left it.
+   */
+  let backlog:
+    | {
+        first: bigint | undefined;
+        end: bigint;
+        rateFrom: { at: number; done: number } | undefined;
+      }
+    | undefined;
   let lastDraw = Number.NEGATIVE_INFINITY;
   let drawn = false;
 
   const draw = (read: bigint): void => {
     if (backlog?.first === undefined) return;
     const now = Date.now();
-    if (now - lastDraw < intervalMs) return;
-    lastDraw = now;
     const total = Number(backlog.end - backlog.first);
     const done = Math.min(Number(read - backlog.first), total);
+    const rateFrom = (backlog.rateFrom ??= { at: now, done });
+    // The frame that reaches the end is always drawn: 100% stays up until `caughtUp`.
+    if (now - lastDraw < intervalMs && done < total) return;
+    lastDraw = now;
     const fraction = total > 0 ? done / total : 1;
     const filled = Math.round(fraction * BAR_WIDTH);
-    const elapsed = now - backlog.startedAt;
-    const eta = done > 0 ? humanDuration(((total - done) * elapsed) / done) : '-';
+    const measuredMs = now - rateFrom.at;
+    const measured = done - rateFrom.done;
+    const eta =
+      measuredMs >= RATE_WINDOW_MS && measured > 0
+        ? humanDuration(((total - done) * measuredMs) / measured)
+        : '-';
     stream.write(
       `${CLEAR_LINE}catching up [${style.green('#'.repeat(filled))}${'-'.repeat(BAR_WIDTH - filled)}] ` +
         `${Math.floor(fraction * 100)}% ${done}/${total} ETA ${eta}`,
@@ -65,15 +90,14 @@ export function showProgress(job: ObservableJob, options: ProgressOptions = {}):
     backlog = undefined;
   };
 
+  // Prepended where the bar goes away: its line is cleared before any other listener of the
+  // event writes (a log line on `caughtUp` would otherwise land on the bar's line).
+  const beforeOthers = { prepend: true };
   const unsubscribe = [
     job.on('started', ({ from, sourceEnd }) => {
       clear();
       if (sourceEnd === undefined) return; // the end could not be read: nothing to measure
-      backlog = {
-        first: from === 'first' ? undefined : from,
-        end: sourceEnd,
-        startedAt: Date.now(),
-      };
+      backlog = { first: from === 'first' ? undefined : from, end: sourceEnd, rateFrom: undefined };
       lastDraw = Number.NEGATIVE_INFINITY;
     }),
     job.on('read', ({ firstOffset, messages }) => {
@@ -81,8 +105,11 @@ export function showProgress(job: ObservableJob, options: ProgressOptions = {}):
       backlog.first ??= firstOffset;
       draw(firstOffset + BigInt(messages));
     }),
-    job.on('caughtUp', stop),
-    job.on('stopped', stop),
+    // Not reading until the next `started`, which draws a new bar.
+    job.on('restart', clear, beforeOthers),
+    job.on('deactivated', clear, beforeOthers),
+    job.on('caughtUp', stop, beforeOthers),
+    job.on('stopped', stop, beforeOthers),
   ];
 
   function stop(): void {

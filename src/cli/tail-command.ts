@@ -6,6 +6,7 @@ import { ExitCode, requiredOption, type Command, type OptionValues } from './com
 import { toJson } from './json.js';
 import { styleFor, type Style } from './style.js';
 import { isoTime, tableRow } from './table.js';
+import { stopSignals } from './stop-signals.js';
 import { tailStart, type TailFrom } from './tail-start.js';
 import { UsageError } from './usage-error.js';
 
@@ -32,7 +33,8 @@ export const tailCommand: Command = {
 Follows the target stream T and prints each result: one row per output (result offset,
 window start and end in UTC, key, count of messages, value), or with --json one JSON
 object per result and line (offsets as strings, times in epoch ms, binaries in base64).
-Stops on SIGINT or SIGTERM (exit 0), or after --count results.
+Stops on SIGINT or SIGTERM (exit 0; a second signal ends it at once, exit 0 as well), or
+after --count results.
 
 A message that is not a result of the stream-windows format (a job with its own encode,
 another producer's message) is skipped: a line on stderr names its offset and why.
@@ -52,31 +54,36 @@ Options:
     const target = requiredOption(values, 'target', 'tail');
     const from = parseFrom(values);
     const count = parseCount(values);
-    const rabbit = await connect(url);
-    const stop = new AbortController();
-    const onSignal = (): void => stop.abort();
-    // Once: a second signal takes the default action and ends the process at once.
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    // Heard from the start: a Ctrl-C while connecting is a stop as well.
+    const stopping = stopSignals();
     try {
-      const source = rabbit.source(target);
-      const style = styleFor(colour);
-      if (!json) io.stdout.write(`${style.bold(HEADER)}\n`);
-      const print = (item: ReadResult): void => {
-        io.stdout.write(
-          json
-            ? `${toJson({ offset: item.offset, next: item.next, ...item.result })}\n`
-            : rows(item, style),
+      const rabbit = await connect(url, { signal: stopping.signal }).catch((error: unknown) => {
+        if (stopping.signal.aborted) return undefined; // the connect was given up for the stop
+        throw error;
+      });
+      if (rabbit === undefined) return ExitCode.ok;
+      try {
+        const source = rabbit.source(target);
+        // Known to exist before anything is printed: a missing stream fails here, header-less.
+        const start = await tailStart(source, from);
+        const style = styleFor(colour);
+        if (!json) io.stdout.write(`${style.bold(HEADER)}\n`);
+        const print = (item: ReadResult): void => {
+          io.stdout.write(
+            json
+              ? `${toJson({ offset: item.offset, next: item.next, ...item.result })}\n`
+              : rows(item, style),
+          );
+        };
+        await follow(source, start, count, stopping.signal, print, (error) =>
+          io.stderr.write(`stream-windows: skipped: ${error.message}\n`),
         );
-      };
-      await follow(source, await tailStart(source, from), count, stop.signal, print, (error) =>
-        io.stderr.write(`stream-windows: skipped: ${error.message}\n`),
-      );
-      return ExitCode.ok;
+        return ExitCode.ok;
+      } finally {
+        await rabbit.close();
+      }
     } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      await rabbit.close();
+      stopping.dispose();
     }
   },
 };

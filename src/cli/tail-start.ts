@@ -7,13 +7,14 @@ export type TailFrom = bigint | 'first' | 'last' | 'next';
 /**
  * Where `readResults` starts for `from`. 'last' is the first message of the stream's last
  * result: its last message tells, by its part number, how many parts of a batch come before.
+ * The stream's end is asked whatever `from` is: a stream that does not exist fails here.
  */
 export async function tailStart(
   source: Source,
   from: TailFrom,
 ): Promise<bigint | 'first' | 'next'> {
-  if (from !== 'last') return from;
   const end = await source.endOffset();
+  if (from !== 'last') return from;
   if (end === 0n) return 'first';
   const stop = new AbortController();
   try {

@@ -60,7 +60,11 @@ export interface JobEventMap {
   };
   /** A retriable error stopped the loop; it resumes from the broker after `delayMs`. */
   readonly restart: {
-    readonly error: unknown;
+    /**
+     * One of the library's own errors (only those are retriable, see isRetriable), with its
+     * `code`; from a PartitionWorkers thread, a copy with its name, message, stack and code.
+     */
+    readonly error: Error;
     readonly delayMs: number;
     /** Restarts so far in this run, this one included. */
     readonly restarts: number;
@@ -118,6 +122,14 @@ const everyEventListed: Exclude<JobEventName, (typeof JOB_EVENT_NAMES)[number]> 
 void everyEventListed;
 export type JobListener<K extends JobEventName> = (event: JobEventMap[K]) => void;
 
+export interface ListenerOptions {
+  /**
+   * Run before the listeners added so far, as EventEmitter's `prependListener` (default: after
+   * them). For a display that must tidy the terminal before other listeners write to it.
+   */
+  readonly prepend?: boolean;
+}
+
 /**
  * The observer list of one job. Listeners run synchronously where the event happens, so they
  * must be quick; one that throws is reported to `onListenerError` and the job goes on (an
@@ -131,10 +143,15 @@ export class JobEvents {
   constructor(private readonly onListenerError: (name: JobEventName, error: unknown) => void) {}
 
   /** Adds a listener; returns the function that removes it. */
-  on<K extends JobEventName>(name: K, listener: JobListener<K>): () => void {
+  on<K extends JobEventName>(
+    name: K,
+    listener: JobListener<K>,
+    options: ListenerOptions = {},
+  ): () => void {
     // A fresh wrapper per call: the same function added twice is removed once per remover.
     const entry: JobListener<K> = (event) => listener(event);
-    this.setListeners(name, [...(this.listeners[name] ?? []), entry]);
+    const list = this.listeners[name] ?? [];
+    this.setListeners(name, options.prepend === true ? [entry, ...list] : [...list, entry]);
     return () =>
       this.setListeners(
         name,

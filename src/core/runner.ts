@@ -5,11 +5,17 @@ import {
   ProcessingError,
   RecoveryError,
   SourceDeactivatedError,
+  StreamWindowsError,
 } from '../common/errors.js';
 import { CodecError } from '../codecs/codec-error.js';
 import { isEventTimeSpec } from '../windows/event-time-spec.js';
 import type { Logger } from '../common/logger.js';
-import { JobEvents, type JobEventName, type JobListener } from './job-events.js';
+import {
+  JobEvents,
+  type JobEventName,
+  type JobListener,
+  type ListenerOptions,
+} from './job-events.js';
 import { OrderedPublisher } from './ordered-publisher.js';
 import type { GroupObserver, Source, SourceChunk, Target } from './ports.js';
 import { decodeResultHeader, type ResultHeader } from './result-format.js';
@@ -120,8 +126,12 @@ export class Runner<T, A, R> {
    * Observes the job (see JobEventMap for what each event carries); returns the function
    * that removes the listener. Listeners run synchronously: keep them quick.
    */
-  on<K extends JobEventName>(name: K, listener: JobListener<K>): () => void {
-    return this.events.on(name, listener);
+  on<K extends JobEventName>(
+    name: K,
+    listener: JobListener<K>,
+    options?: ListenerOptions,
+  ): () => void {
+    return this.events.on(name, listener, options);
   }
 
   async run(options: RunOptions = {}): Promise<RunSummary> {
@@ -145,7 +155,10 @@ export class Runner<T, A, R> {
             this.reportDeactivated(error);
             continue;
           }
-          if (!isRetriable(error) || aborted()) throw error;
+          // Only the library's own errors are retriable; the instanceof types the event.
+          if (!(error instanceof StreamWindowsError) || !isRetriable(error) || aborted()) {
+            throw error;
+          }
           counters.restarts++;
           this.events.emit('restart', { error, delayMs: delay, restarts: counters.restarts });
           logger.warn(

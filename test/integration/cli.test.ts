@@ -4,6 +4,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
@@ -278,6 +279,19 @@ describe('stream-windows in a pipe', () => {
     );
   });
 
+  it.each(['first', 'last', 'next', '0'])(
+    'should print nothing on stdout when tail follows a stream that does not exist (--from %s)',
+    async (from) => {
+      const missing = `cli-missing-tail-${Date.now()}`;
+      const run = await cli(['tail', '--target', missing, '--from', from]);
+      expect(run).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `stream-windows: reading stream '${missing}' failed: querying its statistics failed with code 2 (stream does not exist)\n`,
+      });
+    },
+  );
+
   it('should print the results of a target as JSON lines, stopping after --count', async () => {
     const run = await cli([
       'tail',
@@ -370,6 +384,43 @@ describe('stream-windows in a pipe', () => {
       expect(jsonLines(stdout).map((line) => line.offset)).toEqual(['2', '3']);
     },
   );
+
+  it('should exit 0 on SIGINT while it is still connecting', async () => {
+    // A broker that takes the connection and never answers: the connect waits (10 s bound).
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    onTestFinished(() => {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    });
+    const { port } = silent.address() as AddressInfo;
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        main,
+        'tail',
+        '--target',
+        'any',
+        '--url',
+        `rabbitmq-stream://guest:guest@127.0.0.1:${port}/`,
+      ],
+      { cwd: root, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    child.stdout.on('data', (data: Buffer) => (output += data.toString()));
+    child.stderr.on('data', (data: Buffer) => (output += data.toString()));
+    const exited = once(child, 'exit');
+    const bound = setTimeout(() => child.kill('SIGKILL'), RUN_BOUND_MS);
+    await Promise.race([once(silent, 'connection'), exited]);
+    child.kill('SIGINT');
+    const [code, signal] = (await exited) as [number | null, string | null];
+    clearTimeout(bound);
+    expect({ code, signal, output }).toEqual({ code: 0, signal: null, output: '' });
+  });
 
   it('should stay silent with its progress bar when stderr is a pipe', async () => {
     const { source, target } = await backlog();

@@ -1,5 +1,5 @@
 // The package wiring of the command: what `npx stream-windows` and 'stream-windows/cli' run
-// once tsc -p tsconfig.build.json (npm run build, run by npm ci's prepare) has built dist/.
+// once tsc -p tsconfig.build.json (npm run build; npm pack runs it first) has built dist/.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 

@@ -1,6 +1,7 @@
 // showProgress against a job's events, drawn on a stream that says it is (or is not) a terminal.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { showProgress } from '../../../src/cli/index.js';
+import { PublishError } from '../../../src/common/errors.js';
 import { JobEvents } from '../../../src/core/job-events.js';
 
 /** A writable that records what is written, a terminal or not. */
@@ -48,12 +49,68 @@ describe('showProgress', () => {
     expect(events.has('read')).toBe(false); // its listeners are gone
   });
 
-  it('should redraw at most once per interval', () => {
+  it('should redraw at most once per interval before the end', () => {
+    const events = job();
+    const tty = screen(true);
+    showProgress(events, { stream: asStream(tty), env: {}, intervalMs: 3_600_000 });
+    catchUp(events, 3);
+    expect(tty.text.split('catching up').length - 1).toBe(1);
+  });
+
+  it('should draw the frame that reaches the end whatever the interval: 100% until caught up', () => {
     const events = job();
     const tty = screen(true);
     showProgress(events, { stream: asStream(tty), env: {}, intervalMs: 3_600_000 });
     catchUp(events);
-    expect(tty.text.split('catching up').length - 1).toBe(1);
+    expect(tty.text.split('catching up').length - 1).toBe(2);
+    expect(tty.text).toMatch(/100% 100\/100 ETA [^\n]*$/);
+  });
+
+  it('should show no ETA until the rate was measured over a second of reading', () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: 0 });
+    onTestFinished(() => void vi.useRealTimers());
+    const events = job();
+    const tty = screen(true);
+    showProgress(events, { stream: asStream(tty), env: {}, intervalMs: 0 });
+    events.emit('started', { lastPublishingId: 0n, from: 0n, sourceEnd: 1000n, restarts: 0 });
+    const frames: string[] = [];
+    const read = (afterMs: number, firstOffset: bigint, messages: number): void => {
+      vi.advanceTimersByTime(afterMs);
+      events.emit('read', { firstOffset, messages, timestamp: 0 });
+      frames.push(tty.text.slice(tty.text.lastIndexOf('catching up')));
+    };
+    read(3000, 0n, 10); // the first chunk, 3 s after the start (connecting, subscribing)
+    read(500, 10n, 40); // half a second of reading: too little to tell
+    read(500, 50n, 50); // 90 messages in the second since the first chunk
+    expect(frames.map((frame) => frame.replace(/^.*\] /, ''))).toEqual([
+      '1% 10/1000 ETA -',
+      '5% 50/1000 ETA -',
+      '10% 100/1000 ETA 10.0 s', // 900 left at 90 a second
+    ]);
+  });
+
+  it("should clear its line before a listener added earlier writes on 'caughtUp' or 'restart'", () => {
+    const events = job();
+    const tty = screen(true);
+    events.on('restart', () => tty.write('restarting\n'));
+    events.on('caughtUp', () => tty.write('caught up\n'));
+    showProgress(events, { stream: asStream(tty), env: {}, intervalMs: 0 });
+    catchUp(events, 2);
+    events.emit('restart', {
+      error: new PublishError('s', 1n, true, 'lost'),
+      delayMs: 0,
+      restarts: 1,
+    });
+    expect(tty.text.split(CLEAR_LINE).slice(-2)).toEqual([
+      expect.stringMatching(/50% 50\/100 ETA [^\n]+$/),
+      'restarting\n',
+    ]);
+    catchUp(events, 4);
+    events.emit('caughtUp', { offset: 200n });
+    expect(tty.text.split(CLEAR_LINE).slice(-2)).toEqual([
+      expect.stringMatching(/100% 100\/100 ETA [^\n]+$/),
+      'caught up\n',
+    ]);
   });
 
   it('should count from the first chunk read when the job starts from the first offset', () => {

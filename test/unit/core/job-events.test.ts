@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   aggregate,
   ConfigError,
   PublishError,
+  StreamWindowsError,
   type JobEventMap,
   JOB_EVENT_NAMES,
   type JobEventName,
@@ -10,6 +11,7 @@ import {
   type Runner,
   type Target,
 } from '../../../src/index.js';
+import { JobEvents } from '../../../src/core/job-events.js';
 import { forwarding } from '../../support/forwarding-target.js';
 import { keepingLogger } from '../../support/keeping-logger.js';
 import {
@@ -145,6 +147,30 @@ describe('the events of a job', () => {
       .filter(([name]) => name === 'published')
       .map(([, e]) => (e as JobEventMap['published']).duplicate);
     expect(duplicates).toEqual([false, true, false, false]);
+  });
+
+  it("should type a restart's error as an Error, the library's own at run time", async () => {
+    // Checked by tsc (npm test's typecheck): on an `unknown` error these lines do not compile.
+    expectTypeOf<JobEventMap['restart']['error']>().toEqualTypeOf<Error>();
+    const memory = brokerWithCountedReadings(2);
+    const job = countJob(memory, losing(memory.target('target', { producer: 'p' }), 1));
+    const causes: string[] = [];
+    job.on('restart', (e) => {
+      expect(e.error).toBeInstanceOf(StreamWindowsError);
+      causes.push(`${e.error.name}: ${e.error.message}`);
+    });
+    await job.run({ untilCaughtUp: true });
+    expect(causes).toEqual([expect.stringMatching(/^PublishError: .*lost/)]);
+  });
+
+  it('should run a listener added with prepend before those added earlier', () => {
+    const events = new JobEvents(() => undefined);
+    const order: string[] = [];
+    events.on('caughtUp', () => order.push('first added'));
+    events.on('caughtUp', () => order.push('prepended'), { prepend: true });
+    events.on('caughtUp', () => order.push('last added'));
+    events.emit('caughtUp', { offset: 1n });
+    expect(order).toEqual(['prepended', 'first added', 'last added']);
   });
 
   it('should report the error a job stopped on', async () => {

@@ -1,0 +1,171 @@
+// The package as a user gets it: `npm pack` (which builds dist/ first), unpacked into a fresh
+// project's node_modules, then used the ways users tried: required from a CommonJS TypeScript
+// project, and bundled with esbuild by the command the README gives. No registry is asked:
+// the package's dependencies are linked from this repository's node_modules.
+import { execFile } from 'node:child_process';
+import {
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readFile,
+  readdir,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const modules = join(root, 'node_modules');
+
+interface Manifest {
+  readonly scripts?: Record<string, string>;
+  readonly dependencies?: Record<string, string>;
+  readonly peerDependencies?: Record<string, string>;
+  readonly exports: Record<string, unknown>;
+}
+
+/** The scripts npm runs when it installs a package (what it warns about as install scripts). */
+const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall', 'prepare'];
+
+let folder: string;
+/** The fresh project: `"type": "commonjs"`, the packed package in its node_modules. */
+let app: string;
+let packed: Manifest;
+
+beforeAll(async () => {
+  folder = await mkdtemp(join(tmpdir(), 'packed-package-'));
+  await run('npm', ['pack', '--pack-destination', folder], { cwd: root });
+  const [tarball] = (await readdir(folder)).filter((name) => name.endsWith('.tgz'));
+  app = join(folder, 'app');
+  const unpacked = join(app, 'node_modules', 'stream-windows');
+  await mkdir(unpacked, { recursive: true });
+  await run('tar', ['-xzf', join(folder, tarball ?? ''), '-C', unpacked, '--strip-components=1']);
+  packed = JSON.parse(await readFile(join(unpacked, 'package.json'), 'utf8')) as Manifest;
+  // What an install would bring: the dependencies, the optional peer (for the metrics entry),
+  // Node's types and esbuild (the user's own dev dependencies).
+  const linked = [
+    ...Object.keys(packed.dependencies ?? {}),
+    ...Object.keys(packed.peerDependencies ?? {}),
+    '@types/node',
+    'esbuild',
+  ];
+  for (const name of linked) {
+    await mkdir(join(app, 'node_modules', name, '..'), { recursive: true });
+    await symlink(join(modules, name), join(app, 'node_modules', name));
+  }
+  await mkdir(join(app, 'node_modules', '.bin'));
+  await symlink('../esbuild/bin/esbuild', join(app, 'node_modules', '.bin', 'esbuild'));
+  await writeFile(
+    join(app, 'package.json'),
+    JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'commonjs' }),
+  );
+}, 300_000); // npm pack builds the package first (tsc)
+
+afterAll(async () => {
+  if (folder !== undefined) await rm(folder, { recursive: true, force: true });
+});
+
+/** A small job on the embedded broker: two messages, one count(2) result of their sum. */
+const JOB = `
+  const broker = new MemoryBroker({ now: () => 0 });
+  broker.createStream('in');
+  broker.createStream('out');
+  broker.append('in', [jsonMessage({ n: 1 }), jsonMessage({ n: 2 })]);
+  await aggregate<{ n: number }>(broker.source('in'))
+    .count(2)
+    .reduce((sum, e) => sum + e.n, 0)
+    .to(broker.target('out', { producer: 'sums' }))
+    .run({ untilCaughtUp: true });
+  const sums = broker.messages('out').map((m) => decodeResult<number>(m.bytes).outputs[0]?.value);
+`;
+
+describe('the packed package', () => {
+  it('should be built by packing and run no script when installed', async () => {
+    const files = await readdir(join(app, 'node_modules', 'stream-windows', 'dist'));
+    expect(files).toContain('index.js');
+    expect(files).toContain('index.d.ts');
+    const scripts = Object.keys(packed.scripts ?? {});
+    expect(scripts.filter((name) => INSTALL_SCRIPTS.includes(name))).toEqual([]);
+  });
+
+  it('should type-check and run in a CommonJS TypeScript project, every entry point required', async () => {
+    await writeFile(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'nodenext',
+          target: 'es2022',
+          strict: true,
+          outDir: 'out',
+          types: ['node'],
+        },
+        include: ['main.ts'],
+      }),
+    );
+    await writeFile(
+      join(app, 'main.ts'),
+      `import { aggregate, decodeResult, jsonMessage } from 'stream-windows';
+import { MemoryBroker } from 'stream-windows/memory';
+import { connect } from 'stream-windows/rabbitmq';
+import { jobMetrics } from 'stream-windows/metrics';
+import { showProgress } from 'stream-windows/cli';
+
+async function main(): Promise<void> {
+  ${JOB}
+  const entries = [connect, jobMetrics, showProgress].map((f) => typeof f);
+  console.log(JSON.stringify({ sums, entries }));
+}
+void main();
+`,
+    );
+    expect(Object.keys(packed.exports)).toHaveLength(5);
+    await run(process.execPath, [join(modules, 'typescript', 'bin', 'tsc'), '-p', app]);
+    const compiled = await readFile(join(app, 'out', 'main.js'), 'utf8');
+    expect(compiled).toContain('require("stream-windows/memory")');
+    const { stdout, stderr } = await run(process.execPath, [join(app, 'out', 'main.js')]);
+    expect(stderr).toBe('');
+    expect(JSON.parse(stdout)).toEqual({
+      sums: [3],
+      entries: ['function', 'function', 'function'],
+    });
+  }, 180_000); // tsc over the package's declarations: 5 s alone, far more on a busy machine
+
+  it("should bundle with the README's esbuild command into one file that runs a job", async () => {
+    // The script of a job on RabbitMQ: the adapter's entry point brings in the stock client.
+    await writeFile(
+      join(app, 'job.mjs'),
+      `import { aggregate, decodeResult, jsonMessage } from 'stream-windows';
+import { MemoryBroker } from 'stream-windows/memory';
+import { connect } from 'stream-windows/rabbitmq';
+${JOB.replace('<{ n: number }>', '').replace('<number>', '')}
+console.log(JSON.stringify({ sums, connect: typeof connect }));
+`,
+    );
+    // Offline: npx runs the project's esbuild and never fetches one.
+    await run('sh', ['-c', await bundleCommand()], {
+      cwd: app,
+      env: { ...process.env, npm_config_offline: 'true' },
+    });
+    // Away from any node_modules: the bundle holds everything it runs.
+    const away = join(folder, 'away');
+    await mkdir(away);
+    await copyFile(join(app, 'bundle.mjs'), join(away, 'bundle.mjs'));
+    const { stdout, stderr } = await run(process.execPath, [join(away, 'bundle.mjs')]);
+    expect(stderr).toBe('');
+    expect(JSON.parse(stdout)).toEqual({ sums: [3], connect: 'function' });
+  });
+});
+
+/** The esbuild command of the README's "Installing and bundling", continuation lines joined. */
+async function bundleCommand(): Promise<string> {
+  const readme = await readFile(join(root, 'README.md'), 'utf8');
+  const command = /^npx esbuild (?:.*\\\n)*.*$/m.exec(readme)?.[0];
+  expect(command, 'the README gives an npx esbuild command').toBeDefined();
+  return (command ?? '').replaceAll('\\\n', ' ');
+}
