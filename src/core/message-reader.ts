@@ -113,10 +113,11 @@ export class MessageReader<T> {
       const { values } = read;
       this.values = values;
       this.counted = read.counted;
-      const defaultTime = read.time ?? chunk.timestamp;
       this.stage = 'event-time';
       const timed = everyTime ? values.length : Math.min(values.length, 1);
-      for (let i = 0; i < timed; i++) times.push(this.eventTimeOf(values[i] as T, defaultTime));
+      for (let i = 0; i < timed; i++) {
+        times.push(this.eventTimeOf(values[i] as T, read.times[i] ?? chunk.timestamp));
+      }
       if (config.key !== undefined) {
         this.stage = 'key';
         for (const value of values) keys.push(checkKey(config.key(value)));
