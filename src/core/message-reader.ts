@@ -6,6 +6,13 @@ import type { MessageValuesDecoder } from './results-source.js';
 import type { BodyDecoder } from './value-decoder.js';
 import type { ValueStage } from './value-stage.js';
 import { messageAt } from './chunk-message.js';
+import type { EventTimeWindowSpec } from '../windows/event-time-spec.js';
+import {
+  eventTimeRange,
+  MAX_EVENT_TIME,
+  type EventTimeRange,
+} from '../windows/event-time-range.js';
+import type { WindowSpec } from '../windows/window-spec.js';
 
 /** What became of a message the reader read. */
 export const enum ReadOutcome {
@@ -22,9 +29,9 @@ export interface MessageReaderConfig<T> {
   readonly stages: readonly ValueStage[];
   readonly eventTime: ((value: T) => number | Date) | undefined;
   readonly key: ((value: T) => string | number) | undefined;
+  /** The job's windows: an event time none of them can hold is refused (`eventTimeRange`). */
+  readonly window: WindowSpec | EventTimeWindowSpec;
 }
-
-const MAX_EVENT_TIME = 8.64e15;
 const NO_VALUES: readonly never[] = [];
 
 /**
@@ -49,8 +56,11 @@ export class MessageReader<T> {
   /** A multi-value message's values counted rather than aggregated. */
   counted = 0;
   private readonly scan = createMessageScan();
+  private readonly range: EventTimeRange;
 
-  constructor(private readonly config: MessageReaderConfig<T>) {}
+  constructor(private readonly config: MessageReaderConfig<T>) {
+    this.range = eventTimeRange(config.window);
+  }
 
   /** Reads message `index` of `chunk` (whose bytes are `bytes`) into `value`, `time`, `key`. */
   read(chunk: SourceChunk, bytes: Buffer, index: number): ReadOutcome {
@@ -134,15 +144,25 @@ export class MessageReader<T> {
     const extractor = this.config.eventTime;
     const time = extractor !== undefined ? extractor(value) : defaultTime;
     const millis = time instanceof Date ? time.getTime() : time;
-    // Date's range: window arithmetic is exact within it, and calendar windows need it. A
-    // creation time in micro- or nanoseconds by mistake lands here too.
-    if (typeof millis !== 'number' || !(Math.abs(millis) <= MAX_EVENT_TIME)) {
+    if (typeof millis !== 'number' || Number.isNaN(millis)) {
       throw new TypeError(
         `event time must be epoch milliseconds within ±${MAX_EVENT_TIME} or a valid Date, got ${String(time)}`,
       );
     }
     // Whole milliseconds: window bounds taken from event times (count, session) stay integers.
-    return Math.floor(millis);
+    const whole = Math.floor(millis);
+    // Within Date's range, and with every window of the time within it too: window arithmetic
+    // is exact there, and calendar windows need it. A creation time in micro- or nanoseconds
+    // by mistake lands here too.
+    const { min, max } = this.range;
+    if (!(whole >= min && whole <= max)) {
+      throw new RangeError(
+        `event time ${String(time)} is outside the range of ${this.config.window.describe()}: ` +
+          `its windows must lie within ±${MAX_EVENT_TIME} ms (the range of Date), which holds ` +
+          `event times ${min}..${max}`,
+      );
+    }
+    return whole;
   }
 }
 
