@@ -8,9 +8,9 @@ import type { ValueStage } from './value-stage.js';
 import { messageAt } from './chunk-message.js';
 import type { EventTimeWindowSpec } from '../windows/event-time-spec.js';
 import {
-  eventTimeRange,
+  eventTimeCheck,
   MAX_EVENT_TIME,
-  type EventTimeRange,
+  type EventTimeCheck,
 } from '../windows/event-time-range.js';
 import type { WindowSpec } from '../windows/window-spec.js';
 
@@ -29,7 +29,7 @@ export interface MessageReaderConfig<T> {
   readonly stages: readonly ValueStage[];
   readonly eventTime: ((value: T) => number | Date) | undefined;
   readonly key: ((value: T) => string | number) | undefined;
-  /** The job's windows: an event time none of them can hold is refused (`eventTimeRange`). */
+  /** The job's windows: an event time they cannot hold is refused (`eventTimeCheck`). */
   readonly window: WindowSpec | EventTimeWindowSpec;
 }
 const NO_VALUES: readonly never[] = [];
@@ -56,10 +56,10 @@ export class MessageReader<T> {
   /** A multi-value message's values counted rather than aggregated. */
   counted = 0;
   private readonly scan = createMessageScan();
-  private readonly range: EventTimeRange;
+  private readonly takesTime: EventTimeCheck;
 
   constructor(private readonly config: MessageReaderConfig<T>) {
-    this.range = eventTimeRange(config.window);
+    this.takesTime = eventTimeCheck(config.window);
   }
 
   /** Reads message `index` of `chunk` (whose bytes are `bytes`) into `value`, `time`, `key`. */
@@ -154,12 +154,10 @@ export class MessageReader<T> {
     // Within Date's range, and with every window of the time within it too: window arithmetic
     // is exact there, and calendar windows need it. A creation time in micro- or nanoseconds
     // by mistake lands here too.
-    const { min, max } = this.range;
-    if (!(whole >= min && whole <= max)) {
+    if (!this.takesTime(whole)) {
       throw new RangeError(
-        `event time ${String(time)} is outside the range of ${this.config.window.describe()}: ` +
-          `its windows must lie within ±${MAX_EVENT_TIME} ms (the range of Date), which holds ` +
-          `event times ${min}..${max}`,
+        `event time ${String(time)} has a window of ${this.config.window.describe()} that ` +
+          `cannot be represented: every window must lie within ±${MAX_EVENT_TIME} ms (the range of Date)`,
       );
     }
     return whole;

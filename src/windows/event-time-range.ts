@@ -1,6 +1,8 @@
 import { CompactionSpec } from './compaction.js';
 import { CountSpec } from './count.js';
+import { MAX_DURATION_MS } from './duration.js';
 import { isEventTimeSpec, type EventTimeWindowSpec } from './event-time-spec.js';
+import { EventTimeTumblingSpec } from './event-time-tumbling.js';
 import { SessionSpec } from './session.js';
 import { TumblingSpec } from './tumbling.js';
 import type { WindowSpec } from './window-spec.js';
@@ -8,13 +10,8 @@ import type { WindowSpec } from './window-spec.js';
 /** Date's range, epoch ms: every event time and every window bound lies within ±this. */
 export const MAX_EVENT_TIME = 8.64e15;
 
-/** The event times a job takes, both included: those whose every window is representable. */
-export interface EventTimeRange {
-  readonly min: number;
-  readonly max: number;
-}
-
-const DATE_RANGE: EventTimeRange = { min: -MAX_EVENT_TIME, max: MAX_EVENT_TIME };
+/** Whether a job takes an event time: whether every window of it is representable. */
+export type EventTimeCheck = (time: number) => boolean;
 
 /**
  * The one rule for window bounds: a window [start, end) can be held in window state (and in
@@ -25,22 +22,59 @@ export function isRepresentable(start: number, end: number): boolean {
   return start >= -MAX_EVENT_TIME && end <= MAX_EVENT_TIME && start < end;
 }
 
-const ranges = new WeakMap<object, EventTimeRange>();
+/**
+ * How far a window of a fixed size, a hopping window, a session or a count window reaches
+ * from its element's time: a size, gap or offset is at most MAX_DURATION_MS.
+ */
+const SURELY_HELD = MAX_EVENT_TIME - MAX_DURATION_MS;
+
+const checks = new WeakMap<object, EventTimeCheck>();
 
 /**
- * The event times whose windows under `spec` are all representable (see isRepresentable):
- * the message reader refuses any other as an 'event-time' error, so that no window of it
- * ever reaches the state. Computed once per spec. A step window of your own is given Date's
- * range: its assigner may hold state, so it is not probed, and its bounds are its own.
+ * Which event times a job over `spec` takes: those whose windows are all representable (see
+ * isRepresentable). The message reader refuses any other as an 'event-time' error, so that no
+ * window of it ever reaches the state. Windows computed by arithmetic are checked one by one
+ * only within MAX_DURATION_MS of the edge of Date's range (two comparisons elsewhere);
+ * calendar windows always, as date-fns fails unevenly (in some zones for every time tens of
+ * thousands of years away), but only once per window: a time inside the last window checked
+ * is in that window. A step window of your own is given Date's range: its assigner may hold
+ * state, so it is not probed, and its bounds are its own.
  */
-export function eventTimeRange(spec: WindowSpec | EventTimeWindowSpec): EventTimeRange {
-  let range = ranges.get(spec);
-  if (range === undefined) {
-    const windowsOf = windowsOfTime(spec);
-    range = windowsOf === undefined ? DATE_RANGE : representableTimes(windowsOf);
-    ranges.set(spec, range);
+export function eventTimeCheck(spec: WindowSpec | EventTimeWindowSpec): EventTimeCheck {
+  let check = checks.get(spec);
+  if (check === undefined) {
+    check = checkOf(spec);
+    checks.set(spec, check);
   }
-  return range;
+  return check;
+}
+
+function checkOf(spec: WindowSpec | EventTimeWindowSpec): EventTimeCheck {
+  const inDateRange = (time: number): boolean => time >= -MAX_EVENT_TIME && time <= MAX_EVENT_TIME;
+  const windowsOf = windowsOfTime(spec);
+  if (windowsOf === undefined) return inDateRange;
+  const fits = allRepresentable(windowsOf);
+  if (tumblingOf(spec)?.size.type !== 'calendar') {
+    return (time) =>
+      (time >= -SURELY_HELD && time <= SURELY_HELD) || (inDateRange(time) && fits(time));
+  }
+  // Tumbling windows partition time: the window that held one time holds every time in it.
+  let start = Number.NaN;
+  let end = Number.NaN;
+  return (time) => {
+    if (time >= start && time < end) return true;
+    if (!inDateRange(time) || !fits(time)) return false;
+    [start, end] = fits.last;
+    return true;
+  };
+}
+
+/** The tumbling windows of a spec, if its windows are tumbling ones. */
+function tumblingOf(spec: WindowSpec | EventTimeWindowSpec): TumblingSpec | undefined {
+  if (spec instanceof TumblingSpec) return spec;
+  if (spec instanceof EventTimeTumblingSpec) return spec.windows;
+  if (spec instanceof CompactionSpec && spec.step instanceof TumblingSpec) return spec.step;
+  return undefined;
 }
 
 /** Fills `starts`/`ends` with the windows of an element at `time` alone. */
@@ -82,13 +116,15 @@ function stepWindowsOf(spec: WindowSpec): WindowsOf {
 }
 
 /**
- * Window bounds never decrease as time grows, so the times whose windows are representable
- * are one interval, and it holds 0 (sizes, gaps and offsets are at most 1e14 ms): each end of
- * it is found by bisection over whole milliseconds, about 53 probes.
+ * Whether every window `windowsOf` gives for a time is representable; `last` is the first
+ * window of the last time asked.
  */
-function representableTimes(windowsOf: WindowsOf): EventTimeRange {
+function allRepresentable(
+  windowsOf: WindowsOf,
+): EventTimeCheck & { readonly last: readonly [number, number] } {
   const starts: number[] = [];
   const ends: number[] = [];
+  const last: [number, number] = [Number.NaN, Number.NaN];
   const fits = (time: number): boolean => {
     starts.length = 0;
     ends.length = 0;
@@ -98,22 +134,12 @@ function representableTimes(windowsOf: WindowsOf): EventTimeRange {
       return false; // a calendar past Date's range may throw rather than give NaN
     }
     if (starts.length === 0) return false;
+    last[0] = starts[0] as number;
+    last[1] = ends[0] as number;
     for (let i = 0; i < starts.length; i++) {
       if (!isRepresentable(starts[i] as number, ends[i] as number)) return false;
     }
     return true;
   };
-  return { min: edge(fits, -MAX_EVENT_TIME, 0), max: edge(fits, MAX_EVENT_TIME, 0) };
-}
-
-/** The time nearest `outer` (towards `inner`, which fits) that fits. */
-function edge(fits: (time: number) => boolean, outer: number, inner: number): number {
-  if (fits(outer)) return outer;
-  // Invariant: `outer` does not fit, `inner` does.
-  while (Math.abs(inner - outer) > 1) {
-    const middle = Math.floor((outer + inner) / 2);
-    if (fits(middle)) inner = middle;
-    else outer = middle;
-  }
-  return inner;
+  return Object.assign(fits, { last });
 }
