@@ -6,6 +6,13 @@ import type { MessageValuesDecoder } from './results-source.js';
 import type { BodyDecoder } from './value-decoder.js';
 import type { ValueStage } from './value-stage.js';
 import { messageAt } from './chunk-message.js';
+import type { EventTimeWindowSpec } from '../windows/event-time-spec.js';
+import {
+  eventTimeCheck,
+  MAX_EVENT_TIME,
+  type EventTimeCheck,
+} from '../windows/event-time-range.js';
+import type { WindowSpec } from '../windows/window-spec.js';
 
 /** What became of a message the reader read. */
 export const enum ReadOutcome {
@@ -22,9 +29,9 @@ export interface MessageReaderConfig<T> {
   readonly stages: readonly ValueStage[];
   readonly eventTime: ((value: T) => number | Date) | undefined;
   readonly key: ((value: T) => string | number) | undefined;
+  /** The job's windows: an event time they cannot hold is refused (`eventTimeCheck`). */
+  readonly window: WindowSpec | EventTimeWindowSpec;
 }
-
-const MAX_EVENT_TIME = 8.64e15;
 const NO_VALUES: readonly never[] = [];
 
 /**
@@ -49,8 +56,11 @@ export class MessageReader<T> {
   /** A multi-value message's values counted rather than aggregated. */
   counted = 0;
   private readonly scan = createMessageScan();
+  private readonly takesTime: EventTimeCheck;
 
-  constructor(private readonly config: MessageReaderConfig<T>) {}
+  constructor(private readonly config: MessageReaderConfig<T>) {
+    this.takesTime = eventTimeCheck(config.window);
+  }
 
   /** Reads message `index` of `chunk` (whose bytes are `bytes`) into `value`, `time`, `key`. */
   read(chunk: SourceChunk, bytes: Buffer, index: number): ReadOutcome {
@@ -113,10 +123,11 @@ export class MessageReader<T> {
       const { values } = read;
       this.values = values;
       this.counted = read.counted;
-      const defaultTime = read.time ?? chunk.timestamp;
       this.stage = 'event-time';
       const timed = everyTime ? values.length : Math.min(values.length, 1);
-      for (let i = 0; i < timed; i++) times.push(this.eventTimeOf(values[i] as T, defaultTime));
+      for (let i = 0; i < timed; i++) {
+        times.push(this.eventTimeOf(values[i] as T, read.times[i] ?? chunk.timestamp));
+      }
       if (config.key !== undefined) {
         this.stage = 'key';
         for (const value of values) keys.push(checkKey(config.key(value)));
@@ -133,15 +144,23 @@ export class MessageReader<T> {
     const extractor = this.config.eventTime;
     const time = extractor !== undefined ? extractor(value) : defaultTime;
     const millis = time instanceof Date ? time.getTime() : time;
-    // Date's range: window arithmetic is exact within it, and calendar windows need it. A
-    // creation time in micro- or nanoseconds by mistake lands here too.
-    if (typeof millis !== 'number' || !(Math.abs(millis) <= MAX_EVENT_TIME)) {
+    if (typeof millis !== 'number' || Number.isNaN(millis)) {
       throw new TypeError(
         `event time must be epoch milliseconds within ±${MAX_EVENT_TIME} or a valid Date, got ${String(time)}`,
       );
     }
     // Whole milliseconds: window bounds taken from event times (count, session) stay integers.
-    return Math.floor(millis);
+    const whole = Math.floor(millis);
+    // Within Date's range, and with every window of the time within it too: window arithmetic
+    // is exact there, and calendar windows need it. A creation time in micro- or nanoseconds
+    // by mistake lands here too.
+    if (!this.takesTime(whole)) {
+      throw new RangeError(
+        `event time ${String(time)} has a window of ${this.config.window.describe()} that ` +
+          `cannot be represented: every window must lie within ±${MAX_EVENT_TIME} ms (the range of Date)`,
+      );
+    }
+    return whole;
   }
 }
 

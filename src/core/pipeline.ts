@@ -323,8 +323,8 @@ export class PipelineBuilder<T> {
 
   /**
    * Event-time windows: when outputs are published (Kafka Streams' emit strategy). 'final'
-   * (the default): once per window, when it closes. `{ early: { every: n } }`: also after each
-   * n-th element of a window while it is open; `{ early: 'each-result' }`: also in every
+   * (the default): once per window, when it closes. `{ early: { every: n } }`: also when a
+   * message brings an open window's count to a multiple of n (once per message); `{ early: 'each-result' }`: also in every
    * result the job publishes, for each open window that took elements since its last update.
    * Early outputs are marked `final: false`; a window's last output is its final one.
    */

@@ -41,8 +41,11 @@ export interface DeadLetterValue {
 /** Everything a stage-1 result message held that stage 2 aggregates, in section order. */
 export interface MessageValues<V> {
   readonly values: readonly V[];
-  /** The message's default event time: its window start; undefined when it had no window. */
-  readonly time: number | undefined;
+  /**
+   * Each value's default event time, by index: an output's own window start; a late value's
+   * or dead letter's, its result's window start (undefined when the result had no window).
+   */
+  readonly times: readonly (number | undefined)[];
   /** Values counted rather than aggregated (the 'count' policy for late values). */
   readonly counted: number;
 }
@@ -97,24 +100,26 @@ export function fromResults<R = unknown>(
   return new ResultsSource(source, (message) => {
     const result = decodeResult<R>(message);
     const values: (OutputValue<R> | LateValue | DeadLetterValue)[] = [];
+    const times: (number | undefined)[] = [];
     for (const output of result.outputs) {
       // Each window once: an early update is followed by the window's final output.
       if (!output.final) continue;
       const { key, start, end, count, value } = output;
       values.push({ type: 'output', key, start, end, count, value });
+      times.push(start);
     }
     if (late === 'pass') {
       for (const value of result.late) {
         values.push({ type: 'late', start: result.windowStart, end: result.windowEnd, value });
+        times.push(result.windowStart);
       }
     }
     if (deadLetters === 'pass') {
-      for (const letter of result.deadLetters) values.push({ type: 'dead-letter', ...letter });
+      for (const letter of result.deadLetters) {
+        values.push({ type: 'dead-letter', ...letter });
+        times.push(result.windowStart);
+      }
     }
-    return {
-      values,
-      time: result.windowStart,
-      counted: late === 'count' ? result.late.length : 0,
-    };
+    return { values, times, counted: late === 'count' ? result.late.length : 0 };
   });
 }

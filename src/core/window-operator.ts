@@ -28,7 +28,8 @@ export interface WindowOperatorConfig<T, A, R> extends Omit<
 }
 
 /**
- * Early updates of open windows: `{ every: n }` after each n-th element of a window, or
+ * Early updates of open windows: `{ every: n }` in the result of a message that brought a
+ * window's count to a multiple of n (once per window per message, after all its values), or
  * 'each-result' in every result the job publishes (for the windows that took elements since
  * their last update). A window's last output, when it closes, is its final one.
  */
@@ -67,8 +68,11 @@ export class WindowOperator<T, A, R> {
   private readonly ends: number[] = [];
   private readonly closing: OpenWindow<A>[] = [];
   private readonly merging: OpenWindow<A>[] = [];
-  /** Open windows whose early update is due at this message (`early: { every }`). */
-  private readonly updating: OpenWindow<A>[] = [];
+  /**
+   * Open windows whose early update is due at this message (`early: { every }`): a set, so
+   * that a message of several values updates each window once, after all of them.
+   */
+  private readonly updating = new Set<OpenWindow<A>>();
   private readonly earlyEvery: number;
   /** Reused by `placeAligned`: a message's accumulators and windows between fold and create. */
   private readonly accumulators: (A | undefined)[] = [];
@@ -374,7 +378,7 @@ export class WindowOperator<T, A, R> {
     window.changed = true;
     if (time < window.minTime) window.minTime = time;
     if (time > window.maxTime) window.maxTime = time;
-    if (this.earlyEvery > 0 && window.count % this.earlyEvery === 0) this.updating.push(window);
+    if (this.earlyEvery > 0 && window.count % this.earlyEvery === 0) this.updating.add(window);
   }
 
   private mergeAccumulators(first: A, second: A): A {
@@ -395,11 +399,11 @@ export class WindowOperator<T, A, R> {
       // A window a flush emptied and no message filled again closes without an output.
       if (this.lastFlush !== NO_OFFSET) dropEmpty(this.closing);
     }
-    if (this.closing.length === 0 && this.updating.length === 0) return;
+    if (this.closing.length === 0 && this.updating.size === 0) return;
     if (replaying) {
       // Published before the crash: rebuilt only to leave the same windows open.
       this.closing.length = 0;
-      this.updating.length = 0;
+      this.updating.clear();
       return;
     }
     this.fire(this.offsetNow());
@@ -505,8 +509,9 @@ export class WindowOperator<T, A, R> {
       for (const window of this.windows.openInCreationOrder()) if (window.changed) due.push(window);
     } else {
       // Due at this message, and still open (a window that closed here has its final output).
-      due = this.updating.filter((window) => window.open);
-      this.updating.length = 0;
+      due = [];
+      for (const window of this.updating) if (window.open) due.push(window);
+      this.updating.clear();
     }
     for (const window of due) window.changed = false;
     return due;

@@ -55,7 +55,13 @@ export class CalendarTumblingAssigner extends TumblingAssigner {
     // moved this unit's start past eventTime. The previous unit is found from the instant
     // before this one, which is always earlier, whatever the zone's calendar does.
     while (start > eventTime) {
-      unitStart = this.startOfUnit(unitStart.getTime() - 1);
+      const previous = this.startOfUnit(unitStart.getTime() - 1);
+      // At the edge of Date's range date-fns may give the same unit back: no window, then.
+      if (!(previous.getTime() < unitStart.getTime())) {
+        this.openNone();
+        return;
+      }
+      unitStart = previous;
       start = this.shift(unitStart);
     }
     let next = this.nextUnit(unitStart);
@@ -66,9 +72,22 @@ export class CalendarTumblingAssigner extends TumblingAssigner {
       start = end;
       next = this.nextUnit(unitStart);
       end = this.shift(next);
+      if (!(end > start)) {
+        this.openNone(); // no later unit (the edge, as above)
+        return;
+      }
     }
     this.start = start;
     this.end = end;
+  }
+
+  /**
+   * NaN bounds: what date-fns gives past Date's range, and what the event-time range (see
+   * event-time-range.ts) refuses, so that no such time reaches a job's windows.
+   */
+  private openNone(): void {
+    this.start = Number.NaN;
+    this.end = Number.NaN;
   }
 
   /** Start of the unit after `unitStart`: strictly later, even across a skipped day. */

@@ -101,7 +101,7 @@ function parseAmount(parameter: string, value: unknown): { amount: number; unit:
  * Event times reach ±8.64e15 ms (Date's range); a window bound is an event time plus a size
  * or gap, and must stay a safe integer (2^53 ≈ 9.007e15) to be exact and readable back.
  */
-const MAX_DURATION_MS = 1e14;
+export const MAX_DURATION_MS = 1e14;
 
 function checkMilliseconds(
   parameter: string,

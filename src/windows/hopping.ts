@@ -11,6 +11,13 @@ export interface HoppingOptions {
   readonly offset?: Duration;
 }
 
+/**
+ * Windows one element of a hopping window may belong to: each is updated per element, so the
+ * ratio size / advance is the per-message cost (Flink and Kafka Streams leave it unbounded;
+ * '1000d' every '1ms' would be 8.64e10 windows per message).
+ */
+export const MAX_HOPPING_WINDOWS_PER_ELEMENT = 1000;
+
 /** A validated hopping window configuration; build it with `hopping()`. */
 export class HoppingSpec implements EventTimeWindowSpec {
   readonly kind = 'hopping';
@@ -50,6 +57,15 @@ export function hopping(size: Duration, advance: Duration, options: HoppingOptio
     throw new ConfigError(
       'hopping advance',
       `must be at most the size (${formatDuration(sizeMs)}); a larger advance would leave gaps no window covers`,
+      advance,
+    );
+  }
+  const windowsPerElement = Math.ceil(sizeMs / advanceMs);
+  if (windowsPerElement > MAX_HOPPING_WINDOWS_PER_ELEMENT) {
+    throw new ConfigError(
+      'hopping advance',
+      `must give each element at most ${MAX_HOPPING_WINDOWS_PER_ELEMENT} windows (size / advance, rounded up); ` +
+        `${formatDuration(sizeMs)} / ${formatDuration(advanceMs)} gives ${windowsPerElement}`,
       advance,
     );
   }

@@ -5,6 +5,7 @@ import {
   fromResults,
   jsonMessage,
   sourceMessage,
+  tumbling,
   type OutputValue,
   type PackMode,
 } from '../../../src/index.js';
@@ -90,6 +91,40 @@ describe('a job reading results with fromResults', () => {
       [T0, 24],
       [T0 + 2 * MINUTE, 24],
     ]);
+  });
+
+  it('should give each output of a message its own window start as default event time', async () => {
+    // Stage 1 (windows of 10 ms, grace 10 ms): the message at 30 closes [0,10) and [10,20) in
+    // ONE result, the one at 55 closes [30,40); stage 2's windows of 10 ms must put each
+    // output back in its own window.
+    const broker = brokerWithReadings([5, 15, 30, 55].map((ms) => reading('a', 1, ms / 1000)));
+    broker.createStream('results');
+    await aggregate<Reading>(broker.source('source'))
+      .eventTime((r) => r.t - T0)
+      .window(tumbling('10ms', { grace: '10ms' }))
+      .reduce((n: number) => n + 1, 0)
+      .to(broker.target('results', { producer: 'stage-1' }))
+      .run({ untilCaughtUp: true });
+    expect(results(broker, 'results').map((r) => r.outputs.map((o) => [o.start, o.end]))).toEqual([
+      [
+        [0, 10],
+        [10, 20],
+      ],
+      [[30, 40]],
+    ]);
+    await stageTwo(broker)
+      .window(tumbling('10ms', { grace: 0 }))
+      .reduce(total, 0)
+      .to(broker.target('target', { producer: 'stage-2' }))
+      .run({ untilCaughtUp: true });
+    // The first message's [10,20) output closes [0,10) at once, the second's [30,40) closes
+    // [10,20): each window holds one output (not [0,10) both, closed by the second message).
+    expect(results(broker).flatMap((r) => r.outputs.map((o) => [o.start, o.end, o.count]))).toEqual(
+      [
+        [0, 10, 1],
+        [10, 20, 1],
+      ],
+    );
   });
 
   describe('should never end a step between two values of one message', () => {

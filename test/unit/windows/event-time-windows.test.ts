@@ -59,6 +59,26 @@ describe('event-time window specs', () => {
     expect(() => hopping('10s', 0, { grace: 0 })).toThrow('hopping advance must be > 0, given: 0');
   });
 
+  it('refuses a hopping window that gives an element more than 1000 windows, in the builder too', () => {
+    expect(() => hopping('24000h', '1ms', { grace: 0 })).toThrow(
+      new ConfigError(
+        'hopping advance',
+        'must give each element at most 1000 windows (size / advance, rounded up); 24000h / 1ms gives 86400000000',
+        '1ms',
+      ),
+    );
+    // The ratio is rounded up (an advance that does not divide the size); the limit itself passes.
+    expect(() => hopping(1001, 1, { grace: 0 })).toThrow(/at most 1000 windows.* gives 1001,/);
+    expect(() => hopping(100_001, 100, { grace: 0 })).toThrow(/gives 1001, given: 100$/);
+    expect(assigned(hopping(1000, 1, { grace: 0 }), 5_000)).toHaveLength(1000);
+    expect(assigned(hopping(100_000, 100, { grace: 0, offset: 7 }), 5_000)).toHaveLength(1000);
+    const broker = new MemoryBroker();
+    broker.createStream('s');
+    expect(() => aggregate(broker.source('s')).hopping('1h', '3ms', { grace: 0 })).toThrow(
+      "hopping advance must give each element at most 1000 windows (size / advance, rounded up); 1h / 3ms gives 1200000, given: '3ms'",
+    );
+  });
+
   it('refuses a perKey option that is not a boolean', () => {
     expect(() => count(2, { perKey: 'yes' as unknown as boolean })).toThrow(
       "count perKey must be a boolean, given: 'yes'",
