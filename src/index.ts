@@ -149,6 +149,7 @@ export {
   ResumePointError,
   RecoveryError,
   JobDefinitionError,
+  ProducerRenamedError,
   SourceError,
   RetentionGapError,
   SourceDeactivatedError,
