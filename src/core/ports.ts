@@ -90,9 +90,9 @@ export interface Target {
   /**
    * Highest publishing id stored on this stream for another producer name, as
    * `lastPublishingId()` answers for `producer` (0 when the name is unknown), without
-   * declaring it and without re-arming the fence. A partitioned job asks it once per start
-   * whose own last id is 0, for the name an earlier version derived (see
-   * `PartitionedRunner`); a target without it is not checked that way.
+   * declaring it and without re-arming the fence. A partitioned job's loop asks it at a start
+   * whose own last id is 0, for the name an earlier version derived (ProducerRenamedError, see
+   * `.toPartitions()`); a target without it is not checked that way.
    */
   lastPublishingIdOf?(producer: string): Promise<bigint>;
   /**

@@ -71,7 +71,7 @@ export interface RunnerConfig<T, A, R> {
   readonly definition: { readonly current: string; readonly allowChange: boolean } | undefined;
   /**
    * The name an earlier version gave this loop's producer (a partitioned job's, see
-   * `PartitionedRunner`): a start whose producer never published stops with a
+   * `.toPartitions()`): a start whose producer never published stops with a
    * ProducerRenamedError if that name did. Undefined: not checked.
    */
   readonly formerProducer?: string | undefined;
