@@ -150,6 +150,7 @@ export {
   ResumePointError,
   RecoveryError,
   JobDefinitionError,
+  ProducerRenamedError,
   SourceError,
   RetentionGapError,
   SourceDeactivatedError,

@@ -287,6 +287,35 @@ export class JobDefinitionError extends StreamWindowsError {
 }
 
 /**
+ * A partitioned job's loop found its producer (`producer`, `<job>@<partition stream>`) never
+ * published on `stream`, but the name an earlier version derived for the partition
+ * (`formerProducer`, `<job>-<partition stream>`) did, up to `formerPublishingId`: started, the
+ * loop would read its partition from the first offset and publish every result again. Not
+ * retriable; nothing is published. Keep the old name through the target factory, or accept
+ * the re-read with the `toPartitions` option `allowRereadAfterRename: true`.
+ */
+export class ProducerRenamedError extends StreamWindowsError {
+  override readonly name = 'ProducerRenamedError';
+  override readonly code = 'PRODUCER_RENAMED';
+  readonly retriable = false;
+  constructor(
+    readonly stream: string,
+    readonly producer: string,
+    readonly formerProducer: string,
+    readonly formerPublishingId: bigint,
+  ) {
+    super(
+      `producer '${producer}' never published on stream '${stream}', but '${formerProducer}', ` +
+        `the name an earlier version derived for this partition, did (last publishing id ` +
+        `${formerPublishingId}): starting would re-read the partition from its first offset and ` +
+        `publish its results a second time; nothing was published. Keep the old name (stop ` +
+        `every instance, then give the target factory producer '${formerProducer}'), or accept ` +
+        `the re-read with the toPartitions option allowRereadAfterRename: true`,
+    );
+  }
+}
+
+/**
  * Reading the source failed. `retriable` errors (connection lost) make the runner resume
  * from the broker's last publishing id; others stop the job.
  */

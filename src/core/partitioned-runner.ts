@@ -249,3 +249,11 @@ export function totals(summaries: readonly RunSummary[]): RunSummary {
 export function partitionProducer(job: string, partitionStream: string): string {
   return `${job.replace(/[%@]/g, (char) => (char === '%' ? '%25' : '%40'))}@${partitionStream}`;
 }
+
+/**
+ * The producer name versions before `partitionProducer` derived: `<job>-<partition stream>`
+ * (not injective). Asked only to keep an upgraded job from re-reading its partitions.
+ */
+export function formerPartitionProducer(job: string, partitionStream: string): string {
+  return `${job}-${partitionStream}`;
+}

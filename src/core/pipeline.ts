@@ -17,7 +17,11 @@ import { checkReference } from '../common/stream-protocol.js';
 import { timerMs } from '../common/timer-duration.js';
 import { checkLogger, type Logger } from '../common/logger.js';
 import type { PartitionedSource, Source, Target } from './ports.js';
-import { PartitionedRunner, type Partition } from './partitioned-runner.js';
+import {
+  PartitionedRunner,
+  formerPartitionProducer,
+  type Partition,
+} from './partitioned-runner.js';
 import { SuperStreamTarget } from './super-stream-target.js';
 import { encodeResult, type PackMode, type SingleFormat } from './result-format.js';
 import { jobDefinition } from './job-definition.js';
@@ -510,17 +514,26 @@ export class AggregationBuilder<T, A, R> {
    * publishing id. `options.name` is the job's name (default: the source's consumer group);
    * the other options apply to every loop. Producer names are checked when the job runs:
    * unique per target stream, at most 255 per target stream.
+   *
+   * A loop publishing under `partition.producer` whose name never published, while the name
+   * earlier versions derived (`<name>-<partition stream>`) did, stops with a
+   * ProducerRenamedError instead of reading its partition again from the first offset.
+   * `allowRereadAfterRename: true` accepts that re-read (the results are published a second
+   * time under the new names); default false.
    */
   toPartitions(
     target: (partition: Partition) => Target,
-    options: TargetOptions<R> & { readonly name?: string } = {},
+    options: TargetOptions<R> & {
+      readonly name?: string;
+      readonly allowRereadAfterRename?: boolean;
+    } = {},
   ): PartitionedRunner<T, A, R> {
     const { source } = this.settings;
     if (!isPartitioned(source)) {
       throw new ConfigError('toPartitions', 'applies to a super-stream source only', source.stream);
     }
     requireFunction('target', target);
-    const { name = source.group, ...targetOptions } = options;
+    const { name = source.group, allowRereadAfterRename = false, ...targetOptions } = options;
     if (typeof name !== 'string' || name === '') {
       throw new ConfigError(
         'name',
@@ -529,10 +542,22 @@ export class AggregationBuilder<T, A, R> {
       );
     }
     checkReference('name', name); // every producer name starts with it
+    if (typeof allowRereadAfterRename !== 'boolean') {
+      throw new ConfigError(
+        'allowRereadAfterRename',
+        'must be true or false',
+        allowRereadAfterRename,
+      );
+    }
     this.runner(source, undefined, targetOptions); // validates the options now
     return new PartitionedRunner(source, name, (partitionSource, partition) => {
       const partitionTarget = target(partition);
-      const runner = this.runner(partitionSource, partitionTarget, targetOptions);
+      // Only a loop under the derived name was renamed by the upgrade.
+      const formerProducer =
+        allowRereadAfterRename || partitionTarget.producer !== partition.producer
+          ? undefined
+          : formerPartitionProducer(name, partition.stream);
+      const runner = this.runner(partitionSource, partitionTarget, targetOptions, formerProducer);
       return { runner, target: partitionTarget };
     });
   }
@@ -541,7 +566,12 @@ export class AggregationBuilder<T, A, R> {
    * The loop over `source` to `target`, with the options checked; with `target` undefined,
    * only checks them (for `.toPartitions()`, whose targets come with the partitions).
    */
-  private runner(source: Source, target: Target, options: TargetOptions<R>): Runner<T, A, R>;
+  private runner(
+    source: Source,
+    target: Target,
+    options: TargetOptions<R>,
+    formerProducer?: string,
+  ): Runner<T, A, R>;
   private runner(
     source: PartitionedSource,
     target: undefined,
@@ -551,6 +581,7 @@ export class AggregationBuilder<T, A, R> {
     source: Source | PartitionedSource,
     target: Target | undefined,
     options: TargetOptions<R>,
+    formerProducer?: string,
   ): Runner<T, A, R> | undefined {
     const superStream = target instanceof SuperStreamTarget;
     const { pack = 'sections', format = 'msgpack', encode, route } = options;
@@ -662,6 +693,7 @@ export class AggregationBuilder<T, A, R> {
         encode === undefined
           ? { current: definition, allowChange: allowDefinitionChange }
           : undefined,
+      formerProducer,
       flush: { caughtUp, idleMs, readsLastResult },
     });
   }

@@ -88,6 +88,14 @@ export interface Target {
    */
   lastPublishingId(): Promise<bigint>;
   /**
+   * Highest publishing id stored on this stream for another producer name, as
+   * `lastPublishingId()` answers for `producer` (0 when the name is unknown), without
+   * declaring it and without re-arming the fence. A partitioned job's loop asks it at a start
+   * whose own last id is 0, for the name an earlier version derived (ProducerRenamedError, see
+   * `.toPartitions()`); a target without it is not checked that way.
+   */
+  lastPublishingIdOf?(producer: string): Promise<bigint>;
+  /**
    * Whether `producer` ever stored a write on this stream. Settles what a last publishing id
    * of 0 cannot: "never published" or "published offset 0". The runner asks only when
    * `lastPublishingId()` answered 0 and either the source's first offset still stored is

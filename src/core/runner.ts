@@ -3,6 +3,7 @@ import {
   JobDefinitionError,
   OutputTooLargeError,
   ProcessingError,
+  ProducerRenamedError,
   RecoveryError,
   SourceDeactivatedError,
   StreamWindowsError,
@@ -74,6 +75,12 @@ export interface RunnerConfig<T, A, R> {
    * with a warning, instead of stopping the job.
    */
   readonly definition: { readonly current: string; readonly allowChange: boolean } | undefined;
+  /**
+   * The name an earlier version gave this loop's producer (a partitioned job's, see
+   * `.toPartitions()`): a start whose producer never published stops with a
+   * ProducerRenamedError if that name did. Undefined: not checked.
+   */
+  readonly formerProducer?: string | undefined;
   /** When open windows are published before they end (see `FlushOptions`). */
   readonly flush: {
     readonly caughtUp: boolean;
@@ -206,6 +213,7 @@ export class Runner<T, A, R> {
     let recovered: boolean | undefined;
     const resumePoint = async (): Promise<bigint | 'first'> => {
       last = await target.lastPublishingId();
+      if (last === 0n) await this.checkNotRenamed();
       const lastResult = await this.startingResult(processor, last);
       let from: bigint | 'first' = last > 0n ? last + 1n : 'first';
       if (processor instanceof WindowOperator) {
@@ -405,6 +413,21 @@ export class Runner<T, A, R> {
       { ...this.where(), lastPublishingId: String(last), found, definition: definition.current },
       "the producer's last result was written by another job definition: going on from it with this one (allowDefinitionChange)",
     );
+  }
+
+  /**
+   * Asked when the producer's last id is 0: if its former name published on the target, the
+   * job was upgraded from that name, and starting would read the source again from its first
+   * offset and publish every result a second time. One query; a scan only when the former
+   * name did publish (whether this producer's 0 is "never" or "offset 0"). A former name whose
+   * only result is offset 0's answers 0 too and is not caught: at most that one result twice.
+   */
+  private async checkNotRenamed(): Promise<void> {
+    const { formerProducer, target } = this.config;
+    if (formerProducer === undefined || target.lastPublishingIdOf === undefined) return;
+    const formerLast = await target.lastPublishingIdOf(formerProducer);
+    if (formerLast === 0n || (await target.hasPublished())) return;
+    throw new ProducerRenamedError(target.stream, target.producer, formerProducer, formerLast);
   }
 
   /**

@@ -70,6 +70,14 @@ export class SuperStreamTarget implements Target {
     return ids.reduce((highest, id) => (id > highest ? id : highest), 0n);
   }
 
+  /** Another name's highest last publishing id across the partitions that can tell it. */
+  async lastPublishingIdOf(producer: string): Promise<bigint> {
+    const ids = await Promise.all(
+      this.partitions.map((partition) => partition.lastPublishingIdOf?.(producer) ?? 0n),
+    );
+    return ids.reduce((highest, id) => (id > highest ? id : highest), 0n);
+  }
+
   async hasPublished(): Promise<boolean> {
     const answers = await Promise.all(this.partitions.map((partition) => partition.hasPublished()));
     return answers.includes(true);

@@ -41,6 +41,12 @@ export class MemoryTarget implements Target {
     return this.log.sequence(this.producer) ?? 0n;
   }
 
+  async lastPublishingIdOf(producer: string): Promise<bigint> {
+    this.assertAlive();
+    this.log.assertExists();
+    return this.log.sequence(producer) ?? 0n;
+  }
+
   /** From the producer table, which retention leaves in place. */
   async hasPublished(): Promise<boolean> {
     this.assertAlive();

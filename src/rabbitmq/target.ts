@@ -128,20 +128,30 @@ export class RabbitTarget implements Target {
    */
   async lastPublishingId(): Promise<bigint> {
     const epoch = this.epoch;
+    const sequence = await this.lastPublishingIdOf(this.producer);
+    if (this.epoch === epoch) this.fenced = undefined;
+    return sequence;
+  }
+
+  /**
+   * Another name's last publishing id on this stream: the stream protocol's
+   * QueryPublisherSequence takes any reference, declared or not.
+   */
+  async lastPublishingIdOf(producer: string): Promise<bigint> {
+    checkReference('producer', producer);
     const response = await this.link.request<QueryPublisherResponse>(
-      new QueryPublisherRequest({ stream: this.stream, publisherRef: this.producer }),
+      new QueryPublisherRequest({ stream: this.stream, publisherRef: producer }),
       this.confirmTimeoutMs,
     );
     if (!response.ok) {
       throw new ResumePointError(
         this.stream,
-        this.producer,
+        producer,
         isRetriableCode(response.code),
         response.code,
         codeName(response.code),
       );
     }
-    if (this.epoch === epoch) this.fenced = undefined;
     return response.sequence;
   }
 

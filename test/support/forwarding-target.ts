@@ -8,6 +8,7 @@ export function forwarding(target: Target): Target {
     producer: target.producer,
     maxWriteBytes: target.maxWriteBytes,
     lastPublishingId: () => target.lastPublishingId(),
+    lastPublishingIdOf: (producer) => target.lastPublishingIdOf?.(producer) ?? Promise.resolve(0n),
     hasPublished: () => target.hasPublished(),
     readResult: (publishingId) => target.readResult(publishingId),
     publish: (id, messages) => target.publish(id, messages),

@@ -92,6 +92,14 @@ describe('a super-stream target', () => {
     expect(started).toEqual([11n]);
   });
 
+  it("tells another producer name's highest last publishing id across partitions", async () => {
+    const broker = salesBroker(12);
+    await salesJob(broker).run({ untilCaughtUp: true });
+    const other = totalsTarget(broker, 'other-job');
+    expect(await other.lastPublishingIdOf?.('totals-job')).toBe(11n);
+    expect(await totalsTarget(broker).lastPublishingIdOf?.('never-published')).toBe(0n);
+  });
+
   it.each<FaultPoint>(['before-publish', 'after-publish', 'after-confirm', 'lose-confirm'])(
     'loses and duplicates nothing across partitions through a crash at %s',
     async (point) => {

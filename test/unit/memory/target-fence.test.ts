@@ -40,6 +40,20 @@ describe('the embedded target after a failed publish', () => {
     expect(stored(broker)).toEqual(['2']);
   });
 
+  it("stays fenced when another name's last publishing id is read", async () => {
+    const broker = setup();
+    await broker.target('out', { producer: 'former' }).publish(4n, bytes('4'));
+    const target = broker.target('out', { producer: 'job' });
+    const tooLarge = [new Uint8Array(target.maxWriteBytes + 1)];
+    await expect(target.publish(1n, tooLarge)).rejects.toMatchObject({ retriable: false });
+
+    expect(await target.lastPublishingIdOf('former')).toBe(4n);
+    expect(await target.lastPublishingIdOf('unknown')).toBe(0n);
+
+    await expect(target.publish(2n, bytes('2'))).rejects.toMatchObject({ retriable: true });
+    expect(stored(broker)).toEqual(['4']);
+  });
+
   it('does not count a refused publish against the fault plan', async () => {
     const broker = setup();
     broker.injectFault({ stream: 'out', atPublish: 1, point: 'lose-confirm' });

@@ -126,6 +126,21 @@ describe('a RabbitMQ target whose publisher the broker drops', () => {
     expect(link.sent).toEqual([1n]);
   });
 
+  it("stays fenced when another name's last publishing id is read", async () => {
+    const link = new ScriptedLink();
+    const target = scriptedTarget(link);
+    const first = outcome(target.publish(1n, message));
+    await settle();
+    link.metadataUpdate('out', STREAM_NOT_AVAILABLE);
+    await first;
+
+    link.answerQuery({ code: 1, sequence: 9n });
+    expect(await target.lastPublishingIdOf('job-former')).toBe(9n);
+
+    expect(await outcome(target.publish(1n, message))).toMatchObject({ retriable: true });
+    expect(link.sent).toEqual([1n]);
+  });
+
   it('stays fenced when reading the resume point fails', async () => {
     const link = new ScriptedLink();
     const target = scriptedTarget(link);
