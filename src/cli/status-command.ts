@@ -26,7 +26,8 @@ export const statusCommand: Command = {
        stream-windows status --super-stream S --target T --job J [--json] [--url URL]
 
 Where the job publishing to T as producer P stands on its source S: the producer's last
-publishing id, where the job resumes (last + 1; 'first' for a last id of 0), the source's
+publishing id ('none' when P never published on T: a new job, or a misspelt name), where
+the job resumes (last + 1; 'first' when P never published), the source's
 end offset, the lag in messages (what is left to read) and in time (broker timestamp of the
 chunk holding the resume point against the source's last chunk). For a partitioned job over
 super stream S, one row per partition, each under the job's producer name for it
@@ -43,7 +44,7 @@ Below the table, each stream's leader and replicas (nodes as host:port, as they 
 themselves): on a cluster, where writes go and where reads may come from.
 
 Output: a table, or with --json one JSON object (offsets as strings, times in epoch ms):
-  {"source","target","producer","lastPublishingId","resumeFrom","sourceEnd",
+  {"source","target","producer","lastPublishingId","published","resumeFrom","sourceEnd",
    "lagMessages","lagMs","resumeChunkTime","lastChunkTime",
    "sourceMembers":{"leader","replicas"},"targetMembers":{"leader","replicas"}}
 or, for a super stream, a JSON array of them in partition order.`,
@@ -89,7 +90,7 @@ or, for a super stream, a JSON array of them in partition order.`,
       status.source,
       status.target,
       status.producer,
-      String(status.lastPublishingId),
+      status.published ? String(status.lastPublishingId) : 'none',
       String(status.resumeFrom),
       String(status.sourceEnd),
       String(status.lagMessages),
@@ -102,6 +103,15 @@ or, for a super stream, a JSON array of them in partition order.`,
       header,
       ...body.map((row, i) => (statuses[i]?.lagMessages === 0n ? style.green : style.yellow)(row)),
     ];
+    for (const status of statuses) {
+      if (status.published) continue;
+      lines.push(
+        style.yellow(
+          `${status.producer} has never published on ${status.target}: the job would start at ` +
+            `${status.source}'s first offset (a new job, or a misspelt producer name?)`,
+        ),
+      );
+    }
     for (const status of statuses) {
       if (status.resumeChunkTime === undefined || status.lastChunkTime === undefined) continue;
       lines.push(

@@ -11,7 +11,12 @@ export interface JobStatus {
   readonly producer: string;
   /** The producer's last publishing id on the target (0: never published, or offset 0). */
   readonly lastPublishingId: bigint;
-  /** Where the job resumes reading: last + 1, or 'first' for a last id of 0. */
+  /**
+   * Whether the producer ever stored a result on the target: what a last id of 0 leaves open
+   * (asked of the target then, `Target.hasPublished`). False for a new job, or a misspelt name.
+   */
+  readonly published: boolean;
+  /** Where the job resumes reading: last + 1 (1 after a result for offset 0), or 'first'. */
   readonly resumeFrom: bigint | 'first';
   /** One past the source's last message (0 for an empty source). */
   readonly sourceEnd: bigint;
@@ -38,12 +43,15 @@ export async function jobStatus(source: Source, target: Target): Promise<JobStat
     target.lastPublishingId(),
     source.endOffset(),
   );
-  const resumeFrom: bigint | 'first' = lastPublishingId > 0n ? lastPublishingId + 1n : 'first';
+  // A last id of 0 is "never published" or "published offset 0": the target's results tell.
+  const published = lastPublishingId > 0n || (await target.hasPublished());
+  const resumeFrom: bigint | 'first' = published ? lastPublishingId + 1n : 'first';
   const base = {
     source: source.stream,
     target: target.stream,
     producer: target.producer,
     lastPublishingId,
+    published,
     resumeFrom,
     sourceEnd,
   };

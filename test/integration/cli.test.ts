@@ -257,6 +257,26 @@ describe('stream-windows in a pipe', () => {
     ]);
   });
 
+  it('should say that a producer never published on the target rather than show it as fresh', async () => {
+    // 'jbo' is a typo of the job's producer 'job': both have a last publishing id of 0 here
+    // only for 'jbo', which never published on the target.
+    const status = (producer: string, json: string[] = []) =>
+      cli(['status', '--source', results, '--target', results, '--producer', producer, ...json]);
+    const [table, json] = await Promise.all([status('jbo'), status('jbo', ['--json'])]);
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    const [, row, note] = table.stdout.split('\n');
+    expect(row?.split(/\s+/).slice(0, 5)).toEqual([results, results, 'jbo', 'none', 'first']);
+    expect(note).toBe(
+      `jbo has never published on ${results}: the job would start at ${results}'s first offset (a new job, or a misspelt producer name?)`,
+    );
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      producer: 'jbo',
+      lastPublishingId: '0',
+      published: false,
+      resumeFrom: 'first',
+    });
+  });
+
   it('should exit 1 naming a stream that does not exist', async () => {
     const missing = `cli-missing-${Date.now()}`;
     const run = await cli([
