@@ -16,6 +16,7 @@ import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
 import type { RecoveryState, StepResult } from './step-result.js';
 import { WindowOperator, type WindowOperatorConfig } from './window-operator.js';
 import { writeSize } from './write-size.js';
+import { referenceFits, skipReference, skipsThrough, stopReference } from './skip-request.js';
 import { IDLE, orIdle } from './idle-timeout.js';
 
 export interface RunOptions {
@@ -85,6 +86,8 @@ export interface RunnerConfig<T, A, R> {
 export class Runner<T, A, R> {
   private readonly events: JobEvents;
   private publisher: OrderedPublisher | undefined;
+  /** The operator's skip request read at the last (re)start (./skip-request.ts). */
+  private skipRequested: bigint | undefined;
 
   constructor(private readonly config: RunnerConfig<T, A, R>) {
     this.events = new JobEvents((name, error) =>
@@ -150,6 +153,7 @@ export class Runner<T, A, R> {
       }
     } catch (error) {
       failure = error;
+      if (error instanceof ProcessingError) await this.recordStop(error);
       throw error;
     } finally {
       this.events.emit('stopped', { summary: { ...counters }, error: failure });
@@ -200,6 +204,9 @@ export class Runner<T, A, R> {
       // Nothing to read up to the end known at the start: caught up before the first chunk. A
       // last id of 0 counts as published when the job found its result under it.
       const published = last > 0n || recovered === true;
+      if (this.config.processor.onError === 'stop') {
+        processor.skipThrough(skipsThrough(await this.skipRequest(), last, published));
+      }
       caughtUp =
         sourceEnd !== undefined && (sourceEnd === 0n || (published && last + 1n >= sourceEnd));
       if (caughtUp) this.reportCaughtUp(sourceEnd ?? 0n);
@@ -326,6 +333,49 @@ export class Runner<T, A, R> {
       pending?.catch(() => undefined);
       await chunks.return(undefined).catch(() => undefined);
     }
+  }
+
+  /** The operator's skip request for this job (./skip-request.ts), if its source keeps one. */
+  private async skipRequest(): Promise<bigint | undefined> {
+    const { source, target } = this.config;
+    const reference = skipReference(target.stream, target.producer);
+    if (source.storedOffset === undefined || !referenceFits(reference)) return undefined;
+    this.skipRequested = await source.storedOffset(reference);
+    return this.skipRequested;
+  }
+
+  /**
+   * Records on the source where a message stopped the job, for `stream-windows status`, and
+   * says how to step over it. Best effort: the stop itself is what the caller gets.
+   */
+  private async recordStop(error: ProcessingError): Promise<void> {
+    const { source, target, logger } = this.config;
+    const where = { ...this.where(), offset: String(error.offset), stage: error.stage };
+    const reference = stopReference(target.stream, target.producer);
+    try {
+      if (source.storeOffset !== undefined && referenceFits(reference)) {
+        await source.storeOffset(reference, error.offset);
+      }
+    } catch (cause) {
+      logger.warn({ ...where, err: cause }, 'the offset that stopped the job was not recorded');
+    }
+    const requested = this.skipRequested;
+    if (requested !== undefined && requested >= error.offset) {
+      // Rejections step over what a message alone decides; this failure was not one of those.
+      logger.error(
+        { ...where, skipRequested: String(requested) },
+        `the skip request through offset ${requested} does not apply to this ${error.stage} ` +
+          `failure: it depends on the job's state or its whole step, not on the message alone`,
+      );
+      return;
+    }
+    logger.error(
+      where,
+      `message ${error.offset} of '${source.stream}' stopped the job (${error.stage}); once it ` +
+        `is known to be bad input, 'stream-windows skip --source ${source.stream} --target ` +
+        `${target.stream} --producer ${target.producer} --offset ${error.offset}' lets the ` +
+        `next start dead-letter it`,
+    );
   }
 
   private createProcessor(): StepProcessor<T, A, R> | WindowOperator<T, A, R> {

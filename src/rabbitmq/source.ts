@@ -19,7 +19,8 @@ import {
   type SingleActiveOptions,
 } from './source-subscription.js';
 import { resolveReadStart } from '../core/read-start.js';
-import { checkAddressResolver, type AddressResolver } from './node-connection.js';
+import { checkAddressResolver, type AddressResolver, type MemberReach } from './node-connection.js';
+import { queryStoredOffset, storeOffset } from './stored-offset.js';
 import { nodeName, type NodeAddress } from './stream-members.js';
 
 /** How a source re-subscribes after a lost connection (targets reconnect with ConnectOptions). */
@@ -249,14 +250,18 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
     return sleep(delayMs, undefined, { signal }).catch(() => undefined);
   }
 
+  const reach = (): MemberReach => ({
+    addressResolver: resolver,
+    knownNodes: [...knownNodes.values()],
+  });
   return {
     stream,
     read,
-    endOffset: () =>
-      endOffset(options.connection, stream, timeoutMs, {
-        addressResolver: resolver,
-        knownNodes: [...knownNodes.values()],
-      }),
+    endOffset: () => endOffset(options.connection, stream, timeoutMs, reach()),
+    storedOffset: (reference) =>
+      queryStoredOffset(options.connection, stream, reference, timeoutMs, reach()),
+    storeOffset: (reference, offset) =>
+      storeOffset(options.connection, stream, reference, offset, timeoutMs, reach()),
     close: async () => {
       await takeStandby()?.close();
     },
