@@ -29,7 +29,9 @@ Where the job publishing to T as producer P stands on its source S: the producer
 publishing id ('none' when P never published on T: a new job, or a misspelt name), where
 the job resumes (last + 1; 'first' when P never published), the source's
 end offset, the lag in messages (what is left to read) and in time (broker timestamp of the
-chunk holding the resume point against the source's last chunk). For a partitioned job over
+chunk holding the resume point against the source's last chunk). A job that stopped on a
+message since its last result (onError('stop')) is named with that offset, and whether a
+skip is requested for it (see 'stream-windows help skip'). For a partitioned job over
 super stream S, one row per partition, each under the job's producer name for it
 (<job>-<partition stream>).
 
@@ -45,7 +47,7 @@ themselves): on a cluster, where writes go and where reads may come from.
 
 Output: a table, or with --json one JSON object (offsets as strings, times in epoch ms):
   {"source","target","producer","lastPublishingId","published","resumeFrom","sourceEnd",
-   "lagMessages","lagMs","resumeChunkTime","lastChunkTime",
+   "lagMessages","lagMs","resumeChunkTime","lastChunkTime","stoppedAt","skipRequested",
    "sourceMembers":{"leader","replicas"},"targetMembers":{"leader","replicas"}}
 or, for a super stream, a JSON array of them in partition order.`,
   options: {
@@ -109,6 +111,21 @@ or, for a super stream, a JSON array of them in partition order.`,
         style.yellow(
           `${status.producer} has never published on ${status.target}: the job would start at ` +
             `${status.source}'s first offset (a new job, or a misspelt producer name?)`,
+        ),
+      );
+    }
+    for (const status of statuses) {
+      const { stoppedAt, skipRequested } = status;
+      if (stoppedAt === undefined) continue;
+      const next =
+        skipRequested === stoppedAt
+          ? 'a skip is requested: the next start dead-letters it'
+          : `after a look at it, 'stream-windows skip --source ${status.source} --target ` +
+            `${status.target} --producer ${status.producer} --offset ${stoppedAt}' steps over it`;
+      lines.push(
+        style.red(
+          `${status.producer} stopped at offset ${stoppedAt} of ${status.source}, a message it ` +
+            `could not process (the job's error says why); ${next}`,
         ),
       );
     }
