@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { ConfigError } from '../common/errors.js';
+import { ConfigError, ProcessingError } from '../common/errors.js';
 import { timerMs } from '../common/timer-duration.js';
 import type { Runner } from '../core/runner.js';
 import {
@@ -97,7 +97,11 @@ export function jobMetrics(job: ObservedJob, options: JobMetricsOptions): JobMet
     processing: set.stepProcessing.labels(labels),
   };
   const unsubscribe = [
+    job.on('stopped', ({ error }) => {
+      if (error instanceof ProcessingError) set.showStop(scraped, error);
+    }),
     job.on('started', (event) => {
+      set.showStop(scraped, undefined);
       // 'first' before the first chunk: counted from 0, exact unless retention cut the head.
       nextOffset = event.from === 'first' ? 0n : event.from;
       bound.lastPublished.set(Number(event.lastPublishingId));
