@@ -21,7 +21,7 @@ const COMMANDS: readonly Command[] = [statusCommand, tailCommand, skipCommand];
 
 const EXIT_CODES_HELP = `Exit codes:
   0  done (tail: stopped by --count, SIGINT or SIGTERM)
-  1  failed: broker unreachable or refusing, a stream that does not exist, ...
+  1  failed: broker unreachable or refusing, a stream that does not exist, a skip refused, ...
   2  usage error: unknown command or option, missing or malformed value`;
 
 const TOP_HELP = `Usage: stream-windows <command> [options]

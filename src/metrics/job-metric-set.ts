@@ -53,7 +53,7 @@ export interface ScrapedJob {
 }
 
 /** The label names the metrics use themselves, which a job's labels must not take. */
-export const OWN_LABELS: readonly string[] = ['cause', 'outcome', 'reason', 'le'];
+export const OWN_LABELS: readonly string[] = ['cause', 'outcome', 'reason', 'stage', 'le'];
 
 type AnyMetric = Counter | Gauge | Histogram;
 
