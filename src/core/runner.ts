@@ -200,13 +200,13 @@ export class Runner<T, A, R> {
       } else if (this.config.flush.caughtUp || this.config.flush.idleMs !== undefined) {
         ({ from, published: recovered } = await this.resumeAfterFlush(processor, last));
       }
-      this.reportStarted(last, from, sourceEnd, counters.restarts);
-      // Nothing to read up to the end known at the start: caught up before the first chunk. A
-      // last id of 0 counts as published when the job found its result under it.
+      // A last id of 0 counts as published when the job found its result under it.
       const published = last > 0n || recovered === true;
       if (this.config.processor.onError === 'stop') {
         processor.skipThrough(skipsThrough(await this.skipRequest(), last, published));
       }
+      this.reportStarted(last, from, sourceEnd, counters.restarts);
+      // Nothing to read up to the end known at the start: caught up before the first chunk.
       caughtUp =
         sourceEnd !== undefined && (sourceEnd === 0n || (published && last + 1n >= sourceEnd));
       if (caughtUp) this.reportCaughtUp(sourceEnd ?? 0n);
