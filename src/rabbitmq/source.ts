@@ -59,6 +59,10 @@ export interface RabbitSourceOptions {
  * stays in its group for the next read (up to `timeoutMs`), and closing leaves it at once.
  */
 export interface RabbitSource extends Source {
+  /** Asked on the stream's leader, on a connection of its own (./stored-offset.ts). */
+  storedOffset(reference: string): Promise<bigint | undefined>;
+  /** Resolves once the leader answers it back (./stored-offset.ts). */
+  storeOffset(reference: string, offset: bigint): Promise<void>;
   close(): Promise<void>;
 }
 
