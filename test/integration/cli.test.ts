@@ -283,6 +283,7 @@ describe('stream-windows in a pipe', () => {
     });
   });
 
+  // A dozen runs of the command (about 2 s each here, five at once): more than the default bound.
   it('should step a job stopped by a poison message over it with skip, and refuse any other offset', async () => {
     const source = await real.newStream('cli-skip');
     const target = await real.newStream('cli-skip-out');
@@ -325,6 +326,20 @@ describe('stream-windows in a pipe', () => {
         ).stdout,
       ) as Record<string, unknown>;
     expect(await status()).toMatchObject({ lastPublishingId: '1', stoppedAt: '3' });
+    const table = await cli([
+      'status',
+      '--source',
+      source,
+      '--target',
+      target,
+      '--producer',
+      'job',
+    ]);
+    expect(table.stdout).toContain(
+      `job stopped at offset 3 of ${source}, a message it could not process (the job's error ` +
+        `says why); after a look at it, 'stream-windows skip --source ${source} --target ` +
+        `${target} --producer job --offset 3' steps over it`,
+    );
 
     const [missing, malformed, beyond, past, other] = await Promise.all([
       skip(),
@@ -388,7 +403,7 @@ describe('stream-windows in a pipe', () => {
     const after = await status();
     expect(after).toMatchObject({ lastPublishingId: '5' });
     expect(after).not.toHaveProperty('stoppedAt');
-  });
+  }, 120_000);
 
   it('should exit 1 naming a stream that does not exist', async () => {
     const missing = `cli-missing-${Date.now()}`;
