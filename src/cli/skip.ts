@@ -97,7 +97,7 @@ export async function requestSkip(
   if (stoppedAt !== offset) {
     const where =
       stoppedAt === undefined
-        ? 'the job has not stopped at a message since its last result'
+        ? 'the job has not stopped at a message it can step over since its last result'
         : `the job last stopped at offset ${stoppedAt}`;
     throw new ConfigError('offset', `must be the message the job stopped at: ${where}`, offset);
   }

@@ -16,7 +16,13 @@ import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
 import type { RecoveryState, StepResult } from './step-result.js';
 import { WindowOperator, type WindowOperatorConfig } from './window-operator.js';
 import { writeSize } from './write-size.js';
-import { referenceFits, skipReference, skipsThrough, stopReference } from './skip-request.js';
+import {
+  canSkip,
+  referenceFits,
+  skipReference,
+  skipsThrough,
+  stopReference,
+} from './skip-request.js';
 import { IDLE, orIdle } from './idle-timeout.js';
 
 export interface RunOptions {
@@ -86,8 +92,6 @@ export interface RunnerConfig<T, A, R> {
 export class Runner<T, A, R> {
   private readonly events: JobEvents;
   private publisher: OrderedPublisher | undefined;
-  /** The operator's skip request read at the last (re)start (./skip-request.ts). */
-  private skipRequested: bigint | undefined;
 
   constructor(private readonly config: RunnerConfig<T, A, R>) {
     this.events = new JobEvents((name, error) =>
@@ -153,7 +157,9 @@ export class Runner<T, A, R> {
       }
     } catch (error) {
       failure = error;
-      if (error instanceof ProcessingError) await this.recordStop(error);
+      if (error instanceof ProcessingError && this.config.processor.onError === 'stop') {
+        await this.recordStop(error);
+      }
       throw error;
     } finally {
       this.events.emit('stopped', { summary: { ...counters }, error: failure });
@@ -340,17 +346,25 @@ export class Runner<T, A, R> {
     const { source, target } = this.config;
     const reference = skipReference(target.stream, target.producer);
     if (source.storedOffset === undefined || !referenceFits(reference)) return undefined;
-    this.skipRequested = await source.storedOffset(reference);
-    return this.skipRequested;
+    return source.storedOffset(reference);
   }
 
   /**
-   * Records on the source where a message stopped the job, for `stream-windows status`, and
-   * says how to step over it. Best effort: the stop itself is what the caller gets.
+   * Records on the source where a message stopped the job under 'stop', for `stream-windows
+   * status` and `skip`, and says how to step over it; a failure that cannot be stepped over is
+   * not recorded (so `skip` refuses it). Best effort: the stop itself is what the caller gets.
    */
   private async recordStop(error: ProcessingError): Promise<void> {
     const { source, target, logger } = this.config;
     const where = { ...this.where(), offset: String(error.offset), stage: error.stage };
+    if (!canSkip(error.stage, isEventTimeSpec(this.config.processor.window))) {
+      logger.error(
+        where,
+        `a ${error.stage} failure stopped the job at offset ${error.offset}: it depends on the ` +
+          `job's state or its whole step, not on the message alone, so it cannot be skipped; fix the job`,
+      );
+      return;
+    }
     const reference = stopReference(target.stream, target.producer);
     try {
       if (source.storeOffset !== undefined && referenceFits(reference)) {
@@ -358,16 +372,6 @@ export class Runner<T, A, R> {
       }
     } catch (cause) {
       logger.warn({ ...where, err: cause }, 'the offset that stopped the job was not recorded');
-    }
-    const requested = this.skipRequested;
-    if (requested !== undefined && requested >= error.offset) {
-      // Rejections step over what a message alone decides; this failure was not one of those.
-      logger.error(
-        { ...where, skipRequested: String(requested) },
-        `the skip request through offset ${requested} does not apply to this ${error.stage} ` +
-          `failure: it depends on the job's state or its whole step, not on the message alone`,
-      );
-      return;
     }
     logger.error(
       where,

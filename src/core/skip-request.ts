@@ -9,6 +9,8 @@ import { describe } from '../common/errors.js';
  * offset up to the one it names, through the normal result (see `skipsThrough`).
  */
 
+import type { ProcessingStage } from '../common/errors.js';
+
 /** RabbitMQ ignores a StoreOffset whose reference is longer (measured on 4.0.5: 255 stored, 256 not). */
 export const MAX_REFERENCE_BYTES = 255;
 
@@ -52,4 +54,15 @@ export function skipsThrough(
  */
 export function skippedByOperator(cause: unknown): string {
   return `skipped by operator (stream-windows skip): ${describe(cause)}`;
+}
+
+/**
+ * Whether a failure at `stage` can be stepped over: one the message alone decides, which
+ * the processors put through the error policy (./rejections.ts), as 'dead-letter' does. Not
+ * an event-time job's aggregate (it depends on the windows' state, which a restart rebuilds
+ * only in part), nor a result, encode or route failure (a whole step's, at its last offset).
+ */
+export function canSkip(stage: ProcessingStage, eventTime: boolean): boolean {
+  if (stage === 'reduce') return !eventTime;
+  return stage !== 'result' && stage !== 'encode' && stage !== 'route';
 }

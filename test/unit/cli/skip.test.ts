@@ -85,7 +85,7 @@ describe('requestSkip', () => {
     );
     // A producer that never stopped (a typo, say) has nothing to step over.
     await expect(requestSkip(...ports(broker, 'q'), 5n)).rejects.toThrow(
-      'offset must be the message the job stopped at: the job has not stopped at a message since its last result, given: 5n',
+      'offset must be the message the job stopped at: the job has not stopped at a message it can step over since its last result, given: 5n',
     );
     // Retention removed the message: the read says so.
     broker.truncate('source', 6n);
@@ -95,5 +95,30 @@ describe('requestSkip', () => {
     // None of the refusals stored a request.
     const stored = await broker.source('source').storedOffset(skipReference('target', 'p'));
     expect(stored).toBeUndefined();
+  });
+
+  it("should not step over an event-time job's aggregate failure, which depends on its windows", async () => {
+    const broker = new MemoryBroker({ now: () => Date.UTC(2026, 0, 1) });
+    broker.createStream('source');
+    broker.createStream('target');
+    for (let n = 0; n < 4; n++) broker.append('source', [jsonMessage({ n, t: n })]);
+    const eventTimeJob = () =>
+      aggregate<{ n: number; t: number }>(broker.source('source'))
+        .eventTime((v) => v.t)
+        .tumbling('10ms', { grace: '5ms' }) // a grace: an event-time window
+        .reduce((sum, v) => {
+          if (v.n === 2) throw new Error('two');
+          return sum + v.n;
+        }, 0)
+        .to(broker.target('target', { producer: 'p' }), { retryDelayMs: 0 })
+        .run({ untilCaughtUp: true });
+    await expect(eventTimeJob()).rejects.toMatchObject({ offset: 2n, stage: 'reduce' });
+    expect(await jobStatus(...ports(broker))).toMatchObject({ stoppedAt: undefined });
+    await expect(requestSkip(...ports(broker), 2n)).rejects.toThrow(
+      'the job has not stopped at a message it can step over since its last result',
+    );
+    // A request stored by other means changes nothing: the same stop.
+    await broker.source('source').storeOffset(skipReference('target', 'p'), 2n);
+    await expect(eventTimeJob()).rejects.toMatchObject({ offset: 2n, stage: 'reduce' });
   });
 });
