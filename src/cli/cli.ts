@@ -10,22 +10,23 @@ import {
   type Command,
   type OptionValues,
 } from './command.js';
+import { skipCommand } from './skip-command.js';
 import { statusCommand } from './status-command.js';
 import { colourWanted } from './style.js';
 import { tailCommand } from './tail-command.js';
 import { UsageError } from './usage-error.js';
 import { packageVersion } from './version.js';
 
-const COMMANDS: readonly Command[] = [statusCommand, tailCommand];
+const COMMANDS: readonly Command[] = [statusCommand, tailCommand, skipCommand];
 
 const EXIT_CODES_HELP = `Exit codes:
   0  done (tail: stopped by --count, SIGINT or SIGTERM)
-  1  failed: broker unreachable or refusing, a stream that does not exist, ...
+  1  failed: broker unreachable or refusing, a stream that does not exist, a skip refused, ...
   2  usage error: unknown command or option, missing or malformed value`;
 
 const TOP_HELP = `Usage: stream-windows <command> [options]
 
-Look at stream-windows jobs on RabbitMQ Streams.
+Look at stream-windows jobs on RabbitMQ Streams, and step a stopped one over a bad message.
 
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(8)}${c.summary}`).join('\n')}

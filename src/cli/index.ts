@@ -7,3 +7,5 @@ export { showProgress, type ProgressOptions, type ObservableJob } from './progre
 export { jobStatus, type JobStatus } from './status.js';
 // What the command fails with on a command line it does not take (exit status 2).
 export { UsageError } from './usage-error.js';
+// An operator's skip request over any Source and Target, as `stream-windows skip` makes it.
+export { requestSkip, pendingStop, type SkipRequest, type PendingStop } from './skip.js';

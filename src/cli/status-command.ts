@@ -26,9 +26,12 @@ export const statusCommand: Command = {
        stream-windows status --super-stream S --target T --job J [--json] [--url URL]
 
 Where the job publishing to T as producer P stands on its source S: the producer's last
-publishing id, where the job resumes (last + 1; 'first' for a last id of 0), the source's
+publishing id ('none' when P never published on T: a new job, or a misspelt name), where
+the job resumes (last + 1; 'first' when P never published), the source's
 end offset, the lag in messages (what is left to read) and in time (broker timestamp of the
-chunk holding the resume point against the source's last chunk). For a partitioned job over
+chunk holding the resume point against the source's last chunk). A job that stopped on a
+message since its last result (onError('stop')) is named with that offset, and whether a
+skip is requested for it (see 'stream-windows help skip'). For a partitioned job over
 super stream S, one row per partition, each under the job's producer name for it
 (<job>@<partition stream>).
 
@@ -45,8 +48,8 @@ partitioned job is active on a partition is not shown: RabbitMQ 4.0's stream pro
 query for it (the job's standby and stepDown events tell it; see the README's Scaling out).
 
 Output: a table, or with --json one JSON object (offsets as strings, times in epoch ms):
-  {"source","target","producer","lastPublishingId","resumeFrom","sourceEnd",
-   "lagMessages","lagMs","resumeChunkTime","lastChunkTime",
+  {"source","target","producer","lastPublishingId","published","resumeFrom","sourceEnd",
+   "lagMessages","lagMs","resumeChunkTime","lastChunkTime","stoppedAt","skipRequested",
    "sourceMembers":{"leader","replicas"},"targetMembers":{"leader","replicas"}}
 or, for a super stream, a JSON array of them in partition order.`,
   options: {
@@ -91,7 +94,7 @@ or, for a super stream, a JSON array of them in partition order.`,
       status.source,
       status.target,
       status.producer,
-      String(status.lastPublishingId),
+      status.published ? String(status.lastPublishingId) : 'none',
       String(status.resumeFrom),
       String(status.sourceEnd),
       String(status.lagMessages),
@@ -104,6 +107,30 @@ or, for a super stream, a JSON array of them in partition order.`,
       header,
       ...body.map((row, i) => (statuses[i]?.lagMessages === 0n ? style.green : style.yellow)(row)),
     ];
+    for (const status of statuses) {
+      if (status.published) continue;
+      lines.push(
+        style.yellow(
+          `${status.producer} has never published on ${status.target}: the job would start at ` +
+            `${status.source}'s first offset (a new job, or a misspelt producer name?)`,
+        ),
+      );
+    }
+    for (const status of statuses) {
+      const { stoppedAt, skipRequested } = status;
+      if (stoppedAt === undefined) continue;
+      const next =
+        skipRequested === stoppedAt
+          ? 'a skip is requested: the next start dead-letters it'
+          : `after a look at it, 'stream-windows skip --source ${status.source} --target ` +
+            `${status.target} --producer ${status.producer} --offset ${stoppedAt}' steps over it`;
+      lines.push(
+        style.red(
+          `${status.producer} stopped at offset ${stoppedAt} of ${status.source}, a message it ` +
+            `could not process (the job's error says why); ${next}`,
+        ),
+      );
+    }
     for (const status of statuses) {
       if (status.resumeChunkTime === undefined || status.lastChunkTime === undefined) continue;
       lines.push(

@@ -1,5 +1,7 @@
-import { SourceError } from '../common/errors.js';
 import type { Source, Target } from '../core/ports.js';
+import { firstChunk } from './first-chunk.js';
+import { settled } from './settled.js';
+import { pendingStop } from './skip.js';
 
 /**
  * Where a job stands: its producer's resume point on the target against the source's end.
@@ -11,7 +13,12 @@ export interface JobStatus {
   readonly producer: string;
   /** The producer's last publishing id on the target (0: never published, or offset 0). */
   readonly lastPublishingId: bigint;
-  /** Where the job resumes reading: last + 1, or 'first' for a last id of 0. */
+  /**
+   * Whether the producer ever stored a result on the target: what a last id of 0 leaves open
+   * (asked of the target then, `Target.hasPublished`). False for a new job, or a misspelt name.
+   */
+  readonly published: boolean;
+  /** Where the job resumes reading: last + 1 (1 after a result for offset 0), or 'first'. */
   readonly resumeFrom: bigint | 'first';
   /** One past the source's last message (0 for an empty source). */
   readonly sourceEnd: bigint;
@@ -25,6 +32,13 @@ export interface JobStatus {
   /** Broker timestamps (epoch ms) of those two chunks; undefined when there is nothing to read. */
   readonly resumeChunkTime: number | undefined;
   readonly lastChunkTime: number | undefined;
+  /**
+   * The offset of the message that stopped the job (a ProcessingError, recorded on the source
+   * by the job) since its last result; undefined when it has published past it, or never stopped.
+   */
+  readonly stoppedAt: bigint | undefined;
+  /** An operator's skip request (`stream-windows skip`) the job has not published past yet. */
+  readonly skipRequested: bigint | undefined;
 }
 
 /**
@@ -38,14 +52,25 @@ export async function jobStatus(source: Source, target: Target): Promise<JobStat
     target.lastPublishingId(),
     source.endOffset(),
   );
-  const resumeFrom: bigint | 'first' = lastPublishingId > 0n ? lastPublishingId + 1n : 'first';
+  // A last id of 0 is "never published" or "published offset 0": the target's results tell.
+  const published = lastPublishingId > 0n || (await target.hasPublished());
+  const resumeFrom: bigint | 'first' = published ? lastPublishingId + 1n : 'first';
+  const { stoppedAt, skipRequested } = await pendingStop(
+    source,
+    target,
+    lastPublishingId,
+    published,
+  );
   const base = {
     source: source.stream,
     target: target.stream,
     producer: target.producer,
     lastPublishingId,
+    published,
     resumeFrom,
     sourceEnd,
+    stoppedAt,
+    skipRequested,
   };
   const caughtUp = sourceEnd === 0n || (resumeFrom !== 'first' && resumeFrom >= sourceEnd);
   if (caughtUp) {
@@ -69,37 +94,4 @@ export async function jobStatus(source: Source, target: Target): Promise<JobStat
     resumeChunkTime: resumeChunk.timestamp,
     lastChunkTime: lastChunk.timestamp,
   };
-}
-
-/** The first chunk a read from `from` delivers; the read stops there (its subscription closes). */
-async function firstChunk(
-  source: Source,
-  from: bigint | 'first',
-): Promise<{ firstOffset: bigint; timestamp: number }> {
-  const stop = new AbortController();
-  try {
-    for await (const chunk of source.read(from, stop.signal)) {
-      return { firstOffset: chunk.firstOffset, timestamp: chunk.timestamp };
-    }
-  } finally {
-    stop.abort();
-  }
-  // A read ends only when aborted, and nothing aborts this one before its first chunk.
-  throw new SourceError(
-    source.stream,
-    true,
-    'the read ended before delivering a chunk',
-    from === 'first' ? undefined : from,
-  );
-}
-
-/**
- * Both answers, or the first failure once both have settled: a question still under way
- * would hold its connection open after the command has reported the other's failure.
- */
-async function settled<A, B>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
-  const [first, second] = await Promise.allSettled([a, b]);
-  if (first.status === 'rejected') throw first.reason;
-  if (second.status === 'rejected') throw second.reason;
-  return [first.value, second.value];
 }

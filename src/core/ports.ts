@@ -68,6 +68,15 @@ export interface Source {
   read(from: ReadStart, signal: AbortSignal, group?: GroupObserver): AsyncIterable<SourceChunk>;
   /** Offset one past the last message a reader is currently delivered (0 for an empty stream). */
   endOffset(): Promise<bigint>;
+  /**
+   * The offset stored on this stream under `reference` by server-side offset tracking
+   * (RabbitMQ's StoreOffset and QueryOffset); undefined when none was. The runner asks for
+   * an operator's skip request (./skip-request.ts) at every (re)start. A source without it
+   * has no skip requests.
+   */
+  storedOffset?(reference: string): Promise<bigint | undefined>;
+  /** Stores `offset` under `reference` (the runner records where a message stopped the job). */
+  storeOffset?(reference: string, offset: bigint): Promise<void>;
 }
 
 export interface Target {

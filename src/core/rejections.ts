@@ -9,15 +9,20 @@ import type { SourceChunk } from './ports.js';
 import type { DeadLetter } from './step-result.js';
 import { messageAt } from './chunk-message.js';
 import type { ErrorPolicy } from './step-processor.js';
+import { skippedByOperator } from './skip-request.js';
 
 /**
  * The job's error policy applied to a message a stage rejected, shared by both processors:
  * under 'stop' (and for a setup mistake, whatever the policy) a ProcessingError; under
  * 'dead-letter' the message kept whole for the pending result, up to `maxDeadLetters`.
+ * Under 'stop', a message at or below `skipsThrough` (an operator's skip request, see
+ * ./skip-request.ts) is dead-lettered as skipped instead.
  */
 export class Rejections {
   /** Dead letters of the result being built; `take()` hands them over. */
   private letters: DeadLetter[] = [];
+  /** Under 'stop', the last offset an operator let the job step over; -1: none. */
+  skipsThrough = -1n;
 
   constructor(
     private readonly stream: string,
@@ -36,8 +41,11 @@ export class Rejections {
     const offset = chunk.firstOffset + BigInt(index);
     // A setup mistake that shows only when a message runs (an async schema validator) is no
     // message's fault: dead-lettering would bury every message, so it stops the job.
-    if (this.onError === 'stop' || cause instanceof ConfigError) {
-      throw new ProcessingError(this.stream, offset, stage, cause);
+    if (cause instanceof ConfigError) throw new ProcessingError(this.stream, offset, stage, cause);
+    let error = describe(cause);
+    if (this.onError === 'stop') {
+      if (offset > this.skipsThrough) throw new ProcessingError(this.stream, offset, stage, cause);
+      error = skippedByOperator(cause);
     }
     if (this.letters.length >= this.maxDeadLetters) {
       throw new DeadLetterLimitError(
@@ -49,7 +57,7 @@ export class Rejections {
         cause,
       );
     }
-    this.letters.push({ offset, stage, error: describe(cause), message: messageAt(chunk, index) });
+    this.letters.push({ offset, stage, error, message: messageAt(chunk, index) });
   }
 
   /** Records a dead letter that stands for something other than one message (a key's result). */

@@ -24,6 +24,13 @@ import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
 import type { RecoveryState, StepResult } from './step-result.js';
 import { WindowOperator, type WindowOperatorConfig } from './window-operator.js';
 import { writeSize } from './write-size.js';
+import {
+  canSkip,
+  referenceFits,
+  skipReference,
+  skipsThrough,
+  stopReference,
+} from './skip-request.js';
 import { IDLE, orIdle } from './idle-timeout.js';
 
 export interface RunOptions {
@@ -178,6 +185,9 @@ export class Runner<T, A, R> {
       }
     } catch (error) {
       failure = error;
+      if (error instanceof ProcessingError && this.config.processor.onError === 'stop') {
+        await this.recordStop(error);
+      }
       throw error;
     } finally {
       this.events.emit('stopped', { summary: { ...counters }, error: failure });
@@ -226,10 +236,13 @@ export class Runner<T, A, R> {
       } else if (this.config.flush.caughtUp || this.config.flush.idleMs !== undefined) {
         ({ from, published: recovered } = await this.resumeAfterFlush(processor, last, lastResult));
       }
-      this.reportStarted(last, from, sourceEnd, counters.restarts);
-      // Nothing to read up to the end known at the start: caught up before the first chunk. A
-      // last id of 0 counts as published when the job found its result under it.
+      // A last id of 0 counts as published when the job found its result under it.
       const published = last > 0n || recovered === true;
+      if (this.config.processor.onError === 'stop') {
+        processor.skipThrough(skipsThrough(await this.skipRequest(), last, published));
+      }
+      this.reportStarted(last, from, sourceEnd, counters.restarts);
+      // Nothing to read up to the end known at the start: caught up before the first chunk.
       caughtUp =
         sourceEnd !== undefined && (sourceEnd === 0n || (published && last + 1n >= sourceEnd));
       if (caughtUp) this.reportCaughtUp(sourceEnd ?? 0n);
@@ -359,6 +372,47 @@ export class Runner<T, A, R> {
       pending?.catch(() => undefined);
       await chunks.return(undefined).catch(() => undefined);
     }
+  }
+
+  /** The operator's skip request for this job (./skip-request.ts), if its source keeps one. */
+  private async skipRequest(): Promise<bigint | undefined> {
+    const { source, target } = this.config;
+    const reference = skipReference(target.stream, target.producer);
+    if (source.storedOffset === undefined || !referenceFits(reference)) return undefined;
+    return source.storedOffset(reference);
+  }
+
+  /**
+   * Records on the source where a message stopped the job under 'stop', for `stream-windows
+   * status` and `skip`, and says how to step over it; a failure that cannot be stepped over is
+   * not recorded (so `skip` refuses it). Best effort: the stop itself is what the caller gets.
+   */
+  private async recordStop(error: ProcessingError): Promise<void> {
+    const { source, target, logger } = this.config;
+    const where = { ...this.where(), offset: String(error.offset), stage: error.stage };
+    if (!canSkip(error.stage, isEventTimeSpec(this.config.processor.window))) {
+      logger.error(
+        where,
+        `a ${error.stage} failure stopped the job at offset ${error.offset}: it depends on the ` +
+          `job's state or its whole step, not on the message alone, so it cannot be skipped; fix the job`,
+      );
+      return;
+    }
+    const reference = stopReference(target.stream, target.producer);
+    try {
+      if (source.storeOffset !== undefined && referenceFits(reference)) {
+        await source.storeOffset(reference, error.offset);
+      }
+    } catch (cause) {
+      logger.warn({ ...where, err: cause }, 'the offset that stopped the job was not recorded');
+    }
+    logger.error(
+      where,
+      `message ${error.offset} of '${source.stream}' stopped the job (${error.stage}); once it ` +
+        `is known to be bad input, 'stream-windows skip --source ${source.stream} --target ` +
+        `${target.stream} --producer ${target.producer} --offset ${error.offset}' lets the ` +
+        `next start dead-letter it`,
+    );
   }
 
   private createProcessor(): StepProcessor<T, A, R> | WindowOperator<T, A, R> {

@@ -90,6 +90,14 @@ export class StepProcessor<T, A, R> {
     this.rejections = new Rejections(config.stream, config.onError, config.maxDeadLetters);
   }
 
+  /**
+   * Under 'stop', a message that fails at or below `offset` is dead-lettered as skipped by
+   * the operator (./skip-request.ts); set by the runner at every (re)start.
+   */
+  skipThrough(offset: bigint): void {
+    this.rejections.skipsThrough = offset;
+  }
+
   /** Processes every message of `chunk`; throws ProcessingError under the 'stop' policy. */
   process(chunk: SourceChunk): void {
     const bytes = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);

@@ -138,6 +138,14 @@ export class WindowOperator<T, A, R> {
     }
   }
 
+  /**
+   * Under 'stop', a message that fails at or below `offset` is dead-lettered as skipped by
+   * the operator (./skip-request.ts); set by the runner at every (re)start.
+   */
+  skipThrough(offset: bigint): void {
+    this.rejections.skipsThrough = offset;
+  }
+
   /** Processes every message of `chunk`; throws ProcessingError under the 'stop' policy. */
   process(chunk: SourceChunk): void {
     if (chunk.count === 0) return;

@@ -96,6 +96,16 @@ export class SingleActiveSource implements Source {
     return this.log.nextOffset;
   }
 
+  async storedOffset(reference: string): Promise<bigint | undefined> {
+    this.log.assertExists();
+    return this.log.storedOffset(reference);
+  }
+
+  async storeOffset(reference: string, offset: bigint): Promise<void> {
+    this.log.assertExists();
+    this.log.storeOffset(reference, offset);
+  }
+
   /** Leaves the group, if in it; a later read joins again (at the end of the group). */
   async close(): Promise<void> {
     if (this.member !== undefined) await this.leave(this.member);

@@ -25,4 +25,14 @@ export class MemorySource implements Source {
     this.log.assertExists();
     return this.log.nextOffset;
   }
+
+  async storedOffset(reference: string): Promise<bigint | undefined> {
+    this.log.assertExists();
+    return this.log.storedOffset(reference);
+  }
+
+  async storeOffset(reference: string, offset: bigint): Promise<void> {
+    this.log.assertExists();
+    this.log.storeOffset(reference, offset);
+  }
 }

@@ -12,6 +12,8 @@ export class StreamLog {
   private readonly chunkList: LogChunk[] = [];
   /** Highest publishing id stored per producer name (osiris "sequence" tracking). */
   private readonly sequences = new Map<string, bigint>();
+  /** Offsets stored by reference (RabbitMQ's server-side offset tracking). */
+  private readonly references = new Map<string, bigint>();
   /** Readers parked until the log changes; woken all at once, so none polls. */
   private readonly wakeups = new Wakeups();
   private next = 0n;
@@ -66,6 +68,19 @@ export class StreamLog {
   /** Highest publishing id stored for `producer`, undefined when the name never wrote here. */
   sequence(producer: string): bigint | undefined {
     return this.sequences.get(producer);
+  }
+
+  /** The offset last stored under `reference`, undefined when none was. */
+  storedOffset(reference: string): bigint | undefined {
+    return this.references.get(reference);
+  }
+
+  /**
+   * Stores `offset` under `reference`, replacing what was there, as RabbitMQ's StoreOffset
+   * does (its tracking chunks take an offset but are never delivered: none is added here).
+   */
+  storeOffset(reference: string, offset: bigint): void {
+    this.references.set(reference, offset);
   }
 
   /** Index of the first chunk that holds `offset` or anything after it (chunks.length if none yet). */

@@ -53,7 +53,7 @@ export interface ScrapedJob {
 }
 
 /** The label names the metrics use themselves, which a job's labels must not take. */
-export const OWN_LABELS: readonly string[] = ['cause', 'outcome', 'reason', 'le'];
+export const OWN_LABELS: readonly string[] = ['cause', 'outcome', 'reason', 'stage', 'le'];
 
 type AnyMetric = Counter | Gauge | Histogram;
 
@@ -80,6 +80,9 @@ export class JobMetricSet {
   private readonly inFlight: Gauge;
   private readonly sourceLag: Gauge;
   private readonly targetNode: Gauge;
+  private readonly stoppedOffset: Gauge;
+  /** The `stage` label each stopped job's series has, to remove it when the job starts again. */
+  private readonly shownStops = new Map<ScrapedJob, string>();
   /** The `node` label each job's target series has now, to remove it when it moves. */
   private readonly shownNodes = new Map<ScrapedJob, string>();
   private readonly jobs = new Map<string, ScrapedJob>();
@@ -190,6 +193,17 @@ export class JobMetricSet {
         collect: () => this.collectTargetNodes(),
       }),
     );
+    this.stoppedOffset = kept(
+      'stream_windows_stopped_offset',
+      new Gauge({
+        name: 'stream_windows_stopped_offset',
+        help:
+          'Source offset of the message that stopped the job (a ProcessingError), labelled with ' +
+          'the stage that failed; absent while the job runs. `stream-windows skip` steps over it.',
+        labelNames: [...labelNames, 'stage'],
+        registers,
+      }),
+    );
     this.stepLatency = histogram(
       'stream_windows_step_latency_seconds',
       "From the end of a step's window (event time) to its confirm.",
@@ -255,9 +269,10 @@ export class JobMetricSet {
   detach(job: ScrapedJob): void {
     for (const [key, attached] of this.jobs) if (attached === job) this.jobs.delete(key);
     this.showNode(job, undefined);
+    this.showStop(job, undefined);
     for (const { metric } of this.all) {
       const split = this.split.find((entry) => entry.metric === metric);
-      if (metric === this.targetNode) continue; // by showNode above
+      if (metric === this.targetNode || metric === this.stoppedOffset) continue; // above
       if (split === undefined) metric.remove(job.labels);
       else {
         for (const value of split.values) metric.remove({ ...job.labels, [split.label]: value });
@@ -302,6 +317,19 @@ export class JobMetricSet {
     }
     this.targetNode.set({ ...job.labels, node }, 1);
     this.shownNodes.set(job, node);
+  }
+
+  /**
+   * The message that stopped `job` (its offset and failing stage), or none (undefined): one
+   * series per stopped job, gone when it starts again.
+   */
+  showStop(job: ScrapedJob, stop: { offset: bigint; stage: string } | undefined): void {
+    const shown = this.shownStops.get(job);
+    if (shown !== undefined) this.stoppedOffset.remove({ ...job.labels, stage: shown });
+    this.shownStops.delete(job);
+    if (stop === undefined) return;
+    this.stoppedOffset.set({ ...job.labels, stage: stop.stage }, Number(stop.offset));
+    this.shownStops.set(job, stop.stage);
   }
 
   private collectInFlight(): void {

@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { ConfigError } from '../common/errors.js';
+import { ConfigError, ProcessingError } from '../common/errors.js';
 import { timerMs } from '../common/timer-duration.js';
 import type { Runner } from '../core/runner.js';
 import {
@@ -107,6 +107,7 @@ export function jobMetrics(job: ObservedJob, options: JobMetricsOptions): JobMet
       bound.active.set(0);
     }),
     job.on('started', (event) => {
+      set.showStop(scraped, undefined);
       // 'first' before the first chunk: counted from 0, exact unless retention cut the head.
       nextOffset = event.from === 'first' ? 0n : event.from;
       bound.lastPublished.set(Number(event.lastPublishingId));
@@ -139,8 +140,9 @@ export function jobMetrics(job: ObservedJob, options: JobMetricsOptions): JobMet
     }),
     // A standby reads nothing: it has no lag of its own until it is activated (`started`).
     job.on('deactivated', () => void (nextOffset = undefined)),
-    job.on('stopped', () => {
+    job.on('stopped', ({ error }) => {
       if (grouped) bound.active.set(0);
+      if (error instanceof ProcessingError) set.showStop(scraped, error);
     }),
   ];
   let closed = false;

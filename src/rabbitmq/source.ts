@@ -20,8 +20,9 @@ import {
   type SingleActiveOptions,
 } from './source-subscription.js';
 import { resolveReadStart } from '../core/read-start.js';
-import { checkAddressResolver, type AddressResolver } from './node-connection.js';
+import { checkAddressResolver, type AddressResolver, type MemberReach } from './node-connection.js';
 import { KnownNodes } from './known-nodes.js';
+import { queryStoredOffset, storeOffset } from './stored-offset.js';
 import { nodeName, type NodeAddress, type StreamMembers } from './stream-members.js';
 
 /** The probe gets half the bound to be answered: much less, and a busy node looks frozen. */
@@ -76,6 +77,10 @@ export interface RabbitSourceOptions {
  * stays in its group for the next read (up to `timeoutMs`), and closing leaves it at once.
  */
 export interface RabbitSource extends Source {
+  /** Asked on the stream's leader, on a connection of its own (./stored-offset.ts). */
+  storedOffset(reference: string): Promise<bigint | undefined>;
+  /** Resolves once the leader answers it back (./stored-offset.ts). */
+  storeOffset(reference: string, offset: bigint): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -292,15 +297,16 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
     return sleep(delayMs, undefined, { signal }).catch(() => undefined);
   }
 
+  const reach: MemberReach = { addressResolver: resolver, knownNodes };
   return {
     stream,
     group: groupName,
     read,
-    endOffset: () =>
-      endOffset(options.connection, stream, timeoutMs, {
-        addressResolver: resolver,
-        knownNodes,
-      }),
+    endOffset: () => endOffset(options.connection, stream, timeoutMs, reach),
+    storedOffset: (reference) =>
+      queryStoredOffset(options.connection, stream, reference, timeoutMs, reach),
+    storeOffset: (reference, offset) =>
+      storeOffset(options.connection, stream, reference, offset, timeoutMs, reach),
     close: async () => {
       await takeStandby()?.close();
     },

@@ -8,7 +8,13 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
-import { aggregate, jsonMessage, readResults, type ReadResult } from '../../src/index.js';
+import {
+  aggregate,
+  decodeResult,
+  jsonMessage,
+  readResults,
+  type ReadResult,
+} from '../../src/index.js';
 import { partitionProducer } from '../../src/core/partitioned-runner.js';
 import { publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
 
@@ -260,6 +266,148 @@ describe('stream-windows in a pipe', () => {
       },
     ]);
   });
+
+  it('should say that a producer never published on the target rather than show it as fresh', async () => {
+    // 'jbo' is a typo of the job's producer 'job': both have a last publishing id of 0 here
+    // only for 'jbo', which never published on the target.
+    const status = (producer: string, json: string[] = []) =>
+      cli(['status', '--source', results, '--target', results, '--producer', producer, ...json]);
+    const [table, json] = await Promise.all([status('jbo'), status('jbo', ['--json'])]);
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    const [, row, note] = table.stdout.split('\n');
+    expect(row?.split(/\s+/).slice(0, 5)).toEqual([results, results, 'jbo', 'none', 'first']);
+    expect(note).toBe(
+      `jbo has never published on ${results}: the job would start at ${results}'s first offset (a new job, or a misspelt producer name?)`,
+    );
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      producer: 'jbo',
+      lastPublishingId: '0',
+      published: false,
+      resumeFrom: 'first',
+    });
+  });
+
+  // A dozen runs of the command (about 2 s each here, five at once): more than the default bound.
+  it('should step a job stopped by a poison message over it with skip, and refuse any other offset', async () => {
+    const source = await real.newStream('cli-skip');
+    const target = await real.newStream('cli-skip-out');
+    const poison = new TextEncoder().encode('{ not json');
+    await publishAll(
+      real.rabbit,
+      source,
+      Array.from({ length: 6 }, (_, n) => (n === 3 ? poison : jsonMessage({ n }))),
+    );
+    // A target of its own per run: one producer name is declared once per connection.
+    const job = async () => {
+      const output = real.rabbit.target(target, { producer: 'job' });
+      try {
+        return await aggregate<{ n: number }>(real.rabbit.source(source))
+          .count(2)
+          .reduce((sum, v) => sum + v.n, 0)
+          .to(output, { retryDelayMs: 0 })
+          .run({ untilCaughtUp: true });
+      } finally {
+        await output.close();
+      }
+    };
+    // Step 0..1 published; 2 open in memory only when 3 stops the job.
+    await expect(job()).rejects.toMatchObject({ name: 'ProcessingError', offset: 3n });
+    const skip = (...more: string[]) =>
+      cli(['skip', '--source', source, '--target', target, '--producer', 'job', ...more]);
+    const status = async () =>
+      JSON.parse(
+        (
+          await cli([
+            'status',
+            '--source',
+            source,
+            '--target',
+            target,
+            '--producer',
+            'job',
+            '--json',
+          ])
+        ).stdout,
+      ) as Record<string, unknown>;
+    expect(await status()).toMatchObject({ lastPublishingId: '1', stoppedAt: '3' });
+    const table = await cli([
+      'status',
+      '--source',
+      source,
+      '--target',
+      target,
+      '--producer',
+      'job',
+    ]);
+    expect(table.stdout).toContain(
+      `job stopped at offset 3 of ${source}, a message it could not process (the job's error ` +
+        `says why); after a look at it, 'stream-windows skip --source ${source} --target ` +
+        `${target} --producer job --offset 3' steps over it`,
+    );
+
+    const [missing, malformed, beyond, past, other] = await Promise.all([
+      skip(),
+      skip('--offset', 'three'),
+      skip('--offset', '6'),
+      skip('--offset', '1'),
+      skip('--offset', '4'),
+    ]);
+    expect(missing).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: "stream-windows: skip needs --offset\nRun 'stream-windows help skip' for usage.\n",
+    });
+    expect(malformed).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(
+        "--offset must be an offset (an integer >= 0), given: 'three'",
+      ),
+    });
+    expect(beyond).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `stream-windows: offset must be a message of '${source}', whose end is 6, given: 6n\n`,
+    });
+    expect(past).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        `stream-windows: offset must be above the last publishing id 1 of producer 'job' on ` +
+        `'${target}': the job is past it already, given: 1n\n`,
+    });
+    expect(other).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        'stream-windows: offset must be the message the job stopped at: the job last stopped at offset 3, given: 4n\n',
+    });
+    expect(await status()).not.toHaveProperty('skipRequested');
+
+    const accepted = await skip('--offset', '3', '--json');
+    expect(accepted).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(accepted.stdout)).toEqual({
+      source,
+      target,
+      producer: 'job',
+      offset: '3',
+      lastPublishingId: '1',
+    });
+    expect(await status()).toMatchObject({ stoppedAt: '3', skipRequested: '3' });
+
+    await job();
+    const stored = (await readAll(real.rabbit, target)).map((bytes) => decodeResult(bytes));
+    expect(stored.map((r) => [r.firstOffset, r.lastOffset, r.outputs[0]?.value])).toEqual([
+      [0n, 1n, 1],
+      [2n, 3n, 2],
+      [4n, 5n, 9],
+    ]);
+    expect(stored[1]?.deadLetters).toMatchObject([
+      { offset: 3n, stage: 'decode', error: expect.stringMatching(/^skipped by operator/) },
+    ]);
+    const after = await status();
+    expect(after).toMatchObject({ lastPublishingId: '5' });
+    expect(after).not.toHaveProperty('stoppedAt');
+  }, 120_000);
 
   it('should exit 1 naming a stream that does not exist', async () => {
     const missing = `cli-missing-${Date.now()}`;

@@ -34,6 +34,7 @@ describe('jobStatus', () => {
       target: 'target',
       producer: 'job',
       lastPublishingId: 5n,
+      published: true,
       resumeFrom: 6n,
       sourceEnd: 12n,
       lagMessages: 6n,
@@ -55,6 +56,26 @@ describe('jobStatus', () => {
       lagMessages: 12n,
       lagMs: 7_000,
       resumeChunkTime: T0,
+    });
+  });
+
+  it('should tell a producer that never published from one whose last result is for offset 0', async () => {
+    const broker = brokerWithBacklog();
+    await broker.target('target', { producer: 'job' }).publish(0n, [result]);
+    const ask = (producer: string) =>
+      jobStatus(broker.source('source'), broker.target('target', { producer }));
+    // Both answer a last publishing id of 0; only one of them ever published.
+    expect(await ask('jbo')).toMatchObject({
+      lastPublishingId: 0n,
+      published: false,
+      resumeFrom: 'first',
+      lagMessages: 12n,
+    });
+    expect(await ask('job')).toMatchObject({
+      lastPublishingId: 0n,
+      published: true,
+      resumeFrom: 1n,
+      lagMessages: 11n,
     });
   });
 

@@ -16,6 +16,7 @@ import {
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { jobMetrics, LATENCY_BUCKETS, type ObservedJob } from '../../../src/metrics/index.js';
 import { restartCause } from '../../../src/metrics/job-metric-set.js';
+import { skipReference } from '../../../src/core/skip-request.js';
 import { forwarding } from '../../support/forwarding-target.js';
 import {
   brokerWithCountedReadings,
@@ -255,6 +256,25 @@ describe('the Prometheus metrics of a job', () => {
         'stream_windows_messages_read_total{target="target",producer="one"}',
       ),
     ).toBe(0);
+  });
+
+  it('should show the offset and stage of the message that stopped a job, until it starts again', async () => {
+    const memory = brokerWithCountedReadings(4);
+    memory.append('source', [new TextEncoder().encode('{ not json')]); // offset 4
+    const registry = new Registry();
+    const job = countJob(memory);
+    const metrics = jobMetrics(job, { registry });
+    const stopped = 'stream_windows_stopped_offset{target="target",producer="p",stage="decode"}';
+    await expect(job.run({ untilCaughtUp: true })).rejects.toMatchObject({ offset: 4n });
+    expect((await scrape(registry)).get(stopped)).toBe(4);
+    // Started again with the message skipped, it runs to the end: no stop to show.
+    await memory.source('source').storeOffset(skipReference('target', 'p'), 4n);
+    await job.run({ untilCaughtUp: true });
+    expect([...(await scrape(registry)).keys()].filter((name) => name.includes('stopped'))).toEqual(
+      [],
+    );
+    metrics.close();
+    expect(registry.getMetricsAsArray()).toEqual([]);
   });
 
   it('should report the lag of a source with a backlog the job has not read', async () => {

@@ -1,0 +1,114 @@
+import { ConfigError } from '../common/errors.js';
+import type { Source, Target } from '../core/ports.js';
+import { referenceFits, skipReference, stopReference } from '../core/skip-request.js';
+import { firstChunk } from './first-chunk.js';
+import { settled } from './settled.js';
+
+/** What an operator's skip request (`stream-windows skip`) stored, and where the job stood. */
+export interface SkipRequest {
+  readonly source: string;
+  readonly target: string;
+  readonly producer: string;
+  /** The offset the job will dead-letter on its next start, as skipped by the operator. */
+  readonly offset: bigint;
+  /** The producer's last publishing id on the target (0 also when it never published). */
+  readonly lastPublishingId: bigint;
+}
+
+/**
+ * Where a job stopped on a message since its last result, and the skip request waiting for
+ * its next start: both undefined once the producer published past them.
+ */
+export interface PendingStop {
+  readonly stoppedAt: bigint | undefined;
+  readonly skipRequested: bigint | undefined;
+}
+
+/**
+ * The stop and skip request stored on the source for the job of `target`'s producer, kept
+ * only while the job has not published past them (`published`: it ever published).
+ */
+export async function pendingStop(
+  source: Source,
+  target: Target,
+  lastPublishingId: bigint,
+  published: boolean,
+): Promise<PendingStop> {
+  const ask = async (reference: string): Promise<bigint | undefined> => {
+    if (source.storedOffset === undefined || !referenceFits(reference)) return undefined;
+    const offset = await source.storedOffset(reference);
+    return offset !== undefined && (!published || offset > lastPublishingId) ? offset : undefined;
+  };
+  const [stoppedAt, skipRequested] = await settled(
+    ask(stopReference(target.stream, target.producer)),
+    ask(skipReference(target.stream, target.producer)),
+  );
+  return { stoppedAt, skipRequested };
+}
+
+/**
+ * Asks the job of `target`'s producer to step over the message at `offset` of `source` on its
+ * next start (see ../core/skip-request.ts). Nothing of the producer's is written: the request
+ * is an offset stored on the source. Refused (a ConfigError naming the rule) unless `offset`
+ * is the message the job last stopped at, since its last result: any other message might be
+ * one nobody looked at, and one at or below the last publishing id is passed already. The
+ * source must still hold it.
+ */
+export async function requestSkip(
+  source: Source,
+  target: Target,
+  offset: bigint,
+): Promise<SkipRequest> {
+  const reference = skipReference(target.stream, target.producer);
+  if (!referenceFits(reference)) {
+    throw new ConfigError(
+      'producer',
+      'and target must name a skip request of at most 255 UTF-8 bytes (RabbitMQ keeps no longer offset reference)',
+      reference,
+    );
+  }
+  if (source.storeOffset === undefined) {
+    throw new ConfigError(
+      'source',
+      'must keep stored offsets to hold a skip request',
+      source.stream,
+    );
+  }
+  const [sourceEnd, lastPublishingId] = await settled(
+    source.endOffset(),
+    target.lastPublishingId(),
+  );
+  if (offset >= sourceEnd) {
+    throw new ConfigError(
+      'offset',
+      `must be a message of '${source.stream}', whose end is ${sourceEnd}`,
+      offset,
+    );
+  }
+  const published = lastPublishingId > 0n || (await target.hasPublished());
+  if (published && offset <= lastPublishingId) {
+    throw new ConfigError(
+      'offset',
+      `must be above the last publishing id ${lastPublishingId} of producer '${target.producer}' on '${target.stream}': the job is past it already`,
+      offset,
+    );
+  }
+  const { stoppedAt } = await pendingStop(source, target, lastPublishingId, published);
+  if (stoppedAt !== offset) {
+    const where =
+      stoppedAt === undefined
+        ? 'the job has not stopped at a message it can step over since its last result'
+        : `the job last stopped at offset ${stoppedAt}`;
+    throw new ConfigError('offset', `must be the message the job stopped at: ${where}`, offset);
+  }
+  // Fails with a RetentionGapError when retention removed it.
+  await firstChunk(source, offset);
+  await source.storeOffset(reference, offset);
+  return {
+    source: source.stream,
+    target: target.stream,
+    producer: target.producer,
+    offset,
+    lastPublishingId,
+  };
+}

@@ -1,0 +1,110 @@
+import type { ClientParams } from 'rabbitmq-stream-js-client';
+import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
+import { QueryOffsetRequest } from 'rabbitmq-stream-js-client/dist/requests/query_offset_request.js';
+import { StoreOffsetRequest } from 'rabbitmq-stream-js-client/dist/requests/store_offset_request.js';
+import type { QueryOffsetResponse } from 'rabbitmq-stream-js-client/dist/responses/query_offset_response.js';
+import { describe, isRetriable, SourceError, StreamWindowsError } from '../common/errors.js';
+import { OK, codeName, isRetriableCode } from '../common/stream-protocol.js';
+import { abandon } from './gaps/client-socket.js';
+import { openMemberConnection, type MemberReach } from './node-connection.js';
+
+/** QueryOffset's answer for a reference nothing was stored under. */
+const NO_OFFSET = 0x13;
+/** Between reads of a stored offset until it shows (StoreOffset has no answer). */
+const POLL_MS = 20;
+
+/**
+ * The offset stored under `reference` on `stream` (server-side offset tracking), undefined
+ * when none was; asked on the stream's leader, which holds every member's latest tracking.
+ * Within `timeoutMs`; see `onLeader` for the errors.
+ */
+export function queryStoredOffset(
+  params: ClientParams,
+  stream: string,
+  reference: string,
+  timeoutMs: number,
+  reach: MemberReach = {},
+): Promise<bigint | undefined> {
+  return onLeader(params, stream, timeoutMs, reach, (connection) =>
+    query(connection, stream, reference),
+  );
+}
+
+/**
+ * Stores `offset` under `reference` on `stream` and resolves once the leader answers it back:
+ * StoreOffset has no response (the broker appends a tracking chunk when it gets to it, and
+ * ignores a reference over 255 bytes), so the store is known only by reading it.
+ */
+export function storeOffset(
+  params: ClientParams,
+  stream: string,
+  reference: string,
+  offset: bigint,
+  timeoutMs: number,
+  reach: MemberReach = {},
+): Promise<void> {
+  return onLeader(params, stream, timeoutMs, reach, async (connection, late) => {
+    await connection.send(new StoreOffsetRequest({ reference, stream, offsetValue: offset }));
+    while ((await query(connection, stream, reference)) !== offset) {
+      if (late()) {
+        throw new SourceError(stream, true, `the offset stored under '${reference}' did not show`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  });
+}
+
+async function query(
+  connection: Connection,
+  stream: string,
+  reference: string,
+): Promise<bigint | undefined> {
+  const response = await connection.sendAndWait<QueryOffsetResponse>(
+    new QueryOffsetRequest({ reference, stream }),
+  );
+  if (response.code === OK) return response.offsetValue;
+  if (response.code === NO_OFFSET) return undefined;
+  throw new SourceError(
+    stream,
+    isRetriableCode(response.code),
+    `querying the offset stored under '${reference}' failed with code ${response.code} (${codeName(response.code)})`,
+  );
+}
+
+/**
+ * Runs `ask` on a connection of its own to the stream's leader, all within `timeoutMs`:
+ * failing to connect, or no answer in time, is a retriable SourceError; a final failure (a
+ * refused connection, a stream that does not exist) is passed on as it is.
+ */
+async function onLeader<T>(
+  params: ClientParams,
+  stream: string,
+  timeoutMs: number,
+  reach: MemberReach,
+  ask: (connection: Connection, late: () => boolean) => Promise<T>,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let connection: Connection;
+  try {
+    ({ connection } = await openMemberConnection(params, stream, 'leader', {
+      timeoutMs,
+      ...reach,
+    }));
+  } catch (error) {
+    if (error instanceof StreamWindowsError && !isRetriable(error)) throw error;
+    throw new SourceError(stream, true, describe(error));
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const silent = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new SourceError(stream, true, `RabbitMQ did not answer within ${timeoutMs} ms`)),
+      Math.max(deadline - Date.now(), 1),
+    );
+  });
+  try {
+    return await Promise.race([ask(connection, () => Date.now() >= deadline), silent]);
+  } finally {
+    clearTimeout(timer);
+    abandon(connection);
+  }
+}

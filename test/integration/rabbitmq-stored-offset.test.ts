@@ -1,0 +1,43 @@
+// Offsets stored by reference on a RabbitMQ stream (src/rabbitmq/stored-offset.ts), where an
+// operator's skip request and a job's stop are kept (src/core/skip-request.ts).
+import { describe, expect, it } from 'vitest';
+import { jsonMessage } from '../../src/index.js';
+import { MAX_REFERENCE_BYTES, referenceFits } from '../../src/core/skip-request.js';
+import { publishAll, rabbitForTests } from '../support/rabbitmq.js';
+
+const real = rabbitForTests();
+
+describe('offsets stored on a RabbitMQ stream', () => {
+  it('should answer what was stored last under a reference, and none for another', async () => {
+    const stream = await real.newStream('stored-offset');
+    await publishAll(real.rabbit, stream, [jsonMessage({ i: 0 }), jsonMessage({ i: 1 })]);
+    const source = real.rabbit.source(stream);
+    expect(await source.storedOffset('a')).toBeUndefined();
+    await source.storeOffset('a', 1n);
+    await source.storeOffset('a', 0n); // replaced, also by a lower one
+    await source.storeOffset('b', 7n);
+    expect(await source.storedOffset('a')).toBe(0n);
+    expect(await source.storedOffset('b')).toBe(7n);
+    // Its tracking chunks take offsets but are no messages: the end stays after the messages.
+    expect(await source.endOffset()).toBe(2n);
+  });
+
+  it('should keep a reference of 255 bytes and not one of 256, which the broker ignores', async () => {
+    const stream = await real.newStream('stored-offset-long');
+    const source = real.rabbit.source(stream, { timeoutMs: 1_000 });
+    const longest = 'x'.repeat(MAX_REFERENCE_BYTES);
+    expect(referenceFits(longest)).toBe(true);
+    await source.storeOffset(longest, 3n);
+    expect(await source.storedOffset(longest)).toBe(3n);
+    const over = 'x'.repeat(MAX_REFERENCE_BYTES + 1);
+    expect(referenceFits(over)).toBe(false);
+    // Stored without an answer, it never shows: storeOffset gives up after its timeout.
+    await expect(source.storeOffset(over, 3n)).rejects.toMatchObject({ name: 'SourceError' });
+    expect(await source.storedOffset(over)).toBeUndefined();
+  });
+
+  it('should fail for a stream that does not exist, naming it', async () => {
+    const missing = `stored-offset-missing-${Date.now()}`;
+    await expect(real.rabbit.source(missing).storedOffset('a')).rejects.toThrow(missing);
+  });
+});

@@ -1,0 +1,124 @@
+// The operator's skip request over the ports (what `stream-windows skip` and `status` do), on
+// the embedded broker: a job stopped by a poison message, the request, and the restart.
+import { describe, expect, it } from 'vitest';
+import { aggregate, decodeResult, jsonMessage, ProcessingError } from '../../../src/index.js';
+import { jobStatus, requestSkip } from '../../../src/cli/index.js';
+import { MemoryBroker } from '../../../src/memory/index.js';
+import { skipReference } from '../../../src/core/skip-request.js';
+
+const POISON = new TextEncoder().encode('{ not json');
+
+/** 'source': {n} at offsets 0..7 but a poison message at 5, one chunk each; an empty 'target'. */
+function brokerWithPoison(): MemoryBroker {
+  const broker = new MemoryBroker({ now: () => Date.UTC(2026, 0, 1) });
+  broker.createStream('source');
+  broker.createStream('target');
+  for (let n = 0; n < 8; n++) broker.append('source', [n === 5 ? POISON : jsonMessage({ n })]);
+  return broker;
+}
+
+const job = (broker: MemoryBroker) =>
+  aggregate<{ n: number }>(broker.source('source'))
+    .count(2)
+    .reduce((sum, v) => sum + v.n, 0)
+    .to(broker.target('target', { producer: 'p' }), { retryDelayMs: 0 });
+
+const ports = (broker: MemoryBroker, producer = 'p') =>
+  [broker.source('source'), broker.target('target', { producer })] as const;
+
+describe('requestSkip', () => {
+  it('should let a stopped job step over the message it stopped at, and status tell each stage', async () => {
+    const broker = brokerWithPoison();
+    const stop = await job(broker)
+      .run({ untilCaughtUp: true })
+      .catch((error: unknown) => error);
+    expect(stop).toBeInstanceOf(ProcessingError);
+    expect(stop).toMatchObject({ offset: 5n, stage: 'decode' });
+    // Steps 0..1 and 2..3 are published; 4 is open in memory only.
+    expect(await jobStatus(...ports(broker))).toMatchObject({
+      lastPublishingId: 3n,
+      stoppedAt: 5n,
+      skipRequested: undefined,
+    });
+
+    expect(await requestSkip(...ports(broker), 5n)).toEqual({
+      source: 'source',
+      target: 'target',
+      producer: 'p',
+      offset: 5n,
+      lastPublishingId: 3n,
+    });
+    expect(await jobStatus(...ports(broker))).toMatchObject({ stoppedAt: 5n, skipRequested: 5n });
+
+    await job(broker).run({ untilCaughtUp: true });
+    const results = broker.messages('target').map((m) => decodeResult(m.bytes));
+    expect(results.map((r) => [r.firstOffset, r.lastOffset, r.outputs[0]?.value])).toEqual([
+      [0n, 1n, 1],
+      [2n, 3n, 5],
+      [4n, 5n, 4],
+      [6n, 7n, 13],
+    ]);
+    expect(results[2]?.deadLetters).toMatchObject([
+      { offset: 5n, stage: 'decode', error: expect.stringMatching(/^skipped by operator/) },
+    ]);
+    // Published past both: nothing is pending any more.
+    expect(await jobStatus(...ports(broker))).toMatchObject({
+      lastPublishingId: 7n,
+      stoppedAt: undefined,
+      skipRequested: undefined,
+    });
+  });
+
+  it('should refuse an offset the source does not hold, one the job is past, and any but the stop', async () => {
+    const broker = brokerWithPoison();
+    await job(broker)
+      .run({ untilCaughtUp: true })
+      .catch(() => undefined);
+    await expect(requestSkip(...ports(broker), 8n)).rejects.toThrow(
+      "offset must be a message of 'source', whose end is 8, given: 8n",
+    );
+    await expect(requestSkip(...ports(broker), 3n)).rejects.toThrow(
+      "offset must be above the last publishing id 3 of producer 'p' on 'target': the job is past it already, given: 3n",
+    );
+    await expect(requestSkip(...ports(broker), 6n)).rejects.toThrow(
+      'offset must be the message the job stopped at: the job last stopped at offset 5, given: 6n',
+    );
+    // A producer that never stopped (a typo, say) has nothing to step over.
+    await expect(requestSkip(...ports(broker, 'q'), 5n)).rejects.toThrow(
+      'offset must be the message the job stopped at: the job has not stopped at a message it can step over since its last result, given: 5n',
+    );
+    // Retention removed the message: the read says so.
+    broker.truncate('source', 6n);
+    await expect(requestSkip(...ports(broker), 5n)).rejects.toMatchObject({
+      name: 'RetentionGapError',
+    });
+    // None of the refusals stored a request.
+    const stored = await broker.source('source').storedOffset(skipReference('target', 'p'));
+    expect(stored).toBeUndefined();
+  });
+
+  it("should not step over an event-time job's aggregate failure, which depends on its windows", async () => {
+    const broker = new MemoryBroker({ now: () => Date.UTC(2026, 0, 1) });
+    broker.createStream('source');
+    broker.createStream('target');
+    for (let n = 0; n < 4; n++) broker.append('source', [jsonMessage({ n, t: n })]);
+    const eventTimeJob = () =>
+      aggregate<{ n: number; t: number }>(broker.source('source'))
+        .eventTime((v) => v.t)
+        .tumbling('10ms', { grace: '5ms' }) // a grace: an event-time window
+        .reduce((sum, v) => {
+          if (v.n === 2) throw new Error('two');
+          return sum + v.n;
+        }, 0)
+        .to(broker.target('target', { producer: 'p' }), { retryDelayMs: 0 })
+        .run({ untilCaughtUp: true });
+    await expect(eventTimeJob()).rejects.toMatchObject({ offset: 2n, stage: 'reduce' });
+    expect(await jobStatus(...ports(broker))).toMatchObject({ stoppedAt: undefined });
+    await expect(requestSkip(...ports(broker), 2n)).rejects.toThrow(
+      'the job has not stopped at a message it can step over since its last result',
+    );
+    // A request stored by other means changes nothing: the same stop.
+    await broker.source('source').storeOffset(skipReference('target', 'p'), 2n);
+    await expect(eventTimeJob()).rejects.toMatchObject({ offset: 2n, stage: 'reduce' });
+  });
+});
