@@ -282,8 +282,7 @@ export class Runner<T, A, R> {
     const countResult = (): void => void counters.results++;
     const countDuplicate = (): void => void counters.duplicates++;
     const zeroStored = (): Promise<boolean> =>
-      (zeroWasStored ??=
-        recovered === undefined ? hasPublished() : Promise.resolve(recovered));
+      (zeroWasStored ??= recovered === undefined ? hasPublished() : Promise.resolve(recovered));
     // `holdLast`: the last result stays in `ready`, for an idle flush to join (see below).
     const publishReady = async (readAt: number, holdLast = false): Promise<void> => {
       const observed = this.events.has('published');
@@ -593,8 +592,7 @@ export class Runner<T, A, R> {
     }
     if (last > 0n) return { from: last + 1n, published: undefined };
     // A result under id 0, readable or not, is one the producer published.
-    const published =
-      (result !== undefined && result.kind !== 'missing') || (await hasPublished());
+    const published = (result !== undefined && result.kind !== 'missing') || (await hasPublished());
     return { from: published ? 1n : 'first', published };
   }
 

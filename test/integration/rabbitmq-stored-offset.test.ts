@@ -41,7 +41,9 @@ describe('offsets stored on a RabbitMQ stream', () => {
     const reference = skipReference('t'.repeat(200), 'p'.repeat(100));
     await source.storeOffset(reference, 5n);
     expect(await source.storedOffset(reference)).toBe(5n);
-    expect(await source.storedOffset(skipReference('t'.repeat(200), 'q'.repeat(100)))).toBeUndefined();
+    expect(
+      await source.storedOffset(skipReference('t'.repeat(200), 'q'.repeat(100))),
+    ).toBeUndefined();
   });
 
   it('should fail for a stream that does not exist, naming it', async () => {

@@ -147,7 +147,10 @@ describe('the references of a skip request and a stop', () => {
     const references = new Set<string>();
     for (const target of names) {
       for (const producer of names) {
-        for (const reference of [skipReference(target, producer), stopReference(target, producer)]) {
+        for (const reference of [
+          skipReference(target, producer),
+          stopReference(target, producer),
+        ]) {
           expect(Buffer.byteLength(reference, 'utf8')).toBeLessThanOrEqual(MAX_REFERENCE_BYTES);
           references.add(reference);
         }

@@ -177,7 +177,9 @@ describe('the stops a skip can step over', () => {
     broker.append('source', [upstream(0, ['a'])]);
     broker.append('source', [upstream(1, ['a', 'bad'])]); // its first value is folded already
     const logger = keepingLogger();
-    const job = aggregate(fromResults(broker.source('source'), { late: 'skip', deadLetters: 'skip' }))
+    const job = aggregate(
+      fromResults(broker.source('source'), { late: 'skip', deadLetters: 'skip' }),
+    )
       .count(5)
       .reduce((sum: number, v) => {
         if (v.key === 'bad') throw new Error('bad key');
@@ -234,7 +236,9 @@ describe('the stops a skip can step over', () => {
       .reduce((sum, v) => sum + v.n, 0)
       .to(target, { route: () => 'k', retryDelayMs: 0, logger });
     expect(await runJob(job)).toMatchObject({ offset: 1n, stage: 'decode' });
-    expect(await broker.source('source').storedOffset(stopReference('totals', 'p'))).toBeUndefined();
+    expect(
+      await broker.source('source').storedOffset(stopReference('totals', 'p')),
+    ).toBeUndefined();
     const messages = logger.lines.map(([, , message]) => message);
     expect(messages.some((message) => message.includes('stream-windows skip --'))).toBe(false);
     expect(messages).toContainEqual(expect.stringContaining('writing to a super stream'));
