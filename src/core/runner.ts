@@ -232,25 +232,8 @@ export class Runner<T, A, R> {
     let publishedScan: Promise<boolean> | undefined;
     const hasPublished = (): Promise<boolean> => (publishedScan ??= target.hasPublished());
     const resumePoint = async (): Promise<bigint | 'first'> => {
-      last = await target.lastPublishingId();
-      if (last === 0n) await this.checkNotRenamed(hasPublished);
-      const lastResult = await this.startingResult(processor, last);
-      let from: bigint | 'first' = last > 0n ? last + 1n : 'first';
-      if (processor instanceof WindowOperator) {
-        const state = this.recoveryState(last, lastResult);
-        recovered = state !== undefined;
-        if (state !== undefined) {
-          processor.restore(state, last);
-          from = state.offset;
-        }
-      } else if (this.config.flush.caughtUp || this.config.flush.idleMs !== undefined) {
-        ({ from, published: recovered } = await this.resumeAfterFlush(
-          processor,
-          last,
-          lastResult,
-          hasPublished,
-        ));
-      }
+      let from: bigint | 'first';
+      ({ last, from, recovered } = await this.readStart(processor, hasPublished));
       // A last id of 0 counts as published when the job found its result under it.
       const published = last > 0n || recovered === true;
       if (this.config.processor.onError === 'stop') {
@@ -386,6 +369,36 @@ export class Runner<T, A, R> {
       pending?.catch(() => undefined);
       await chunks.return(undefined).catch(() => undefined);
     }
+  }
+
+  /**
+   * What the broker tells a start, read in this order: the producer's last publishing id
+   * `last`; when 0, whether the producer was renamed (`checkNotRenamed`); its last result with
+   * its definition checked (`startingResult`); then where the processor resumes: an event-time
+   * job from its result's recovery state, a flushing step job past its flushed window
+   * (`resumeAfterFlush`), any other from `last` + 1 ('first' for 0). `recovered`: whether the
+   * producer ever published, when one of those found out (undefined when none asked).
+   */
+  private async readStart(
+    processor: StepProcessor<T, A, R> | WindowOperator<T, A, R>,
+    hasPublished: () => Promise<boolean>,
+  ): Promise<{ last: bigint; from: bigint | 'first'; recovered: boolean | undefined }> {
+    const last = await this.config.target.lastPublishingId();
+    if (last === 0n) await this.checkNotRenamed(hasPublished);
+    const lastResult = await this.startingResult(processor, last);
+    const from: bigint | 'first' = last > 0n ? last + 1n : 'first';
+    if (processor instanceof WindowOperator) {
+      const state = this.recoveryState(last, lastResult);
+      if (state === undefined) return { last, from, recovered: false };
+      processor.restore(state, last);
+      return { last, from: state.offset, recovered: true };
+    }
+    const { flush } = this.config;
+    if (flush.caughtUp || flush.idleMs !== undefined) {
+      const resumed = await this.resumeAfterFlush(processor, last, lastResult, hasPublished);
+      return { last, from: resumed.from, recovered: resumed.published };
+    }
+    return { last, from, recovered: undefined };
   }
 
   /**
