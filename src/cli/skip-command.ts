@@ -20,7 +20,9 @@ Refused (exit 1) unless N is the message the job last stopped at since its last 
 ('stream-windows status' shows it): an offset past the source's end or removed by
 retention, one at or below P's last publishing id (the job is past it), or any other
 offset. A failure that depends on more than the message (an aggregate of an event-time
-job, a result(), encode or route failure) is no stop a skip steps over: fix the job instead.
+job, a reducer failing on a later value of a fromResults message, a result(), encode or
+route failure, a setup mistake) is no stop a skip steps over: fix the job instead. Nor is
+any stop of a job writing to a super stream.
 
 Options:
   --source S    Source stream of the job

@@ -1,6 +1,6 @@
 import { ConfigError } from '../common/errors.js';
 import type { Source, Target } from '../core/ports.js';
-import { referenceFits, skipReference, stopReference } from '../core/skip-request.js';
+import { skipReference, stopReference } from '../core/skip-request.js';
 import { firstChunk } from './first-chunk.js';
 import { settled } from './settled.js';
 
@@ -35,7 +35,7 @@ export async function pendingStop(
   published: boolean,
 ): Promise<PendingStop> {
   const ask = async (reference: string): Promise<bigint | undefined> => {
-    if (source.storedOffset === undefined || !referenceFits(reference)) return undefined;
+    if (source.storedOffset === undefined) return undefined;
     const offset = await source.storedOffset(reference);
     return offset !== undefined && (!published || offset > lastPublishingId) ? offset : undefined;
   };
@@ -60,13 +60,6 @@ export async function requestSkip(
   offset: bigint,
 ): Promise<SkipRequest> {
   const reference = skipReference(target.stream, target.producer);
-  if (!referenceFits(reference)) {
-    throw new ConfigError(
-      'producer',
-      'and target must name a skip request of at most 255 UTF-8 bytes (RabbitMQ keeps no longer offset reference)',
-      reference,
-    );
-  }
   if (source.storeOffset === undefined) {
     throw new ConfigError(
       'source',

@@ -58,6 +58,12 @@ export class ProcessingError extends StreamWindowsError {
     readonly offset: bigint,
     readonly stage: ProcessingStage,
     override readonly cause: unknown,
+    /**
+     * Whether `stream-windows skip` can step over it: set only where the job's error policy
+     * stopped on a message that failed on its own (see core/rejections.ts), never for a
+     * failure that depends on the job's state, its whole step or its setup.
+     */
+    readonly skippable = false,
   ) {
     super(
       `${stage} failed for message at offset ${offset} of stream '${stream}': ${describe(cause)}`,

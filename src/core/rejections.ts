@@ -44,7 +44,10 @@ export class Rejections {
     if (cause instanceof ConfigError) throw new ProcessingError(this.stream, offset, stage, cause);
     let error = describe(cause);
     if (this.onError === 'stop') {
-      if (offset > this.skipsThrough) throw new ProcessingError(this.stream, offset, stage, cause);
+      // The one stop `stream-windows skip` can step over: this message's own failure.
+      if (offset > this.skipsThrough) {
+        throw new ProcessingError(this.stream, offset, stage, cause, true);
+      }
       error = skippedByOperator(cause);
     }
     if (this.letters.length >= this.maxDeadLetters) {

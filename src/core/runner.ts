@@ -24,13 +24,7 @@ import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
 import type { RecoveryState, StepResult } from './step-result.js';
 import { WindowOperator, type WindowOperatorConfig } from './window-operator.js';
 import { writeSize } from './write-size.js';
-import {
-  canSkip,
-  referenceFits,
-  skipReference,
-  skipsThrough,
-  stopReference,
-} from './skip-request.js';
+import { skipReference, skipsThrough, stopReference } from './skip-request.js';
 import { IDLE, orIdle } from './idle-timeout.js';
 
 export interface RunOptions {
@@ -153,15 +147,25 @@ export class Runner<T, A, R> {
     const { logger } = this.config;
     let delay = this.config.retryDelayMs;
     let failure: unknown;
+    // The operator's skip request, read when a message it may cover stopped the job (see
+    // `coveringSkipRequest`), and applied by every start of this run from then on.
+    let skipRequest: bigint | undefined;
     // A function, not a narrowed property: the signal may abort during any await below.
     const aborted = (): boolean => options.signal?.aborted === true;
     try {
       for (;;) {
         if (aborted()) return counters; // stopped before the start, or during the backoff
         try {
-          await this.runFromResumePoint(options, counters);
+          await this.runFromResumePoint(options, counters, skipRequest);
           return counters;
         } catch (error) {
+          if (error instanceof ProcessingError && error.skippable && !aborted()) {
+            const request = await this.coveringSkipRequest(error);
+            if (request !== undefined) {
+              skipRequest = request;
+              continue; // from the resume point, so the step open before the message is whole
+            }
+          }
           if (error instanceof SourceDeactivatedError) {
             // Another instance took over: the confirms landed and the source answered (see
             // runFromResumePoint). Waiting to be activated again is no failure and no restart.
@@ -199,6 +203,7 @@ export class Runner<T, A, R> {
   private async runFromResumePoint(
     options: RunOptions,
     counters: { results: number; duplicates: number; restarts: number },
+    skipRequest: bigint | undefined,
   ): Promise<void> {
     const { target } = this.config;
     // Aborted during an await below: an abort listener added then would never fire, so the
@@ -221,25 +226,18 @@ export class Runner<T, A, R> {
     // Event-time windows resume where their last result says (its windows still open then
     // began earlier); known at the resume point whether the producer ever published.
     let recovered: boolean | undefined;
+    // Whether the producer ever published: a scan of the whole target on RabbitMQ, so asked at
+    // most once per start, by the first read that needs it (all of them before this start
+    // publishes anything, so one answer serves them all).
+    let publishedScan: Promise<boolean> | undefined;
+    const hasPublished = (): Promise<boolean> => (publishedScan ??= target.hasPublished());
     const resumePoint = async (): Promise<bigint | 'first'> => {
-      last = await target.lastPublishingId();
-      if (last === 0n) await this.checkNotRenamed();
-      const lastResult = await this.startingResult(processor, last);
-      let from: bigint | 'first' = last > 0n ? last + 1n : 'first';
-      if (processor instanceof WindowOperator) {
-        const state = this.recoveryState(last, lastResult);
-        recovered = state !== undefined;
-        if (state !== undefined) {
-          processor.restore(state, last);
-          from = state.offset;
-        }
-      } else if (this.config.flush.caughtUp || this.config.flush.idleMs !== undefined) {
-        ({ from, published: recovered } = await this.resumeAfterFlush(processor, last, lastResult));
-      }
+      let from: bigint | 'first';
+      ({ last, from, recovered } = await this.readStart(processor, hasPublished));
       // A last id of 0 counts as published when the job found its result under it.
       const published = last > 0n || recovered === true;
       if (this.config.processor.onError === 'stop') {
-        processor.skipThrough(skipsThrough(await this.skipRequest(), last, published));
+        processor.skipThrough(skipsThrough(skipRequest, last, published));
       }
       this.reportStarted(last, from, sourceEnd, counters.restarts);
       // Nothing to read up to the end known at the start: caught up before the first chunk.
@@ -267,8 +265,7 @@ export class Runner<T, A, R> {
     const countResult = (): void => void counters.results++;
     const countDuplicate = (): void => void counters.duplicates++;
     const zeroStored = (): Promise<boolean> =>
-      (zeroWasStored ??=
-        recovered === undefined ? target.hasPublished() : Promise.resolve(recovered));
+      (zeroWasStored ??= recovered === undefined ? hasPublished() : Promise.resolve(recovered));
     // `holdLast`: the last result stays in `ready`, for an idle flush to join (see below).
     const publishReady = async (readAt: number, holdLast = false): Promise<void> => {
       const observed = this.events.has('published');
@@ -292,7 +289,7 @@ export class Runner<T, A, R> {
     const { idleMs } = this.config.flush;
     // The read under way, kept across an idle flush: the chunk it brings is the next one.
     let pending: Promise<IteratorResult<SourceChunk, void>> | undefined;
-    const chunks = this.readFromResumePoint(resumePoint, () => last, signal);
+    const chunks = this.readFromResumePoint(resumePoint, () => last, hasPublished, signal);
     try {
       for (;;) {
         pending ??= chunks.next();
@@ -374,35 +371,89 @@ export class Runner<T, A, R> {
     }
   }
 
-  /** The operator's skip request for this job (./skip-request.ts), if its source keeps one. */
-  private async skipRequest(): Promise<bigint | undefined> {
-    const { source, target } = this.config;
-    const reference = skipReference(target.stream, target.producer);
-    if (source.storedOffset === undefined || !referenceFits(reference)) return undefined;
-    return source.storedOffset(reference);
+  /**
+   * What the broker tells a start, read in this order: the producer's last publishing id
+   * `last`; when 0, whether the producer was renamed (`checkNotRenamed`); its last result with
+   * its definition checked (`startingResult`); then where the processor resumes: an event-time
+   * job from its result's recovery state, a flushing step job past its flushed window
+   * (`resumeAfterFlush`), any other from `last` + 1 ('first' for 0). `recovered`: whether the
+   * producer ever published, when one of those found out (undefined when none asked).
+   */
+  private async readStart(
+    processor: StepProcessor<T, A, R> | WindowOperator<T, A, R>,
+    hasPublished: () => Promise<boolean>,
+  ): Promise<{ last: bigint; from: bigint | 'first'; recovered: boolean | undefined }> {
+    const last = await this.config.target.lastPublishingId();
+    if (last === 0n) await this.checkNotRenamed(hasPublished);
+    const lastResult = await this.startingResult(processor, last);
+    const from: bigint | 'first' = last > 0n ? last + 1n : 'first';
+    if (processor instanceof WindowOperator) {
+      const state = this.recoveryState(last, lastResult);
+      if (state === undefined) return { last, from, recovered: false };
+      processor.restore(state, last);
+      return { last, from: state.offset, recovered: true };
+    }
+    const { flush } = this.config;
+    if (flush.caughtUp || flush.idleMs !== undefined) {
+      const resumed = await this.resumeAfterFlush(processor, last, lastResult, hasPublished);
+      return { last, from: resumed.from, recovered: resumed.published };
+    }
+    return { last, from, recovered: undefined };
+  }
+
+  /**
+   * The operator's skip request for this job (./skip-request.ts) when it covers the message
+   * that stopped it: read only then, so that a start asks the source nothing more. A failed
+   * read counts as no request (the job stops as it would have without one), with a warning.
+   */
+  private async coveringSkipRequest(error: ProcessingError): Promise<bigint | undefined> {
+    const { source, target, logger } = this.config;
+    if (source.storedOffset === undefined || !this.skipSupported) return undefined;
+    let request: bigint | undefined;
+    try {
+      request = await source.storedOffset(skipReference(target.stream, target.producer));
+    } catch (cause) {
+      logger.warn(
+        { ...this.where(), offset: String(error.offset), err: cause },
+        'the skip request could not be read: the job stops at the message as without one',
+      );
+      return undefined;
+    }
+    if (request === undefined || request < error.offset) return undefined;
+    logger.info(
+      { ...this.where(), offset: String(error.offset), skipRequested: String(request) },
+      'resuming to step over the message as the operator asked (stream-windows skip)',
+    );
+    return request;
   }
 
   /**
    * Records on the source where a message stopped the job under 'stop', for `stream-windows
-   * status` and `skip`, and says how to step over it; a failure that cannot be stepped over is
-   * not recorded (so `skip` refuses it). Best effort: the stop itself is what the caller gets.
+   * status` and `skip`, and says how to step over it. Only a stop the error says is skippable
+   * is recorded (so `skip` refuses any other), and none of a job writing to a super stream:
+   * `skip` names one target stream. Best effort: the stop itself is what the caller gets.
    */
   private async recordStop(error: ProcessingError): Promise<void> {
     const { source, target, logger } = this.config;
     const where = { ...this.where(), offset: String(error.offset), stage: error.stage };
-    if (!canSkip(error.stage, isEventTimeSpec(this.config.processor.window))) {
+    if (!error.skippable) {
       logger.error(
         where,
-        `a ${error.stage} failure stopped the job at offset ${error.offset}: it depends on the ` +
-          `job's state or its whole step, not on the message alone, so it cannot be skipped; fix the job`,
+        `a ${error.stage} failure stopped the job at offset ${error.offset}: it depends on more ` +
+          `than the message alone (the job's state, its whole step or its setup), so it cannot be skipped; fix the job`,
       );
       return;
     }
-    const reference = stopReference(target.stream, target.producer);
+    if (!this.skipSupported) {
+      logger.error(
+        where,
+        `message ${error.offset} of '${source.stream}' stopped the job (${error.stage}); ` +
+          `'stream-windows skip' does not step over a message for a job writing to a super stream`,
+      );
+      return;
+    }
     try {
-      if (source.storeOffset !== undefined && referenceFits(reference)) {
-        await source.storeOffset(reference, error.offset);
-      }
+      await source.storeOffset?.(stopReference(target.stream, target.producer), error.offset);
     } catch (cause) {
       logger.warn({ ...where, err: cause }, 'the offset that stopped the job was not recorded');
     }
@@ -413,6 +464,11 @@ export class Runner<T, A, R> {
         `${target.stream} --producer ${target.producer} --offset ${error.offset}' lets the ` +
         `next start dead-letter it`,
     );
+  }
+
+  /** `stream-windows skip` names one target stream: a super stream's job has none. */
+  private get skipSupported(): boolean {
+    return this.config.route === undefined;
   }
 
   private createProcessor(): StepProcessor<T, A, R> | WindowOperator<T, A, R> {
@@ -476,11 +532,11 @@ export class Runner<T, A, R> {
    * name did publish (whether this producer's 0 is "never" or "offset 0"). A former name whose
    * only result is offset 0's answers 0 too and is not caught: at most that one result twice.
    */
-  private async checkNotRenamed(): Promise<void> {
+  private async checkNotRenamed(hasPublished: () => Promise<boolean>): Promise<void> {
     const { formerProducer, target } = this.config;
     if (formerProducer === undefined || target.lastPublishingIdOf === undefined) return;
     const formerLast = await target.lastPublishingIdOf(formerProducer);
-    if (formerLast === 0n || (await target.hasPublished())) return;
+    if (formerLast === 0n || (await hasPublished())) return;
     throw new ProducerRenamedError(target.stream, target.producer, formerProducer, formerLast);
   }
 
@@ -522,8 +578,9 @@ export class Runner<T, A, R> {
     processor: StepProcessor<T, A, R>,
     last: bigint,
     lastResult: LastResult | undefined,
+    hasPublished: () => Promise<boolean>,
   ): Promise<{ from: bigint | 'first'; published: boolean | undefined }> {
-    const { target, processor: config } = this.config;
+    const { processor: config } = this.config;
     // Read for the definition check too; only a window with event-time bounds reopens.
     const result = this.config.flush.readsLastResult ? lastResult : undefined;
     let unread: string | undefined;
@@ -548,8 +605,7 @@ export class Runner<T, A, R> {
     }
     if (last > 0n) return { from: last + 1n, published: undefined };
     // A result under id 0, readable or not, is one the producer published.
-    const published =
-      (result !== undefined && result.kind !== 'missing') || (await target.hasPublished());
+    const published = (result !== undefined && result.kind !== 'missing') || (await hasPublished());
     return { from: published ? 1n : 'first', published };
   }
 
@@ -673,9 +729,10 @@ export class Runner<T, A, R> {
   private async *readFromResumePoint(
     resumePoint: () => Promise<bigint | 'first'>,
     last: () => bigint,
+    hasPublished: () => Promise<boolean>,
     signal: AbortSignal,
   ): AsyncGenerator<SourceChunk, void, undefined> {
-    const { source, target } = this.config;
+    const { source } = this.config;
     const group: GroupObserver = { standby: (name) => this.reportStandby(name) };
     let checked = false;
     let resumeAtOne = false;
@@ -688,7 +745,7 @@ export class Runner<T, A, R> {
           !isEventTimeSpec(this.config.processor.window) &&
           last() === 0n &&
           chunk.firstOffset > 1n &&
-          (await target.hasPublished());
+          (await hasPublished());
         if (resumeAtOne) break;
       }
       yield chunk;

@@ -1,35 +1,38 @@
+import { createHash } from 'node:crypto';
 import { describe } from '../common/errors.js';
+import { MAX_REFERENCE_BYTES } from '../common/stream-protocol.js';
 
 /**
  * An operator's way past a poison message (`stream-windows skip`): a request stored on the
  * job's SOURCE stream with RabbitMQ's server-side offset tracking, under a reference of the
  * job's target and producer name. It touches none of the producer's publishing ids, so it
- * can neither drop a step that is open in the job's memory nor be lost with it: the job reads
- * it at every (re)start and, under `onError('stop')`, dead-letters a message that fails at an
- * offset up to the one it names, through the normal result (see `skipsThrough`).
+ * can neither drop a step that is open in the job's memory nor be lost with it. The job reads
+ * it only when a message it could step over stops it under `onError('stop')` (the
+ * ProcessingError's `skippable`): a request that covers that offset restarts the job from its
+ * resume point, dead-lettering every message that fails at an offset up to the one it names,
+ * through the normal result (see `skipsThrough`).
  */
-
-import type { ProcessingStage } from '../common/errors.js';
-
-/** RabbitMQ ignores a StoreOffset whose reference is longer (measured on 4.0.5: 255 stored, 256 not). */
-export const MAX_REFERENCE_BYTES = 255;
 
 /**
  * The offset reference of the skip request of producer `producer` on target `target`: one
- * per job (a JSON array, so that no two pairs of names give the same reference), at most
- * `MAX_REFERENCE_BYTES` for the broker to keep it (`referenceFits`).
+ * per job (a JSON array, so that no two pairs of names give the same reference). A pair too
+ * long for the broker to keep (over MAX_REFERENCE_BYTES) is named by the SHA-256 of that JSON
+ * array instead.
  */
 export function skipReference(target: string, producer: string): string {
-  return `stream-windows skip ${JSON.stringify([target, producer])}`;
+  return reference('skip', target, producer);
 }
 
 /** The reference under which a job records the offset of the message that stopped it. */
 export function stopReference(target: string, producer: string): string {
-  return `stream-windows stop ${JSON.stringify([target, producer])}`;
+  return reference('stop', target, producer);
 }
 
-export function referenceFits(reference: string): boolean {
-  return Buffer.byteLength(reference, 'utf8') <= MAX_REFERENCE_BYTES;
+function reference(kind: 'skip' | 'stop', target: string, producer: string): string {
+  const pair = JSON.stringify([target, producer]);
+  const named = `stream-windows ${kind} ${pair}`;
+  if (Buffer.byteLength(named, 'utf8') <= MAX_REFERENCE_BYTES) return named;
+  return `stream-windows ${kind} sha256:${createHash('sha256').update(pair, 'utf8').digest('hex')}`;
 }
 
 /**
@@ -54,15 +57,4 @@ export function skipsThrough(
  */
 export function skippedByOperator(cause: unknown): string {
   return `skipped by operator (stream-windows skip): ${describe(cause)}`;
-}
-
-/**
- * Whether a failure at `stage` can be stepped over: one the message alone decides, which
- * the processors put through the error policy (./rejections.ts), as 'dead-letter' does. Not
- * an event-time job's aggregate (it depends on the windows' state, which a restart rebuilds
- * only in part), nor a result, encode or route failure (a whole step's, at its last offset).
- */
-export function canSkip(stage: ProcessingStage, eventTime: boolean): boolean {
-  if (stage === 'reduce') return !eventTime;
-  return stage !== 'result' && stage !== 'encode' && stage !== 'route';
 }

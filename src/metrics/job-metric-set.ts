@@ -198,8 +198,9 @@ export class JobMetricSet {
       new Gauge({
         name: 'stream_windows_stopped_offset',
         help:
-          'Source offset of the message that stopped the job (a ProcessingError), labelled with ' +
-          'the stage that failed; absent while the job runs. `stream-windows skip` steps over it.',
+          'Source offset of the message that stopped the job (a ProcessingError that ' +
+          '`stream-windows skip` can step over), labelled with the stage that failed; absent ' +
+          'while the job runs.',
         labelNames: [...labelNames, 'stage'],
         registers,
       }),

@@ -142,7 +142,8 @@ export function jobMetrics(job: ObservedJob, options: JobMetricsOptions): JobMet
     job.on('deactivated', () => void (nextOffset = undefined)),
     job.on('stopped', ({ error }) => {
       if (grouped) bound.active.set(0);
-      if (error instanceof ProcessingError) set.showStop(scraped, error);
+      // Only a stop `stream-windows skip` can step over: any other is the job's to fix.
+      if (error instanceof ProcessingError && error.skippable) set.showStop(scraped, error);
     }),
   ];
   let closed = false;

@@ -15,8 +15,9 @@ const POLL_MS = 20;
 
 /**
  * The offset stored under `reference` on `stream` (server-side offset tracking), undefined
- * when none was; asked on the stream's leader, which holds every member's latest tracking.
- * Within `timeoutMs`; see `onLeader` for the errors.
+ * when none was; asked on the stream's leader. Any node would answer too, but only from the
+ * leader's tracking (the broker's QueryOffset looks the leader up), so a stream without a live
+ * leader answers nowhere. Within `timeoutMs`; see `onLeader` for the errors.
  */
 export function queryStoredOffset(
   params: ClientParams,

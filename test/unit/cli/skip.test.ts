@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { aggregate, decodeResult, jsonMessage, ProcessingError } from '../../../src/index.js';
 import { jobStatus, requestSkip } from '../../../src/cli/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
-import { skipReference } from '../../../src/core/skip-request.js';
+import { skipReference, stopReference } from '../../../src/core/skip-request.js';
+import { MAX_REFERENCE_BYTES } from '../../../src/common/stream-protocol.js';
 
 const POISON = new TextEncoder().encode('{ not json');
 
@@ -120,5 +121,43 @@ describe('requestSkip', () => {
     // A request stored by other means changes nothing: the same stop.
     await broker.source('source').storeOffset(skipReference('target', 'p'), 2n);
     await expect(eventTimeJob()).rejects.toMatchObject({ offset: 2n, stage: 'reduce' });
+  });
+
+  it('should step over a stop of a producer whose names are too long to spell out in a reference', async () => {
+    const broker = brokerWithPoison();
+    const producer = 'p'.repeat(250); // the longest RabbitMQ takes is 255 bytes
+    const longJob = () =>
+      aggregate<{ n: number }>(broker.source('source'))
+        .count(2)
+        .reduce((sum, v) => sum + v.n, 0)
+        .to(broker.target('target', { producer }), { retryDelayMs: 0 })
+        .run({ untilCaughtUp: true });
+    await expect(longJob()).rejects.toMatchObject({ offset: 5n });
+    expect(await jobStatus(...ports(broker, producer))).toMatchObject({ stoppedAt: 5n });
+    await requestSkip(...ports(broker, producer), 5n);
+    await longJob();
+    const letters = broker.messages('target').flatMap((m) => decodeResult(m.bytes).deadLetters);
+    expect(letters.map((letter) => letter.offset)).toEqual([5n]);
+  });
+});
+
+describe('the references of a skip request and a stop', () => {
+  it('should fit what RabbitMQ keeps, and differ for every pair of names, however long', () => {
+    const names = ['t', 'p', 'x'.repeat(127), 'x'.repeat(128), 'é'.repeat(200), 'y'.repeat(255)];
+    const references = new Set<string>();
+    for (const target of names) {
+      for (const producer of names) {
+        for (const reference of [
+          skipReference(target, producer),
+          stopReference(target, producer),
+        ]) {
+          expect(Buffer.byteLength(reference, 'utf8')).toBeLessThanOrEqual(MAX_REFERENCE_BYTES);
+          references.add(reference);
+        }
+      }
+    }
+    expect(references.size).toBe(2 * names.length * names.length);
+    // A pair that fits keeps its readable form: requests stored before stay where they are.
+    expect(skipReference('target', 'p')).toBe('stream-windows skip ["target","p"]');
   });
 });

@@ -3,9 +3,20 @@
 // dead-letters N through the normal result. Each target is compared byte for byte with an
 // uninterrupted run that had the request from the start.
 import { describe, expect, it } from 'vitest';
-import { aggregate, decodeResult, jsonMessage, ProcessingError } from '../../../src/index.js';
+import {
+  aggregate,
+  decodeResult,
+  fromResults,
+  jsonMessage,
+  ProcessingError,
+  SourceError,
+  superStreamTarget,
+  type StandardSchemaV1,
+} from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
-import { skipReference } from '../../../src/core/skip-request.js';
+import { encodeResult } from '../../../src/core/result-format.js';
+import { skipReference, stopReference } from '../../../src/core/skip-request.js';
+import { keepingLogger } from '../../support/keeping-logger.js';
 
 const POISON = new TextEncoder().encode('not json');
 
@@ -133,5 +144,151 @@ describe('stepping over a poison message', () => {
     expect(letters.map((d) => d.offset)).toEqual([5n, 8n]);
     const sums = broker.messages('target').flatMap((m) => decodeResult(m.bytes).outputs);
     expect(sums.map((o) => o.value)).toEqual([1, 5, 17, 9]);
+  });
+});
+
+/** Where the job recorded its stop on 'source' (what `status` and `skip` read), if it did. */
+const recordedStop = (broker: MemoryBroker) =>
+  broker.source('source').storedOffset(stopReference('target', 'p'));
+
+describe('the stops a skip can step over', () => {
+  /** A result of another job at `offset` holding one output per key given. */
+  const upstream = (offset: number, keys: string[]): Uint8Array =>
+    encodeResult(
+      {
+        firstOffset: BigInt(offset),
+        lastOffset: BigInt(offset),
+        messages: keys.length,
+        window: { start: 0, end: 10 },
+        outputs: keys.map((key) => ({ key, start: 0, end: 10, count: 1, value: 1 })),
+        late: [],
+        lateDropped: 0,
+        filtered: 0,
+        deadLetters: [],
+      },
+      { source: 's0', producer: 'p0', window: 'tumbling(10ms)' },
+      'sections',
+    )[0] as Uint8Array;
+
+  it("should not record a step job's reducer failing on a later value of a multi-value message", async () => {
+    const broker = new MemoryBroker({ now: () => 0 });
+    broker.createStream('source');
+    broker.createStream('target');
+    broker.append('source', [upstream(0, ['a'])]);
+    broker.append('source', [upstream(1, ['a', 'bad'])]); // its first value is folded already
+    const logger = keepingLogger();
+    const job = aggregate(
+      fromResults(broker.source('source'), { late: 'skip', deadLetters: 'skip' }),
+    )
+      .count(5)
+      .reduce((sum: number, v) => {
+        if (v.key === 'bad') throw new Error('bad key');
+        return sum + 1;
+      }, 0)
+      .to(broker.target('target', { producer: 'p' }), { retryDelayMs: 0, logger });
+    const stop = await runJob(job);
+    expect(await recordedStop(broker)).toBeUndefined();
+    expect(stop).toMatchObject({ offset: 1n, stage: 'reduce', skippable: false });
+    expect(logger.lines.some(([, , message]) => message.includes('stream-windows skip --'))).toBe(
+      false,
+    );
+  });
+
+  it('should not record a stop on an asynchronous schema, a setup mistake', async () => {
+    const broker = brokerWith([{ n: 0 }, { n: 1 }]);
+    const asynchronous: StandardSchemaV1<unknown, { n: number }> = {
+      '~standard': {
+        version: 1,
+        vendor: 'test',
+        validate: (value) => Promise.resolve({ value: value as { n: number } }),
+      },
+    };
+    const job = aggregate(broker.source('source'))
+      .decode('json', asynchronous)
+      .count(2)
+      .reduce((sum, v) => sum + v.n, 0)
+      .to(broker.target('target', { producer: 'p' }), { retryDelayMs: 0 });
+    const stop = await runJob(job);
+    expect(await recordedStop(broker)).toBeUndefined();
+    expect(stop).toMatchObject({ offset: 0n, stage: 'decode', skippable: false });
+  });
+
+  it('should record the stop of a message failing on its own, as skippable', async () => {
+    const broker = brokerWith([{ n: 0 }, null]);
+    const job = aggregate<{ n: number }>(broker.source('source'))
+      .count(2)
+      .reduce((sum, v) => sum + v.n, 0)
+      .to(broker.target('target', { producer: 'p' }), { retryDelayMs: 0 });
+    expect(await runJob(job)).toMatchObject({ offset: 1n, stage: 'decode', skippable: true });
+    expect(await recordedStop(broker)).toBe(1n);
+  });
+
+  it('should neither record nor offer a skip for a job writing to a super stream', async () => {
+    const broker = brokerWith([{ n: 0 }, null]);
+    broker.createSuperStream('totals', { partitions: 2 });
+    const logger = keepingLogger();
+    const target = superStreamTarget(
+      broker.partitions('totals').map((stream) => broker.target(stream, { producer: 'p' })),
+      { superStream: 'totals' },
+    );
+    const job = aggregate<{ n: number }>(broker.source('source'))
+      .count(2)
+      .reduce((sum, v) => sum + v.n, 0)
+      .to(target, { route: () => 'k', retryDelayMs: 0, logger });
+    expect(await runJob(job)).toMatchObject({ offset: 1n, stage: 'decode' });
+    expect(
+      await broker.source('source').storedOffset(stopReference('totals', 'p')),
+    ).toBeUndefined();
+    const messages = logger.lines.map(([, , message]) => message);
+    expect(messages.some((message) => message.includes('stream-windows skip --'))).toBe(false);
+    expect(messages).toContainEqual(expect.stringContaining('writing to a super stream'));
+  });
+});
+
+describe('reading the skip request', () => {
+  const values4 = [0, 1, 2, 3, null, 5, 6].map((n) => (n === null ? null : { n }));
+  /** The memory source of `broker`, counting its reads of a stored offset. */
+  const countingReads = (broker: MemoryBroker, fail?: Error) => {
+    const source = broker.source('source');
+    const read = source.storedOffset.bind(source);
+    const asked = { reads: 0 };
+    source.storedOffset = (reference: string) => {
+      asked.reads++;
+      return fail === undefined ? read(reference) : Promise.reject(fail);
+    };
+    return { source, asked };
+  };
+  const job = (broker: MemoryBroker, source = broker.source('source')) =>
+    aggregate<{ n: number }>(source)
+      .count(3)
+      .reduce((sum, v) => sum + v.n, 0)
+      .to(broker.target('target', { producer: 'p' }), { retryDelayMs: 0 });
+
+  it('should not read it at a start that meets no skippable stop', async () => {
+    const broker = brokerWith([0, 1, 2, 3, 4].map((n) => ({ n })));
+    const { source, asked } = countingReads(broker);
+    await job(broker, source).run({ untilCaughtUp: true });
+    expect(asked.reads).toBe(0);
+  });
+
+  it('should read it once a skippable stop meets it, and step over the message it covers', async () => {
+    const broker = brokerWith(values4);
+    await requestSkip(broker, 4n);
+    const { source, asked } = countingReads(broker);
+    expect(await runJob(job(broker, source))).toBeUndefined();
+    expect(asked.reads).toBe(1);
+    const letters = broker.messages('target').flatMap((m) => decodeResult(m.bytes).deadLetters);
+    expect(letters.map((d) => d.offset)).toEqual([4n]);
+  });
+
+  it('should stop at the message as without a request when the request cannot be read', async () => {
+    const broker = brokerWith(values4);
+    const { source } = countingReads(broker, new SourceError('source', true, 'no leader'));
+    // Bounded: a job that kept restarting on the failed read would never stop by itself.
+    const signal = AbortSignal.timeout(3_000);
+    const stop = await job(broker, source)
+      .run({ untilCaughtUp: true, signal })
+      .catch((error: unknown) => error);
+    expect(stop).toMatchObject({ name: 'ProcessingError', offset: 4n, skippable: true });
   });
 });

@@ -128,6 +128,33 @@ describe('a partitioned job upgraded from the former derived producer names', ()
     expect(asked).toEqual(['rollup-orders-0']);
   });
 
+  it('scans the target once per start for whether the new name published, however many reads ask', async () => {
+    const broker = ordersBroker(1, 2);
+    await runAsBefore(broker);
+    await broker.target('rollups', { producer: 'rollup@orders-0' }).publish(0n, [jsonMessage(0)]);
+    // The renamed check asks, and so does the result of offset 0 published again (count(1)).
+    let scans = 0;
+    const summary = await aggregate<Order>(broker.superStreamSource('orders'))
+      .count(1)
+      .reduce((sum, order) => sum + order.amount, 0)
+      .toPartitions(
+        (partition) => {
+          const target = broker.target('rollups', { producer: partition.producer });
+          return {
+            ...forwarding(target),
+            hasPublished: () => {
+              scans++;
+              return target.hasPublished();
+            },
+          };
+        },
+        { name: JOB, retryDelayMs: 0 },
+      )
+      .run({ untilCaughtUp: true });
+    expect(summary.duplicates).toBe(1);
+    expect(scans).toBe(1);
+  });
+
   it('refuses an allowRereadAfterRename that is not a boolean', () => {
     const broker = ordersBroker(1, 1);
     expect(() =>

@@ -277,6 +277,26 @@ describe('the Prometheus metrics of a job', () => {
     expect(registry.getMetricsAsArray()).toEqual([]);
   });
 
+  it('should show no stopped offset for a stop a skip cannot step over', async () => {
+    const memory = brokerWithCountedReadings(4);
+    const registry = new Registry();
+    const job = aggregate(memory.source('source'))
+      .count(2)
+      .reduce((n: number) => n + 1, 0)
+      .to(memory.target('target', { producer: 'p' }), {
+        encode: () => {
+          throw new Error('cannot encode');
+        },
+        retryDelayMs: 0,
+      });
+    jobMetrics(job, { registry });
+    await expect(job.run({ untilCaughtUp: true })).rejects.toMatchObject({ stage: 'encode' });
+    const series = [...(await scrape(registry)).keys()];
+    expect(series.filter((name) => name.includes('stream_windows_stopped_offset'))).toEqual([]);
+    // The job's other series are there: the scrape itself is not empty.
+    expect(series.length).toBeGreaterThan(0);
+  });
+
   it('should report the lag of a source with a backlog the job has not read', async () => {
     const memory = brokerWithCountedReadings(4);
     const registry = new Registry();
