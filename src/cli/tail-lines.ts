@@ -82,32 +82,31 @@ export function tailLines(item: ReadResult): TailLine[] {
       ? null
       : tailWindow(result.windowStart, result.windowEnd);
   return [
-    ...result.outputs.map(
-      (output): OutputLine => ({
-        kind: 'output',
-        ...common,
-        window: tailWindow(output.start, output.end),
-        key: output.key,
-        count: output.count,
-        value: output.value,
-        final: output.final,
-        continues: output.continues,
-      }),
-    ),
-    ...result.late.map(
-      (value): LateLine => ({ kind: 'late', ...common, window: resultWindow, value }),
-    ),
-    ...result.deadLetters.map(
-      (letter): DeadLetterLine => ({
-        kind: 'dead-letter',
-        ...common,
-        window: resultWindow,
-        sourceOffset: String(letter.offset),
-        stage: letter.stage,
-        error: letter.error,
-        message: letter.message,
-      }),
-    ),
+    ...result.outputs.map((output): OutputLine => ({
+      kind: 'output',
+      ...common,
+      window: tailWindow(output.start, output.end),
+      key: output.key,
+      count: output.count,
+      value: output.value,
+      final: output.final,
+      continues: output.continues,
+    })),
+    ...result.late.map((value): LateLine => ({
+      kind: 'late',
+      ...common,
+      window: resultWindow,
+      value,
+    })),
+    ...result.deadLetters.map((letter): DeadLetterLine => ({
+      kind: 'dead-letter',
+      ...common,
+      window: resultWindow,
+      sourceOffset: String(letter.offset),
+      stage: letter.stage,
+      error: letter.error,
+      message: letter.message,
+    })),
   ];
 }
 

@@ -104,7 +104,10 @@ describe('tail --json lines', () => {
   });
 
   it('should mark a window a flush published before as continued', () => {
-    const continued = { ...step, outputs: [{ key: 'a', count: 2, value: 5, continues: true }] };
+    const continued = {
+      ...step,
+      outputs: [{ key: 'a', count: 2, value: 5, continues: true as const }],
+    };
     const [line] = tailLines(readBack(continued));
     expect(line).toMatchObject({ kind: 'output', final: true, continues: true });
   });
