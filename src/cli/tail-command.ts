@@ -40,8 +40,8 @@ late or dead-letter), "offset" and "next" (target offsets), "producer", "source"
 "stage", "error", "message" (dead letter). Offsets as strings, times in epoch ms,
 binaries in base64; the README's "Command line" section has the whole schema.
 Stops on SIGINT or SIGTERM (exit 0; a second signal ends it at once, exit 0 as well),
-after --count results, or, exit 0, at its first write after its reader went away
-(| head -n 3).
+after --count results, or at its next line once its reader went away (| head -n 3),
+exit 0 as well.
 
 A message that is not a result of the stream-windows format (a job with its own encode,
 another producer's message) is skipped: a line on stderr names its offset and why.

@@ -1,5 +1,6 @@
 // The lines of `stream-windows tail --json` (the schema the README documents), built from
 // results as the wire format carries them: encoded, then decoded as tail reads them.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { toJson } from '../../../src/cli/json.js';
 import { tailLines } from '../../../src/cli/tail-lines.js';
@@ -101,6 +102,21 @@ describe('tail --json lines', () => {
     expect(output).toEqual([...common, 'key', 'count', 'value', 'final', 'continues']);
     expect(late).toEqual([...common, 'value']);
     expect(deadLetter).toEqual([...common, 'sourceOffset', 'stage', 'error', 'message']);
+  });
+
+  it("should have every field, and no other, in the README's table", () => {
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    const table = readme.slice(
+      readme.indexOf('| field '),
+      readme.indexOf('\n\n', readme.indexOf('| field ')),
+    );
+    const documented = table
+      .split('\n')
+      .slice(2)
+      .flatMap((row) => [...(row.split('|')[1] ?? '').matchAll(/`(\w+)`/g)].map((m) => m[1]));
+    const printed = tailLines(readBack(step)).flatMap((line) => Object.keys(line));
+    expect(new Set(documented)).toEqual(new Set(printed));
+    expect(documented.length).toBeGreaterThan(15);
   });
 
   it('should mark a window a flush published before as continued', () => {
