@@ -620,6 +620,33 @@ describe('stream-windows in a pipe', () => {
 });
 
 describe('stream-windows tail --json for other tools', () => {
+  it('should exit 0 at its next line when its reader went away while it waited', async () => {
+    const quiet = await real.newStream('cli-gone');
+    await publishAll(real.rabbit, quiet, resultMessages.slice(0, 1));
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', main, 'tail', '--target', quiet, '--from', 'first', '--json'],
+      { cwd: root, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
+    const exited = once(child, 'exit');
+    const bound = setTimeout(() => child.kill('SIGKILL'), RUN_BOUND_MS);
+    try {
+      await once(child.stdout, 'data'); // it has printed, and waits for more
+      child.stdout.destroy(); // the reader goes away
+      const writer = real.rabbit.target(quiet, { producer: 'later' });
+      await writer.publish(1n, [resultMessages[1] as Uint8Array]);
+      await writer.close();
+    } catch (error) {
+      child.kill('SIGKILL');
+      throw error;
+    }
+    const [code, signal] = (await exited) as [number | null, string | null];
+    clearTimeout(bound);
+    expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
+  });
+
   it('should give jq one JSON object per output to select from', async () => {
     const run = await piped(
       ['tail', '--target', results, '--from', 'first', '--count', '5', '--json'],
