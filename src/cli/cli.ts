@@ -20,7 +20,7 @@ import { packageVersion } from './version.js';
 const COMMANDS: readonly Command[] = [statusCommand, tailCommand, skipCommand];
 
 const EXIT_CODES_HELP = `Exit codes:
-  0  done (tail: stopped by --count, SIGINT or SIGTERM)
+  0  done (tail: stopped by --count, SIGINT or SIGTERM, or its reader gone)
   1  failed: broker unreachable or refusing, a stream that does not exist, a skip refused, ...
   2  usage error: unknown command or option, missing or malformed value`;
 

@@ -7,6 +7,7 @@ import { toJson } from './json.js';
 import { styleFor, type Style } from './style.js';
 import { isoTime, tableRow } from './table.js';
 import { stopSignals } from './stop-signals.js';
+import { tailLines } from './tail-lines.js';
 import { tailStart, type TailFrom } from './tail-start.js';
 import { UsageError } from './usage-error.js';
 
@@ -31,10 +32,16 @@ export const tailCommand: Command = {
   help: `Usage: stream-windows tail --target T [--from first|last|next|OFFSET] [--count N] [--json]
 
 Follows the target stream T and prints each result: one row per output (result offset,
-window start and end in UTC, key, count of messages, value), or with --json one JSON
-object per result and line (offsets as strings, times in epoch ms, binaries in base64).
-Stops on SIGINT or SIGTERM (exit 0; a second signal ends it at once, exit 0 as well), or
-after --count results.
+window start and end in UTC, key, count of messages, value). With --json, one JSON object
+per line for every output, late value and dead letter, and nothing else: "kind" (output,
+late or dead-letter), "offset" and "next" (target offsets), "producer", "source",
+"windowing", "publishingId", "window" ({start, end, startIso, endIso}), then "key",
+"count", "value", "final", "continues" (output), "value" (late), or "sourceOffset",
+"stage", "error", "message" (dead letter). Offsets as strings, times in epoch ms,
+binaries in base64; the README's "Command line" section has the whole schema.
+Stops on SIGINT or SIGTERM (exit 0; a second signal ends it at once, exit 0 as well),
+after --count results, or at its next line once its reader went away (| head -n 3),
+exit 0 as well.
 
 A message that is not a result of the stream-windows format (a job with its own encode,
 another producer's message) is skipped: a line on stderr names its offset and why.
@@ -69,11 +76,8 @@ Options:
         const style = styleFor(colour);
         if (!json) io.stdout.write(`${style.bold(HEADER)}\n`);
         const print = (item: ReadResult): void => {
-          io.stdout.write(
-            json
-              ? `${toJson({ offset: item.offset, next: item.next, ...item.result })}\n`
-              : rows(item, style),
-          );
+          const text = json ? jsonLines(item) : rows(item, style);
+          if (text !== '') io.stdout.write(text);
         };
         await follow(source, start, count, stopping.signal, print, (error) =>
           io.stderr.write(`stream-windows: skipped: ${error.message}\n`),
@@ -117,6 +121,13 @@ async function follow(
       next = error.offset + 1n;
     }
   }
+}
+
+/** The `--json` lines of one result (see tail-lines.ts); empty when it has none. */
+function jsonLines(item: ReadResult): string {
+  return tailLines(item)
+    .map((line) => `${toJson(line)}\n`)
+    .join('');
 }
 
 /** The table rows of one result: one per output, or one saying what it holds instead. */

@@ -16,6 +16,7 @@ import {
   type ReadResult,
 } from '../../src/index.js';
 import { partitionProducer } from '../../src/core/partitioned-runner.js';
+import { encodeResult } from '../../src/core/result-format.js';
 import { publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
 
 const real = rabbitForTests();
@@ -59,15 +60,39 @@ function inPipe(script: string, args: readonly string[], env = childEnv()): Prom
 
 const cli = (args: readonly string[], env?: NodeJS.ProcessEnv) => inPipe(main, args, env);
 
-/** Runs a script in a pseudo-terminal: stdout and stderr are both the terminal, read here. */
-function inTerminal(script: string, args: readonly string[], env = childEnv()): Promise<Run> {
-  const quoted = [process.execPath, '--import', 'tsx', script, ...args]
+/** The shell command that runs a script with node and tsx. */
+function shellCommand(script: string, args: readonly string[]): string {
+  return [process.execPath, '--import', 'tsx', script, ...args]
     .map((arg) => `'${arg.replaceAll("'", "'\\''")}'`)
     .join(' ');
+}
+
+/**
+ * Runs the command piped into `consumer` in bash, under pipefail: the exit status is the
+ * command's, unless the consumer failed. stderr is both's.
+ */
+function piped(args: readonly string[], consumer: string): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      '/bin/bash',
+      ['-c', `set -o pipefail; ${shellCommand(main, args)} | ${consumer}`],
+      { cwd: root, env: childEnv(), timeout: RUN_BOUND_MS },
+      (error, stdout, stderr) =>
+        resolve({
+          code: error === null ? 0 : ((error.code as number | null) ?? null),
+          stdout,
+          stderr,
+        }),
+    );
+  });
+}
+
+/** Runs a script in a pseudo-terminal: stdout and stderr are both the terminal, read here. */
+function inTerminal(script: string, args: readonly string[], env = childEnv()): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       '/usr/bin/script',
-      ['-qfec', quoted, '/dev/null'],
+      ['-qfec', shellCommand(script, args), '/dev/null'],
       { cwd: root, env, timeout: RUN_BOUND_MS },
       (error, stdout) =>
         resolve({
@@ -87,6 +112,11 @@ function jsonLines(stdout: string): Record<string, unknown>[] {
     .trim()
     .split('\n')
     .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** The target offsets of the results a --json run printed lines of, in order. */
+function resultOffsets(stdout: string): unknown[] {
+  return [...new Set(jsonLines(stdout).map((line) => line.offset))];
 }
 
 /** Five results of three outputs (sensors a, b, c; one-minute windows) and their raw messages. */
@@ -454,18 +484,30 @@ describe('stream-windows in a pipe', () => {
     expect(run).toMatchObject({ code: 0, stderr: '' });
     const lines = jsonLines(run.stdout);
     expect(lines).toEqual(
-      expected.slice(0, 4).map(({ offset, next, result }) => ({
-        offset: String(offset),
-        next: String(next),
-        ...JSON.parse(
-          JSON.stringify({
-            ...result,
-            firstOffset: String(result.firstOffset),
-            lastOffset: String(result.lastOffset),
-          }),
-        ),
-      })),
+      expected.slice(0, 4).flatMap(({ offset, next, result }) =>
+        result.outputs.map((output) => ({
+          kind: 'output',
+          offset: String(offset),
+          next: String(next),
+          producer: 'job',
+          source: result.source,
+          windowing: 'tumbling(1m)',
+          publishingId: String(result.lastOffset),
+          window: {
+            start: output.start,
+            end: output.end,
+            startIso: new Date(output.start).toISOString(),
+            endIso: new Date(output.end).toISOString(),
+          },
+          key: output.key,
+          count: output.count,
+          value: output.value,
+          final: true,
+          continues: false,
+        })),
+      ),
     );
+    expect(lines).toHaveLength(12); // three sensors a window
   });
 
   it('should skip a message that is not a result with a line on stderr naming its offset', async () => {
@@ -477,7 +519,7 @@ describe('stream-windows in a pipe', () => {
     ]);
     const run = await cli(['tail', '--target', mixed, '--from', 'first', '--count', '2', '--json']);
     expect(run.code).toBe(0);
-    expect(jsonLines(run.stdout).map((line) => line.offset)).toEqual(['0', '2']);
+    expect(resultOffsets(run.stdout)).toEqual(['0', '2']);
     expect(run.stderr).toMatch(
       new RegExp(
         `^stream-windows: skipped: the message at offset 1 of stream '${mixed}' is not a readable result: .+\\n$`,
@@ -516,11 +558,11 @@ describe('stream-windows in a pipe', () => {
       // Whatever happens here, the child does not outlive the test.
       const bound = setTimeout(() => child.kill('SIGKILL'), RUN_BOUND_MS);
       try {
-        await lines(1);
+        await lines(3); // a result's three outputs
         const writer = real.rabbit.target(followed, { producer: `later-${stopSignal}` });
         await writer.publish(1n, [resultMessages[3] as Uint8Array]);
         await writer.close();
-        await lines(2);
+        await lines(6);
         child.kill(stopSignal);
       } catch (error) {
         child.kill('SIGKILL');
@@ -529,7 +571,7 @@ describe('stream-windows in a pipe', () => {
       const [code, signal] = (await exited) as [number | null, string | null];
       clearTimeout(bound);
       expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
-      expect(jsonLines(stdout).map((line) => line.offset)).toEqual(['2', '3']);
+      expect(resultOffsets(stdout)).toEqual(['2', '3']);
     },
   );
 
@@ -574,6 +616,137 @@ describe('stream-windows in a pipe', () => {
     const { source, target } = await backlog();
     const run = await inPipe(progressChild, [url, source, target]);
     expect(run).toEqual({ code: 0, stdout: 'done\n', stderr: '' });
+  });
+});
+
+describe('stream-windows tail --json for other tools', () => {
+  it('should exit 0 at its next line when its reader went away while it waited', async () => {
+    const quiet = await real.newStream('cli-gone');
+    await publishAll(real.rabbit, quiet, resultMessages.slice(0, 1));
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', main, 'tail', '--target', quiet, '--from', 'first', '--json'],
+      { cwd: root, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
+    const exited = once(child, 'exit');
+    const bound = setTimeout(() => child.kill('SIGKILL'), RUN_BOUND_MS);
+    try {
+      await once(child.stdout, 'data'); // it has printed, and waits for more
+      child.stdout.destroy(); // the reader goes away
+      const writer = real.rabbit.target(quiet, { producer: 'later' });
+      await writer.publish(1n, [resultMessages[1] as Uint8Array]);
+      await writer.close();
+    } catch (error) {
+      child.kill('SIGKILL');
+      throw error;
+    }
+    const [code, signal] = (await exited) as [number | null, string | null];
+    clearTimeout(bound);
+    expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
+  });
+
+  it('should give jq one JSON object per output to select from', async () => {
+    const run = await piped(
+      ['tail', '--target', results, '--from', 'first', '--count', '5', '--json'],
+      `/usr/bin/jq -c 'select(.kind == "output" and .key == "b") | [.offset, .window.startIso, .value]'`,
+    );
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toBe(
+      expected
+        .flatMap(({ offset, result }) =>
+          result.outputs
+            .filter((output) => output.key === 'b')
+            .map(
+              (b) =>
+                `${JSON.stringify([String(offset), new Date(b.start).toISOString(), b.value])}\n`,
+            ),
+        )
+        .join(''),
+    );
+  });
+
+  it('should give late values and dead letters lines of their own kind', async () => {
+    const source = await real.newStream('cli-late-in');
+    const target = await real.newStream('cli-late-out');
+    const t0 = Date.UTC(2026, 0, 1);
+    const at = (seconds: number, n: number) =>
+      jsonMessage({ n }, { creationTime: t0 + seconds * 1000 });
+    await publishAll(real.rabbit, source, [
+      at(0, 1),
+      at(20, 2),
+      at(70, 3), // closes the first minute: the result of offsets 0..1
+      at(10, 4), // late: its minute is closed
+      new TextEncoder().encode('{ not json'), // offset 4: dead-lettered
+      at(130, 5), // closes the second: offsets 2..4, with the late value and the dead letter
+    ]);
+    const output = real.rabbit.target(target, { producer: 'late-job' });
+    try {
+      await aggregate<{ n: number }>(real.rabbit.source(source))
+        .tumbling('1m')
+        .onError('dead-letter')
+        .reduce((sum, v) => sum + v.n, 0)
+        .to(output, { retryDelayMs: 0 })
+        .run({ untilCaughtUp: true });
+    } finally {
+      await output.close();
+    }
+    const run = await piped(
+      ['tail', '--target', target, '--from', 'first', '--count', '2', '--json'],
+      `/usr/bin/jq -c '{kind, offset, publishingId, start: .window.start, value, sourceOffset, stage}'`,
+    );
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const second = { offset: '1', publishingId: '4', start: t0 + 60_000 };
+    expect(jsonLines(run.stdout)).toEqual([
+      {
+        kind: 'output',
+        offset: '0',
+        publishingId: '1',
+        start: t0,
+        value: 3,
+        sourceOffset: null,
+        stage: null,
+      },
+      { kind: 'output', ...second, value: 3, sourceOffset: null, stage: null },
+      { kind: 'late', ...second, value: { n: 4 }, sourceOffset: null, stage: null },
+      { kind: 'dead-letter', ...second, value: null, sourceOffset: '4', stage: 'decode' },
+    ]);
+  });
+
+  it('should exit 0, with nothing on stderr, when its reader stops early (| head -n 3)', async () => {
+    // One result of 2,000 outputs: far more lines than a pipe buffers, so tail is still
+    // writing when head has its three and goes away.
+    const big = await real.newStream('cli-head');
+    const t0 = Date.UTC(2026, 0, 1);
+    const [message] = encodeResult(
+      {
+        firstOffset: 0n,
+        lastOffset: 1999n,
+        messages: 2000,
+        window: { start: t0, end: t0 + 60_000 },
+        outputs: Array.from({ length: 2000 }, (_, n) => ({
+          key: `customer-${n}`,
+          count: 1,
+          value: { total: n, note: 'x'.repeat(100) },
+        })),
+        late: [],
+        lateDropped: 0,
+        filtered: 0,
+        deadLetters: [],
+      },
+      { source: 'orders', producer: 'big-job', window: 'tumbling(1m)' },
+      'sections',
+    );
+    await publishAll(real.rabbit, big, [message as Uint8Array]);
+    // No --count: only the closed pipe ends it.
+    const run = await piped(['tail', '--target', big, '--from', 'first', '--json'], 'head -n 3');
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(jsonLines(run.stdout).map((line) => [line.kind, line.key])).toEqual([
+      ['output', 'customer-0'],
+      ['output', 'customer-1'],
+      ['output', 'customer-2'],
+    ]);
   });
 });
 
