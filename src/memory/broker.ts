@@ -15,6 +15,11 @@ import { StreamLog } from './stream-log.js';
 import { partitionNames, type SuperStreamLayout } from '../common/super-stream-layout.js';
 import { MemoryTarget } from './target.js';
 import { DEFAULT_FRAME_MAX, maxWriteBytes } from '../core/write-size.js';
+import {
+  StreamProducer,
+  checkProducerName,
+  type ProducerOptions,
+} from '../core/stream-producer.js';
 
 export interface MemoryBrokerOptions {
   /** Clock for chunk timestamps, epoch ms. Default `Date.now`; inject one for replayable tests. */
@@ -190,9 +195,16 @@ export class MemoryBroker {
     return log.firstOffset;
   }
 
-  /** A deduplicating test producer: the same as `target(stream, { producer: name })`, named for feeding streams. */
-  producer(stream: string, name: string): MemoryTarget {
-    return this.target(stream, { producer: name });
+  /**
+   * A producer writing to `stream` as `rabbit.producer` does (see `StreamProducer`): for
+   * feeding a job's source in demos and tests. Fails with `StreamNotFoundError` when there is
+   * no such stream.
+   */
+  producer(stream: string, options: ProducerOptions = {}): StreamProducer {
+    checkProducerName(options.name);
+    // The embedded broker stores and confirms each write at once: nothing is ever in flight.
+    const target = this.target(stream, { producer: options.name ?? '' });
+    return new StreamProducer(target, options.name, this.now);
   }
 
   /** The port a job publishes through; one per job run (a crash fault kills it). */

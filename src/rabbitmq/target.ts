@@ -94,7 +94,9 @@ export class RabbitTarget implements Target {
     private readonly reach: MemberReach = {},
   ) {
     this.producer = options.producer;
-    if (typeof this.producer !== 'string' || this.producer.length === 0) {
+    // The empty name is a producer's without deduplication (`rabbit.producer` unnamed);
+    // `rabbit.target` refuses it for a job.
+    if (typeof this.producer !== 'string') {
       throw new ConfigError('producer', 'must be a non-empty string', options.producer);
     }
     checkProtocolString('stream', stream);
