@@ -1,7 +1,8 @@
-import { ConfigError } from '../common/errors.js';
+import { ConfigError, PublishError } from '../common/errors.js';
 import { checkReference } from '../common/stream-protocol.js';
 import type { Target } from './ports.js';
 import { jsonMessage } from './source-message.js';
+import { plainEntriesFit, writeRefusal, writeSize } from './write-size.js';
 
 export interface ProducerOptions {
   /**
@@ -30,36 +31,69 @@ export interface SendOptions {
   readonly creationTime?: number | Date;
 }
 
+/** One message under its own publishing id, as a producer's batch holds it. */
+export interface ProducerEntry {
+  readonly publishingId: bigint;
+  readonly message: Uint8Array;
+}
+
 /** What a producer writes through: a broker's target port, and how to let it go if any. */
 export interface ProducerTarget extends Pick<Target, 'stream' | 'publish' | 'lastPublishingId'> {
+  /** Largest single write (see `maxWriteBytes`). */
+  readonly maxWriteBytes: number;
+  /**
+   * Several messages, each under its own id, in one write to the broker (one Publish frame),
+   * each settling with its own confirm; without it, each message is its own publish.
+   */
+  publishEach?(entries: readonly ProducerEntry[]): Promise<void>[];
   close?(): Promise<void>;
+}
+
+/** A send waiting for its turn to be written. */
+interface Queued {
+  readonly message: Uint8Array;
+  readonly given: bigint | undefined;
+  readonly resolve: (publishingId: bigint) => void;
+  readonly reject: (error: unknown) => void;
 }
 
 /**
  * Puts messages on a stream, each under its own publishing id, confirmed one by one: the
  * way into a job's source. Both brokers hand it out (`broker.producer(stream, options)`,
- * `rabbit.producer(stream, options)`) over their target port, which bounds what is in flight
- * (`maxInFlight`), orders the writes and refuses everything after a failed one until the
- * resume point is read again; this producer reads it again before its next send.
+ * `rabbit.producer(stream, options)`) over their target port, which orders the writes and
+ * refuses everything after a failed one until the resume point is read again; this producer
+ * reads it again before its next write.
+ *
+ * At most `maxInFlight` messages are unconfirmed; sends beyond wait in memory, in call order,
+ * and go out together, several per frame, as soon as confirms free room.
  */
 export class StreamProducer {
   readonly stream: string;
   /** The next publishing id given by default; undefined until the broker's last id is read. */
   private next: bigint | undefined;
-  /** Sends reach the target one after another, in call order (their ids must increase). */
-  private turn: Promise<void> = Promise.resolve();
+  private readonly queue: Queued[] = [];
+  private writing = false;
+  private unconfirmed = 0;
+  /** Wakes the writer waiting for room (a confirm came). */
+  private room: (() => void) | undefined;
   /** A send failed: the target refuses until its resume point is read again. */
   private failed = false;
   private closed = false;
   private readonly outstanding = new Set<Promise<unknown>>();
 
+  readonly name: string | undefined;
+  private readonly maxInFlight: number;
+
+  /** `options` as `producer()` was given them, checked there (`checkProducerOptions`). */
   constructor(
     private readonly target: ProducerTarget,
-    readonly name: string | undefined,
+    options: ProducerOptions,
     private readonly now: () => number = Date.now,
   ) {
     this.stream = target.stream;
-    this.next = name === undefined ? 1n : undefined;
+    this.name = options.name;
+    this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
+    this.next = this.name === undefined ? 1n : undefined;
   }
 
   /**
@@ -72,7 +106,9 @@ export class StreamProducer {
    */
   send(message: unknown, options: SendOptions = {}): Promise<bigint> {
     if (this.closed) {
-      return Promise.reject(new ConfigError('send', `after close (stream '${this.stream}')`, message));
+      return Promise.reject(
+        new ConfigError('send', `after close (stream '${this.stream}')`, message),
+      );
     }
     let bytes: Uint8Array;
     try {
@@ -81,15 +117,15 @@ export class StreamProducer {
     } catch (error) {
       return Promise.reject(error);
     }
-    const sent = this.inTurn(bytes, options.publishingId);
+    const sent = new Promise<bigint>((resolve, reject) =>
+      this.queue.push({ message: bytes, given: options.publishingId, resolve, reject }),
+    );
     this.outstanding.add(sent);
     void sent.then(
       () => this.outstanding.delete(sent),
-      () => {
-        this.failed = true;
-        this.outstanding.delete(sent);
-      },
+      () => this.outstanding.delete(sent),
     );
+    void this.write();
     return sent;
   }
 
@@ -104,23 +140,100 @@ export class StreamProducer {
     await this.target.close?.();
   }
 
-  /** Hands the write to the target in call order; resolves with its id once confirmed. */
-  private inTurn(bytes: Uint8Array, given: bigint | undefined): Promise<bigint> {
-    const handed = this.turn.then(async () => {
-      await this.resume();
-      const id = given ?? (this.next as bigint);
-      if (this.next === undefined || id >= this.next) this.next = id + 1n;
-      // Called, not awaited: the target takes a slot in call order before its first await.
-      return { id, confirmed: this.target.publish(id, [bytes]) };
+  /**
+   * Writes what is queued, in order, as room allows: one batch per write, as many queued
+   * messages as there is room for and one frame holds. Runs once at a time.
+   */
+  private async write(): Promise<void> {
+    if (this.writing) return;
+    this.writing = true;
+    try {
+      // Yields first, so that sends made together go out together.
+      while (this.queue.length > 0) {
+        try {
+          await this.resume();
+        } catch (error) {
+          for (const queued of this.queue.splice(0)) queued.reject(error);
+          return;
+        }
+        while (this.unconfirmed >= this.maxInFlight) {
+          await new Promise<void>((resolve) => (this.room = resolve));
+        }
+        if (!this.refusedHead()) this.publish(this.takeBatch());
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  /**
+   * Refuses the queue's head if it is too large for any write, under the id it would have
+   * had, without handing it to the target: refused there, it would fence the target and so
+   * fail the writes before it that wait to be sent.
+   */
+  private refusedHead(): boolean {
+    const head = this.queue[0];
+    if (head === undefined || writeSize([head.message]) <= this.target.maxWriteBytes) {
+      return false;
+    }
+    this.queue.shift();
+    const id = this.idFor(head.given);
+    const refusal = writeRefusal(id, [head.message], this.target.maxWriteBytes);
+    head.reject(new PublishError(this.stream, id, false, refusal?.reason ?? '', refusal?.code));
+    return true;
+  }
+
+  /** The next batch: the queue's head, and what follows while room and one frame allow. */
+  private takeBatch(): Queued[] {
+    const room = this.maxInFlight - this.unconfirmed;
+    const lengths: number[] = [];
+    for (const queued of this.queue) {
+      if (lengths.length === room) break;
+      lengths.push(queued.message.length);
+      if (lengths.length > 1 && !plainEntriesFit(lengths, this.target.maxWriteBytes)) {
+        lengths.pop();
+        break;
+      }
+    }
+    return this.queue.splice(0, lengths.length);
+  }
+
+  private publish(batch: readonly Queued[]): void {
+    const entries = batch.map((queued) => ({
+      publishingId: this.idFor(queued.given),
+      message: queued.message,
+    }));
+    const confirms =
+      this.target.publishEach?.(entries) ??
+      entries.map((entry) => this.target.publish(entry.publishingId, [entry.message]));
+    this.unconfirmed += entries.length;
+    confirms.forEach((confirmed, i) => {
+      const queued = batch[i];
+      const entry = entries[i];
+      if (queued === undefined || entry === undefined) return;
+      void confirmed.then(
+        () => this.settled(() => queued.resolve(entry.publishingId)),
+        (error: unknown) =>
+          this.settled(() => {
+            this.failed = true;
+            queued.reject(error);
+          }),
+      );
     });
-    this.turn = handed.then(
-      () => undefined,
-      () => undefined,
-    );
-    return handed.then(async ({ id, confirmed }) => {
-      await confirmed;
-      return id;
-    });
+  }
+
+  private settled(outcome: () => void): void {
+    this.unconfirmed--;
+    outcome();
+    const room = this.room;
+    this.room = undefined;
+    room?.();
+  }
+
+  private idFor(given: bigint | undefined): bigint {
+    const id = given ?? (this.next as bigint);
+    if (this.next === undefined || id >= this.next) this.next = id + 1n;
+    return id;
   }
 
   /**
@@ -159,11 +272,24 @@ export class StreamProducer {
   }
 }
 
-/** A producer name as both brokers take it: non-empty, at most 255 UTF-8 bytes. */
-export function checkProducerName(name: string | undefined): void {
+const DEFAULT_MAX_IN_FLIGHT = 64;
+
+/**
+ * A producer's options as both brokers take them: a name non-empty and at most 255 UTF-8
+ * bytes, `maxInFlight` a positive integer.
+ */
+export function checkProducerOptions(options: ProducerOptions): void {
+  const { name, maxInFlight } = options;
+  if (maxInFlight !== undefined && (!Number.isInteger(maxInFlight) || maxInFlight < 1)) {
+    throw new ConfigError('maxInFlight', 'must be a positive integer', maxInFlight);
+  }
   if (name === undefined) return;
   if (typeof name !== 'string' || name.length === 0) {
-    throw new ConfigError('name', 'must be a non-empty string (omit it for no deduplication)', name);
+    throw new ConfigError(
+      'name',
+      'must be a non-empty string (omit it for no deduplication)',
+      name,
+    );
   }
   checkReference('name', name);
 }

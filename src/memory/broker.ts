@@ -17,7 +17,7 @@ import { MemoryTarget } from './target.js';
 import { DEFAULT_FRAME_MAX, maxWriteBytes } from '../core/write-size.js';
 import {
   StreamProducer,
-  checkProducerName,
+  checkProducerOptions,
   type ProducerOptions,
 } from '../core/stream-producer.js';
 
@@ -201,10 +201,10 @@ export class MemoryBroker {
    * no such stream.
    */
   producer(stream: string, options: ProducerOptions = {}): StreamProducer {
-    checkProducerName(options.name);
-    // The embedded broker stores and confirms each write at once: nothing is ever in flight.
+    checkProducerOptions(options);
+    // The embedded broker stores and confirms each write at once: nothing stays in flight.
     const target = this.target(stream, { producer: options.name ?? '' });
-    return new StreamProducer(target, options.name, this.now);
+    return new StreamProducer(target, options, this.now);
   }
 
   /** The port a job publishes through; one per job run (a crash fault kills it). */

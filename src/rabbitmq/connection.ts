@@ -43,7 +43,7 @@ import { superStreamSource } from './super-stream-source.js';
 import { RabbitTarget, type TargetOptions } from './target.js';
 import {
   StreamProducer,
-  checkProducerName,
+  checkProducerOptions,
   type ProducerOptions,
 } from '../core/stream-producer.js';
 
@@ -147,7 +147,7 @@ export class RabbitMQ {
    * One publisher on the stream's leader, like a target; `close()` it when done.
    */
   producer(stream: string, options: ProducerOptions = {}): StreamProducer {
-    checkProducerName(options.name);
+    checkProducerOptions(options);
     const target = this.publisher(stream, {
       producer: options.name ?? '',
       ...(options.maxInFlight === undefined ? {} : { maxInFlight: options.maxInFlight }),
@@ -155,7 +155,7 @@ export class RabbitMQ {
         ? {}
         : { confirmTimeoutMs: options.confirmTimeoutMs }),
     });
-    return new StreamProducer(target, options.name);
+    return new StreamProducer(target, options);
   }
 
   /** A publisher on `stream`'s leader under a free publisher id; '' is unnamed. */

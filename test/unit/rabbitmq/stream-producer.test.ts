@@ -8,31 +8,65 @@ import { StreamProducer } from '../../../src/core/stream-producer.js';
 import { PUBLISHER_ID, ScriptedLink, scriptedTarget, settle } from './scripted-link.js';
 
 function unnamed(link: ScriptedLink, maxInFlight: number): StreamProducer {
-  return new StreamProducer(scriptedTarget(link, { producer: '', maxInFlight }), undefined);
+  return new StreamProducer(scriptedTarget(link, { producer: '', maxInFlight }), { maxInFlight });
 }
 
 describe('a producer on RabbitMQ', () => {
-  it('writes no more than maxInFlight unconfirmed messages; the rest wait for confirms', async () => {
+  it('writes no more than maxInFlight unconfirmed messages; the rest wait, and go out together as confirms free room', async () => {
     const link = new ScriptedLink();
     const producer = unnamed(link, 3);
     const sends = Array.from({ length: 8 }, (_, n) => producer.send({ n }));
     await settle();
-    expect(link.sent).toEqual([1n, 2n, 3n]);
+    expect(link.frames).toEqual([[1n, 2n, 3n]]);
 
     link.confirm(PUBLISHER_ID, 1n, 2n);
     await settle();
-    expect(link.sent).toEqual([1n, 2n, 3n, 4n, 5n]);
+    expect(link.frames).toEqual([
+      [1n, 2n, 3n],
+      [4n, 5n],
+    ]);
 
     link.confirm(PUBLISHER_ID, 3n, 4n, 5n);
     await settle();
-    expect(link.sent).toEqual([1n, 2n, 3n, 4n, 5n, 6n, 7n, 8n]);
+    expect(link.frames).toEqual([
+      [1n, 2n, 3n],
+      [4n, 5n],
+      [6n, 7n, 8n],
+    ]);
     link.confirm(PUBLISHER_ID, 6n, 7n, 8n);
     expect(await Promise.all(sends)).toEqual([1n, 2n, 3n, 4n, 5n, 6n, 7n, 8n]);
   });
 
+  it('puts in one frame only what fits, and a message too large for any frame alone', async () => {
+    const link = new ScriptedLink();
+    const producer = unnamed(link, 64);
+    const target = scriptedTarget(new ScriptedLink());
+    // Three messages whose frame would be just over frame_max, then one over the limit alone.
+    const third = Math.floor(target.maxWriteBytes / 3);
+    const sizes = [third, third, third, target.maxWriteBytes + 1, 10];
+    const sends = sizes.map((size) => producer.send(new Uint8Array(size)).catch((e: unknown) => e));
+    await settle();
+    // Refused before it reaches the target, it fences nothing: the others go out.
+    expect(link.frames).toEqual([[1n, 2n], [3n], [5n]]);
+    link.confirm(PUBLISHER_ID, 1n, 2n, 3n, 5n);
+    const outcomes = await Promise.all(sends.slice(0, 4));
+    expect(outcomes.slice(0, 3)).toEqual([1n, 2n, 3n]);
+    expect(outcomes[3]).toBeInstanceOf(PublishError);
+    expect(outcomes[3]).toMatchObject({
+      stream: 'out',
+      publishingId: 4n,
+      retriable: false,
+      responseCode: 0x0e,
+    });
+    expect(String(outcomes[3])).toContain('over the limit of 1048551 per write');
+    await expect(sends[4]).resolves.toBe(5n);
+  });
+
   it('named, asks the broker its last id once and numbers every send above it', async () => {
     const link = new ScriptedLink();
-    const producer = new StreamProducer(scriptedTarget(link, { producer: 'feed' }), 'feed');
+    const producer = new StreamProducer(scriptedTarget(link, { producer: 'feed' }), {
+      name: 'feed',
+    });
     const sends = [producer.send({ n: 1 }), producer.send({ n: 2 })];
     await settle();
     expect(link.sent).toEqual([]); // waiting for the resume point
