@@ -16,6 +16,7 @@ import { readAll, rabbitForTests, uniqueStream } from '../support/rabbitmq.js';
 import { startProxy, type TcpProxy } from '../support/tcp-proxy.js';
 
 const real = rabbitForTests();
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const proxies: TcpProxy[] = [];
 afterAll(async () => {
   for (const proxy of proxies) await proxy.close();
@@ -106,17 +107,29 @@ describe('rabbit.producer', () => {
     url.port = String(proxy.port);
     const proxied: RabbitMQ = await connect(url.toString());
     try {
-      const producer = proxied.producer(stream, { maxInFlight: 2, confirmTimeoutMs: 5_000 });
+      const producer = proxied.producer(stream, { maxInFlight: 2, confirmTimeoutMs: 8_000 });
       await producer.send({ n: 0 }); // declared, confirmed
       proxy.freeze(); // the broker's confirms no longer reach the producer
       const sends = [1, 2, 3, 4, 5].map((n) => producer.send({ n }).catch((e: unknown) => e));
-      // Until the confirms time out: what the broker stored is all that was written.
-      const outcomes = await Promise.all(sends);
+      // While no confirm comes back, only maxInFlight more messages reach the broker.
+      const deadline = Date.now() + 6_000;
+      while ((await bodies(stream)).length < 3 && Date.now() < deadline) await pause(100);
+      await pause(1_000);
       expect(await bodies(stream)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
-      for (const outcome of outcomes) {
+
+      // Unconfirmed in time: 1 and 2 fail as retriable (they were stored all the same); the
+      // others go out on the next connection. Nothing is written twice by the producer.
+      const outcomes = await Promise.all(sends);
+      for (const outcome of outcomes.slice(0, 2)) {
         expect(outcome).toBeInstanceOf(PublishError);
         expect(outcome).toMatchObject({ stream, retriable: true });
       }
+      const stored = await bodies(stream);
+      expect(stored.slice(0, 3)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
+      const later = outcomes
+        .slice(2)
+        .flatMap((outcome, i) => (typeof outcome === 'bigint' ? [{ n: i + 3 }] : []));
+      expect(stored.slice(3)).toEqual(later);
     } finally {
       proxy.cut();
       await proxied.close();
