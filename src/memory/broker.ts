@@ -203,20 +203,21 @@ export class MemoryBroker {
   producer(stream: string, options: ProducerOptions = {}): StreamProducer {
     checkProducerOptions(options);
     // The embedded broker stores and confirms each write at once: nothing stays in flight.
-    const target = this.target(stream, { producer: options.name ?? '' });
-    return new StreamProducer(target, options, this.now);
+    return new StreamProducer(this.publisher(stream, options.name ?? ''), options, this.now);
   }
 
   /** The port a job publishes through; one per job run (a crash fault kills it). */
   target(stream: string, options: { producer: string }): MemoryTarget {
     checkReference('producer', options.producer);
-    return new MemoryTarget(
-      this.log(stream),
-      options.producer,
-      this.maxWriteBytes,
-      this.faults,
-      this.now,
-    );
+    if (options.producer.length === 0) {
+      throw new ConfigError('producer', 'must be a non-empty string', options.producer);
+    }
+    return this.publisher(stream, options.producer);
+  }
+
+  /** A publisher on `stream` under `producer`; '' is unnamed (no deduplication). */
+  private publisher(stream: string, producer: string): MemoryTarget {
+    return new MemoryTarget(this.log(stream), producer, this.maxWriteBytes, this.faults, this.now);
   }
 
   /**

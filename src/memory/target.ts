@@ -11,7 +11,8 @@ import { writeRefusal } from '../core/write-size.js';
 /**
  * A named producer on an embedded stream. Deduplicates like osiris_writer: a publishing id not
  * greater than the highest one stored for the name is confirmed and discarded; an unknown
- * name stores anything, id 0 included; the empty name (an unnamed producer) never deduplicates. The write is stored synchronously when `publish` is
+ * name stores anything, id 0 included; the empty name (an unnamed producer's, see
+ * `broker.producer`) never deduplicates. The write is stored synchronously when `publish` is
  * called, so pipelined publishes land in call order.
  *
  * Like the RabbitMQ target, it keeps the `Target` contract's fence: after a failed publish,
