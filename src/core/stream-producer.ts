@@ -76,8 +76,10 @@ export class StreamProducer {
   private unconfirmed = 0;
   /** Wakes the writer waiting for room (a confirm came). */
   private room: (() => void) | undefined;
-  /** A send failed: the target refuses until its resume point is read again. */
-  private failed = false;
+  /** Sends failed so far: after one, the target refuses until its resume point is read again. */
+  private failures = 0;
+  /** `failures` when the resume point was last read. */
+  private resumedAfter = 0;
   private closed = false;
   private readonly outstanding = new Set<Promise<unknown>>();
 
@@ -215,7 +217,7 @@ export class StreamProducer {
         () => this.settled(() => queued.resolve(entry.publishingId)),
         (error: unknown) =>
           this.settled(() => {
-            this.failed = true;
+            this.failures++;
             queued.reject(error);
           }),
       );
@@ -241,9 +243,11 @@ export class StreamProducer {
    * last publishing id for the name (which re-arms the target) and gives ids above it.
    */
   private async resume(): Promise<void> {
-    if (this.next !== undefined && !this.failed) return;
-    this.failed = false;
+    if (this.next !== undefined && this.failures === this.resumedAfter) return;
+    const failures = this.failures;
     const last = await this.target.lastPublishingId();
+    // A failure while the answer was on its way may have fenced the target again.
+    this.resumedAfter = failures;
     if (this.name !== undefined && (this.next === undefined || last >= this.next)) {
       this.next = last + 1n;
     }

@@ -2,7 +2,7 @@
 // socket while confirms are outstanding, where a named producer's ids start, and what
 // close waits for.
 import { describe, expect, it } from 'vitest';
-import { PublishError } from '../../../src/common/errors.js';
+import { PublishError, ResumePointError } from '../../../src/common/errors.js';
 import { STREAM_NOT_AVAILABLE } from '../../../src/common/stream-protocol.js';
 import { StreamProducer } from '../../../src/core/stream-producer.js';
 import { PUBLISHER_ID, ScriptedLink, scriptedTarget, settle } from './scripted-link.js';
@@ -75,6 +75,26 @@ describe('a producer on RabbitMQ', () => {
     expect(link.sent).toEqual([42n, 43n]);
     link.confirm(PUBLISHER_ID, 42n, 43n);
     expect(await Promise.all(sends)).toEqual([42n, 43n]);
+  });
+
+  it('named, rejects the sends waiting for a resume point the broker refused, and asks again for the next', async () => {
+    const link = new ScriptedLink();
+    const producer = new StreamProducer(scriptedTarget(link, { producer: 'feed' }), {
+      name: 'feed',
+    });
+    const waiting = [1, 2].map((n) => producer.send({ n }).catch((e: unknown) => e));
+    link.answerQuery({ code: 0x02 }); // stream does not exist
+    for (const outcome of await Promise.all(waiting)) {
+      expect(outcome).toBeInstanceOf(ResumePointError);
+      expect(outcome).toMatchObject({ stream: 'out', retriable: false });
+    }
+    expect(link.sent).toEqual([]);
+
+    const next = producer.send({ n: 3 });
+    link.answerQuery({ code: 1, sequence: 5n });
+    await settle();
+    link.confirm(PUBLISHER_ID, 6n);
+    await expect(next).resolves.toBe(6n);
   });
 
   it('after a failed send reads the resume point again, which lets the target send on', async () => {
