@@ -104,10 +104,10 @@ export class RabbitTarget implements Target {
     checkProtocolString('stream', stream);
     checkReference('producer', this.producer);
     const maxInFlight = options.maxInFlight ?? 64;
-    this.maxInFlight = maxInFlight;
     if (!Number.isInteger(maxInFlight) || maxInFlight < 1) {
       throw new ConfigError('maxInFlight', 'must be a positive integer', options.maxInFlight);
     }
+    this.maxInFlight = maxInFlight;
     this.confirmTimeoutMs = timerMs('confirmTimeoutMs', options.confirmTimeoutMs ?? 30_000);
     this.compression = options.compression ?? 'none';
     this.inFlight = new InFlight(maxInFlight);
