@@ -69,6 +69,9 @@ interface Queued {
  */
 export class StreamProducer {
   readonly stream: string;
+  /** The producer name the broker deduplicates on; undefined: no deduplication. */
+  readonly name: string | undefined;
+  private readonly maxInFlight: number;
   /** The next publishing id given by default; undefined until the broker's last id is read. */
   private next: bigint | undefined;
   private readonly queue: Queued[] = [];
@@ -82,9 +85,6 @@ export class StreamProducer {
   private resumedAfter = 0;
   private closed = false;
   private readonly outstanding = new Set<Promise<unknown>>();
-
-  readonly name: string | undefined;
-  private readonly maxInFlight: number;
 
   /** `options` as `producer()` was given them, checked there (`checkProducerOptions`). */
   constructor(
