@@ -78,6 +78,13 @@ describe('broker.producer', () => {
     expect(() => broker.producer('in', options)).toThrow(message);
   });
 
+  it("leaves the empty name to the unnamed producer: a job's target refuses it, as on RabbitMQ", () => {
+    const broker = setup();
+    expect(() => broker.target('in', { producer: '' })).toThrow(
+      "producer must be a non-empty string, given: ''",
+    );
+  });
+
   it('refuses a missing stream, naming it', () => {
     const broker = setup();
     expect(() => broker.producer('nope')).toThrow(StreamNotFoundError);
