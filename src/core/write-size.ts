@@ -23,6 +23,9 @@ export const DEFAULT_FRAME_MAX = 1_048_576;
 /** Frame bytes outside the message in a one-message publish: 21 header + 4 length. */
 const PLAIN_FRAME_OVERHEAD = 25;
 
+/** A plain entry's publishing id (8 bytes) and message size (4). */
+const PLAIN_ENTRY_OVERHEAD = 12;
+
 /** A batch spends 11 bytes on its entry header where a plain message spends 4 on its length. */
 const BATCH_EXTRA_OVERHEAD = 11 - 4;
 const BATCH_RECORD_OVERHEAD = 4;
@@ -45,6 +48,17 @@ export function writeSize(messages: readonly Uint8Array[]): number {
 }
 
 /** Why a write breaks the stream protocol's limits; `code` is the broker's answer to it, if any. */
+/**
+ * Whether plain messages of these byte lengths, each under its own publishing id, fit in one
+ * Publish frame whose single plain write may take `maxBytes` (see `maxWriteBytes`): each
+ * further entry adds its publishing id and size (12 bytes) to the frame.
+ */
+export function plainEntriesFit(lengths: readonly number[], maxBytes: number): boolean {
+  let size = -PLAIN_ENTRY_OVERHEAD;
+  for (const length of lengths) size += PLAIN_ENTRY_OVERHEAD + length;
+  return size <= maxBytes;
+}
+
 export interface WriteRefusal {
   readonly reason: string;
   readonly code?: number;

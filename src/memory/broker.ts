@@ -15,6 +15,11 @@ import { StreamLog } from './stream-log.js';
 import { partitionNames, type SuperStreamLayout } from '../common/super-stream-layout.js';
 import { MemoryTarget } from './target.js';
 import { DEFAULT_FRAME_MAX, maxWriteBytes } from '../core/write-size.js';
+import {
+  StreamProducer,
+  checkProducerOptions,
+  type ProducerOptions,
+} from '../core/stream-producer.js';
 
 export interface MemoryBrokerOptions {
   /** Clock for chunk timestamps, epoch ms. Default `Date.now`; inject one for replayable tests. */
@@ -190,21 +195,29 @@ export class MemoryBroker {
     return log.firstOffset;
   }
 
-  /** A deduplicating test producer: the same as `target(stream, { producer: name })`, named for feeding streams. */
-  producer(stream: string, name: string): MemoryTarget {
-    return this.target(stream, { producer: name });
+  /**
+   * A producer writing to `stream` as `rabbit.producer` does (see `StreamProducer`): for
+   * feeding a job's source in demos and tests. Fails with `StreamNotFoundError` when there is
+   * no such stream.
+   */
+  producer(stream: string, options: ProducerOptions = {}): StreamProducer {
+    checkProducerOptions(options);
+    // The embedded broker stores and confirms each write at once: nothing stays in flight.
+    return new StreamProducer(this.publisher(stream, options.name ?? ''), options, this.now);
   }
 
   /** The port a job publishes through; one per job run (a crash fault kills it). */
   target(stream: string, options: { producer: string }): MemoryTarget {
     checkReference('producer', options.producer);
-    return new MemoryTarget(
-      this.log(stream),
-      options.producer,
-      this.maxWriteBytes,
-      this.faults,
-      this.now,
-    );
+    if (options.producer.length === 0) {
+      throw new ConfigError('producer', 'must be a non-empty string', options.producer);
+    }
+    return this.publisher(stream, options.producer);
+  }
+
+  /** A publisher on `stream` under `producer`; '' is unnamed (no deduplication). */
+  private publisher(stream: string, producer: string): MemoryTarget {
+    return new MemoryTarget(this.log(stream), producer, this.maxWriteBytes, this.faults, this.now);
   }
 
   /**

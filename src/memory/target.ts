@@ -11,7 +11,8 @@ import { writeRefusal } from '../core/write-size.js';
 /**
  * A named producer on an embedded stream. Deduplicates like osiris_writer: a publishing id not
  * greater than the highest one stored for the name is confirmed and discarded; an unknown
- * name stores anything, id 0 included. The write is stored synchronously when `publish` is
+ * name stores anything, id 0 included; the empty name (an unnamed producer's, see
+ * `broker.producer`) never deduplicates. The write is stored synchronously when `publish` is
  * called, so pipelined publishes land in call order.
  *
  * Like the RabbitMQ target, it keeps the `Target` contract's fence: after a failed publish,
@@ -95,7 +96,10 @@ export class MemoryTarget implements Target {
       throw this.error(publishingId, false, 'stream does not exist', STREAM_DOES_NOT_EXIST);
     }
     const stored = this.log.sequence(this.producer);
-    if (stored === undefined || publishingId > stored) {
+    if (this.producer === '') {
+      // Unnamed, as an unnamed RabbitMQ publisher: no deduplication, no producer table entry.
+      this.log.append(messages, this.now());
+    } else if (stored === undefined || publishingId > stored) {
       this.log.append(messages, this.now(), { producer: this.producer, publishingId });
     }
     if (point === 'after-publish') this.crash(point);

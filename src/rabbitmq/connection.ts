@@ -41,6 +41,11 @@ import {
 import { StreamCommandError } from './stream-command-error.js';
 import { superStreamSource } from './super-stream-source.js';
 import { RabbitTarget, type TargetOptions } from './target.js';
+import {
+  StreamProducer,
+  checkProducerOptions,
+  type ProducerOptions,
+} from '../core/stream-producer.js';
 
 export interface ConnectOptions extends ReconnectOptions {
   /** Bound on stream management requests (create, delete), default 10 s. */
@@ -130,6 +135,31 @@ export class RabbitMQ {
 
   /** The `Target` port for `stream`, publishing as the named producer `options.producer`. */
   target(stream: string, options: TargetOptions): RabbitTarget {
+    if (typeof options.producer !== 'string' || options.producer.length === 0) {
+      throw new ConfigError('producer', 'must be a non-empty string', options.producer);
+    }
+    return this.publisher(stream, options);
+  }
+
+  /**
+   * A producer writing to `stream` (see `StreamProducer`): each message under its own
+   * publishing id, confirmed, at most `maxInFlight` unconfirmed; deduplicated when named.
+   * One publisher on the stream's leader, like a target; `close()` it when done.
+   */
+  producer(stream: string, options: ProducerOptions = {}): StreamProducer {
+    checkProducerOptions(options);
+    const target = this.publisher(stream, {
+      producer: options.name ?? '',
+      ...(options.maxInFlight === undefined ? {} : { maxInFlight: options.maxInFlight }),
+      ...(options.confirmTimeoutMs === undefined
+        ? {}
+        : { confirmTimeoutMs: options.confirmTimeoutMs }),
+    });
+    return new StreamProducer(target, options);
+  }
+
+  /** A publisher on `stream`'s leader under a free publisher id; '' is unnamed. */
+  private publisher(stream: string, options: TargetOptions): RabbitTarget {
     const publisherId = this.freePublisherId();
     const link = this.links.leaderOf(stream);
     const target = new RabbitTarget(

@@ -8,24 +8,25 @@
  */
 export class InFlight {
   private readonly pending = new Map<bigint, Pending>();
-  private readonly slotWaiters: (() => void)[] = [];
+  private readonly slotWaiters: { readonly count: number; readonly resolve: () => void }[] = [];
   /** Slots taken with `slot()` whose publish is not open yet. */
   private reserved = 0;
 
   constructor(private readonly max: number) {}
 
   /**
-   * Resolves when this caller holds one of the `max` slots. Callers are served strictly in
-   * arrival order: a slot freed later is reserved for the oldest waiter before it wakes, so a
-   * newcomer can never slip past it. Publishes must leave in the order they were made: a
-   * higher publishing id stored first would make the broker discard the lower one.
+   * Resolves when this caller holds `count` of the `max` slots (at most `max`). Callers are
+   * served strictly in arrival order: slots freed later are reserved for the oldest waiter
+   * before it wakes, so a newcomer can never slip past it. Publishes must leave in the order
+   * they were made: a higher publishing id stored first would make the broker discard the
+   * lower one.
    */
-  async slot(): Promise<void> {
-    if (this.slotWaiters.length === 0 && this.pending.size + this.reserved < this.max) {
-      this.reserved++;
+  async slot(count = 1): Promise<void> {
+    if (this.slotWaiters.length === 0 && this.pending.size + this.reserved + count <= this.max) {
+      this.reserved += count;
       return;
     }
-    await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+    await new Promise<void>((resolve) => this.slotWaiters.push({ count, resolve }));
   }
 
   /**
@@ -41,10 +42,10 @@ export class InFlight {
     });
   }
 
-  /** Gives back a slot taken with `slot()` that was never opened. */
-  release(): void {
-    this.reserved--;
-    this.wakeOne();
+  /** Gives back `count` slots taken with `slot()` that were never opened. */
+  release(count = 1): void {
+    this.reserved -= count;
+    this.wake();
   }
 
   /** Publishes opened and not settled yet. */
@@ -75,16 +76,20 @@ export class InFlight {
     clearTimeout(entry.timer);
     if (error === undefined) entry.resolve();
     else entry.reject(typeof error === 'function' ? error() : error);
-    this.wakeOne();
+    this.wake();
   }
 
-  /** Hands a free slot to the oldest waiter, reserving it before the waiter runs. */
-  private wakeOne(): void {
-    if (this.pending.size + this.reserved >= this.max) return;
-    const waiter = this.slotWaiters.shift();
-    if (waiter === undefined) return;
-    this.reserved++;
-    waiter();
+  /** Hands free slots to the oldest waiters that fit, reserving them before the waiters run. */
+  private wake(): void {
+    for (;;) {
+      const waiter = this.slotWaiters[0];
+      if (waiter === undefined || this.pending.size + this.reserved + waiter.count > this.max) {
+        return;
+      }
+      this.slotWaiters.shift();
+      this.reserved += waiter.count;
+      waiter.resolve();
+    }
   }
 }
 

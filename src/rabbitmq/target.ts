@@ -5,7 +5,7 @@ import type { QueryPublisherResponse } from 'rabbitmq-stream-js-client/dist/resp
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
 import type { SubEntryCompression } from '../codecs/sub-entry.js';
 import type { Target } from '../core/ports.js';
-import { maxWriteBytes, writeRefusal } from '../core/write-size.js';
+import { maxWriteBytes, plainEntriesFit, writeRefusal } from '../core/write-size.js';
 import {
   ConfigError,
   PublishError,
@@ -15,7 +15,7 @@ import {
 } from '../common/errors.js';
 import { timerMs } from '../common/timer-duration.js';
 import type { Live, ReconnectingConnection } from './gaps/reconnect.js';
-import { publishFrame, sendFrame } from './gaps/raw-publish.js';
+import { plainEntriesFrame, publishFrame, sendFrame, type PlainEntry } from './gaps/raw-publish.js';
 import {
   PRECONDITION_FAILED,
   PUBLISHER_DOES_NOT_EXIST,
@@ -69,6 +69,8 @@ export type PublisherLink = Pick<
 export class RabbitTarget implements Target {
   readonly producer: string;
   private readonly inFlight: InFlight;
+  /** Writes awaiting their confirm at once (`TargetOptions.maxInFlight`). */
+  readonly maxInFlight: number;
   private readonly confirmTimeoutMs: number;
   private readonly compression: SubEntryCompression;
   /** The connection this publisher is declared on, once declaring it succeeded. */
@@ -94,7 +96,9 @@ export class RabbitTarget implements Target {
     private readonly reach: MemberReach = {},
   ) {
     this.producer = options.producer;
-    if (typeof this.producer !== 'string' || this.producer.length === 0) {
+    // The empty name is a producer's without deduplication (`rabbit.producer` unnamed);
+    // `rabbit.target` refuses it for a job.
+    if (typeof this.producer !== 'string') {
       throw new ConfigError('producer', 'must be a non-empty string', options.producer);
     }
     checkProtocolString('stream', stream);
@@ -103,6 +107,7 @@ export class RabbitTarget implements Target {
     if (!Number.isInteger(maxInFlight) || maxInFlight < 1) {
       throw new ConfigError('maxInFlight', 'must be a positive integer', options.maxInFlight);
     }
+    this.maxInFlight = maxInFlight;
     this.confirmTimeoutMs = timerMs('confirmTimeoutMs', options.confirmTimeoutMs ?? 30_000);
     this.compression = options.compression ?? 'none';
     this.inFlight = new InFlight(maxInFlight);
@@ -183,15 +188,42 @@ export class RabbitTarget implements Target {
   }
 
   async publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void> {
-    if (this.closed) throw this.error(publishingId, false, 'the target is closed');
+    const [confirmed] = await this.write([publishingId], () =>
+      this.frameFor(publishingId, messages),
+    );
+    await confirmed;
+  }
+
+  /**
+   * Publishes each message under its own publishing id in ONE Publish frame (a producer's
+   * batch: see StreamProducer), at most `maxInFlight` of them, fitting one frame (see
+   * `plainEntriesFit`); each settles with its own confirm or error. Kept to the same order,
+   * bound and fence as `publish`.
+   */
+  publishEach(entries: readonly PlainEntry[]): Promise<void>[] {
+    const sent = this.write(
+      entries.map((entry) => entry.publishingId),
+      () => this.entriesFrameFor(entries),
+    );
+    return entries.map((_, i) =>
+      sent.then(async (confirms) => {
+        await confirms[i];
+      }),
+    );
+  }
+
+  /** Sends the frame of `ids` unless closed or fenced; resolves with their confirms once sent. */
+  private async write(ids: readonly bigint[], frame: () => Buffer): Promise<Promise<void>[]> {
+    const first = ids[0] ?? 0n;
+    if (this.closed) throw this.error(first, false, 'the target is closed');
     if (this.fenced !== undefined) {
-      throw this.error(publishingId, true, refusedUntilResumed(this.fenced));
+      throw this.error(first, true, refusedUntilResumed(this.fenced));
     }
     // Taken before any await: a publish made before a fence (or the close) must never be
     // sent after it, even if the fence is lifted again meanwhile.
     const epoch = this.epoch;
     try {
-      await this.send(epoch, publishingId, messages);
+      return await this.send(epoch, ids, frame);
     } catch (error) {
       // Failures found while the publish is in flight fence at once where they are found;
       // this catches those found before sending.
@@ -202,47 +234,74 @@ export class RabbitTarget implements Target {
 
   private async send(
     epoch: number,
-    publishingId: bigint,
-    messages: readonly Uint8Array[],
-  ): Promise<void> {
-    const frame = this.frameFor(publishingId, messages);
-    await this.inFlight.slot();
+    ids: readonly bigint[],
+    frameOf: () => Buffer,
+  ): Promise<Promise<void>[]> {
+    const frame = frameOf();
+    const first = ids[0] ?? 0n;
+    // One wait for all: the frames leave in the order their slots were asked for.
+    await this.inFlight.slot(ids.length);
     let live: Live;
     try {
-      this.checkEpoch(epoch, publishingId);
+      this.checkEpoch(epoch, first);
       live = await this.declare();
-      this.checkEpoch(epoch, publishingId);
+      this.checkEpoch(epoch, first);
     } catch (error) {
-      this.inFlight.release();
+      this.inFlight.release(ids.length);
       if (!(error instanceof DeclareFailed)) throw error;
-      throw this.error(publishingId, error.retriable, error.message, error.code);
+      throw this.error(first, error.retriable, error.message, error.code);
     }
-    if (this.inFlight.has(publishingId)) {
-      this.inFlight.release();
-      throw this.error(
-        publishingId,
-        false,
-        'a publish with this id is already awaiting its confirm',
-      );
+    const taken = ids.find((id, i) => this.inFlight.has(id) || ids.indexOf(id) !== i);
+    if (taken !== undefined) {
+      this.inFlight.release(ids.length);
+      throw this.error(taken, false, 'a publish with this id is already awaiting its confirm');
     }
-    const confirmed = this.inFlight.open(publishingId, this.confirmTimeoutMs, () => {
-      const error = this.failure(
-        publishingId,
-        true,
-        `no confirm within ${this.confirmTimeoutMs} ms`,
-      );
-      // A broker that confirms nothing for this long is hung or cut off without the socket
-      // noticing; a fresh connection is the way back (everything in flight is re-sent).
-      this.link.abandon(live, `publish ${publishingId} was not confirmed in time`);
-      return error;
-    });
+    const confirms = ids.map((publishingId) =>
+      this.inFlight.open(publishingId, this.confirmTimeoutMs, () => {
+        const error = this.failure(
+          publishingId,
+          true,
+          `no confirm within ${this.confirmTimeoutMs} ms`,
+        );
+        // A broker that confirms nothing for this long is hung or cut off without the socket
+        // noticing; a fresh connection is the way back (everything in flight is re-sent).
+        this.link.abandon(live, `publish ${publishingId} was not confirmed in time`);
+        return error;
+      }),
+    );
     sendFrame(live.connection, frame).catch((error: unknown) => {
-      this.inFlight.fail(publishingId, this.failure(publishingId, true, describe(error)));
+      for (const id of ids) this.inFlight.fail(id, this.failure(id, true, describe(error)));
       // A frame the socket did not take whole breaks every frame after it: the connection
       // goes, with whatever else was written to it.
-      this.link.abandon(live, `publish ${publishingId} could not be written`);
+      this.link.abandon(live, `publish ${first} could not be written`);
     });
-    return confirmed;
+    return confirms;
+  }
+
+  /** The Publish frame of a producer's batch, or why it cannot be sent. */
+  private entriesFrameFor(entries: readonly PlainEntry[]): Buffer {
+    const first = entries[0]?.publishingId ?? 0n;
+    if (entries.length === 0 || entries.length > this.maxInFlight) {
+      throw this.error(
+        first,
+        false,
+        `a batch holds 1 to maxInFlight (${this.maxInFlight}) messages, given ${entries.length}`,
+      );
+    }
+    for (const { publishingId, message } of entries) {
+      const refusal = writeRefusal(publishingId, [message], this.maxWriteBytes);
+      if (refusal !== undefined)
+        throw this.error(publishingId, false, refusal.reason, refusal.code);
+    }
+    const lengths = entries.map((entry) => entry.message.length);
+    if (!plainEntriesFit(lengths, this.maxWriteBytes)) {
+      throw this.error(
+        first,
+        false,
+        `the batch of ${entries.length} messages does not fit in one frame`,
+      );
+    }
+    return plainEntriesFrame(this.publisherId, entries);
   }
 
   /**

@@ -8,6 +8,8 @@
 //     signal once the first attempt failed, and prints the error it got as a JSON line.
 //   close-reconnecting URL: connects, drops the connection, closes while the reconnection
 //     waits out its (minute-long) delay, and prints 'closed'.
+//   producer URL STREAM: sends 50 messages with a named producer whose confirm deadline is 10
+//     minutes, closes it and the connection, and prints 'closed'.
 import { createInterface } from 'node:readline';
 import { isRetriable } from '../../src/index.js';
 import { rabbitSource, connect, parseStreamUrl } from '../../src/rabbitmq/index.js';
@@ -45,6 +47,13 @@ if (mode === 'reconnect-close' && stream !== undefined) {
   controller.abort();
   await rabbit.close();
   process.stdin.destroy();
+  process.stdout.write('closed\n');
+} else if (mode === 'producer' && stream !== undefined) {
+  const rabbit = await connect(url);
+  const producer = rabbit.producer(stream, { name: 'child', confirmTimeoutMs: 600_000 });
+  await Promise.all(Array.from({ length: 50 }, (_, n) => producer.send({ n })));
+  await producer.close();
+  await rabbit.close();
   process.stdout.write('closed\n');
 } else if (mode === 'refused') {
   const report = (what: string, error: unknown): void => {

@@ -88,6 +88,13 @@ describe('a process using RabbitMQ', () => {
     expect(await run.exited()).toBe(0);
   }, 40_000);
 
+  it('exits by itself after a producer sent, closed, and the connection closed', async () => {
+    const run = startChild('producer', url, await newStream());
+
+    expect(await nextLine(run)).toBe('closed');
+    expect(await run.exited()).toBe(0); // no confirm deadline (10 minutes) is left behind
+  }, 40_000);
+
   it('exits by itself when closed while a reconnection waits out its delay', async () => {
     const run = startChild('close-reconnecting', url);
 

@@ -14,8 +14,8 @@ import { encodeSubEntryBatch, type SubEntryCompression } from '../../codecs/sub-
  *     as it is (never incremented), so under deduplication the broker discards the batch.
  *
  * WORKAROUND: we write the Publish frame ourselves (PROTOCOL.adoc "Publish": key 0x0002,
- * version 1, PublisherId uint8, one entry: PublishingId uint64 then either a plain message
- * `uint32 size + bytes` or a sub-entry batch) and hand the finished bytes to the client's
+ * version 1, PublisherId uint8, then entries, each a PublishingId uint64 and either a plain
+ * message `uint32 size + bytes` or a sub-entry batch) and hand the finished bytes to the client's
  * connection as a request whose `toBuffer` returns them. The connection still owns the
  * socket, heartbeats and confirms; only the encoding is ours.
  * test/integration/rabbitmq-target.test.ts shows each stock behaviour on the real broker;
@@ -24,8 +24,18 @@ import { encodeSubEntryBatch, type SubEntryCompression } from '../../codecs/sub-
 
 const PUBLISH_KEY = 0x0002;
 const PUBLISH_VERSION = 1;
-/** Size prefix, key, version, publisher id, entry count, publishing id. */
-const PUBLISH_FRAME_OVERHEAD = 4 + 2 + 2 + 1 + 4 + 8;
+/** Size prefix, key, version, publisher id, entry count. */
+const FRAME_HEADER = 4 + 2 + 2 + 1 + 4;
+/** An entry's publishing id. */
+const ENTRY_ID = 8;
+/** A plain entry's message size. */
+const MESSAGE_SIZE = 4;
+
+/** One message under its own publishing id: an entry of a producer's Publish frame. */
+export interface PlainEntry {
+  readonly publishingId: bigint;
+  readonly message: Uint8Array;
+}
 
 /**
  * Builds a Publish frame (size prefix included) with one entry under `publishingId`: one
@@ -40,25 +50,46 @@ export function publishFrame(
 ): Buffer {
   const [single] = messages;
   if (messages.length === 1 && single !== undefined) {
-    const frame = frameWithEntry(publisherId, publishingId, 4 + single.length);
-    frame.writeUInt32BE(single.length, PUBLISH_FRAME_OVERHEAD);
-    frame.set(single, PUBLISH_FRAME_OVERHEAD + 4);
-    return frame;
+    return plainEntriesFrame(publisherId, [{ publishingId, message: single }]);
   }
   const batch = encodeSubEntryBatch(messages, compression);
-  const frame = frameWithEntry(publisherId, publishingId, batch.length);
-  frame.set(batch, PUBLISH_FRAME_OVERHEAD);
+  const frame = frameHeader(publisherId, 1, ENTRY_ID + batch.length);
+  frame.writeBigUInt64BE(publishingId, FRAME_HEADER);
+  frame.set(batch, FRAME_HEADER + ENTRY_ID);
   return frame;
 }
 
-function frameWithEntry(publisherId: number, publishingId: bigint, entrySize: number): Buffer {
-  const frame = Buffer.allocUnsafe(PUBLISH_FRAME_OVERHEAD + entrySize);
+/**
+ * Builds a Publish frame of plain entries, each message under its own publishing id, each
+ * confirmed (or refused) on its own: how a producer writes several messages at once.
+ */
+export function plainEntriesFrame(publisherId: number, entries: readonly PlainEntry[]): Buffer {
+  const frame = frameHeader(publisherId, entries.length, plainEntriesBytes(entries));
+  let at = FRAME_HEADER;
+  for (const { publishingId, message } of entries) {
+    frame.writeBigUInt64BE(publishingId, at);
+    frame.writeUInt32BE(message.length, at + ENTRY_ID);
+    frame.set(message, at + ENTRY_ID + MESSAGE_SIZE);
+    at += ENTRY_ID + MESSAGE_SIZE + message.length;
+  }
+  return frame;
+}
+
+/** What plain entries add to a Publish frame: the frame is this plus 13 bytes. */
+export function plainEntriesBytes(entries: readonly PlainEntry[]): number {
+  let bytes = 0;
+  for (const { message } of entries) bytes += ENTRY_ID + MESSAGE_SIZE + message.length;
+  return bytes;
+}
+
+/** A frame of `bodyBytes` after its header, the header written. */
+function frameHeader(publisherId: number, entries: number, bodyBytes: number): Buffer {
+  const frame = Buffer.allocUnsafe(FRAME_HEADER + bodyBytes);
   frame.writeUInt32BE(frame.length - 4, 0);
   frame.writeUInt16BE(PUBLISH_KEY, 4);
   frame.writeUInt16BE(PUBLISH_VERSION, 6);
   frame.writeUInt8(publisherId, 8);
-  frame.writeUInt32BE(1, 9);
-  frame.writeBigUInt64BE(publishingId, 13);
+  frame.writeUInt32BE(entries, 9);
   return frame;
 }
 

@@ -63,7 +63,7 @@ describe('named producers', () => {
   it('give each message of a sub-entry batch its own offset under one publishing id and one chunk', async () => {
     const broker = setup();
     broker.append('out', bytes('raw'));
-    const target = broker.producer('out', 'job');
+    const target = broker.target('out', { producer: 'job' });
     await target.publish(10n, bytes('k1', 'k2', 'k3'));
     await target.publish(10n, bytes('k1', 'k2', 'k3'));
     expect(broker.chunks('out').map((c) => [c.firstOffset, c.messages.length, c.writer])).toEqual([

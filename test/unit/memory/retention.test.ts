@@ -89,7 +89,7 @@ describe('retention on the embedded broker', () => {
   it('keeps the producer table: deduplication and the last publishing id survive retention', async () => {
     const broker = new MemoryBroker({ now: () => 1 });
     broker.createStream('out');
-    const producer = broker.producer('out', 'job');
+    const producer = broker.target('out', { producer: 'job' });
     await producer.publish(0n, bytes('r0'));
     await producer.publish(4n, bytes('r4'));
     broker.truncate('out', 2n);
@@ -113,7 +113,7 @@ describe('whether a producer has published', () => {
     const broker = new MemoryBroker({ now: () => 1 });
     broker.createStream('out');
     const target = broker.target('out', { producer: 'job' });
-    await broker.producer('out', 'other').publish(9n, bytes('x'));
+    await broker.target('out', { producer: 'other' }).publish(9n, bytes('x'));
     expect(await target.hasPublished()).toBe(false);
     await target.publish(0n, bytes('r0'));
     expect(await target.lastPublishingId()).toBe(0n);

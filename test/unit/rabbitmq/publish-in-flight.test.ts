@@ -25,6 +25,28 @@ describe('InFlight', () => {
     await second;
   });
 
+  it('should hold a batch of several slots until that many are free, and let no later caller pass it', async () => {
+    const inFlight = new InFlight(3);
+    await inFlight.slot(2);
+    const first = inFlight.open(1n, 1_000, never);
+    const second = inFlight.open(2n, 1_000, never);
+    const order: string[] = [];
+    const batch = inFlight.slot(3).then(() => order.push('batch of 3'));
+    const single = inFlight.slot().then(() => order.push('single'));
+    await Promise.resolve();
+    expect(order).toEqual([]); // one slot is free: not enough for the batch, not the single's
+    inFlight.confirm(1n);
+    await Promise.resolve();
+    expect(order).toEqual([]);
+    inFlight.confirm(2n);
+    await batch;
+    expect(order).toEqual(['batch of 3']);
+    inFlight.release(3);
+    await single;
+    expect(order).toEqual(['batch of 3', 'single']);
+    await Promise.all([first, second]);
+  });
+
   it('should serve waiting publishes in arrival order even when a newcomer finds a free slot', async () => {
     const inFlight = new InFlight(1);
     await inFlight.slot();

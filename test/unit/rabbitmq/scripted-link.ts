@@ -29,8 +29,10 @@ export class ScriptedLink implements PublisherLink {
   /** Never dialled: only `hasPublished()` would open a connection of its own. */
   readonly params = { hostname: 'scripted', port: 0 } as ClientParams;
   readonly node = { host: 'scripted', port: 0 };
-  /** Publishing ids of the Publish frames written, in order. */
+  /** Publishing ids of the Publish frames' entries written, in order. */
   readonly sent: bigint[] = [];
+  /** The same, per Publish frame. */
+  readonly frames: bigint[][] = [];
   /** Publisher declarations sent. */
   declarations = 0;
   /** Publisher deletions sent. */
@@ -170,7 +172,11 @@ export class ScriptedLink implements PublisherLink {
       on: (event: string, listener: (payload: unknown) => void) => listeners.set(event, listener),
       send: (request: Request) => {
         const frame = request.toBuffer();
-        if (request.key === PUBLISH_KEY) this.sent.push(frame.readBigUInt64BE(13));
+        if (request.key === PUBLISH_KEY) {
+          const ids = entryIds(frame);
+          this.frames.push(ids);
+          this.sent.push(...ids);
+        }
         return Promise.resolve();
       },
     } as unknown as Connection;
@@ -182,6 +188,23 @@ export class ScriptedLink implements PublisherLink {
     this.listenersOf.set(live, listeners);
     return live;
   }
+}
+
+/**
+ * The publishing ids of a Publish frame's entries: each a plain message (uint32 size, top bit
+ * clear) or a sub-entry batch (a type byte with the top bit set, then uint16 count, uint32
+ * uncompressed size, uint32 size).
+ */
+function entryIds(frame: Buffer): bigint[] {
+  const ids: bigint[] = [];
+  let at = 13;
+  for (let i = frame.readUInt32BE(9); i > 0; i--) {
+    ids.push(frame.readBigUInt64BE(at));
+    at += 8;
+    const batch = (frame.readUInt8(at) & 0x80) !== 0;
+    at += batch ? 11 + frame.readUInt32BE(at + 7) : 4 + frame.readUInt32BE(at);
+  }
+  return ids;
 }
 
 /** A response as the client decodes one; `sequence` is read by resume-point queries only. */
