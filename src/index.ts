@@ -150,6 +150,7 @@ export {
   ResumePointError,
   RecoveryError,
   JobDefinitionError,
+  DefinitionChangeRefusedError,
   ProducerRenamedError,
   SourceError,
   RetentionGapError,

@@ -287,6 +287,34 @@ export class JobDefinitionError extends StreamWindowsError {
 }
 
 /**
+ * `allowDefinitionChange` was given, but going on from the producer's last result
+ * (`publishingId`, written by definition `found`) with this one (`expected`) would lose or
+ * misplace messages (`reason`): a new source (the publishing ids are offsets of the old
+ * stream), or a change from or to an event-time window (the windows open at that result are
+ * rebuilt from the old window's offsets, or not at all). Not retriable; nothing is published.
+ * Such a job needs a new producer name.
+ */
+export class DefinitionChangeRefusedError extends StreamWindowsError {
+  override readonly name = 'DefinitionChangeRefusedError';
+  override readonly code = 'DEFINITION_CHANGE_REFUSED';
+  readonly retriable = false;
+  constructor(
+    readonly stream: string,
+    readonly producer: string,
+    readonly publishingId: bigint,
+    readonly found: string,
+    readonly expected: string,
+    reason: string,
+  ) {
+    super(
+      `producer '${producer}' on stream '${stream}' cannot go on from its last result ` +
+        `(publishing id ${publishingId}, written by ${found}) as ${expected}, even with ` +
+        `allowDefinitionChange: ${reason}; nothing was published. Give this job a new producer name`,
+    );
+  }
+}
+
+/**
  * A partitioned job's loop found its producer (`producer`, `<job>@<partition stream>`) never
  * published on `stream`, but the name an earlier version derived for the partition
  * (`formerProducer`, `<job>-<partition stream>`) did, up to `formerPublishingId`: started, the

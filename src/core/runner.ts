@@ -1,4 +1,5 @@
 import {
+  DefinitionChangeRefusedError,
   isRetriable,
   JobDefinitionError,
   OutputTooLargeError,
@@ -19,6 +20,7 @@ import {
 } from './job-events.js';
 import { OrderedPublisher } from './ordered-publisher.js';
 import type { GroupObserver, Source, SourceChunk, Target } from './ports.js';
+import { refusedChange } from './job-definition.js';
 import { decodeResultHeader, type ResultHeader } from './result-format.js';
 import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
 import type { RecoveryState, StepResult } from './step-result.js';
@@ -462,6 +464,18 @@ export class Runner<T, A, R> {
     if (definition === undefined || found === undefined || found === definition.current) return;
     if (!definition.allowChange) {
       throw new JobDefinitionError(target.stream, target.producer, last, found, definition.current);
+    }
+    const refused = refusedChange(found, definition.current);
+    if (refused !== undefined) {
+      const { stream, producer } = target;
+      throw new DefinitionChangeRefusedError(
+        stream,
+        producer,
+        last,
+        found,
+        definition.current,
+        refused,
+      );
     }
     logger.warn(
       { ...this.where(), lastPublishingId: String(last), found, definition: definition.current },
