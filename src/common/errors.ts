@@ -263,7 +263,7 @@ export class RecoveryError extends StreamWindowsError {
  * (`publishingId`) was written by another job definition (its `sw-job` property, `found`)
  * than this job's (`expected`): two jobs share the name (a typo, two teams, a copied job), or
  * the job's source or window changed. The job stops before publishing anything; not
- * retriable. Give each job its own producer name, or, to change a job's definition on
+ * retriable. Give each job its own producer name, or, to change a step job's window on
  * purpose, start it once with the target option `allowDefinitionChange: true`.
  */
 export class JobDefinitionError extends StreamWindowsError {
