@@ -9,12 +9,12 @@ import {
   DefinitionChangeRefusedError,
   JobDefinitionError,
   jsonMessage,
+  partitionProducer,
   type PackMode,
   type SingleFormat,
   type Target,
 } from '../../../src/index.js';
 import { encodeResult } from '../../../src/core/result-format.js';
-import { partitionProducer } from '../../../src/core/partitioned-runner.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 
 interface Sale {
@@ -82,6 +82,25 @@ describe('derived producer names', () => {
         ['sum-orders@eu-0', [30, 70]],
       ]),
     );
+  });
+
+  it("are exported as partitionProducer, the name .toPartitions() gives each partition's target", async () => {
+    const broker = new MemoryBroker({ now: () => 0 });
+    broker.createSuperStream('orders', { bindingKeys: ['eu@0', 'us%1'] });
+    broker.createStream('totals');
+    appendSales(broker, 'orders-eu@0', [1, 2]);
+    const given: string[] = [];
+    await aggregate<Sale>(broker.superStreamSource('orders'))
+      .count(2)
+      .reduce((sum, sale) => sum + sale.amount, 0)
+      .toPartitions(
+        (p) => (given.push(p.producer), broker.target('totals', { producer: p.producer })),
+        { name: 'sum@eu%' },
+      )
+      .run({ untilCaughtUp: true });
+    const streams = ['orders-eu@0', 'orders-us%1'];
+    expect(given).toEqual(streams.map((stream) => partitionProducer('sum@eu%', stream)));
+    expect(given).toEqual(['sum%40eu%25@orders-eu@0', 'sum%40eu%25@orders-us%1']);
   });
 
   it('are injective over job and partition names, whatever characters they hold (property)', () => {
