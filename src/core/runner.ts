@@ -115,6 +115,8 @@ export interface RunnerConfig<T, A, R> {
 export class Runner<T, A, R> {
   private readonly events: JobEvents;
   private publisher: OrderedPublisher | undefined;
+  /** Whether this loop told that its target cannot answer for its former producer name. */
+  private renameUncheckedLogged = false;
 
   constructor(private readonly config: RunnerConfig<T, A, R>) {
     this.events = new JobEvents((name, error) =>
@@ -491,8 +493,19 @@ export class Runner<T, A, R> {
    * only result is offset 0's answers 0 too and is not caught: at most that one result twice.
    */
   private async checkNotRenamed(): Promise<void> {
-    const { formerProducer, target } = this.config;
-    if (formerProducer === undefined || target.lastPublishingIdOf === undefined) return;
+    const { formerProducer, target, logger } = this.config;
+    if (formerProducer === undefined) return;
+    if (target.lastPublishingIdOf === undefined) {
+      // A wrapper that does not forward it turns the check off: say so, once per loop.
+      if (!this.renameUncheckedLogged) {
+        this.renameUncheckedLogged = true;
+        logger.warn(
+          { ...this.where(), formerProducer },
+          `the target has no lastPublishingIdOf, so whether the former producer name '${formerProducer}' published is not checked: if it did, this job reads its source again from the first offset and publishes every result a second time`,
+        );
+      }
+      return;
+    }
     const formerLast = await target.lastPublishingIdOf(formerProducer);
     if (formerLast === 0n || (await target.hasPublished())) return;
     throw new ProducerRenamedError(target.stream, target.producer, formerProducer, formerLast);

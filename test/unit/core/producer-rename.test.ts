@@ -19,7 +19,9 @@ import {
   rollupsByProducer,
   type Order,
 } from '../../support/partitioned-job.js';
+import { crashingTarget } from '../../../examples/crashing-target.js';
 import { forwarding } from '../../support/forwarding-target.js';
+import { keepingLogger } from '../../support/keeping-logger.js';
 
 /** The job as a version before the fix ran it: each loop under `<job>-<partition stream>`. */
 async function runAsBefore(broker: MemoryBroker): Promise<void> {
@@ -126,6 +128,48 @@ describe('a partitioned job upgraded from the former derived producer names', ()
     const summary = await upgraded(broker, {}, asked).run({ untilCaughtUp: true });
     expect(summary.results).toBe(2);
     expect(asked).toEqual(['rollup-orders-0']);
+  });
+
+  it('warns once per loop when its target cannot tell whether the former name published (a wrapper without lastPublishingIdOf)', async () => {
+    const broker = ordersBroker(2, 2);
+    await runAsBefore(broker);
+    const logger = keepingLogger();
+    const summary = await aggregate<Order>(broker.superStreamSource('orders'))
+      .count(3)
+      .reduce((sum, order) => sum + order.amount, 0)
+      .toPartitions(
+        (partition) => {
+          const { lastPublishingIdOf: _, ...target } = forwarding(
+            broker.target('rollups', { producer: partition.producer }),
+          );
+          return target;
+        },
+        { name: JOB, retryDelayMs: 0, logger },
+      )
+      .run({ untilCaughtUp: true });
+    // Unchecked, it re-read both partitions: what the warning says.
+    expect(summary.results).toBe(4);
+    const warnings = logger.lines.filter(([level]) => level === 'warn');
+    const formerNames = warnings.map(
+      ([, fields]) => (fields as { formerProducer?: string }).formerProducer,
+    );
+    expect(formerNames.sort()).toEqual(oldNames);
+    expect(warnings[0]?.[2]).toContain('the target has no lastPublishingIdOf');
+  });
+
+  it("is checked through the examples' crashing target, which forwards lastPublishingIdOf", async () => {
+    const broker = ordersBroker(2, 2);
+    await runAsBefore(broker);
+    const running = aggregate<Order>(broker.superStreamSource('orders'))
+      .count(3)
+      .reduce((sum, order) => sum + order.amount, 0)
+      .toPartitions(
+        (p) =>
+          crashingTarget(broker.target('rollups', { producer: p.producer }), 99, 'after-publish'),
+        { name: JOB, retryDelayMs: 0 },
+      )
+      .run({ untilCaughtUp: true });
+    await expect(running).rejects.toBeInstanceOf(ProducerRenamedError);
   });
 
   it('refuses an allowRereadAfterRename that is not a boolean', () => {
