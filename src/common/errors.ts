@@ -290,7 +290,7 @@ export class JobDefinitionError extends StreamWindowsError {
  * `allowDefinitionChange` was given, but going on from the producer's last result
  * (`publishingId`, written by definition `found`) with this one (`expected`) would lose or
  * misplace messages (`reason`): a new source (the publishing ids are offsets of the old
- * stream), or a change from or to an event-time window (the windows open at that result are
+ * stream), or a change from an event-time window (the windows open at that result are
  * rebuilt from the old window's offsets, or not at all). Not retriable; nothing is published.
  * Such a job needs a new producer name.
  */

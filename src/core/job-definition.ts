@@ -34,7 +34,8 @@ export function jobDefinition(parts: JobDefinitionParts): string {
  * so a new source would skip as many of its first messages. An event-time job restores the
  * windows open at the result by re-reading from their first offset: under another window
  * those offsets rebuild other windows, and one the re-read closes is never published; a step
- * job resumes after the result and drops them; and a step result holds no state to restore.
+ * job resumes after the result and drops them. (A step job's result, which holds no state to
+ * restore, stops an event-time job with a RecoveryError already.)
  * A result property that is not a definition's JSON is not judged (nothing to compare).
  */
 export function refusedChange(found: string, current: string): string | undefined {
@@ -44,8 +45,8 @@ export function refusedChange(found: string, current: string): string | undefine
   if (was.source !== now.source) {
     return `its publishing ids are offsets of '${was.source}', not of '${now.source}'`;
   }
-  if (was.eventTime || now.eventTime) {
-    return 'the windows open at that result would be lost or rebuilt wrong under an event-time window change';
+  if (was.eventTime) {
+    return 'the windows open at that result would be lost or rebuilt wrong after an event-time window';
   }
   return undefined;
 }

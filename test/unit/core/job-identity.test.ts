@@ -283,7 +283,7 @@ describe('one job definition per producer name', () => {
     expect(totals(broker)).toHaveLength(2);
   });
 
-  it('refuses, even with allowDefinitionChange, a change from or to an event-time window, which would lose the windows open at the last result', async () => {
+  it('refuses, even with allowDefinitionChange, a change from an event-time window, which would lose the windows open at the last result', async () => {
     const MINUTE = 60_000;
     const eventTimeJob = (broker: MemoryBroker, size: string, allowDefinitionChange = false) =>
       aggregate<Sale>(broker.source('sales'))
@@ -310,14 +310,9 @@ describe('one job definition per producer name', () => {
       appendSales(broker, 'sales', [30, 31]);
       const running = restart(broker);
       await expect(running, change).rejects.toBeInstanceOf(DefinitionChangeRefusedError);
-      await expect(running, change).rejects.toThrow('under an event-time window change');
+      await expect(running, change).rejects.toThrow('after an event-time window');
       expect(totals(broker), change).toHaveLength(1);
     }
-    // And a step job's result holds no open windows for an event-time job to restore.
-    const broker = salesBroker([1, 2, 3, 4]);
-    await countJob(broker, 2).run({ untilCaughtUp: true });
-    const toEventTime = eventTimeJob(broker, '1m', true).run({ untilCaughtUp: true });
-    await expect(toEventTime).rejects.toMatchObject({ code: 'DEFINITION_CHANGE_REFUSED' });
   });
 
   it('accepts a last result of the earlier format, which carries no definition', async () => {
