@@ -18,11 +18,16 @@ export function crashingTarget(
   const alive = () => {
     if (dead) throw new DemoCrash('the process is gone');
   };
+  // Forwarded when the target has it: without it, a renamed partition producer goes unchecked.
+  const lastOf = target.lastPublishingIdOf?.bind(target);
   return {
     stream: target.stream,
     producer: target.producer,
     maxWriteBytes: target.maxWriteBytes,
     lastPublishingId: async () => (alive(), target.lastPublishingId()),
+    ...(lastOf === undefined
+      ? {}
+      : { lastPublishingIdOf: async (producer: string) => (alive(), lastOf(producer)) }),
     hasPublished: async () => (alive(), target.hasPublished()),
     readResult: async (publishingId) => (alive(), target.readResult(publishingId)),
     publish: async (publishingId, messages) => {

@@ -32,6 +32,7 @@ import {
   fromResults,
   jsonMessage,
   partitionIndexFor,
+  partitionProducer,
   Placement,
   TriggerResult,
 } from '../src/index.js';
@@ -81,7 +82,7 @@ async function stageOne(crashAt?: number): Promise<PartitionedRunner<unknown, nu
   // A crashed run's publishers go before new ones of the same names (see demo-brokers).
   const targets = new Map<string, Target>();
   for (const stream of partitions) {
-    const producer = `${STAGE_1}@${stream}`; // partition.producer, as toPartitions derives it
+    const producer = partitionProducer(STAGE_1, stream); // partition.producer in toPartitions
     const target = await broker.target(producer, STAGE_1);
     const crashing = crashAt !== undefined && stream === partitions[1];
     targets.set(producer, crashing ? crashingTarget(target, crashAt, 'after-publish') : target);

@@ -23,10 +23,9 @@ export {
 // Scaling out: one loop per partition of a super stream (`.toPartitions()`), and a target
 // that routes each step's one write to one partition of a super stream.
 export {
-  checkProducers,
   PartitionedRunner,
+  partitionProducer,
   type Partition,
-  type PartitionProducer,
   type PartitionedRunOptions,
   type PartitionedRunSummary,
   type PartitionListener,
@@ -150,6 +149,7 @@ export {
   ResumePointError,
   RecoveryError,
   JobDefinitionError,
+  DefinitionChangeRefusedError,
   ProducerRenamedError,
   SourceError,
   RetentionGapError,

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { describe } from '../common/errors.js';
-import { parseStreamUrl } from '../rabbitmq/connection-url.js';
+import { brokerUrls } from './broker-urls.js';
 import {
   COMMON_HELP,
   COMMON_OPTIONS,
@@ -37,7 +37,8 @@ Options:
   -V, --version  Print the version
 
 Environment:
-  RABBITMQ_STREAM_URL  Broker when --url is not given (default ${DEFAULT_URL})
+  RABBITMQ_STREAM_URL  Broker when --url is not given (default ${DEFAULT_URL}); several
+                       nodes of one cluster separated by commas, as --url takes them
   NO_COLOR             Set (non-empty) to turn colours off; they are off anyway when
                        stdout is not a terminal
 
@@ -94,14 +95,15 @@ async function dispatch(argv: readonly string[], io: CliIO): Promise<number> {
     return ExitCode.ok;
   }
   const url = stringValue(values.url) ?? nonEmpty(io.env.RABBITMQ_STREAM_URL) ?? DEFAULT_URL;
+  let urls: string[];
   try {
-    parseStreamUrl(url); // a malformed URL is the command line's fault, not the broker's
+    urls = brokerUrls(url);
   } catch (error) {
     throw new UsageError(describe(error), command.name);
   }
   return command.run(values, {
     io,
-    url,
+    urls,
     json: values.json === true,
     colour: colourWanted(io.stdout, io.env),
   });

@@ -28,7 +28,8 @@ export const COMMON_OPTIONS = {
 } as const satisfies ParseArgsConfig['options'];
 
 export const COMMON_HELP = `Common options:
-  --url URL   Broker (default: $RABBITMQ_STREAM_URL, else ${DEFAULT_URL})
+  --url URL   Broker, or nodes of one cluster separated by commas (tried in turn)
+              (default: $RABBITMQ_STREAM_URL, else ${DEFAULT_URL})
   --json      Machine-readable output on stdout
   -h, --help  Show this help`;
 
@@ -37,8 +38,8 @@ export type OptionValues = Readonly<Record<string, string | boolean | undefined>
 
 export interface CommandContext {
   readonly io: CliIO;
-  /** --url, else RABBITMQ_STREAM_URL, else DEFAULT_URL. */
-  readonly url: string;
+  /** --url, else RABBITMQ_STREAM_URL, else DEFAULT_URL: one node, or several of one cluster. */
+  readonly urls: readonly string[];
   readonly json: boolean;
   /** Whether stdout gets colours (a terminal, and NO_COLOR unset). */
   readonly colour: boolean;

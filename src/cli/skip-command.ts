@@ -38,7 +38,7 @@ Output: one line, or with --json one JSON object (offsets as strings):
     producer: { type: 'string' },
     offset: { type: 'string' },
   },
-  async run(values, { io, url, json }) {
+  async run(values, { io, urls, json }) {
     // Every option is checked before connecting: a usage error needs no broker.
     const source = requiredOption(values, 'source', 'skip');
     const target = requiredOption(values, 'target', 'skip');
@@ -50,7 +50,7 @@ Output: one line, or with --json one JSON object (offsets as strings):
         'skip',
       );
     }
-    const rabbit = await connect(url);
+    const rabbit = await connect(urls);
     try {
       const request = await requestSkip(
         rabbit.source(source),

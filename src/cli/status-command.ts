@@ -59,7 +59,7 @@ or, for a super stream, a JSON array of them in partition order.`,
     'super-stream': { type: 'string' },
     job: { type: 'string' },
   },
-  async run(values, { io, url, json, colour }) {
+  async run(values, { io, urls, json, colour }) {
     // Every option is checked before connecting: a usage error needs no broker.
     const target = requiredOption(values, 'target', 'status');
     const superStream = values['super-stream'];
@@ -70,7 +70,7 @@ or, for a super stream, a JSON array of them in partition order.`,
       );
     }
     const ask = superStream === undefined ? streamStatus(values) : partitionStatuses(values);
-    const rabbit = await connect(url);
+    const rabbit = await connect(urls);
     let statuses: JobStatus[];
     let members: Map<string, Members>;
     try {

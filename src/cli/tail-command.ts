@@ -57,14 +57,14 @@ Options:
     from: { type: 'string' },
     count: { type: 'string' },
   },
-  async run(values, { io, url, json, colour }) {
+  async run(values, { io, urls, json, colour }) {
     const target = requiredOption(values, 'target', 'tail');
     const from = parseFrom(values);
     const count = parseCount(values);
     // Heard from the start: a Ctrl-C while connecting is a stop as well.
     const stopping = stopSignals();
     try {
-      const rabbit = await connect(url, { signal: stopping.signal }).catch((error: unknown) => {
+      const rabbit = await connect(urls, { signal: stopping.signal }).catch((error: unknown) => {
         if (stopping.signal.aborted) return undefined; // the connect was given up for the stop
         throw error;
       });

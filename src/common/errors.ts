@@ -269,7 +269,7 @@ export class RecoveryError extends StreamWindowsError {
  * (`publishingId`) was written by another job definition (its `sw-job` property, `found`)
  * than this job's (`expected`): two jobs share the name (a typo, two teams, a copied job), or
  * the job's source or window changed. The job stops before publishing anything; not
- * retriable. Give each job its own producer name, or, to change a job's definition on
+ * retriable. Give each job its own producer name, or, to change a step job's window on
  * purpose, start it once with the target option `allowDefinitionChange: true`.
  */
 export class JobDefinitionError extends StreamWindowsError {
@@ -288,6 +288,34 @@ export class JobDefinitionError extends StreamWindowsError {
         `last result (publishing id ${publishingId}) was written by ${found}, this job is ` +
         `${expected}; nothing was published. Give each job its own producer name, or start ` +
         `this one once with allowDefinitionChange: true to go on from that result`,
+    );
+  }
+}
+
+/**
+ * `allowDefinitionChange` was given, but going on from the producer's last result
+ * (`publishingId`, written by definition `found`) with this one (`expected`) would lose or
+ * misplace messages (`reason`): a new source (the publishing ids are offsets of the old
+ * stream), or a change from an event-time window (the windows open at that result are
+ * rebuilt from the old window's offsets, or not at all). Not retriable; nothing is published.
+ * Such a job needs a new producer name.
+ */
+export class DefinitionChangeRefusedError extends StreamWindowsError {
+  override readonly name = 'DefinitionChangeRefusedError';
+  override readonly code = 'DEFINITION_CHANGE_REFUSED';
+  readonly retriable = false;
+  constructor(
+    readonly stream: string,
+    readonly producer: string,
+    readonly publishingId: bigint,
+    readonly found: string,
+    readonly expected: string,
+    reason: string,
+  ) {
+    super(
+      `producer '${producer}' on stream '${stream}' cannot go on from its last result ` +
+        `(publishing id ${publishingId}, written by ${found}) as ${expected}, even with ` +
+        `allowDefinitionChange: ${reason}; nothing was published. Give this job a new producer name`,
     );
   }
 }

@@ -26,3 +26,37 @@ export function jobDefinition(parts: JobDefinitionParts): string {
   const fields = maxOutOfOrderness === undefined ? { source, window } : parts;
   return new TextDecoder().decode(encodeCanonicalJson(fields));
 }
+
+/**
+ * Why a job of definition `current` cannot go on from a result of definition `found`, even
+ * with `allowDefinitionChange`; undefined when it can (a new step window: the next step
+ * begins after the last result, nothing was open). Publishing ids are offsets of the source,
+ * so a new source would skip as many of its first messages. An event-time job restores the
+ * windows open at the result by re-reading from their first offset: under another window
+ * those offsets rebuild other windows, and one the re-read closes is never published; a step
+ * job resumes after the result and drops them. (A step job's result, which holds no state to
+ * restore, stops an event-time job with a RecoveryError already.)
+ * A result property that is not a definition's JSON is not judged (nothing to compare).
+ */
+export function refusedChange(found: string, current: string): string | undefined {
+  const was = parseDefinition(found);
+  const now = parseDefinition(current);
+  if (was === undefined || now === undefined) return undefined;
+  if (was.source !== now.source) {
+    return `its publishing ids are offsets of '${was.source}', not of '${now.source}'`;
+  }
+  if (was.eventTime) {
+    return 'the windows open at that result would be lost or rebuilt wrong after an event-time window';
+  }
+  return undefined;
+}
+
+function parseDefinition(text: string): { source: unknown; eventTime: boolean } | undefined {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null || !('source' in parsed)) return undefined;
+    return { source: parsed.source, eventTime: 'maxOutOfOrderness' in parsed };
+  } catch {
+    return undefined;
+  }
+}

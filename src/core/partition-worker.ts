@@ -2,7 +2,7 @@
 // partitions this worker owns until the parent says 'stop', closes, and posts the outcome.
 import { parentPort, workerData } from 'node:worker_threads';
 import { ConfigError } from '../common/errors.js';
-import type { Partition } from './partitioned-runner.js';
+import type { Partition, PartOfJobRunOptions } from './partitioned-runner.js';
 import { toThread, withError } from './thread-error.js';
 import type {
   ParentMessage,
@@ -42,7 +42,8 @@ try {
   job.on('stopped', ({ error }, partition) => {
     if (error !== undefined) failedPartition ??= partition.stream;
   });
-  const summary = await job.run({
+  // PartitionedJob.run takes the public options; a PartitionedRunner reads the internal one.
+  const options: PartOfJobRunOptions = {
     signal: stop.signal,
     untilCaughtUp: data.untilCaughtUp,
     partitions: (partition) => {
@@ -58,7 +59,8 @@ try {
         stop.signal.addEventListener('abort', () => resolve(), { once: true });
         post({ type: 'producers', job, producers });
       }),
-  });
+  };
+  const summary = await job.run(options);
   outcome = { type: 'done', summary, partitions: owned };
 } catch (error) {
   outcome = { type: 'failed', error: toThread(error), partition: failedPartition };

@@ -33,12 +33,17 @@ export interface PartitionedRunOptions extends RunOptions {
    * job's partitions over processes or threads, each taking its own (`PartitionWorkers`).
    */
   readonly partitions?: (partition: Partition) => boolean;
-  /**
-   * For a run that is one part of a job spread wider (see `partitions`): given this run's
-   * producer names before any loop starts, resolves once the whole job's names passed
-   * `checkProducers`, or rejects (and the run with it). `PartitionWorkers` gathers every
-   * thread's and checks them once. Default: this run is the whole job, its names checked here.
-   */
+}
+
+/**
+ * @internal What `PartitionWorkers`' threads add to a run that is one part of a job spread
+ * wider (see `partitions`): `checkProducers`, given this run's producer names before any loop
+ * starts, resolves once the whole job's names passed `checkProducers` (the parent gathers
+ * every thread's and checks them once), or rejects (and the run with it). Not one of the
+ * public options: a no-op would turn off the uniqueness and 255-names checks. Without it the
+ * run is the whole job, its names checked here.
+ */
+export interface PartOfJobRunOptions extends PartitionedRunOptions {
   readonly checkProducers?: (job: string, producers: readonly PartitionProducer[]) => Promise<void>;
 }
 
@@ -129,7 +134,7 @@ export class PartitionedRunner<T = unknown, A = unknown, R = unknown> {
       partitions: taken = () => true,
       checkProducers: check = async (job, producers) => checkProducers(job, producers),
       ...runOptions
-    } = options;
+    }: PartOfJobRunOptions = options;
     if (typeof taken !== 'function') {
       throw new ConfigError('partitions', 'must be a function of the partition', taken);
     }
@@ -165,7 +170,7 @@ export class PartitionedRunner<T = unknown, A = unknown, R = unknown> {
   private async runLoops(
     options: RunOptions,
     taken: (partition: Partition) => boolean,
-    check: NonNullable<PartitionedRunOptions['checkProducers']>,
+    check: NonNullable<PartOfJobRunOptions['checkProducers']>,
     stop: AbortController,
   ): Promise<PartitionedRunSummary> {
     const sources = await this.source.partitions();
@@ -244,7 +249,10 @@ export function totals(summaries: readonly RunSummary[]): RunSummary {
  * `@` ends the job's part, so no two (job, partition) pairs share a name (with a plain `-`, job
  * `sum` over `orders-eu-0` and job `sum-orders` over `eu-0` did, and the second skipped its
  * input). The stream's name, not its index: a partition removed from the super stream would
- * shift every later index onto another partition's resume point.
+ * shift every later index onto another partition's resume point. `partition.producer` in
+ * `.toPartitions()`'s target factory is this name; call it where the name is needed outside
+ * the factory, e.g. to create targets before the job: `partitionProducer('sum', 'orders-0')`
+ * is `'sum@orders-0'`, `partitionProducer('a@b', 's')` is `'a%40b@s'`.
  */
 export function partitionProducer(job: string, partitionStream: string): string {
   return `${job.replace(/[%@]/g, (char) => (char === '%' ? '%25' : '%40'))}@${partitionStream}`;

@@ -116,9 +116,10 @@ export interface TargetOptions<R = unknown> {
    * finds its producer's last result written by another definition stops with a
    * JobDefinitionError before publishing anything: one job definition per producer name.
    * `true` goes on from such a result with this job's definition (a warning is logged): for
-   * changing a job's source or window on purpose. Set it for the start that makes the change,
-   * then remove it, or the check stays off. Default false; not with your own `encode`, whose
-   * messages carry no definition.
+   * changing a step job's window on purpose. A new source, or a change from an event-time
+   * window, is refused even so (DefinitionChangeRefusedError): it would skip or lose
+   * messages; a change to one stops with a RecoveryError (no state to restore). Set it for the start that makes the change, then remove it, or the check
+   * stays off. Default false; not with your own `encode`, whose messages carry no definition.
    */
   readonly allowDefinitionChange?: boolean;
 }

@@ -101,7 +101,9 @@ export interface Target {
    * `lastPublishingId()` answers for `producer` (0 when the name is unknown), without
    * declaring it and without re-arming the fence. A partitioned job's loop asks it at a start
    * whose own last id is 0, for the name an earlier version derived (ProducerRenamedError, see
-   * `.toPartitions()`); a target without it is not checked that way.
+   * `.toPartitions()`); a target without it is not checked that way, and its loop logs a
+   * warning once. A wrapper of a target (one that counts, delays or fails calls) must forward
+   * it, or it turns that check off.
    */
   lastPublishingIdOf?(producer: string): Promise<bigint>;
   /**

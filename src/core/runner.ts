@@ -1,4 +1,5 @@
 import {
+  DefinitionChangeRefusedError,
   isRetriable,
   JobDefinitionError,
   OutputTooLargeError,
@@ -19,6 +20,7 @@ import {
 } from './job-events.js';
 import { OrderedPublisher } from './ordered-publisher.js';
 import type { GroupObserver, Source, SourceChunk, Target } from './ports.js';
+import { refusedChange } from './job-definition.js';
 import { decodeResultHeader, type ResultHeader } from './result-format.js';
 import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
 import type { RecoveryState, StepResult } from './step-result.js';
@@ -107,6 +109,8 @@ export interface RunnerConfig<T, A, R> {
 export class Runner<T, A, R> {
   private readonly events: JobEvents;
   private publisher: OrderedPublisher | undefined;
+  /** Whether this loop told that its target cannot answer for its former producer name. */
+  private renameUncheckedLogged = false;
 
   constructor(private readonly config: RunnerConfig<T, A, R>) {
     this.events = new JobEvents((name, error) =>
@@ -519,6 +523,18 @@ export class Runner<T, A, R> {
     if (!definition.allowChange) {
       throw new JobDefinitionError(target.stream, target.producer, last, found, definition.current);
     }
+    const refused = refusedChange(found, definition.current);
+    if (refused !== undefined) {
+      const { stream, producer } = target;
+      throw new DefinitionChangeRefusedError(
+        stream,
+        producer,
+        last,
+        found,
+        definition.current,
+        refused,
+      );
+    }
     logger.warn(
       { ...this.where(), lastPublishingId: String(last), found, definition: definition.current },
       "the producer's last result was written by another job definition: going on from it with this one (allowDefinitionChange)",
@@ -533,8 +549,19 @@ export class Runner<T, A, R> {
    * only result is offset 0's answers 0 too and is not caught: at most that one result twice.
    */
   private async checkNotRenamed(hasPublished: () => Promise<boolean>): Promise<void> {
-    const { formerProducer, target } = this.config;
-    if (formerProducer === undefined || target.lastPublishingIdOf === undefined) return;
+    const { formerProducer, target, logger } = this.config;
+    if (formerProducer === undefined) return;
+    if (target.lastPublishingIdOf === undefined) {
+      // A wrapper that does not forward it turns the check off: say so, once per loop.
+      if (!this.renameUncheckedLogged) {
+        this.renameUncheckedLogged = true;
+        logger.warn(
+          { ...this.where(), formerProducer },
+          `the target has no lastPublishingIdOf, so whether the former producer name '${formerProducer}' published is not checked: if it did, this job reads its source again from the first offset and publishes every result a second time`,
+        );
+      }
+      return;
+    }
     const formerLast = await target.lastPublishingIdOf(formerProducer);
     if (formerLast === 0n || (await hasPublished())) return;
     throw new ProducerRenamedError(target.stream, target.producer, formerProducer, formerLast);

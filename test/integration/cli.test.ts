@@ -317,6 +317,18 @@ describe('stream-windows in a pipe', () => {
     });
   });
 
+  it('should reach the broker through the next node --url lists while the first is down', async () => {
+    const down = url.replace(/:\d+\//, ':1/'); // nothing listens on port 1
+    expect(down).not.toBe(url);
+    const run = await cli([
+      'status',
+      ...['--source', results, '--target', results, '--producer', 'jbo', '--json'],
+      ...['--url', `${down},${url}`],
+    ]);
+    expect(run).toMatchObject({ code: 0 });
+    expect(JSON.parse(run.stdout)).toMatchObject({ producer: 'jbo', published: false });
+  });
+
   // A dozen runs of the command (about 2 s each here, five at once): more than the default bound.
   it('should step a job stopped by a poison message over it with skip, and refuse any other offset', async () => {
     const source = await real.newStream('cli-skip');

@@ -19,12 +19,12 @@ const real = rabbitForTests();
 /** Six one-minute windows of keys a, b, c: five results of three outputs each. */
 const readings = Array.from({ length: 18 }, (_, i) => reading('abc'[i % 3] as string, i, 20 * i));
 
-const job = (source: Source, target: Target, pack: PackMode, allowDefinitionChange = false) =>
+const job = (source: Source, target: Target, pack: PackMode) =>
   aggregate<Reading>(source)
     .tumbling('1m')
     .key((r) => r.sensor)
     .reduce((total, r) => total + r.value, 0)
-    .to(target, { pack, retryDelayMs: 0, allowDefinitionChange });
+    .to(target, { pack, retryDelayMs: 0 });
 
 /** A result as read with its source stream's name, which differs between brokers, as 'in'. */
 const sourceIn = (read: ReadResult<number>) => ({
@@ -37,7 +37,7 @@ const sourceIn = (read: ReadResult<number>) => ({
 });
 
 /** A source stream of `readings` and the target a job wrote from it, on RabbitMQ. */
-async function targetOnRabbit(pack: PackMode): Promise<string> {
+async function jobOnRabbit(pack: PackMode): Promise<{ source: string; target: string }> {
   const from = await real.newStream('reader-in');
   const to = await real.newStream('reader-out');
   await publishAll(
@@ -48,7 +48,12 @@ async function targetOnRabbit(pack: PackMode): Promise<string> {
   const target = real.rabbit.target(to, { producer: 'job' });
   await job(real.rabbit.source(from), target, pack).run({ untilCaughtUp: true });
   await target.close();
-  return to;
+  return { source: from, target: to };
+}
+
+/** The target of `jobOnRabbit`. */
+async function targetOnRabbit(pack: PackMode): Promise<string> {
+  return (await jobOnRabbit(pack)).target;
 }
 
 async function collect(source: Source, options: ReadResultsOptions): Promise<ReadResult<number>[]> {
@@ -120,24 +125,23 @@ describe('readResults on RabbitMQ', () => {
   });
 
   it("should deliver what is written after the start with from 'next', and end cleanly on abort", async () => {
-    const stream = await targetOnRabbit('batch');
+    const { source, target: stream } = await jobOnRabbit('batch');
     const controller = new AbortController();
     const iterator = readResults<number>(real.rabbit.source(stream), {
       from: 'next',
       signal: controller.signal,
     });
     const first = iterator.next();
-    // A second job run over a longer source (another job definition, on purpose) publishes the
-    // next window's result.
-    const more = await real.newStream('reader-more');
-    const extended = [...readings, reading('a', 100, 400), reading('b', 200, 401)];
+    // The job run again over its source, two readings longer, publishes the next window's
+    // result.
+    const more = [reading('a', 100, 400), reading('b', 200, 401)];
     await publishAll(
       real.rabbit,
-      more,
-      extended.map((r) => jsonMessage(r, { creationTime: r.t })),
+      source,
+      more.map((r) => jsonMessage(r, { creationTime: r.t })),
     );
     const target = real.rabbit.target(stream, { producer: 'job' });
-    await job(real.rabbit.source(more), target, 'batch', true).run({ untilCaughtUp: true });
+    await job(real.rabbit.source(source), target, 'batch').run({ untilCaughtUp: true });
     await target.close();
 
     const result = await first;

@@ -22,6 +22,8 @@ const INSTANCES: Readonly<Record<string, () => main.StreamWindowsError>> = {
   RecoveryError: () => new main.RecoveryError('s', 'p', 7n, 'x'),
   JobDefinitionError: () => new main.JobDefinitionError('s', 'p', 7n, 'a', 'b'),
   ProducerRenamedError: () => new main.ProducerRenamedError('s', 'p@x', 'p-x', 7n),
+  DefinitionChangeRefusedError: () =>
+    new main.DefinitionChangeRefusedError('s', 'p', 7n, 'a', 'b', 'x'),
   SourceError: () => new main.SourceError('s', true, 'x'),
   SourceDeactivatedError: () => new main.SourceDeactivatedError('s', 'g', 1n),
   RetentionGapError: () => new main.RetentionGapError('s', 1n, 5n),

@@ -6,14 +6,15 @@ import { describe, expect, it } from 'vitest';
 import {
   aggregate,
   decodeResult,
+  DefinitionChangeRefusedError,
   JobDefinitionError,
   jsonMessage,
+  partitionProducer,
   type PackMode,
   type SingleFormat,
   type Target,
 } from '../../../src/index.js';
 import { encodeResult } from '../../../src/core/result-format.js';
-import { partitionProducer } from '../../../src/core/partitioned-runner.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 
 interface Sale {
@@ -81,6 +82,25 @@ describe('derived producer names', () => {
         ['sum-orders@eu-0', [30, 70]],
       ]),
     );
+  });
+
+  it("are exported as partitionProducer, the name .toPartitions() gives each partition's target", async () => {
+    const broker = new MemoryBroker({ now: () => 0 });
+    broker.createSuperStream('orders', { bindingKeys: ['eu@0', 'us%1'] });
+    broker.createStream('totals');
+    appendSales(broker, 'orders-eu@0', [1, 2]);
+    const given: string[] = [];
+    await aggregate<Sale>(broker.superStreamSource('orders'))
+      .count(2)
+      .reduce((sum, sale) => sum + sale.amount, 0)
+      .toPartitions(
+        (p) => (given.push(p.producer), broker.target('totals', { producer: p.producer })),
+        { name: 'sum@eu%' },
+      )
+      .run({ untilCaughtUp: true });
+    const streams = ['orders-eu@0', 'orders-us%1'];
+    expect(given).toEqual(streams.map((stream) => partitionProducer('sum@eu%', stream)));
+    expect(given).toEqual(['sum%40eu%25@orders-eu@0', 'sum%40eu%25@orders-us%1']);
   });
 
   it('are injective over job and partition names, whatever characters they hold (property)', () => {
@@ -237,6 +257,62 @@ describe('one job definition per producer name', () => {
       [18, '{"source":"sales","window":"count(3)"}'],
       [27, '{"source":"sales","window":"count(3)"}'],
     ]);
+  });
+
+  it('refuses a new source even with allowDefinitionChange: its ids are offsets of the old stream', async () => {
+    const broker = salesBroker([1, 2, 3, 4]);
+    broker.createStream('refunds');
+    appendSales(broker, 'refunds', [10, 20, 30, 40, 50, 60]);
+    await countJob(broker, 2).run({ untilCaughtUp: true });
+    // Resumed at id 4 of 'refunds', it would skip 10, 20, 30 and 40.
+    const running = countJob(broker, 2, { source: 'refunds', allowDefinitionChange: true }).run({
+      untilCaughtUp: true,
+    });
+    await expect(running).rejects.toBeInstanceOf(DefinitionChangeRefusedError);
+    await expect(running).rejects.toMatchObject({
+      code: 'DEFINITION_CHANGE_REFUSED',
+      stream: 'totals',
+      producer: 'totals-job',
+      publishingId: 3n,
+      found: '{"source":"sales","window":"count(2)"}',
+      expected: '{"source":"refunds","window":"count(2)"}',
+    });
+    await expect(running).rejects.toThrow(
+      "its publishing ids are offsets of 'sales', not of 'refunds'",
+    );
+    expect(totals(broker)).toHaveLength(2);
+  });
+
+  it('refuses, even with allowDefinitionChange, a change from an event-time window, which would lose the windows open at the last result', async () => {
+    const MINUTE = 60_000;
+    const eventTimeJob = (broker: MemoryBroker, size: string, allowDefinitionChange = false) =>
+      aggregate<Sale>(broker.source('sales'))
+        .eventTime((sale) => sale.amount * MINUTE)
+        .maxOutOfOrderness('2m')
+        .tumbling(size, { grace: 0 })
+        .reduce((n) => n + 1, 0)
+        .to(broker.target('totals', { producer: 'totals-job' }), { allowDefinitionChange });
+    // Minutes 0, 6 and 9: minute 9 closes [0, 5m) (result 2); minute 6 is in the open [5m, 10m).
+    // A 1m job would rebuild [6m, 7m) from offset 1 and see it closed by the re-read of
+    // offset 2, so publish it never; a step job would resume at 3 and drop it.
+    const changes: [string, (broker: MemoryBroker) => Promise<unknown>][] = [
+      ['5m to 1m', (broker) => eventTimeJob(broker, '1m', true).run({ untilCaughtUp: true })],
+      ['5m to 10m', (broker) => eventTimeJob(broker, '10m', true).run({ untilCaughtUp: true })],
+      [
+        'event time to count',
+        (broker) =>
+          countJob(broker, 2, { allowDefinitionChange: true }).run({ untilCaughtUp: true }),
+      ],
+    ];
+    for (const [change, restart] of changes) {
+      const broker = salesBroker([0, 6, 9]);
+      await eventTimeJob(broker, '5m').run({ untilCaughtUp: true });
+      appendSales(broker, 'sales', [30, 31]);
+      const running = restart(broker);
+      await expect(running, change).rejects.toBeInstanceOf(DefinitionChangeRefusedError);
+      await expect(running, change).rejects.toThrow('after an event-time window');
+      expect(totals(broker), change).toHaveLength(1);
+    }
   });
 
   it('accepts a last result of the earlier format, which carries no definition', async () => {

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import { ConfigError, type Partition } from '../../../src/index.js';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import * as main from '../../../src/index.js';
+import { ConfigError, type Partition, type PartitionedRunOptions } from '../../../src/index.js';
 import { JOB, ordersBroker, ordersJob, rollupsByProducer } from '../../support/partitioned-job.js';
 
 describe('a partitioned run given the partitions it takes', () => {
@@ -36,5 +37,10 @@ describe('a partitioned run given the partitions it takes', () => {
     await expect(run).rejects.toThrow(ConfigError);
     await expect(run).rejects.toThrow('partitions must be a function of the partition, given: ');
     expect(rollupsByProducer(broker).size).toBe(0);
+  });
+
+  it('offers no checkProducers to users: passed a no-op, it turned off the checks of one name per loop and 255 names per stream', () => {
+    expectTypeOf<PartitionedRunOptions>().not.toHaveProperty('checkProducers');
+    expect(Object.keys(main)).not.toContain('checkProducers');
   });
 });

@@ -8,6 +8,7 @@ import {
   ConfigError,
   jsonMessage,
   ProducerRenamedError,
+  PublishError,
   type Partition,
   type Target,
 } from '../../../src/index.js';
@@ -19,7 +20,9 @@ import {
   rollupsByProducer,
   type Order,
 } from '../../support/partitioned-job.js';
+import { crashingTarget } from '../../../examples/crashing-target.js';
 import { forwarding } from '../../support/forwarding-target.js';
+import { keepingLogger } from '../../support/keeping-logger.js';
 
 /** The job as a version before the fix ran it: each loop under `<job>-<partition stream>`. */
 async function runAsBefore(broker: MemoryBroker): Promise<void> {
@@ -153,6 +156,60 @@ describe('a partitioned job upgraded from the former derived producer names', ()
       .run({ untilCaughtUp: true });
     expect(summary.duplicates).toBe(1);
     expect(scans).toBe(1);
+  });
+
+  it('warns once per loop when its target cannot tell whether the former name published (a wrapper without lastPublishingIdOf)', async () => {
+    const broker = ordersBroker(2, 2);
+    await runAsBefore(broker);
+    const logger = keepingLogger();
+    const summary = await aggregate<Order>(broker.superStreamSource('orders'))
+      .count(3)
+      .reduce((sum, order) => sum + order.amount, 0)
+      .toPartitions(
+        (partition) => {
+          const { lastPublishingIdOf: _, ...target } = forwarding(
+            broker.target('rollups', { producer: partition.producer }),
+          );
+          // The first publish fails as retriable: the loop starts again from id 0, and asks
+          // about the former name again.
+          let failed = false;
+          return {
+            ...target,
+            publish: async (id, messages) => {
+              if (failed) return target.publish(id, messages);
+              failed = true;
+              throw new PublishError(target.stream, id, true, 'connection lost');
+            },
+          };
+        },
+        { name: JOB, retryDelayMs: 0, logger },
+      )
+      .run({ untilCaughtUp: true });
+    // Unchecked, it re-read both partitions (what the warning says), restarting once each.
+    expect(summary).toMatchObject({ results: 4, restarts: 2 });
+    const warnings = logger.lines.filter(
+      ([level, , message]) =>
+        level === 'warn' && message.startsWith('the target has no lastPublishingIdOf'),
+    );
+    const formerNames = warnings.map(
+      ([, fields]) => (fields as { formerProducer?: string }).formerProducer,
+    );
+    expect(formerNames.sort()).toEqual(oldNames);
+  });
+
+  it("is checked through the examples' crashing target, which forwards lastPublishingIdOf", async () => {
+    const broker = ordersBroker(2, 2);
+    await runAsBefore(broker);
+    const running = aggregate<Order>(broker.superStreamSource('orders'))
+      .count(3)
+      .reduce((sum, order) => sum + order.amount, 0)
+      .toPartitions(
+        (p) =>
+          crashingTarget(broker.target('rollups', { producer: p.producer }), 99, 'after-publish'),
+        { name: JOB, retryDelayMs: 0 },
+      )
+      .run({ untilCaughtUp: true });
+    await expect(running).rejects.toBeInstanceOf(ProducerRenamedError);
   });
 
   it('refuses an allowRereadAfterRename that is not a boolean', () => {
