@@ -5,9 +5,9 @@
 import { decode as decodeMsgpack } from '@msgpack/msgpack';
 import { describe, expect, inject, it } from 'vitest';
 import { Offset } from 'rabbitmq-stream-js-client';
-import { aggregate, readResults, type PackMode, type SingleFormat } from '../../src/index.js';
+import { readResults, type PackMode, type SingleFormat } from '../../src/index.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
-import { brokerWithReadings, reading, type Reading } from '../support/memory-job.js';
+import { jobWrites, LAST_OFFSETS } from '../support/job-writes.js';
 import { offsetsOf, rabbitForTests } from '../support/rabbitmq.js';
 import { stockForTests } from '../support/stock-client.js';
 import { publishInFrames, type Write } from '../support/shared-chunks.js';
@@ -18,24 +18,9 @@ const params = parseStreamUrl(url);
 const real = rabbitForTests();
 const stock = stockForTests();
 
-/** Five one-minute windows of keys a, b, c: five results of three outputs, publishing ids 2, 5, … 14. */
-const readings = Array.from({ length: 18 }, (_, i) => reading('abc'[i % 3] as string, i, 20 * i));
-const LAST_OFFSETS = ['2', '5', '8', '11', '14'];
-
-/** The job's writes for a packing, computed on the embedded broker. */
-async function writesOf(pack: PackMode, format?: SingleFormat): Promise<Write[]> {
-  const broker = brokerWithReadings(readings);
-  await aggregate<Reading>(broker.source('source'))
-    .tumbling('1m')
-    .key((r) => r.sensor)
-    .reduce((total, r) => total + r.value, 0)
-    .to(broker.target('target', { producer: 'p' }), { pack, format })
-    .run({ untilCaughtUp: true });
-  return broker.chunks('target').map((chunk) => ({
-    publishingId: chunk.writer?.publishingId ?? -1n,
-    messages: chunk.messages.map((m) => m.bytes),
-  }));
-}
+/** The job's writes for a packing: five results of three outputs (test/support/job-writes.ts). */
+const writesOf = (pack: PackMode, format?: SingleFormat): Promise<Write[]> =>
+  jobWrites({ pack, format });
 
 /**
  * The writes on RabbitMQ: 1st, 2nd and 5th result alone in a chunk, the 3rd and 4th in one.
