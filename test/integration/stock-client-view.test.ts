@@ -8,9 +8,10 @@ import { Offset } from 'rabbitmq-stream-js-client';
 import { readResults, type PackMode, type SingleFormat } from '../../src/index.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { jobWrites, LAST_OFFSETS } from '../support/job-writes.js';
-import { offsetsOf, rabbitForTests } from '../support/rabbitmq.js';
+import { chunkSizes, onRabbit } from '../support/job-chunks.js';
+import { rabbitForTests } from '../support/rabbitmq.js';
 import { stockForTests } from '../support/stock-client.js';
-import { publishInFrames, type Write } from '../support/shared-chunks.js';
+import type { Write } from '../support/shared-chunks.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);
@@ -21,41 +22,6 @@ const stock = stockForTests();
 /** The job's writes for a packing: five results of three outputs (test/support/job-writes.ts). */
 const writesOf = (pack: PackMode, format?: SingleFormat): Promise<Write[]> =>
   jobWrites({ pack, format });
-
-/**
- * The writes on RabbitMQ: 1st, 2nd and 5th result alone in a chunk, the 3rd and 4th in one.
- * The broker hands each entry of a Publish frame to the stream's writer on its own, and a
- * busy writer can cut the chunk between them: the layout is then tried again on a new stream
- * (a precondition of the test, not what it checks), at most a few times.
- */
-async function onRabbit(writes: readonly Write[]): Promise<string> {
-  const [w0, w1, w2, w3, w4] = writes as [Write, Write, Write, Write, Write];
-  const groups = [[w0], [w1], [w2, w3], [w4]];
-  const wanted = groups.map((group) => group.reduce((n, w) => n + w.messages.length, 0));
-  const layouts: number[][] = [];
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const stream = await real.newStream('stock-view');
-    await publishInFrames(params, stream, groups);
-    const sizes = await chunkSizes(stream);
-    if (sizes.join() === wanted.join()) return stream;
-    layouts.push(sizes);
-  }
-  throw new Error(`chunks [${wanted.join()}] never came out; got ${JSON.stringify(layouts)}`);
-}
-
-/** Chunk sizes as our source reads them: proves the layout the test means. */
-async function chunkSizes(stream: string): Promise<number[]> {
-  const source = real.rabbit.source(stream);
-  const end = await source.endOffset();
-  const controller = new AbortController();
-  const sizes: number[] = [];
-  for await (const chunk of source.read(0n, controller.signal)) {
-    sizes.push(offsetsOf([chunk]).length);
-    if (chunk.firstOffset + BigInt(chunk.count) >= end) break;
-  }
-  controller.abort();
-  return sizes;
-}
 
 interface StockMessage {
   readonly offset: bigint | undefined;
@@ -107,8 +73,8 @@ async function ourReader(stream: string) {
 
 describe('the stock rabbitmq-stream-js-client 1.0.0 consumer and readResults on each packing', () => {
   it("should show the stock consumer only the last data section of a 'sections' result", async () => {
-    const stream = await onRabbit(await writesOf('sections'));
-    expect(await chunkSizes(stream)).toEqual([1, 1, 2, 1]);
+    const stream = await onRabbit(real, params, await writesOf('sections'));
+    expect(await chunkSizes(real, stream)).toEqual([1, 1, 2, 1]);
 
     const seen = await consumeStock(stream);
     expect(seen.map((m) => [m.offset, m.lastOffset])).toEqual(
@@ -133,8 +99,8 @@ describe('the stock rabbitmq-stream-js-client 1.0.0 consumer and readResults on 
   });
 
   it("should give the stock consumer offsets 0..n-1 in a 'batch' result and lose a batch sharing a chunk", async () => {
-    const stream = await onRabbit(await writesOf('batch'));
-    expect(await chunkSizes(stream)).toEqual([3, 3, 6, 3]);
+    const stream = await onRabbit(real, params, await writesOf('batch'));
+    expect(await chunkSizes(real, stream)).toEqual([3, 3, 6, 3]);
 
     const seen = await consumeStock(stream);
     // Real offsets 0..14; the stock consumer numbers each batch from 0, and of the chunk
@@ -154,8 +120,8 @@ describe('the stock rabbitmq-stream-js-client 1.0.0 consumer and readResults on 
   it.each(['msgpack', 'json'] as const)(
     "should show the stock consumer each 'single' %s result whole in one message",
     async (format) => {
-      const stream = await onRabbit(await writesOf('single', format));
-      expect(await chunkSizes(stream)).toEqual([1, 1, 2, 1]);
+      const stream = await onRabbit(real, params, await writesOf('single', format));
+      expect(await chunkSizes(real, stream)).toEqual([1, 1, 2, 1]);
 
       const seen = await consumeStock(stream);
       expect(seen.map((m) => [m.offset, m.lastOffset])).toEqual(
