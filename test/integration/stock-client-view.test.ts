@@ -1,4 +1,5 @@
-// What a consumer in another service sees of each packing (the README's interop table):
+// What a consumer in another service sees of each packing (the README's interop table, its
+// stock column; the AMQP columns are interop-clients.test.ts's):
 // the stock rabbitmq-stream-js-client 1.0.0 consumer against the real broker, next to
 // readResults. The results are a job's writes, placed in chunks the way a running job's
 // pipelined publishes land: some alone, two sharing one chunk.
@@ -7,6 +8,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { Offset } from 'rabbitmq-stream-js-client';
 import { readResults, type PackMode, type SingleFormat } from '../../src/index.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
+import { INTEROP_CONTRACT } from '../support/interop-contract.js';
 import { jobWrites, LAST_OFFSETS } from '../support/job-writes.js';
 import { chunkSizes, onRabbit } from '../support/job-chunks.js';
 import { rabbitForTests } from '../support/rabbitmq.js';
@@ -77,6 +79,7 @@ describe('the stock rabbitmq-stream-js-client 1.0.0 consumer and readResults on 
     expect(await chunkSizes(real, stream)).toEqual([1, 1, 2, 1]);
 
     const seen = await consumeStock(stream);
+    expect(seen).toHaveLength(INTEROP_CONTRACT.sections.stockMessages);
     expect(seen.map((m) => [m.offset, m.lastOffset])).toEqual(
       LAST_OFFSETS.map((o, i) => [BigInt(i), o]),
     );
@@ -103,6 +106,7 @@ describe('the stock rabbitmq-stream-js-client 1.0.0 consumer and readResults on 
     expect(await chunkSizes(real, stream)).toEqual([3, 3, 6, 3]);
 
     const seen = await consumeStock(stream);
+    expect(seen).toHaveLength(INTEROP_CONTRACT.batch.stockMessages);
     // Real offsets 0..14; the stock consumer numbers each batch from 0, and of the chunk
     // holding the results for 8 and 11 it delivers the first batch only.
     expect(seen.map((m) => m.offset)).toEqual([0n, 1n, 2n, 0n, 1n, 2n, 0n, 1n, 2n, 0n, 1n, 2n]);
@@ -124,6 +128,9 @@ describe('the stock rabbitmq-stream-js-client 1.0.0 consumer and readResults on 
       expect(await chunkSizes(real, stream)).toEqual([1, 1, 2, 1]);
 
       const seen = await consumeStock(stream);
+      expect(seen).toHaveLength(
+        INTEROP_CONTRACT[format === 'json' ? 'single json' : 'single msgpack'].stockMessages,
+      );
       expect(seen.map((m) => [m.offset, m.lastOffset])).toEqual(
         LAST_OFFSETS.map((o, i) => [BigInt(i), o]),
       );

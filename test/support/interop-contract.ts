@@ -16,6 +16,8 @@ export interface AmqpView {
 export interface PackingRow {
   /** The README's first cell. */
   readonly label: string;
+  /** Messages the stock stream consumer delivers (of 5 results, two sharing a chunk). */
+  readonly stockMessages: number;
   readonly stock: string;
   readonly amqp10: AmqpView;
   readonly amqp091: AmqpView;
@@ -26,6 +28,7 @@ const WHOLE = 'every result whole, at its offset';
 
 export const INTEROP_CONTRACT: Readonly<Record<Packing, PackingRow>> = {
   sections: {
+    stockMessages: 5,
     label: "`'sections'` (default)",
     stock:
       'one message per result at its real offset, but its content is only the LAST data section (the last output, or the late or dead-letter section); the properties still say how many outputs there were',
@@ -42,6 +45,7 @@ export const INTEROP_CONTRACT: Readonly<Record<Packing, PackingRow>> = {
     readResults: WHOLE,
   },
   batch: {
+    stockMessages: 12,
     label: "`'batch'`",
     stock:
       'each part of a batch numbered 0..n-1 instead of its real offset; of a chunk holding several batches only the FIRST batch is delivered, the others never (no error)',
@@ -58,6 +62,7 @@ export const INTEROP_CONTRACT: Readonly<Record<Packing, PackingRow>> = {
     readResults: 'every result whole (parts reassembled), at its offset',
   },
   'single msgpack': {
+    stockMessages: 5,
     label: "`'single'` (msgpack, `application/msgpack`)",
     stock:
       'one message per result at its real offset, its content the whole result: a msgpack array of every section',
@@ -74,6 +79,7 @@ export const INTEROP_CONTRACT: Readonly<Record<Packing, PackingRow>> = {
     readResults: WHOLE,
   },
   'single json': {
+    stockMessages: 5,
     label: "`'single'`, `format: 'json'`",
     stock: 'the same, the content plain JSON text (`JSON.parse` it)',
     amqp10: {
@@ -89,6 +95,7 @@ export const INTEROP_CONTRACT: Readonly<Record<Packing, PackingRow>> = {
     readResults: WHOLE,
   },
   encode: {
+    stockMessages: 5,
     label: 'your own `encode`, one body per result',
     stock: 'one message per result at its real offset, its content your body',
     amqp10: {
