@@ -30,48 +30,54 @@ export function amqpEndpoint(streamUrl: string): { host: string; port: number } 
 
 /**
  * Collects deliveries until `count` arrived and QUIET_MS passed without another (so extra
- * messages show up), or fails at DEADLINE_MS with what arrived.
+ * messages show up), or fails at DEADLINE_MS with what arrived, or on the client's error.
+ * `start` subscribes and returns how to close the client, which runs however it ends.
  */
 function collect(
   count: number,
-  start: (push: (d: AmqpDelivery) => void) => Promise<() => Promise<void>>,
+  start: (
+    push: (delivery: AmqpDelivery) => void,
+    fail: (error: unknown) => void,
+  ) => Promise<() => Promise<void>>,
 ) {
   return new Promise<AmqpDelivery[]>((resolve, reject) => {
     const received: AmqpDelivery[] = [];
     let quiet: NodeJS.Timeout | undefined;
-    let stop: (() => Promise<void>) | undefined;
-    const finish = (error?: Error) => {
+    let ended = false;
+    const end = (error?: unknown) => {
+      if (ended) return;
+      ended = true;
       clearTimeout(quiet);
       clearTimeout(deadline);
-      void (stop?.() ?? Promise.resolve()).finally(() =>
-        error === undefined ? resolve(received) : reject(error),
-      );
+      void close
+        .then((stop) => stop())
+        .catch(() => undefined)
+        .finally(() => (error === undefined ? resolve(received) : reject(asError(error))));
     };
     const deadline = setTimeout(
-      () =>
-        finish(
-          new Error(`expected ${count} messages in ${DEADLINE_MS} ms, got ${received.length}`),
-        ),
+      () => end(`expected ${count} messages in ${DEADLINE_MS} ms, got ${received.length}`),
       DEADLINE_MS,
     );
-    start((delivery) => {
+    const close = start((delivery) => {
       received.push(delivery);
       if (received.length >= count) {
         clearTimeout(quiet);
-        quiet = setTimeout(() => finish(), QUIET_MS);
+        quiet = setTimeout(() => end(), QUIET_MS);
       }
-    }).then(
-      (s) => (stop = s),
-      (error: unknown) => finish(error instanceof Error ? error : new Error(String(error))),
-    );
+    }, end);
+    close.catch(end);
   });
 }
+
+const asError = (error: unknown): Error =>
+  error instanceof Error ? error : new Error(String(error));
 
 interface RheaMessage {
   message_annotations?: Record<string, unknown>;
   application_properties?: Record<string, unknown>;
   content_type?: string;
-  body: { typecode: number; content: Buffer | Buffer[]; multiple?: boolean };
+  // Data sections: one Buffer, or an array of them when there are several.
+  body: { content: Buffer | Buffer[] };
 }
 interface RheaConnection {
   open_receiver(options: unknown): { on(event: string, handler: (context: never) => void): void };
@@ -79,17 +85,28 @@ interface RheaConnection {
   close(): void;
 }
 const rhea = createRequire(import.meta.url)('rhea') as {
-  create_container(): { connect(options: unknown): RheaConnection };
+  create_container(): {
+    connect(options: unknown): RheaConnection;
+    on(event: 'error', handler: (error: unknown) => void): void;
+  };
 };
 
 /** AMQP 1.0 (rhea): a receiver on `/queues/<stream>` with the offset filter `first`. */
 export function readWithRhea(streamUrl: string, stream: string, count: number) {
   const { host, port } = amqpEndpoint(streamUrl);
   const { username, password } = parseStreamUrl(streamUrl);
-  return collect(count, async (push) => {
-    const connection = rhea
-      .create_container()
-      .connect({ host, port, username, password, hostname: 'vhost:/', reconnect: false });
+  return collect(count, async (push, fail) => {
+    const container = rhea.create_container();
+    // Any error rhea has no handler for (a session or link refused, a lost connection).
+    container.on('error', fail);
+    const connection = container.connect({
+      host,
+      port,
+      username,
+      password,
+      hostname: 'vhost:/',
+      reconnect: false,
+    });
     const receiver = connection.open_receiver({
       source: { address: `/queues/${stream}`, filter: { 'rabbitmq:stream-offset-spec': 'first' } },
       credit_window: 500,
@@ -114,9 +131,11 @@ export function readWithRhea(streamUrl: string, stream: string, count: number) {
 export function readWithAmqplib(streamUrl: string, stream: string, count: number) {
   const { host, port } = amqpEndpoint(streamUrl);
   const { username, password } = parseStreamUrl(streamUrl);
-  return collect(count, async (push) => {
+  return collect(count, async (push, fail) => {
     const connection = await connectAmqp091({ hostname: host, port, username, password });
+    connection.on('error', fail);
     const channel = await connection.createChannel();
+    channel.on('error', fail);
     await channel.prefetch(500);
     await channel.consume(
       stream,
