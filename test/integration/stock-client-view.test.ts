@@ -1,16 +1,19 @@
-// What a consumer in another service sees of each packing (the README's interop table):
+// What a consumer in another service sees of each packing (the README's interop table, its
+// stock column; the AMQP columns are interop-clients.test.ts's):
 // the stock rabbitmq-stream-js-client 1.0.0 consumer against the real broker, next to
 // readResults. The results are a job's writes, placed in chunks the way a running job's
 // pipelined publishes land: some alone, two sharing one chunk.
 import { decode as decodeMsgpack } from '@msgpack/msgpack';
 import { describe, expect, inject, it } from 'vitest';
 import { Offset } from 'rabbitmq-stream-js-client';
-import { aggregate, readResults, type PackMode, type SingleFormat } from '../../src/index.js';
+import { readResults, type PackMode, type SingleFormat } from '../../src/index.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
-import { brokerWithReadings, reading, type Reading } from '../support/memory-job.js';
-import { offsetsOf, rabbitForTests } from '../support/rabbitmq.js';
+import { INTEROP_CONTRACT } from '../support/interop-contract.js';
+import { jobWrites, LAST_OFFSETS } from '../support/job-writes.js';
+import { chunkSizes, onRabbit } from '../support/job-chunks.js';
+import { rabbitForTests } from '../support/rabbitmq.js';
 import { stockForTests } from '../support/stock-client.js';
-import { publishInFrames, type Write } from '../support/shared-chunks.js';
+import type { Write } from '../support/shared-chunks.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);
@@ -18,59 +21,9 @@ const params = parseStreamUrl(url);
 const real = rabbitForTests();
 const stock = stockForTests();
 
-/** Five one-minute windows of keys a, b, c: five results of three outputs, publishing ids 2, 5, … 14. */
-const readings = Array.from({ length: 18 }, (_, i) => reading('abc'[i % 3] as string, i, 20 * i));
-const LAST_OFFSETS = ['2', '5', '8', '11', '14'];
-
-/** The job's writes for a packing, computed on the embedded broker. */
-async function writesOf(pack: PackMode, format?: SingleFormat): Promise<Write[]> {
-  const broker = brokerWithReadings(readings);
-  await aggregate<Reading>(broker.source('source'))
-    .tumbling('1m')
-    .key((r) => r.sensor)
-    .reduce((total, r) => total + r.value, 0)
-    .to(broker.target('target', { producer: 'p' }), { pack, format })
-    .run({ untilCaughtUp: true });
-  return broker.chunks('target').map((chunk) => ({
-    publishingId: chunk.writer?.publishingId ?? -1n,
-    messages: chunk.messages.map((m) => m.bytes),
-  }));
-}
-
-/**
- * The writes on RabbitMQ: 1st, 2nd and 5th result alone in a chunk, the 3rd and 4th in one.
- * The broker hands each entry of a Publish frame to the stream's writer on its own, and a
- * busy writer can cut the chunk between them: the layout is then tried again on a new stream
- * (a precondition of the test, not what it checks), at most a few times.
- */
-async function onRabbit(writes: readonly Write[]): Promise<string> {
-  const [w0, w1, w2, w3, w4] = writes as [Write, Write, Write, Write, Write];
-  const groups = [[w0], [w1], [w2, w3], [w4]];
-  const wanted = groups.map((group) => group.reduce((n, w) => n + w.messages.length, 0));
-  const layouts: number[][] = [];
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const stream = await real.newStream('stock-view');
-    await publishInFrames(params, stream, groups);
-    const sizes = await chunkSizes(stream);
-    if (sizes.join() === wanted.join()) return stream;
-    layouts.push(sizes);
-  }
-  throw new Error(`chunks [${wanted.join()}] never came out; got ${JSON.stringify(layouts)}`);
-}
-
-/** Chunk sizes as our source reads them: proves the layout the test means. */
-async function chunkSizes(stream: string): Promise<number[]> {
-  const source = real.rabbit.source(stream);
-  const end = await source.endOffset();
-  const controller = new AbortController();
-  const sizes: number[] = [];
-  for await (const chunk of source.read(0n, controller.signal)) {
-    sizes.push(offsetsOf([chunk]).length);
-    if (chunk.firstOffset + BigInt(chunk.count) >= end) break;
-  }
-  controller.abort();
-  return sizes;
-}
+/** The job's writes for a packing: five results of three outputs (test/support/job-writes.ts). */
+const writesOf = (pack: PackMode, format?: SingleFormat): Promise<Write[]> =>
+  jobWrites({ pack, format });
 
 interface StockMessage {
   readonly offset: bigint | undefined;
@@ -122,10 +75,11 @@ async function ourReader(stream: string) {
 
 describe('the stock rabbitmq-stream-js-client 1.0.0 consumer and readResults on each packing', () => {
   it("should show the stock consumer only the last data section of a 'sections' result", async () => {
-    const stream = await onRabbit(await writesOf('sections'));
-    expect(await chunkSizes(stream)).toEqual([1, 1, 2, 1]);
+    const stream = await onRabbit(real, params, await writesOf('sections'));
+    expect(await chunkSizes(real, stream)).toEqual([1, 1, 2, 1]);
 
     const seen = await consumeStock(stream);
+    expect(seen).toHaveLength(INTEROP_CONTRACT.sections.stockMessages);
     expect(seen.map((m) => [m.offset, m.lastOffset])).toEqual(
       LAST_OFFSETS.map((o, i) => [BigInt(i), o]),
     );
@@ -148,10 +102,11 @@ describe('the stock rabbitmq-stream-js-client 1.0.0 consumer and readResults on 
   });
 
   it("should give the stock consumer offsets 0..n-1 in a 'batch' result and lose a batch sharing a chunk", async () => {
-    const stream = await onRabbit(await writesOf('batch'));
-    expect(await chunkSizes(stream)).toEqual([3, 3, 6, 3]);
+    const stream = await onRabbit(real, params, await writesOf('batch'));
+    expect(await chunkSizes(real, stream)).toEqual([3, 3, 6, 3]);
 
     const seen = await consumeStock(stream);
+    expect(seen).toHaveLength(INTEROP_CONTRACT.batch.stockMessages);
     // Real offsets 0..14; the stock consumer numbers each batch from 0, and of the chunk
     // holding the results for 8 and 11 it delivers the first batch only.
     expect(seen.map((m) => m.offset)).toEqual([0n, 1n, 2n, 0n, 1n, 2n, 0n, 1n, 2n, 0n, 1n, 2n]);
@@ -169,10 +124,13 @@ describe('the stock rabbitmq-stream-js-client 1.0.0 consumer and readResults on 
   it.each(['msgpack', 'json'] as const)(
     "should show the stock consumer each 'single' %s result whole in one message",
     async (format) => {
-      const stream = await onRabbit(await writesOf('single', format));
-      expect(await chunkSizes(stream)).toEqual([1, 1, 2, 1]);
+      const stream = await onRabbit(real, params, await writesOf('single', format));
+      expect(await chunkSizes(real, stream)).toEqual([1, 1, 2, 1]);
 
       const seen = await consumeStock(stream);
+      expect(seen).toHaveLength(
+        INTEROP_CONTRACT[format === 'json' ? 'single json' : 'single msgpack'].stockMessages,
+      );
       expect(seen.map((m) => [m.offset, m.lastOffset])).toEqual(
         LAST_OFFSETS.map((o, i) => [BigInt(i), o]),
       );
