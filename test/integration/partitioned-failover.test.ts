@@ -40,6 +40,8 @@ const PER_ROUND = 300;
 const SEED = Number(process.env.FAILOVER_SEED ?? 20261201);
 /** The bound on all the waits of the kill test together, below its timeout (120 s). */
 const WAITS_MS = 100_000;
+/** The bound on each wait of the step-down test, well below its timeout (120 s). */
+const STEP_MS = 30_000;
 
 const PUBLISH = 0x0002;
 const DELIVER = 0x0008;
@@ -373,6 +375,27 @@ describe('an instance told to step down while its chunks are queued and its publ
     await feeder.close();
     const group = { name: uniqueStream('group'), superStream: name };
     const log: string[] = [];
+    // Each wait of the test is bounded and named: a wait that never ends fails saying which
+    // one, with what happened so far, instead of running into the test's timeout unexplained.
+    const step = async <V>(label: string, waiting: Promise<V>): Promise<V> => {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `step-down test stuck at '${label}' for ${STEP_MS} ms; log: ${log.join(', ')}`,
+              ),
+            ),
+          STEP_MS,
+        );
+      });
+      try {
+        return await Promise.race([waiting, timedOut]);
+      } finally {
+        clearTimeout(timer);
+      }
+    };
     const watched = (who: string, inner: Target): Target => ({
       ...forwarding(inner),
       publish: async (id, messages) => {
@@ -408,11 +431,16 @@ describe('an instance told to step down while its chunks are queued and its publ
     jobA.on('restart', (event) => log.push(`A restart after ${String(event.error)}`));
     const stopA = new AbortController();
     const runA = jobA.run({ signal: stopA.signal });
-    const releasePublishesOfA = await publishesOfA;
+    const releasePublishesOfA = await step("A's first publish", publishesOfA);
     const heldAt = performance.now();
     // The loop waits on its full window of unconfirmed results, the broker's chunks queued.
-    while (jobA.inFlight < MAX_IN_FLIGHT) await sleep(10);
-    await sourceOfA.brokerSent(DELIVER, 4);
+    await step(
+      "A's full window in flight",
+      (async () => {
+        while (jobA.inFlight < MAX_IN_FLIGHT) await sleep(10);
+      })(),
+    );
+    await step('4 chunks delivered to A', sourceOfA.brokerSent(DELIVER, 4));
     const answerOfA = sourceOfA.holdFrame(CONSUMER_UPDATE_RESPONSE);
     let answered = false;
     void answerOfA.then(() => {
@@ -430,7 +458,7 @@ describe('an instance told to step down while its chunks are queued and its publ
         log.push('B read');
       }
     })().catch((error: unknown) => error);
-    await others.brokerSent(SUBSCRIBE_RESPONSE, 1);
+    await step("B's subscription", others.brokerSent(SUBSCRIBE_RESPONSE, 1));
     const rabbitC = await connect(viaOthers);
     const jobC = readingsPartitionJob(
       rabbitSource(partition, { connection: viaOthers, singleActive: group }),
@@ -440,7 +468,7 @@ describe('an instance told to step down while its chunks are queued and its publ
     // What C went through, for the message of a failed expectation.
     jobC.on('restart', (event) => log.push(`C restart after ${String(event.error)}`));
     const runC = jobC.run({ untilCaughtUp: true });
-    await sourceOfA.brokerSent(CONSUMER_UPDATE, 2);
+    await step('the step-down sent to A', sourceOfA.brokerSent(CONSUMER_UPDATE, 2));
 
     // While A's confirms are held, A does not answer, and the broker activates nobody.
     await sleep(500);
@@ -458,16 +486,16 @@ describe('an instance told to step down while its chunks are queued and its publ
     log.push('confirms of A released');
     const heldFor = Math.round(performance.now() - heldAt);
     releasePublishesOfA();
-    const releaseAnswerOfA = await answerOfA;
+    const releaseAnswerOfA = await step("A's answer", answerOfA);
     // Holding A's answer a while longer: whatever A would publish after it shows now.
     await sleep(300);
     log.push('answer of A released');
     releaseAnswerOfA();
-    await runC;
+    await step('C caught up', runC);
     stopA.abort();
     stopB.abort();
-    await runA;
-    expect(await readB).toBeUndefined();
+    await step('A stopped', runA);
+    expect(await step('B stopped', readB)).toBeUndefined();
     await rabbitA.close();
     await rabbitC.close();
 
