@@ -28,8 +28,6 @@ export function isRepresentable(start: number, end: number): boolean {
  */
 const SURELY_HELD = MAX_EVENT_TIME - MAX_DURATION_MS;
 
-const checks = new WeakMap<object, EventTimeCheck>();
-
 /**
  * Which event times a job over `spec` takes: those whose windows are all representable (see
  * isRepresentable). The message reader refuses any other as an 'event-time' error, so that no
@@ -41,15 +39,6 @@ const checks = new WeakMap<object, EventTimeCheck>();
  * state, so it is not probed, and its bounds are its own.
  */
 export function eventTimeCheck(spec: WindowSpec | EventTimeWindowSpec): EventTimeCheck {
-  let check = checks.get(spec);
-  if (check === undefined) {
-    check = checkOf(spec);
-    checks.set(spec, check);
-  }
-  return check;
-}
-
-function checkOf(spec: WindowSpec | EventTimeWindowSpec): EventTimeCheck {
   const inDateRange = (time: number): boolean => time >= -MAX_EVENT_TIME && time <= MAX_EVENT_TIME;
   const windowsOf = windowsOfTime(spec);
   if (windowsOf === undefined) return inDateRange;
