@@ -1,0 +1,26 @@
+/**
+ * The database a sink writes to, as the sink sees it: transactions of parameterised SQL
+ * (`$1`, `$2`, … as PostgreSQL numbers them). One port for every database the sink supports,
+ * so the sink's rules are written once: `stream-windows/postgres` adapts a `pg` pool (the
+ * real PostgreSQL), `stream-windows/pglite` an in-process PGlite (the same SQL, nothing to
+ * install: for demos and users' own tests).
+ */
+export interface SinkDatabase {
+  /**
+   * Runs `work` in one transaction: committed when it resolves, rolled back when it throws
+   * (the error is rethrown). A failure to commit is thrown too: then nothing of `work` holds.
+   */
+  transaction<T>(work: (tx: SinkTransaction) => Promise<T>): Promise<T>;
+  /** Whether `error` (thrown by this database) may pass on retry: a lost connection, a deadlock, a serialization failure. */
+  isRetriable(error: unknown): boolean;
+  /** Releases what the adapter opened itself; one given to it by the user stays open. */
+  close(): Promise<void>;
+}
+
+/** The statements of one transaction. */
+export interface SinkTransaction {
+  query<Row = Record<string, unknown>>(
+    sql: string,
+    params?: readonly unknown[],
+  ): Promise<{ readonly rows: readonly Row[]; readonly rowCount: number }>;
+}
