@@ -6,6 +6,7 @@ import * as memory from '../../../src/memory/index.js';
 import * as rabbitmq from '../../../src/rabbitmq/index.js';
 import * as metrics from '../../../src/metrics/index.js';
 import * as cli from '../../../src/cli/index.js';
+import * as pglite from '../../../src/pglite/index.js';
 import * as commonErrors from '../../../src/common/errors.js';
 
 const root = resolve(import.meta.dirname, '../../..');
@@ -15,6 +16,7 @@ const entryPoints: Readonly<Record<string, Record<string, unknown>>> = {
   'stream-windows/rabbitmq': rabbitmq,
   'stream-windows/metrics': metrics,
   'stream-windows/cli': cli,
+  'stream-windows/pglite': pglite,
 };
 
 function isErrorClass(value: unknown): value is abstract new (...args: never[]) => Error {

@@ -16,6 +16,11 @@ const LAYER: Readonly<Record<string, number>> = {
   rabbitmq: 3,
   // Over core's events, with prom-client, which nothing else may import (an optional peer).
   metrics: 3,
+  // The database sink reads streams through core's ports and result format.
+  sink: 3,
+  // Database adapters of the sink, each over an optional peer nothing else may import.
+  pglite: 4,
+  postgres: 4,
   // The command line reads jobs through both the core and the RabbitMQ adapter.
   cli: 4,
 };

@@ -1,0 +1,29 @@
+// stream-windows/pglite: the database sink's embedded default, an in-process PostgreSQL
+// (@electric-sql/pglite, an optional peer dependency): the same SQL as the real one, nothing
+// to install. For demos and users' own tests; production uses 'stream-windows/postgres'.
+import type { PGlite } from '@electric-sql/pglite';
+import type { SinkDatabase, SinkTransaction } from '../sink/sink-database.js';
+import { isRetriableSqlState } from '../sink/retriable-sqlstate.js';
+
+/**
+ * A sink database over a PGlite instance. The instance stays the caller's: `close()` leaves it
+ * open (close it yourself when done with it).
+ */
+export function pglite(db: PGlite): SinkDatabase {
+  return {
+    transaction: (work) =>
+      db.transaction((tx) => {
+        const statements: SinkTransaction = {
+          query: async <Row>(sql: string, params?: readonly unknown[]) => {
+            const result = await tx.query<Row>(sql, params === undefined ? undefined : [...params]);
+            // rowCount is the command tag's count, as pg reports it (affectedRows sums a script's).
+            return { rows: result.rows, rowCount: result.rowCount ?? result.rows.length };
+          },
+        };
+        return work(statements);
+      }),
+    isRetriable: (error) =>
+      isRetriableSqlState((error as { code?: unknown } | null | undefined)?.code),
+    close: () => Promise.resolve(),
+  };
+}
