@@ -146,15 +146,21 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
   );
 }
 
-/** Writes the results file in the issue's shape. */
-export function writeResults(path: string, results: readonly CaseResult[]): void {
+/** Writes the results file in the issue's shape, with the run's wall time (`runMs`). */
+export function writeResults(path: string, results: readonly CaseResult[], runMs: number): void {
   const cpuList = cpus();
   const machine = `${cpuList.length} cores, ${cpuList[0]?.model ?? 'unknown cpu'}, ${process.platform} ${process.arch}`;
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(
     path,
     `${JSON.stringify(
-      { machine, node: process.version, date: new Date().toISOString(), cases: results },
+      {
+        machine,
+        node: process.version,
+        date: new Date().toISOString(),
+        runMs: Math.round(runMs),
+        cases: results,
+      },
       null,
       2,
     )}\n`,

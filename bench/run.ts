@@ -1,9 +1,13 @@
 /**
- * npm run bench: every case of issue 4, a table on stdout, bench/results/latest.json.
- * Sizes come from the environment (see config.ts); BENCH_MESSAGES=20000 gives a quick run.
+ * npm run bench [-- <case>...]: the named cases (every case when none is named), a table on
+ * stdout, and the results as JSON: a full run writes bench/results/latest.json (the figures
+ * the README quotes), a run of some cases bench/results/partial.json, so that a quick look at
+ * one case never replaces the full run's file. Sizes come from the environment (see
+ * config.ts); BENCH_MESSAGES=20000 gives a quick run.
  */
+import { selectCases } from './case-selection.js';
 import { codecCases } from './codec.js';
-import { benchConfig } from './config.js';
+import { benchConfig, type BenchConfig } from './config.js';
 import { e2eCases, e2eUnavailable } from './e2e.js';
 import { eventTimeCases } from './event-time.js';
 import { frameAssemblyCases } from './frame-assembly.js';
@@ -13,52 +17,111 @@ import { observeCases } from './observe.js';
 import { partitionCases } from './partitions.js';
 import { recoveryCases } from './recovery.js';
 import { resultLookupCases } from './result-lookup.js';
-import { formatTable, formatVerdicts, verdicts, writeResults, type CaseResult } from './report.js';
+import {
+  formatTable,
+  formatVerdicts,
+  verdicts,
+  writeResults,
+  type CaseKind,
+  type CaseResult,
+} from './report.js';
 
-const RESULTS = new URL('./results/latest.json', import.meta.url);
-
-const config = benchConfig();
-const results: CaseResult[] = [];
-const log = (text: string): void => console.log(text);
-
-log(`bench: ${JSON.stringify(config)}`);
-log('hot path…');
-results.push(...hotPathCases(config.messages, config.repeats));
-log('codecs…');
-results.push(...(await codecCases(config.codecMs)));
-log('frame assembly…');
-results.push(...(await frameAssemblyCases(config.frames, config.repeats)));
-log('memory…');
-results.push(...(await memoryCases(config.memoryKeys, config.memoryAdds)));
-log('recovery…');
-results.push(...(await recoveryCases(config.repeats)));
-log('event-time windows (throughput, state, restart, recovery state size)…');
-results.push(...(await eventTimeCases(config.messages, config.repeats)));
-log('observing a job (events, metrics)…');
-results.push(...(await observeCases(config.observeMessages, config.repeats)));
-const unavailable = e2eUnavailable();
-if (unavailable === undefined) {
-  log('end to end…');
-  try {
-    results.push(...(await e2eCases(config.e2eMessages, Math.min(config.repeats, 3))));
-  } catch (error) {
-    log(`end-to-end cases NOT RUN: ${error instanceof Error ? error.message : String(error)}`);
-  }
+/** What a case needs that this machine may not have; undefined when it can run. */
+function brokerUnavailable(): string | undefined {
   const url = process.env.RABBITMQ_STREAM_URL;
-  if (url === undefined || url === '') {
-    log('partition cases NOT RUN: they need RABBITMQ_STREAM_URL');
-  } else {
-    log('partitions (failover time, 2 partitions against 1)…');
-    results.push(
-      ...(await partitionCases(url, config.partitionMessages, Math.min(config.repeats, 3))),
-    );
-    log('result lookup (readResult, 0 to 100k other results after ours)…');
-    results.push(...(await resultLookupCases(url, Math.min(config.repeats, 3))));
-  }
-} else {
-  log(`end-to-end cases NOT RUN: ${unavailable}`);
+  return url === undefined || url === '' ? 'it needs RABBITMQ_STREAM_URL' : undefined;
 }
 
-writeResults(RESULTS.pathname, results);
+interface BenchCase {
+  readonly title: string;
+  readonly unavailable?: () => string | undefined;
+  readonly run: (config: BenchConfig) => CaseResult[] | Promise<CaseResult[]>;
+}
+
+const rabbitUrl = (): string => process.env.RABBITMQ_STREAM_URL ?? '';
+
+const CASES: Readonly<Record<CaseKind, BenchCase>> = {
+  'hot-path': {
+    title: 'hot path',
+    run: (config) => hotPathCases(config.messages, config.repeats),
+  },
+  codec: { title: 'codecs', run: (config) => codecCases(config.codecMs) },
+  frames: {
+    title: 'frame assembly',
+    run: (config) => frameAssemblyCases(config.frames, config.repeats),
+  },
+  memory: { title: 'memory', run: (config) => memoryCases(config.memoryKeys, config.memoryAdds) },
+  recovery: { title: 'recovery', run: (config) => recoveryCases(config.repeats) },
+  'event-time': {
+    title: 'event-time windows (throughput, state, restart, recovery state size)',
+    run: (config) => eventTimeCases(config.messages, config.repeats),
+  },
+  observe: {
+    title: 'observing a job (events, metrics)',
+    run: (config) => observeCases(config.observeMessages, config.repeats),
+  },
+  e2e: {
+    title: 'end to end',
+    unavailable: e2eUnavailable,
+    run: (config) => e2eCases(config.e2eMessages, Math.min(config.repeats, 3)),
+  },
+  partitions: {
+    title: 'partitions (failover time, 2 partitions against 1)',
+    unavailable: brokerUnavailable,
+    run: (config) =>
+      partitionCases(rabbitUrl(), config.partitionMessages, Math.min(config.repeats, 3)),
+  },
+  lookup: {
+    title: 'result lookup (readResult, 0 to 100k other results after ours)',
+    unavailable: brokerUnavailable,
+    run: (config) => resultLookupCases(rabbitUrl(), Math.min(config.repeats, 3)),
+  },
+};
+
+const log = (text: string): void => console.log(text);
+let selection: ReturnType<typeof selectCases>;
+try {
+  selection = selectCases(process.argv.slice(2));
+} catch (error) {
+  console.error(`bench: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(2);
+}
+const config = benchConfig();
+const results: CaseResult[] = [];
+const started = performance.now();
+
+log(`bench: ${selection.kinds.join(', ')}; ${JSON.stringify(config)}`);
+for (const kind of selection.kinds) {
+  const benchCase = CASES[kind];
+  const unavailable = benchCase.unavailable?.();
+  if (unavailable !== undefined) {
+    log(`${kind} NOT RUN: ${unavailable}`);
+    continue;
+  }
+  log(`${benchCase.title}…`);
+  const caseStarted = performance.now();
+  try {
+    results.push(...(await benchCase.run(config)));
+  } catch (error) {
+    // The other cases still run; the run's exit code says one failed.
+    process.exitCode = 1;
+    log(
+      `${kind} FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
+  }
+  log(`${kind}: ${formatMinutes(performance.now() - caseStarted)}`);
+}
+
+const runMs = performance.now() - started;
+const file = new URL(
+  selection.full ? './results/latest.json' : './results/partial.json',
+  import.meta.url,
+);
+writeResults(file.pathname, results, runMs);
 log(`\n${formatTable(results)}\n\n${formatVerdicts(verdicts(results))}\n`);
-log(`written to ${RESULTS.pathname}`);
+log(`the run took ${formatMinutes(runMs)}; written to ${file.pathname}`);
+
+function formatMinutes(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+}
