@@ -118,40 +118,30 @@ describe('rabbit.producer', () => {
 
   it('sends beyond maxInFlight wait: with confirms held back, only maxInFlight reach the broker', async () => {
     const stream = await real.newStream('producer-backpressure');
-    const proxy = await startProxy(parseStreamUrl(inject('rabbitmqUrl')));
-    proxies.push(proxy);
-    const url = new URL(inject('rabbitmqUrl'));
-    url.hostname = '127.0.0.1';
-    url.port = String(proxy.port);
-    const proxied: RabbitMQ = await connect(url.toString());
-    try {
-      const producer = proxied.producer(stream, { maxInFlight: 2, confirmTimeoutMs: 8_000 });
-      await producer.send({ n: 0 }); // declared, confirmed
-      proxy.freeze(); // the broker's confirms no longer reach the producer
-      const sends = [1, 2, 3, 4, 5].map((n) => producer.send({ n }).catch((e: unknown) => e));
-      // While no confirm comes back, only maxInFlight more messages reach the broker.
-      const deadline = Date.now() + 6_000;
-      while ((await bodies(stream)).length < 3 && Date.now() < deadline) await pause(100);
-      await pause(1_000);
-      expect(await bodies(stream)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
+    const { proxy, proxied } = await throughProxy();
+    const producer = proxied.producer(stream, { maxInFlight: 2, confirmTimeoutMs: 8_000 });
+    await producer.send({ n: 0 }); // declared, confirmed
+    proxy.freeze(); // the broker's confirms no longer reach the producer
+    const sends = [1, 2, 3, 4, 5].map((n) => producer.send({ n }).catch((e: unknown) => e));
+    // While no confirm comes back, only maxInFlight more messages reach the broker.
+    const deadline = Date.now() + 6_000;
+    while ((await bodies(stream)).length < 3 && Date.now() < deadline) await pause(100);
+    await pause(1_000);
+    expect(await bodies(stream)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
 
-      // Unconfirmed in time: 1 and 2 fail as retriable (they were stored all the same); the
-      // others go out on the next connection. Nothing is written twice by the producer.
-      const outcomes = await Promise.all(sends);
-      for (const outcome of outcomes.slice(0, 2)) {
-        expect(outcome).toBeInstanceOf(PublishError);
-        expect(outcome).toMatchObject({ stream, retriable: true });
-      }
-      const stored = await bodies(stream);
-      expect(stored.slice(0, 3)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
-      const later = outcomes
-        .slice(2)
-        .flatMap((outcome, i) => (typeof outcome === 'bigint' ? [{ n: i + 3 }] : []));
-      expect(stored.slice(3)).toEqual(later);
-    } finally {
-      proxy.cut();
-      await proxied.close();
+    // Unconfirmed in time: 1 and 2 fail as retriable (they were stored all the same); the
+    // others go out on the next connection. Nothing is written twice by the producer.
+    const outcomes = await Promise.all(sends);
+    for (const outcome of outcomes.slice(0, 2)) {
+      expect(outcome).toBeInstanceOf(PublishError);
+      expect(outcome).toMatchObject({ stream, retriable: true });
     }
+    const stored = await bodies(stream);
+    expect(stored.slice(0, 3)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
+    const later = outcomes
+      .slice(2)
+      .flatMap((outcome, i) => (typeof outcome === 'bigint' ? [{ n: i + 3 }] : []));
+    expect(stored.slice(3)).toEqual(later);
   });
 
   it('a send resolves on its confirm: stored but unconfirmed, it waits, and fails as retriable when none comes', async () => {
