@@ -115,6 +115,21 @@ describe('broker.producer', () => {
     expect(bodies(broker)).toHaveLength(5);
   });
 
+  it('holds confirms once however often held, until released; a release again does nothing', async () => {
+    const broker = setup();
+    const release = broker.holdConfirms('in');
+    expect(broker.holdConfirms('in')).toBe(release);
+    const producer = broker.producer('in');
+    let confirmed = false;
+    const send = producer.send({ n: 1 }).then(() => (confirmed = true));
+    await settle();
+    expect(confirmed).toBe(false);
+    release();
+    await send;
+    release();
+    await expect(producer.send({ n: 2 })).resolves.toBe(2n);
+  });
+
   it('named with any characters: a non-ASCII name deduplicates, and one of 255 UTF-8 bytes is the longest', async () => {
     const broker = setup();
     for (const name of ['capteur-température-温度', '温'.repeat(85)]) {
