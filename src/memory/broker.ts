@@ -1,6 +1,7 @@
 import { ConfigError } from '../common/errors.js';
 import { partitionFor } from '../common/partition-routing.js';
 import { checkProtocolString, checkReference } from '../common/stream-protocol.js';
+import { ConfirmHolds } from './confirm-holds.js';
 import { MemoryConsumer } from './consumer.js';
 import { StreamNotFoundError } from './errors.js';
 import { FaultPlan, type Fault, type FaultSpec } from './faults.js';
@@ -54,6 +55,7 @@ export class MemoryBroker {
   /** Single active consumer groups, by stream and group name. */
   private readonly groups = new Map<string, SingleActiveGroup<SingleActiveMember>>();
   private readonly faults = new FaultPlan();
+  private readonly holds = new ConfirmHolds();
   private readonly now: () => number;
   private readonly maxWriteBytes: number;
 
@@ -202,7 +204,7 @@ export class MemoryBroker {
    */
   producer(stream: string, options: ProducerOptions = {}): StreamProducer {
     checkProducerOptions(options);
-    // The embedded broker stores and confirms each write at once: nothing stays in flight.
+    // The embedded broker stores and confirms each write at once (unless `holdConfirms`).
     return new StreamProducer(this.publisher(stream, options.name ?? ''), options, this.now);
   }
 
@@ -217,7 +219,14 @@ export class MemoryBroker {
 
   /** A publisher on `stream` under `producer`; '' is unnamed (no deduplication). */
   private publisher(stream: string, producer: string): MemoryTarget {
-    return new MemoryTarget(this.log(stream), producer, this.maxWriteBytes, this.faults, this.now);
+    return new MemoryTarget(
+      this.log(stream),
+      producer,
+      this.maxWriteBytes,
+      this.faults,
+      this.holds,
+      this.now,
+    );
   }
 
   /**
@@ -279,6 +288,16 @@ export class MemoryBroker {
   /** Disarms every fault that has not fired. */
   clearFaults(): void {
     this.faults.clear();
+  }
+
+  /**
+   * Holds back the confirms of writes to `stream`, as a slow broker does: they are stored when
+   * published (readers see them), and their publishes resolve only once the returned function
+   * releases them. For testing what waits on confirms, such as a producer's `maxInFlight`.
+   */
+  holdConfirms(stream: string): () => void {
+    this.log(stream);
+    return this.holds.hold(stream);
   }
 
   private log(name: string): StreamLog {

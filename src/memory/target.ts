@@ -4,6 +4,7 @@ import { findResultIn } from '../core/stored-result.js';
 import { messageAt } from '../core/chunk-message.js';
 import { STREAM_DOES_NOT_EXIST } from '../common/stream-protocol.js';
 import { SimulatedCrash, type FaultPoint } from './errors.js';
+import type { ConfirmHolds } from './confirm-holds.js';
 import type { FaultPlan } from './faults.js';
 import type { StreamLog } from './stream-log.js';
 import { writeRefusal } from '../core/write-size.js';
@@ -30,6 +31,7 @@ export class MemoryTarget implements Target {
     readonly producer: string,
     readonly maxWriteBytes: number,
     private readonly faults: FaultPlan,
+    private readonly holds: ConfirmHolds,
     private readonly now: () => number,
   ) {
     this.stream = log.name;
@@ -86,6 +88,7 @@ export class MemoryTarget implements Target {
       this.fenced = `publish ${publishingId}: ${describe(error)}`;
       throw error;
     }
+    await this.holds.released(this.stream);
   }
 
   private store(publishingId: bigint, messages: readonly Uint8Array[]): void {

@@ -2,7 +2,6 @@
 // project's node_modules, then used the ways users tried: required from a CommonJS TypeScript
 // project, and bundled with esbuild by the command the README gives. No registry is asked:
 // the package's dependencies are linked from this repository's node_modules.
-import { execFile } from 'node:child_process';
 import {
   copyFile,
   mkdir,
@@ -15,13 +14,13 @@ import {
 } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-const run = promisify(execFile);
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const modules = join(root, 'node_modules');
+import {
+  packPackage,
+  repository as root,
+  repositoryModules as modules,
+  run,
+} from '../support/packed-package.js';
 
 interface Manifest {
   readonly scripts?: Record<string, string>;
@@ -40,12 +39,11 @@ let packed: Manifest;
 
 beforeAll(async () => {
   folder = await mkdtemp(join(tmpdir(), 'packed-package-'));
-  await run('npm', ['pack', '--pack-destination', folder], { cwd: root });
-  const [tarball] = (await readdir(folder)).filter((name) => name.endsWith('.tgz'));
+  const tarball = await packPackage(folder);
   app = join(folder, 'app');
   const unpacked = join(app, 'node_modules', 'stream-windows');
   await mkdir(unpacked, { recursive: true });
-  await run('tar', ['-xzf', join(folder, tarball ?? ''), '-C', unpacked, '--strip-components=1']);
+  await run('tar', ['-xzf', tarball, '-C', unpacked, '--strip-components=1']);
   packed = JSON.parse(await readFile(join(unpacked, 'package.json'), 'utf8')) as Manifest;
   // What an install would bring: the dependencies, the optional peer (for the metrics entry),
   // Node's types and esbuild (the user's own dev dependencies).

@@ -2,7 +2,7 @@
 // message is confirmed under its own publishing id, at most maxInFlight are unconfirmed,
 // a named producer deduplicates and continues after its last id, and a job reads what it
 // wrote by its creation time.
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import {
   aggregate,
   ConfigError,
@@ -21,6 +21,24 @@ const proxies: TcpProxy[] = [];
 afterAll(async () => {
   for (const proxy of proxies) await proxy.close();
 });
+/** Stream protocol keys: a client's Publish, the broker's PublishConfirm. */
+const PUBLISH = 0x0002;
+const PUBLISH_CONFIRM = 0x0003;
+
+/** A connection through a new proxy to the test broker, closed at the end of the test. */
+async function throughProxy(): Promise<{ proxy: TcpProxy; proxied: RabbitMQ }> {
+  const proxy = await startProxy(parseStreamUrl(inject('rabbitmqUrl')));
+  proxies.push(proxy);
+  const url = new URL(inject('rabbitmqUrl'));
+  url.hostname = '127.0.0.1';
+  url.port = String(proxy.port);
+  const proxied = await connect(url.toString());
+  onTestFinished(async () => {
+    proxy.cut();
+    await proxied.close();
+  });
+  return { proxy, proxied };
+}
 
 /** The JSON bodies `stream` holds, in offset order. */
 async function bodies(stream: string): Promise<unknown[]> {
@@ -100,48 +118,98 @@ describe('rabbit.producer', () => {
 
   it('sends beyond maxInFlight wait: with confirms held back, only maxInFlight reach the broker', async () => {
     const stream = await real.newStream('producer-backpressure');
-    const proxy = await startProxy(parseStreamUrl(inject('rabbitmqUrl')));
-    proxies.push(proxy);
-    const url = new URL(inject('rabbitmqUrl'));
-    url.hostname = '127.0.0.1';
-    url.port = String(proxy.port);
-    const proxied: RabbitMQ = await connect(url.toString());
-    try {
-      const producer = proxied.producer(stream, { maxInFlight: 2, confirmTimeoutMs: 8_000 });
-      await producer.send({ n: 0 }); // declared, confirmed
-      proxy.freeze(); // the broker's confirms no longer reach the producer
-      const sends = [1, 2, 3, 4, 5].map((n) => producer.send({ n }).catch((e: unknown) => e));
-      // While no confirm comes back, only maxInFlight more messages reach the broker.
-      const deadline = Date.now() + 6_000;
-      while ((await bodies(stream)).length < 3 && Date.now() < deadline) await pause(100);
-      await pause(1_000);
-      expect(await bodies(stream)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
+    const { proxy, proxied } = await throughProxy();
+    const producer = proxied.producer(stream, { maxInFlight: 2, confirmTimeoutMs: 8_000 });
+    await producer.send({ n: 0 }); // declared, confirmed
+    proxy.freeze(); // the broker's confirms no longer reach the producer
+    const sends = [1, 2, 3, 4, 5].map((n) => producer.send({ n }).catch((e: unknown) => e));
+    // While no confirm comes back, only maxInFlight more messages reach the broker.
+    const deadline = Date.now() + 6_000;
+    while ((await bodies(stream)).length < 3 && Date.now() < deadline) await pause(100);
+    await pause(1_000);
+    expect(await bodies(stream)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
 
-      // Unconfirmed in time: 1 and 2 fail as retriable (they were stored all the same); the
-      // others go out on the next connection. Nothing is written twice by the producer.
-      const outcomes = await Promise.all(sends);
-      for (const outcome of outcomes.slice(0, 2)) {
-        expect(outcome).toBeInstanceOf(PublishError);
-        expect(outcome).toMatchObject({ stream, retriable: true });
-      }
-      const stored = await bodies(stream);
-      expect(stored.slice(0, 3)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
-      const later = outcomes
-        .slice(2)
-        .flatMap((outcome, i) => (typeof outcome === 'bigint' ? [{ n: i + 3 }] : []));
-      expect(stored.slice(3)).toEqual(later);
-    } finally {
-      proxy.cut();
-      await proxied.close();
+    // Unconfirmed in time: 1 and 2 fail as retriable (they were stored all the same); the
+    // others go out on the next connection. Nothing is written twice by the producer.
+    const outcomes = await Promise.all(sends);
+    for (const outcome of outcomes.slice(0, 2)) {
+      expect(outcome).toBeInstanceOf(PublishError);
+      expect(outcome).toMatchObject({ stream, retriable: true });
     }
+    const stored = await bodies(stream);
+    expect(stored.slice(0, 3)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
+    const later = outcomes
+      .slice(2)
+      .flatMap((outcome, i) => (typeof outcome === 'bigint' ? [{ n: i + 3 }] : []));
+    expect(stored.slice(3)).toEqual(later);
   });
 
-  it('refuses a bad name before sending anything', () => {
-    const stream = uniqueStream('producer-names');
+  it('a send resolves on its confirm: stored but unconfirmed, it waits, and fails as retriable when none comes', async () => {
+    const stream = await real.newStream('producer-confirms');
+    const { proxy, proxied } = await throughProxy();
+    const producer = proxied.producer(stream, { confirmTimeoutMs: 3_000 });
+    await producer.send({ n: 0 }); // declared, confirmed
+    proxy.freeze(); // the broker's confirms no longer reach the producer
+    let settled = false;
+    const send = producer.send({ n: 1 }).finally(() => (settled = true));
+    const deadline = Date.now() + 2_500;
+    while ((await bodies(stream)).length < 2 && Date.now() < deadline) await pause(100);
+    expect(await bodies(stream)).toEqual([{ n: 0 }, { n: 1 }]);
+    expect(settled).toBe(false);
+    const error: unknown = await send.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PublishError);
+    expect(error).toMatchObject({ stream, publishingId: 2n, retriable: true });
+  });
+
+  it('sends beyond maxInFlight go out as confirms come: none reaches the broker before the first confirms', async () => {
+    const stream = await real.newStream('producer-resume');
+    const { proxy, proxied } = await throughProxy();
+    const producer = proxied.producer(stream, { maxInFlight: 2 });
+    await producer.send({ n: 0 }); // declared, confirmed
+    const confirmsBefore = proxy.fromBroker.filter((key) => key === PUBLISH_CONFIRM).length;
+    // The first Publish, and everything the producer writes after it, is held in the proxy.
+    const held = proxy.holdFrame(PUBLISH);
+    const confirmed: bigint[] = [];
+    const sends = [1, 2, 3, 4, 5].map((n) => producer.send({ n }).then((id) => confirmed.push(id)));
+    const release = await held;
+    await pause(500);
+    expect(confirmed).toEqual([]);
+    expect(await bodies(stream)).toEqual([{ n: 0 }]);
+    release();
+    await Promise.all(sends);
+    expect(confirmed).toEqual([2n, 3n, 4n, 5n, 6n]);
+    expect(await bodies(stream)).toEqual([0, 1, 2, 3, 4, 5].map((n) => ({ n })));
+    // At most two in flight: the five went out in at least three writes, each confirmed
+    // before the next could go (unbounded, all five would have been held in one).
+    const confirms = proxy.fromBroker.filter((key) => key === PUBLISH_CONFIRM).length;
+    expect(confirms - confirmsBefore).toBeGreaterThanOrEqual(3);
+  });
+
+  it('refuses a bad name with a ConfigError before sending anything', async () => {
+    const stream = await real.newStream('producer-names');
     expect(() => real.rabbit.producer(stream, { name: '' })).toThrow(ConfigError);
     expect(() => real.rabbit.producer(stream, { name: 'p'.repeat(256) })).toThrow(
       /^name must be at most 255 UTF-8 bytes .*not 256/,
     );
+    // 86 characters, 258 bytes: the limit is on bytes, as the broker's.
+    expect(() => real.rabbit.producer(stream, { name: '温'.repeat(86) })).toThrow(
+      /^name must be at most 255 UTF-8 bytes .*not 258/,
+    );
+    expect(await bodies(stream)).toEqual([]);
+  });
+
+  it('named with any characters: a non-ASCII name, and one of 255 UTF-8 bytes, deduplicate and resume on the broker', async () => {
+    const stream = await real.newStream('producer-utf8');
+    for (const name of ['capteur-température-温度', '温'.repeat(85)]) {
+      const producer = real.rabbit.producer(stream, { name });
+      await expect(producer.send({ name }, { publishingId: 7n })).resolves.toBe(7n);
+      await expect(producer.send({ name }, { publishingId: 7n })).resolves.toBe(7n);
+      await producer.close();
+      const again = real.rabbit.producer(stream, { name });
+      await expect(again.send({ name })).resolves.toBe(8n);
+      await again.close();
+    }
+    expect(await bodies(stream)).toHaveLength(4);
   });
 
   it('fails a send to a missing stream with a final typed error naming it', async () => {
@@ -150,13 +218,14 @@ describe('rabbit.producer', () => {
     const refused: unknown = await unnamed.send({ n: 1 }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(PublishError);
     expect(refused).toMatchObject({ stream, retriable: false });
-    expect(String(refused)).toContain('stream does not exist');
+    expect(String(refused)).toContain(`stream '${stream}' failed (code 2): stream does not exist`);
     await unnamed.close();
 
     const named = real.rabbit.producer(stream, { name: 'feed' });
     const unknown: unknown = await named.send({ n: 1 }).catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(ResumePointError);
     expect(unknown).toMatchObject({ stream, retriable: false });
+    expect(String(unknown)).toContain(`producer 'feed' on stream '${stream}' failed (code 2)`);
     await named.close();
   });
 

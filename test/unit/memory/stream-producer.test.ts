@@ -6,6 +6,9 @@ import { decodeMessage } from '../../../src/codecs/amqp-message.js';
 import { ConfigError, PublishError } from '../../../src/common/errors.js';
 import { MemoryBroker, StreamNotFoundError } from '../../../src/memory/index.js';
 
+/** Lets every pending confirm and write run. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
 function setup(): MemoryBroker {
   const broker = new MemoryBroker({ now: () => 1_000 });
   broker.createStream('in');
@@ -69,13 +72,86 @@ describe('broker.producer', () => {
     expect(bodies(broker)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
   });
 
+  it('resolves a send on its confirm, not when the message is stored', async () => {
+    const broker = setup();
+    const release = broker.holdConfirms('in');
+    const producer = broker.producer('in');
+    const confirmed: bigint[] = [];
+    const send = producer.send({ n: 1 }).then((id) => confirmed.push(id));
+    await settle();
+    expect(bodies(broker)).toEqual([{ n: 1 }]); // stored: readers see it
+    expect(confirmed).toEqual([]);
+    release();
+    await send;
+    expect(confirmed).toEqual([1n]);
+  });
+
+  it('backpressure: at most maxInFlight unconfirmed; later sends wait in memory and go out as confirms come', async () => {
+    const broker = setup();
+    let release = broker.holdConfirms('in');
+    const producer = broker.producer('in', { maxInFlight: 2 });
+    const confirmed: bigint[] = [];
+    const sends = [1, 2, 3, 4, 5].map((n) => producer.send({ n }).then((id) => confirmed.push(id)));
+    await settle();
+    expect(bodies(broker)).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(confirmed).toEqual([]);
+
+    // Two confirms come: two more messages go out, and wait for theirs.
+    release();
+    release = broker.holdConfirms('in');
+    await settle();
+    expect(confirmed).toEqual([1n, 2n]);
+    expect(bodies(broker)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
+
+    // close waits for every confirm.
+    let closed = false;
+    const closing = producer.close().then(() => (closed = true));
+    await settle();
+    expect(closed).toBe(false);
+    release();
+    await closing;
+    await Promise.all(sends);
+    expect(confirmed).toEqual([1n, 2n, 3n, 4n, 5n]);
+    expect(bodies(broker)).toHaveLength(5);
+  });
+
+  it('holds confirms once however often held, until released; a release again does nothing', async () => {
+    const broker = setup();
+    const release = broker.holdConfirms('in');
+    expect(broker.holdConfirms('in')).toBe(release);
+    const producer = broker.producer('in');
+    let confirmed = false;
+    const send = producer.send({ n: 1 }).then(() => (confirmed = true));
+    await settle();
+    expect(confirmed).toBe(false);
+    release();
+    await send;
+    release();
+    await expect(producer.send({ n: 2 })).resolves.toBe(2n);
+  });
+
+  it('named with any characters: a non-ASCII name deduplicates, and one of 255 UTF-8 bytes is the longest', async () => {
+    const broker = setup();
+    for (const name of ['capteur-température-温度', '温'.repeat(85)]) {
+      const producer = broker.producer('in', { name });
+      await expect(producer.send({ name }, { publishingId: 7n })).resolves.toBe(7n);
+      await expect(producer.send({ name }, { publishingId: 7n })).resolves.toBe(7n);
+      await producer.close();
+      await expect(broker.producer('in', { name }).send({ name })).resolves.toBe(8n);
+    }
+    expect(bodies(broker)).toHaveLength(4);
+  });
+
   it.each([
     ['empty', { name: '' }, /^name must be a non-empty string/],
+    // 86 characters, 258 bytes: the limit is on bytes, as RabbitMQ's.
+    ['of 258 bytes', { name: '温'.repeat(86) }, /^name must be at most 255 UTF-8 bytes .*not 258/],
     ['of 256 bytes', { name: 'p'.repeat(256) }, /^name must be at most 255 UTF-8 bytes .*not 256/],
-  ])('refuses a name %s with a ConfigError', (_, options, message) => {
+  ])('refuses a name %s with a ConfigError, before anything is sent', (_, options, message) => {
     const broker = setup();
     expect(() => broker.producer('in', options)).toThrow(ConfigError);
     expect(() => broker.producer('in', options)).toThrow(message);
+    expect(broker.messages('in')).toEqual([]);
   });
 
   it("leaves the empty name to the unnamed producer: a job's target refuses it, as on RabbitMQ", () => {
@@ -89,6 +165,7 @@ describe('broker.producer', () => {
     const broker = setup();
     expect(() => broker.producer('nope')).toThrow(StreamNotFoundError);
     expect(() => broker.producer('nope')).toThrow("stream 'nope' does not exist");
+    expect(() => broker.holdConfirms('nope')).toThrow(StreamNotFoundError);
   });
 
   it('refuses a message over the frame limit with a PublishError naming stream and cause, then sends on', async () => {

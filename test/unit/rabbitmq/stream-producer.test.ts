@@ -15,12 +15,20 @@ describe('a producer on RabbitMQ', () => {
   it('writes no more than maxInFlight unconfirmed messages; the rest wait, and go out together as confirms free room', async () => {
     const link = new ScriptedLink();
     const producer = unnamed(link, 3);
-    const sends = Array.from({ length: 8 }, (_, n) => producer.send({ n }));
+    const confirmed: bigint[] = [];
+    const sends = Array.from({ length: 8 }, (_, n) =>
+      producer.send({ n }).then((id) => {
+        confirmed.push(id);
+        return id;
+      }),
+    );
     await settle();
     expect(link.frames).toEqual([[1n, 2n, 3n]]);
+    expect(confirmed).toEqual([]); // written, not confirmed: no send resolves
 
     link.confirm(PUBLISHER_ID, 1n, 2n);
     await settle();
+    expect(confirmed).toEqual([1n, 2n]);
     expect(link.frames).toEqual([
       [1n, 2n, 3n],
       [4n, 5n],
