@@ -13,12 +13,14 @@ export async function readWithAmqp091(
   const connection = await connect(server);
   const channel = await connection.createChannel();
   await channel.prefetch(500); // a stream consumer needs a prefetch
-  const { deliver, done, end } = inOrder(apply);
-  channel.on('error', () => undefined); // the channel closes; consume below fails
+  const { deliver, done, end, fail } = inOrder(apply);
+  // Whatever closes the channel or the connection ends the reading: resume from your stored offset.
+  channel.on('error', fail);
+  connection.on('error', fail);
   await channel.consume(
     stream,
     (message) => {
-      if (message === null) return; // the broker cancelled the consumer
+      if (message === null) return fail(new Error('the broker cancelled the consumer'));
       deliver(
         () => {
           const { 'x-stream-offset': offset, ...headers } = message.properties.headers ?? {};

@@ -9,11 +9,10 @@ export async function readWithAmqp10(
   from: 'first' | bigint, // 'first', or the offset after the last message you applied
   apply: Apply,
 ): Promise<Reader> {
-  const { deliver, done, end } = inOrder(apply);
+  const { deliver, done, end, fail } = inOrder(apply);
   const connection = rhea
     .create_container()
     .connect({ ...server, hostname: 'vhost:/', reconnect: false });
-  connection.on('error', () => undefined); // surfaced by the receiver's events below
   const receiver = connection.open_receiver({
     source: {
       address: `/queues/${stream}`,
@@ -39,11 +38,14 @@ export async function readWithAmqp10(
       () => delivery?.accept(),
     );
   });
+  // Whatever ends the link or the connection ends the reading: resume from your stored offset.
+  const failed = (what: string, error: unknown) => fail(new Error(`${what}: ${String(error)}`));
+  receiver.on('receiver_error', ({ receiver: link }) => failed('receiver', link?.error));
+  connection.on('connection_error', ({ connection: c }) => failed('connection', c.error));
+  connection.on('disconnected', ({ error }) => failed('disconnected', error));
   await new Promise<void>((resolve, reject) => {
     receiver.once('receiver_open', () => resolve());
-    receiver.once('receiver_error', ({ receiver: r }) => reject(new Error(String(r?.error))));
-    connection.once('connection_error', ({ connection: c }) => reject(new Error(String(c.error))));
-    connection.once('disconnected', ({ error }) => reject(error ?? new Error('disconnected')));
+    done.catch(reject);
   });
   return {
     done,

@@ -75,8 +75,9 @@ export function sectionsOf(
 
 /**
  * Applies messages one at a time, in delivery order: `deliver(read, settle)` queues one
- * (`read` decodes it, `settle` acknowledges it once applied). After a failure nothing more is
- * applied and `done` rejects with it; `end()` resolves `done`.
+ * (`read` decodes it, `settle` acknowledges it once applied). After a failure (of `apply`, or
+ * the client's, given to `fail`) nothing more is applied and `done` rejects with it; `end()`
+ * resolves `done`.
  */
 export function inOrder(apply: Apply) {
   let chain = Promise.resolve();
@@ -90,5 +91,5 @@ export function inOrder(apply: Apply) {
     chain = chain.then(() => apply(read())).then(settle);
     chain.catch(fail);
   };
-  return { deliver, done, end: () => end() };
+  return { deliver, done, end: () => end(), fail: (error: unknown) => fail(error) };
 }

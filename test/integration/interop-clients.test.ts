@@ -14,8 +14,14 @@ import {
   type TargetOptions,
 } from '../../src/index.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
+import { PGlite } from '@electric-sql/pglite';
 import { readWithAmqp091 } from '../../examples/readers/amqp091.js';
 import { readWithAmqp10 } from '../../examples/readers/amqp10.js';
+import {
+  applyInOneTransaction,
+  createTables,
+  startingPoint,
+} from '../../examples/readers/effectively-once.js';
 import type { Apply, ResultMessage } from '../../examples/readers/result-message.js';
 import { readWithStreamClient } from '../../examples/readers/stream-client.js';
 import { encodeResult } from '../../src/core/result-format.js';
@@ -292,6 +298,66 @@ describe('the example readers (examples/readers), as the reading guide shows the
       // Resuming after the second message applied: from its offset + 1, nothing before it.
       const resumed = await applied(name, stream, 2n, written.length - 2);
       expect(resumed.map((m) => m.offset)).toEqual(written.slice(2).map((_, i) => BigInt(i + 2)));
+    },
+  );
+});
+
+describe('a reader keeping its own offset with its effects (examples/readers/effectively-once.ts)', () => {
+  const { host, port } = amqpEndpoint(url);
+  const { username, password } = parseStreamUrl(url);
+
+  it(
+    'should apply every output once across a crash, resuming from the offset it stored, on either AMQP protocol',
+    { timeout: 180_000 },
+    async () => {
+      const { stream, written } = await targetOf('single msgpack');
+      const db = await PGlite.create();
+      await createTables(db);
+      const apply = applyInOneTransaction(db, 'rollups-reader');
+
+      // The first run dies while applying the third message: its transaction never commits.
+      expect(await startingPoint(db, 'rollups-reader')).toBe('first');
+      const first = await readWithAmqp091(
+        { hostname: host, port, username, password },
+        stream,
+        'first',
+        async (message) => {
+          if (message.offset === 2n) throw new Error('crash');
+          await apply(message);
+        },
+      );
+      await expect(first.done).rejects.toThrow('crash');
+      await first.close();
+
+      // The next run, over AMQP 1.0 this time, starts at the stored offset.
+      const from = await startingPoint(db, 'rollups-reader');
+      expect(from).toBe(2n);
+      let applied = 0;
+      let all: () => void = () => undefined;
+      const finished = new Promise<void>((resolve) => (all = resolve));
+      const second = await readWithAmqp10(
+        { host, port, username, password },
+        stream,
+        from,
+        async (m) => {
+          await apply(m);
+          if (++applied === written.length - 2) all();
+        },
+      );
+      await Promise.race([finished, second.done]);
+      await second.close();
+
+      const expected = written
+        .flatMap((bytes) => decodeResult<number>(bytes).outputs)
+        .map((o) => ({ key: String(o.key), window_start: String(o.start), value: o.value }));
+      const { rows } = await db.query(
+        'SELECT key, window_start::text, value FROM totals ORDER BY window_start, key',
+      );
+      expect(rows).toEqual(expected);
+      expect((await db.query('SELECT next_offset FROM reader_position')).rows).toEqual([
+        { next_offset: String(written.length) },
+      ]);
+      await db.close();
     },
   );
 });
