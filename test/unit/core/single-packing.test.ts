@@ -84,6 +84,19 @@ describe("a job packing its results as 'single'", () => {
     ).toEqual([[2n, undefined, [4, 2]]]);
   });
 
+  it('should be the packing of a job that names none: what every client reads whole', async () => {
+    const broker = brokerWithReadings(readings);
+    await aggregate<Reading>(broker.source('source'))
+      .tumbling('1m')
+      .key((r) => r.sensor)
+      .reduce((total, r) => total + r.value, 0)
+      .to(broker.target('target', { producer: 'p' }))
+      .run({ untilCaughtUp: true });
+    const [bytes] = broker.messages('target').map((m) => m.bytes);
+    expect(decodeMessage(bytes as Uint8Array).properties?.contentType).toBe('application/msgpack');
+    expect(decodeMsgpack(bodyOf(bytes as Uint8Array))).toHaveLength(2);
+  });
+
   it('should write plain JSON that JSON.parse reads, and decodeResult reads it the same', async () => {
     const broker = await run('json');
     const bytes = broker.messages('target')[0]?.bytes as Uint8Array;
