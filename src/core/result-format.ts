@@ -52,11 +52,8 @@ export const RESULT_FORMAT_VERSION = '2';
 /** The versions `decodeResult` reads: results already on targets stay readable. */
 const READABLE_VERSIONS: readonly string[] = ['1', RESULT_FORMAT_VERSION];
 
-/** What a section is: `type` in its map, and `sw-holds` of a batch part. */
-export type SectionType = 'output' | 'late' | 'dead-letters';
-
 /** `sw-holds` of a result without any section (a flush of filtered messages only). */
-export const HOLDS_NOTHING = 'none';
+const HOLDS_NOTHING = 'none';
 
 export const ResultProperty = {
   format: 'sw-format',
