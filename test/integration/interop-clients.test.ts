@@ -226,6 +226,12 @@ describe('a result with late values and dead letters, read with rhea and amqplib
   );
 });
 
+/** Fails after a minute, saying what had arrived (the wait for messages is never unbounded). */
+const deadline = (got: () => string) =>
+  new Promise<never>((_, reject) => {
+    setTimeout(() => reject(new Error(`after 60 s: ${got()}`)), 60_000).unref();
+  });
+
 const contract = (packing: Packing) => INTEROP_CONTRACT[packing].amqp10.contentType;
 
 describe('the example readers (examples/readers), as the reading guide shows them', () => {
@@ -252,7 +258,7 @@ describe('the example readers (examples/readers), as the reading guide shows the
       return Promise.resolve();
     });
     try {
-      await Promise.race([all, reader.done]);
+      await Promise.race([all, reader.done, deadline(() => `${got.length} of ${count} messages`)]);
     } finally {
       await reader.close();
     }
@@ -344,8 +350,15 @@ describe('a reader keeping its own offset with its effects (examples/readers/eff
           if (++applied === written.length - 2) all();
         },
       );
-      await Promise.race([finished, second.done]);
-      await second.close();
+      try {
+        await Promise.race([
+          finished,
+          second.done,
+          deadline(() => `${applied} of ${written.length - 2} messages`),
+        ]);
+      } finally {
+        await second.close();
+      }
 
       const expected = written
         .flatMap((bytes) => decodeResult<number>(bytes).outputs)
