@@ -210,13 +210,14 @@ export function encodeResult<R>(
   }
   const sections = values.map((value) => encodeCanonical(value));
   // A result without sections (a flush of nothing but filtered or dropped late messages) is
-  // one message without data sections, an empty sequence: a batch must hold one message.
+  // one message whose one data section is empty, an empty sequence: a batch must hold one
+  // message, and RabbitMQ 4.0.5 cannot hand a message without a body to AMQP 1.0 readers.
   if (pack === 'sections' || sections.length === 0) {
     return [
       encodeMessage({
         properties: { contentType: SECTIONS_CONTENT_TYPE },
         applicationProperties: { ...properties, [ResultProperty.holds]: holdsOf(values) },
-        body: { type: 'data', sections },
+        body: { type: 'data', sections: sections.length === 0 ? [new Uint8Array(0)] : sections },
       }),
     ];
   }
@@ -500,7 +501,9 @@ function sectionsOf(
 ): { sections: unknown[]; binaryAsBase64: boolean } {
   const legacy = properties.text(ResultProperty.format) === '1';
   if (legacy ? contentType === undefined : contentType === SECTIONS_CONTENT_TYPE) {
-    return { sections: dataSections.map((bytes) => decodeCanonical(bytes)), binaryAsBase64: false };
+    // A sequence: an empty data section (a result without sections) holds no section.
+    const present = dataSections.filter((bytes) => bytes.length > 0);
+    return { sections: present.map((bytes) => decodeCanonical(bytes)), binaryAsBase64: false };
   }
   const json = contentType === SingleContentType.json;
   if (!json && contentType !== SingleContentType.msgpack) {

@@ -5,7 +5,7 @@
 // stock-client-view.test.ts's, except for `encode`, checked here.
 import { decode as decodeMsgpack, decodeMulti } from '@msgpack/msgpack';
 import { describe, expect, inject, it } from 'vitest';
-import { dataSections, decodeMessage } from '../../src/codecs/index.js';
+import { dataSections, decodeMessage, encodeMessage } from '../../src/codecs/index.js';
 import {
   decodeResult,
   type PackMode,
@@ -373,4 +373,49 @@ describe('a reader keeping its own offset with its effects (examples/readers/eff
       await db.close();
     },
   );
+});
+
+describe('a result without any section (a flush of filtered messages only)', () => {
+  const empty: StepResult<number> = {
+    firstOffset: 0n,
+    lastOffset: 1n,
+    messages: 2,
+    window: { start: 0, end: 60_000 },
+    outputs: [],
+    late: [],
+    lateDropped: 0,
+    filtered: 2,
+    deadLetters: [],
+  };
+  const metadata = { source: 'readings', producer: 'p', window: 'tumbling(1m)' };
+  const onNewStream = async (messages: Uint8Array[]) => {
+    const stream = await real.newStream('empty-result');
+    await publishInFrames(parseStreamUrl(url), stream, [[{ publishingId: 1n, messages }]]);
+    return stream;
+  };
+
+  it.each(['single msgpack', 'sections', 'batch'] as const)(
+    'should reach rhea and amqplib as one message holding none, when packed as %s',
+    { timeout: 180_000 },
+    async (packing) => {
+      const { pack, format } = OPTIONS[packing] as { pack: PackMode; format?: SingleFormat };
+      const stream = await onNewStream(encodeResult(empty, metadata, pack, format));
+      const view = (ds: AmqpDelivery[]) =>
+        ds.map((d) => [d.contentType, d.properties['sw-holds'], Buffer.concat(d.body).length]);
+      const expected = [
+        packing === 'single msgpack'
+          ? ['application/msgpack', 'none', 1] // an empty msgpack array
+          : ['application/msgpack-seq', 'none', 0],
+      ];
+      expect(view(await readWithRhea(url, stream, 1))).toEqual(expected);
+      expect(view(await readWithAmqplib(url, stream, 1))).toEqual(expected);
+    },
+  );
+
+  it('should fail an AMQP 1.0 reader as a message without a body, as format 1 wrote it', async () => {
+    const [bytes] = encodeResult(empty, metadata, 'sections');
+    const withoutBody = encodeMessage({ ...decodeMessage(bytes as Uint8Array), body: undefined });
+    const stream = await onNewStream([withoutBody]);
+    await expect(readWithRhea(url, stream, 1)).rejects.toThrow('msg_body_encoded');
+  });
 });

@@ -79,14 +79,14 @@ describe("result format '2'", () => {
     expect(holds(result({ outputs: [], late: [], deadLetters: [] }))).toBe('none');
   });
 
-  it("should write a step without any section as one empty 'application/msgpack-seq' message in 'sections' and 'batch'", () => {
+  it("should write a step without any section as one 'application/msgpack-seq' message of one empty data section in 'sections' and 'batch'", () => {
     const empty = result({ outputs: [], late: [], deadLetters: [], filtered: 4 });
     for (const pack of ['sections', 'batch'] as const) {
       const messages = encodeResult(empty, metadata, pack);
       expect(messages).toHaveLength(1);
       const message = decodeMessage(messages[0] as Uint8Array);
       expect(message.properties?.contentType).toBe(SECTIONS_CONTENT_TYPE);
-      expect(message.body).toBeUndefined();
+      expect(message.body).toEqual({ type: 'data', sections: [new Uint8Array(0)] });
       expect(decodeResult(messages[0] as Uint8Array)).toMatchObject({ filtered: 4, outputs: [] });
     }
   });
