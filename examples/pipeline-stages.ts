@@ -27,8 +27,9 @@ export function minutesOfReadings(): Uint8Array[][] {
 }
 
 /**
- * Stage 1: one result a minute with one output per sensor, its count: three data sections of
- * one message (the default packing), or with 'batch' three messages of one sub-entry batch.
+ * Stage 1: one result a minute with one output per sensor, its count: here three data sections
+ * of one message ('sections'), or with 'batch' three messages of one sub-entry batch (the
+ * default, 'single', would be one array in one data section: stage 2 reads any of them).
  */
 export function stageOne(
   source: Source,

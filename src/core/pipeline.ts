@@ -71,9 +71,10 @@ type AnyWindowSpec = WindowSpec | EventTimeWindowSpec;
 
 export interface TargetOptions<R = unknown> {
   /**
-   * How a step with several outputs is written (default 'sections'): 'sections' packs them
-   * as data sections of ONE message; 'batch' as ONE sub-entry batch of one message each;
-   * 'single' as ONE array in ONE data section, which every client reads whole.
+   * How a step with several outputs is written (default 'single'): 'single' as ONE array in
+   * ONE data section, the one packing the stock stream client, AMQP 1.0 and AMQP 0-9-1 readers
+   * all read whole; 'sections' as data sections of ONE message; 'batch' as ONE sub-entry batch
+   * of one message each (README: "What a consumer sees of each packing").
    */
   readonly pack?: PackMode;
   /** With pack 'single': the array as canonical 'msgpack' (default) or canonical 'json'. */
@@ -585,7 +586,7 @@ export class AggregationBuilder<T, A, R> {
     formerProducer?: string,
   ): Runner<T, A, R> | undefined {
     const superStream = target instanceof SuperStreamTarget;
-    const { pack = 'sections', format = 'msgpack', encode, route } = options;
+    const { pack = 'single', format = 'msgpack', encode, route } = options;
     const { allowDefinitionChange = false } = options;
     const maxInFlight = options.maxInFlight ?? (superStream ? 1 : 32);
     if (pack !== 'sections' && pack !== 'batch' && pack !== 'single') {

@@ -10,27 +10,50 @@ import type { DeadLetter, RecoveryState, StepResult } from './step-result.js';
  * The wire format of results — part of the public API, documented in the README.
  *
  * A result is an AMQP 1.0 message. Its application properties (all strings, the type every
- * client reads safely) describe the step; its data sections, each one canonical msgpack
- * map, carry the outputs in first-appearance order of their keys, then at most one late
- * section, then at most one dead-letter section. With `pack: 'batch'` every section
- * travels in its own message of one sub-entry batch, each message with the same
- * properties plus its part number. With `pack: 'single'` the sections are the elements of
- * ONE array in ONE data section, canonical msgpack or canonical JSON, named by the
- * message's content-type: the one shape every client in every language reads whole.
+ * client reads safely) describe the step; its sections, each one canonical msgpack map, carry
+ * the outputs in first-appearance order of their keys, then at most one late section, then at
+ * most one dead-letter section. Every message names its body's shape in its content-type, and
+ * what it holds in `sw-holds`, so a reader that is not ours can route on properties alone:
+ * - `pack: 'single'` (the default): the sections are the elements of ONE array in ONE data
+ *   section, canonical msgpack or canonical JSON: the one shape every client reads whole;
+ * - `pack: 'sections'`: one data section per section, content-type `application/msgpack-seq`
+ *   (AMQP 0-9-1 shows the sections run together: a msgpack sequence, not one value);
+ * - `pack: 'batch'`: every section in its own message of one sub-entry batch, content-type
+ *   `application/msgpack`, with the result's properties plus its part number, its section's
+ *   type and, for an output, its key, window and finality.
+ * Version '1' (no content-type but on 'single', no `sw-holds`) is still read.
  */
 export type PackMode = 'sections' | 'batch' | 'single';
 
 /** How `pack: 'single'` writes its one data section. */
 export type SingleFormat = 'msgpack' | 'json';
 
-/** The content-type of a `pack: 'single'` result; the other packings set none. */
+/** The content-type of a `pack: 'single'` result (a `pack: 'batch'` part's is the msgpack one). */
 export const SingleContentType = {
   msgpack: 'application/msgpack',
   json: 'application/json',
 } as const satisfies Record<SingleFormat, string>;
 
-/** Version of this format, in the `sw-format` property. */
-export const RESULT_FORMAT_VERSION = '1';
+/**
+ * The content-type of a `pack: 'sections'` result: several msgpack maps, one per data section,
+ * which AMQP 0-9-1 delivers run together. Named after `application/cbor-seq` (RFC 8742) and
+ * `application/json-seq` (RFC 7464): a reader that expects one msgpack value does not take it
+ * for `application/msgpack`, and one that knows the name decodes a sequence.
+ */
+export const SECTIONS_CONTENT_TYPE = 'application/msgpack-seq';
+
+/**
+ * Version of this format, in the `sw-format` property. Version '2' added the content-type of
+ * every packing and `sw-holds` (and the batch parts' routing properties); a reader of version
+ * '1' refuses it as an unsupported format instead of taking a batch part for a 'single' result.
+ */
+export const RESULT_FORMAT_VERSION = '2';
+
+/** The versions `decodeResult` reads: results already on targets stay readable. */
+const READABLE_VERSIONS: readonly string[] = ['1', RESULT_FORMAT_VERSION];
+
+/** `sw-holds` of a result without any section (a flush of filtered messages only). */
+const HOLDS_NOTHING = 'none';
 
 export const ResultProperty = {
   format: 'sw-format',
@@ -55,6 +78,22 @@ export const ResultProperty = {
   filtered: 'sw-filtered',
   part: 'sw-part',
   parts: 'sw-parts',
+  /**
+   * What the message holds: a batch part's section type; for a whole result, the types of its
+   * sections in their order, each once, joined by ',' (e.g. 'output,late'); 'none' for none.
+   */
+  holds: 'sw-holds',
+  // A batch part holding an output only: what a consumer routes on without decoding the body.
+  /** The key as text (a number in decimal); absent for the null key and the empty string. */
+  key: 'sw-key',
+  /** 'string', 'number' or 'null': what `sw-key` was. */
+  keyType: 'sw-key-type',
+  outputStart: 'sw-output-start',
+  outputEnd: 'sw-output-end',
+  /** 'false' for an early update of a window still open, 'true' for its final output. */
+  final: 'sw-final',
+  /** 'true' on an output continuing a window a flush published before; absent otherwise. */
+  continues: 'sw-continues',
   // Event-time windows only (see RecoveryState): what a restart from this result needs.
   /** Absent when no event time was read yet (a flush of filtered messages only). */
   watermark: 'sw-watermark',
@@ -164,27 +203,59 @@ export function encodeResult<R>(
     return [
       encodeMessage({
         properties: { contentType: SingleContentType[format] },
-        applicationProperties: properties,
+        applicationProperties: { ...properties, [ResultProperty.holds]: holdsOf(values) },
         body: { type: 'data', sections: [section] },
       }),
     ];
   }
   const sections = values.map((value) => encodeCanonical(value));
   // A result without sections (a flush of nothing but filtered or dropped late messages) is
-  // one message without data sections: a batch must hold at least one message.
-  if (pack === 'sections' || sections.length <= 1) {
-    return [encodeMessage({ applicationProperties: properties, body: { type: 'data', sections } })];
+  // one message whose one data section is empty, an empty sequence: a batch must hold one
+  // message, and RabbitMQ 4.0.5 cannot hand a message without a body to AMQP 1.0 readers.
+  if (pack === 'sections' || sections.length === 0) {
+    return [
+      encodeMessage({
+        properties: { contentType: SECTIONS_CONTENT_TYPE },
+        applicationProperties: { ...properties, [ResultProperty.holds]: holdsOf(values) },
+        body: { type: 'data', sections: sections.length === 0 ? [new Uint8Array(0)] : sections },
+      }),
+    ];
   }
+  // One part alone is written as a plain message by the target, with the same properties.
   return sections.map((section, index) =>
     encodeMessage({
+      properties: { contentType: SingleContentType.msgpack },
       applicationProperties: {
         ...properties,
         [ResultProperty.part]: String(index),
         [ResultProperty.parts]: String(sections.length),
+        ...partProperties(values[index] as SectionValue),
       },
       body: { type: 'data', sections: [section] },
     }),
   );
+}
+
+/** `sw-holds` of a whole result: its section types in order, each once. */
+function holdsOf(values: readonly SectionValue[]): string {
+  const types = [...new Set(values.map((value) => value.type))];
+  return types.length === 0 ? HOLDS_NOTHING : types.join(',');
+}
+
+/** A batch part's own properties: its section type and, for an output, what routes it. */
+function partProperties(value: SectionValue): Record<string, string> {
+  if (value.type !== 'output') return { [ResultProperty.holds]: value.type };
+  const { key } = value;
+  return {
+    [ResultProperty.holds]: value.type,
+    // The stock JS client cannot read an empty string property back (it takes it for null).
+    ...(key === null || key === '' ? {} : { [ResultProperty.key]: String(key) }),
+    [ResultProperty.keyType]: key === null ? 'null' : typeof key,
+    ...(value.start === null ? {} : { [ResultProperty.outputStart]: String(value.start) }),
+    ...(value.end === null ? {} : { [ResultProperty.outputEnd]: String(value.end) }),
+    [ResultProperty.final]: String(value.final !== false),
+    ...(value.continues === true ? { [ResultProperty.continues]: 'true' } : {}),
+  };
 }
 
 function recoveryProperties(state: RecoveryState): Record<string, string> {
@@ -210,9 +281,32 @@ function recoveryProperties(state: RecoveryState): Record<string, string> {
   return properties;
 }
 
+/** One section as written: the map of a data section, or an element of 'single''s array. */
+type SectionValue =
+  | {
+      readonly type: 'output';
+      readonly key: Key;
+      readonly start: number | null;
+      readonly end: number | null;
+      readonly count: number;
+      readonly value: unknown;
+      readonly final?: false;
+      readonly continues?: true;
+    }
+  | { readonly type: 'late'; readonly values: readonly unknown[] }
+  | {
+      readonly type: 'dead-letters';
+      readonly records: readonly {
+        readonly offset: string;
+        readonly stage: ProcessingStage;
+        readonly error: string;
+        readonly message: Uint8Array;
+      }[];
+    };
+
 /** The result's sections as values: each a data section, or an element of 'single''s array. */
-function sectionValues<R>(result: StepResult<R>): Record<string, unknown>[] {
-  const sections: Record<string, unknown>[] = [];
+function sectionValues<R>(result: StepResult<R>): SectionValue[] {
+  const sections: SectionValue[] = [];
   const { window } = result;
   for (const output of result.outputs) {
     sections.push({
@@ -257,6 +351,7 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
   const { sections, binaryAsBase64 } = sectionsOf(
     message.body?.sections ?? [],
     message.properties?.contentType,
+    properties,
   );
 
   const outputs: ResultOutput<R>[] = [];
@@ -344,7 +439,7 @@ function readHeader(properties: ResultProperties): ResultHeader {
 function resultProperties(properties: Record<string, unknown> | undefined): ResultProperties {
   const read = new ResultProperties(properties ?? {});
   const format = read.text(ResultProperty.format);
-  if (format !== RESULT_FORMAT_VERSION) {
+  if (!READABLE_VERSIONS.includes(format)) {
     throw new CodecError(`unsupported result format '${format}'`, 0);
   }
   return read;
@@ -394,20 +489,25 @@ function readOpenCounts(text: string): [Key, bigint, number?][] {
 }
 
 /**
- * The section values of a result: one per data section, or the elements of the one data
- * section's array with `pack: 'single'` (told by the content-type; JSON carries binary as
- * base64).
+ * The section values of a result, told apart by its content-type: one per data section
+ * ('sections'), the one data section's map (a 'batch' part: `sw-part` set), or the elements of
+ * the one data section's array ('single'; JSON carries binary as base64). Version '1' set a
+ * content-type on 'single' results only.
  */
 function sectionsOf(
   dataSections: readonly Uint8Array[],
   contentType: string | undefined,
+  properties: ResultProperties,
 ): { sections: unknown[]; binaryAsBase64: boolean } {
-  if (contentType === undefined) {
-    return { sections: dataSections.map((bytes) => decodeCanonical(bytes)), binaryAsBase64: false };
+  const legacy = properties.text(ResultProperty.format) === '1';
+  if (legacy ? contentType === undefined : contentType === SECTIONS_CONTENT_TYPE) {
+    // A sequence: an empty data section (a result without sections) holds no section.
+    const present = dataSections.filter((bytes) => bytes.length > 0);
+    return { sections: present.map((bytes) => decodeCanonical(bytes)), binaryAsBase64: false };
   }
   const json = contentType === SingleContentType.json;
   if (!json && contentType !== SingleContentType.msgpack) {
-    throw new CodecError(`unknown result content-type '${contentType}'`, 0);
+    throw new CodecError(`unknown result content-type '${String(contentType)}'`, 0);
   }
   const [only, ...more] = dataSections;
   if (only === undefined || more.length > 0) {
@@ -415,6 +515,9 @@ function sectionsOf(
       `a '${contentType}' result has exactly one data section, got ${dataSections.length}`,
       0,
     );
+  }
+  if (!legacy && !json && properties.optional(ResultProperty.part) !== undefined) {
+    return { sections: [decodeCanonical(only)], binaryAsBase64: false };
   }
   const sections = json ? decodeJson(only) : decodeCanonical(only);
   if (!Array.isArray(sections)) {

@@ -29,6 +29,8 @@ interface StockMessage {
   readonly offset: bigint | undefined;
   readonly lastOffset: string | number | undefined;
   readonly part: string | number | undefined;
+  readonly contentType: string | undefined;
+  readonly holds: string | number | undefined;
   readonly content: Buffer;
 }
 
@@ -45,6 +47,8 @@ async function consumeStock(stream: string): Promise<StockMessage[]> {
         offset: message.offset,
         lastOffset: properties['sw-last-offset'],
         part: properties['sw-part'],
+        contentType: message.messageProperties?.contentType,
+        holds: properties['sw-holds'],
         content: message.content,
       });
       const last =
@@ -83,7 +87,11 @@ describe('the stock rabbitmq-stream-js-client 1.0.0 consumer and readResults on 
     expect(seen.map((m) => [m.offset, m.lastOffset])).toEqual(
       LAST_OFFSETS.map((o, i) => [BigInt(i), o]),
     );
-    // Three outputs per result, of which the stock consumer keeps the last section only.
+    // Three outputs per result, of which the stock consumer keeps the last section only; the
+    // message still says it is a sequence of sections, all outputs.
+    expect(seen.map((m) => [m.contentType, m.holds])).toEqual(
+      seen.map(() => ['application/msgpack-seq', 'output']),
+    );
     expect(seen.map((m) => (decodeMsgpack(m.content) as { key: string }).key)).toEqual([
       'c',
       'c',
@@ -111,6 +119,9 @@ describe('the stock rabbitmq-stream-js-client 1.0.0 consumer and readResults on 
     // holding the results for 8 and 11 it delivers the first batch only.
     expect(seen.map((m) => m.offset)).toEqual([0n, 1n, 2n, 0n, 1n, 2n, 0n, 1n, 2n, 0n, 1n, 2n]);
     expect(seen.map((m) => m.lastOffset)).toEqual(['2', '5', '8', '14'].flatMap((o) => [o, o, o]));
+    expect(new Set(seen.map((m) => `${m.contentType} ${m.holds}`))).toEqual(
+      new Set(['application/msgpack output']),
+    );
 
     expect(await ourReader(stream)).toEqual(
       LAST_OFFSETS.map((lastOffset, i) => ({
@@ -133,6 +144,9 @@ describe('the stock rabbitmq-stream-js-client 1.0.0 consumer and readResults on 
       );
       expect(seen.map((m) => [m.offset, m.lastOffset])).toEqual(
         LAST_OFFSETS.map((o, i) => [BigInt(i), o]),
+      );
+      expect(new Set(seen.map((m) => `${m.contentType} ${m.holds}`))).toEqual(
+        new Set([`application/${format} output`]),
       );
       const parse = (content: Buffer) =>
         (format === 'json' ? JSON.parse(content.toString('utf8')) : decodeMsgpack(content)) as {

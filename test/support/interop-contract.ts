@@ -4,7 +4,7 @@
 // AMQP 1.0 and 0-9-1 and a user `encode`, test/integration/stock-client-view.test.ts for the
 // stock stream client and readResults). Counts are for five results of three outputs.
 
-export type Packing = 'sections' | 'batch' | 'single msgpack' | 'single json' | 'encode';
+export type Packing = 'single msgpack' | 'single json' | 'sections' | 'batch' | 'encode';
 
 /** What one AMQP client gets: message count, content type, and the README cell. */
 export interface AmqpView {
@@ -27,43 +27,9 @@ export interface PackingRow {
 const WHOLE = 'every result whole, at its offset';
 
 export const INTEROP_CONTRACT: Readonly<Record<Packing, PackingRow>> = {
-  sections: {
-    stockMessages: 5,
-    label: "`'sections'` (default)",
-    stock:
-      'one message per result at its real offset, but its content is only the LAST data section (the last output, or the late or dead-letter section); the properties still say how many outputs there were',
-    amqp10: {
-      messages: 5,
-      contentType: undefined,
-      cell: 'one message per result at its real offset, its body every data section (one msgpack map per output); no content type',
-    },
-    amqp091: {
-      messages: 5,
-      contentType: undefined,
-      cell: "one message per result at its real offset, its body the sections' msgpack maps run together with no content type: a plain msgpack decode fails, `decodeMulti` gives every output",
-    },
-    readResults: WHOLE,
-  },
-  batch: {
-    stockMessages: 12,
-    label: "`'batch'`",
-    stock:
-      'each part of a batch numbered 0..n-1 instead of its real offset; of a chunk holding several batches only the FIRST batch is delivered, the others never (no error)',
-    amqp10: {
-      messages: 15,
-      contentType: undefined,
-      cell: 'one message per output at its real offset, its body that output (msgpack); no content type',
-    },
-    amqp091: {
-      messages: 15,
-      contentType: undefined,
-      cell: 'one message per output at its real offset, its body that output (msgpack); no content type',
-    },
-    readResults: 'every result whole (parts reassembled), at its offset',
-  },
   'single msgpack': {
     stockMessages: 5,
-    label: "`'single'` (msgpack, `application/msgpack`)",
+    label: "`'single'` (default; msgpack, `application/msgpack`)",
     stock:
       'one message per result at its real offset, its content the whole result: a msgpack array of every section',
     amqp10: {
@@ -93,6 +59,40 @@ export const INTEROP_CONTRACT: Readonly<Record<Packing, PackingRow>> = {
       cell: 'the same, the body JSON text, content type `application/json`',
     },
     readResults: WHOLE,
+  },
+  sections: {
+    stockMessages: 5,
+    label: "`'sections'`",
+    stock:
+      'one message per result at its real offset, but its content is only the LAST data section (the last output, or the late or dead-letter section); its content type `application/msgpack-seq` and the properties (`sw-outputs`, `sw-holds`) show more was there',
+    amqp10: {
+      messages: 5,
+      contentType: 'application/msgpack-seq',
+      cell: 'one message per result at its real offset, its body every data section (one msgpack map per section), content type `application/msgpack-seq`',
+    },
+    amqp091: {
+      messages: 5,
+      contentType: 'application/msgpack-seq',
+      cell: "one message per result at its real offset, its body the sections' msgpack maps run together, content type `application/msgpack-seq`: a plain msgpack decode fails, a sequence decode (`decodeMulti`) gives every section",
+    },
+    readResults: WHOLE,
+  },
+  batch: {
+    stockMessages: 12,
+    label: "`'batch'`",
+    stock:
+      'each part of a batch numbered 0..n-1 instead of its real offset; of a chunk holding several batches only the FIRST batch is delivered, the others never (no error)',
+    amqp10: {
+      messages: 15,
+      contentType: 'application/msgpack',
+      cell: "one message per section at its real offset, its body that section (a msgpack map), content type `application/msgpack`; `sw-holds` names the section, an output's `sw-key`, `sw-output-start`/`-end` and `sw-final` route it",
+    },
+    amqp091: {
+      messages: 15,
+      contentType: 'application/msgpack',
+      cell: 'the same, the properties as headers',
+    },
+    readResults: 'every result whole (parts reassembled), at its offset',
   },
   encode: {
     stockMessages: 5,

@@ -7,7 +7,7 @@ import {
   encodeMessage,
   type AmqpMessage,
 } from '../../../src/codecs/amqp-message.js';
-import { encodeResult } from '../../../src/core/result-format.js';
+import { encodeResult, SECTIONS_CONTENT_TYPE } from '../../../src/core/result-format.js';
 import type { StepResult } from '../../../src/core/step-result.js';
 import { CodecError, decodeResult } from '../../../src/index.js';
 
@@ -34,8 +34,10 @@ function parts(): { properties: Record<string, unknown>; sections: Record<string
   };
 }
 
+/** A 'sections' result (its content-type says so) of these properties and sections. */
 function encode(properties: Record<string, unknown>, sections: unknown[]): Uint8Array {
   return encodeMessage({
+    properties: { contentType: SECTIONS_CONTENT_TYPE },
     applicationProperties: properties as AmqpMessage['applicationProperties'],
     body: { type: 'data', sections: sections.map((s) => encodeCanonical(s)) },
   });
@@ -74,15 +76,26 @@ describe('decoding a result', () => {
     });
   });
 
-  it('should write a step of one section as a plain message even when packing as a batch', () => {
+  it('should write a step of one section as one message, part 0 of 1, when packing as a batch', () => {
     const single = { ...step, late: [], deadLetters: [] };
     const messages = encodeResult(single, metadata, 'batch');
     expect(messages).toHaveLength(1);
-    expect(decodeResult(messages[0] as Uint8Array).part).toBeUndefined();
+    expect(decodeResult(messages[0] as Uint8Array)).toMatchObject({
+      part: { index: 0, of: 1 },
+      outputs: [{ key: 'a', value: 5 }],
+    });
   });
 
   it.each([
-    ['another format version', withProperty('sw-format', '2'), "unsupported result format '2'"],
+    ['another format version', withProperty('sw-format', '3'), "unsupported result format '3'"],
+    [
+      'a version 2 result without a content-type',
+      encodeMessage({
+        applicationProperties: parts().properties as AmqpMessage['applicationProperties'],
+        body: { type: 'data', sections: [encodeCanonical({ type: 'late', values: [] })] },
+      }),
+      "unknown result content-type 'undefined'",
+    ],
     [
       'a body that is not data sections',
       encodeMessage({

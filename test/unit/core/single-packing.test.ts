@@ -84,6 +84,19 @@ describe("a job packing its results as 'single'", () => {
     ).toEqual([[2n, undefined, [4, 2]]]);
   });
 
+  it('should be the packing of a job that names none: what every client reads whole', async () => {
+    const broker = brokerWithReadings(readings);
+    await aggregate<Reading>(broker.source('source'))
+      .tumbling('1m')
+      .key((r) => r.sensor)
+      .reduce((total, r) => total + r.value, 0)
+      .to(broker.target('target', { producer: 'p' }))
+      .run({ untilCaughtUp: true });
+    const [bytes] = broker.messages('target').map((m) => m.bytes);
+    expect(decodeMessage(bytes as Uint8Array).properties?.contentType).toBe('application/msgpack');
+    expect(decodeMsgpack(bodyOf(bytes as Uint8Array))).toHaveLength(2);
+  });
+
   it('should write plain JSON that JSON.parse reads, and decodeResult reads it the same', async () => {
     const broker = await run('json');
     const bytes = broker.messages('target')[0]?.bytes as Uint8Array;
@@ -118,7 +131,7 @@ describe("a job packing its results as 'single'", () => {
     expect(() => builder.to(target, { pack: 'batch', format: 'json' })).toThrow(
       "format applies to pack 'single' only, given: 'json'",
     );
-    expect(() => builder.to(target, { format: 'msgpack' })).toThrow(ConfigError);
+    expect(() => builder.to(target, { pack: 'sections', format: 'msgpack' })).toThrow(ConfigError);
     expect(() => builder.to(target, { pack: 'single', format: 'xml' as 'json' })).toThrow(
       "format must be 'msgpack' or 'json', given: 'xml'",
     );
@@ -150,7 +163,7 @@ describe("the README's worked example packed as 'single'", () => {
   it('should be the bytes the README shows', () => {
     const [msgpack] = encodeResult(example, exampleMetadata, 'single', 'msgpack');
     const [json] = encodeResult(example, exampleMetadata, 'single', 'json');
-    expect([msgpack?.length, json?.length]).toEqual([497, 554]);
+    expect([msgpack?.length, json?.length]).toEqual([515, 572]);
     expect(
       Buffer.from(msgpack as Uint8Array)
         .subarray(0, 33)

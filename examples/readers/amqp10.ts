@@ -1,0 +1,57 @@
+// Reading a stream-windows target over AMQP 1.0 with rhea (RabbitMQ 4 serves a stream at
+// /queues/<stream>): every packing, each data section of a message apart.
+import rhea from 'rhea';
+import { inOrder, sectionsOf, type Apply, type Reader } from './result-message.js';
+
+export async function readWithAmqp10(
+  server: { host: string; port: number; username: string; password: string },
+  stream: string,
+  from: 'first' | bigint, // 'first', or the offset after the last message you applied
+  apply: Apply,
+): Promise<Reader> {
+  const { deliver, done, end, fail } = inOrder(apply);
+  const connection = rhea
+    .create_container()
+    .connect({ ...server, hostname: 'vhost:/', reconnect: false });
+  const receiver = connection.open_receiver({
+    source: {
+      address: `/queues/${stream}`,
+      filter: {
+        'rabbitmq:stream-offset-spec':
+          from === 'first' ? 'first' : rhea.types.wrap_long(Number(from)),
+      },
+    },
+    autoaccept: false,
+    credit_window: 500,
+  });
+  receiver.on('message', ({ message, delivery }) => {
+    deliver(
+      () => {
+        const { content } = message.body as { content: Buffer | Buffer[] };
+        return {
+          offset: BigInt(message.message_annotations?.['x-stream-offset'] as number),
+          properties: message.application_properties ?? {},
+          // Several data sections arrive as an array of buffers, one as a buffer.
+          sections: sectionsOf(message.content_type, Array.isArray(content) ? content : [content]),
+        };
+      },
+      () => delivery?.accept(),
+    );
+  });
+  // Whatever ends the link or the connection ends the reading: resume from your stored offset.
+  const failed = (what: string, error: unknown) => fail(new Error(`${what}: ${String(error)}`));
+  receiver.on('receiver_error', ({ receiver: link }) => failed('receiver', link?.error));
+  connection.on('connection_error', ({ connection: c }) => failed('connection', c.error));
+  connection.on('disconnected', ({ error }) => failed('disconnected', error));
+  await new Promise<void>((resolve, reject) => {
+    receiver.once('receiver_open', () => resolve());
+    done.catch(reject);
+  });
+  return {
+    done,
+    close: async () => {
+      connection.close();
+      end();
+    },
+  };
+}
