@@ -142,6 +142,7 @@ export {
   ConfigError,
   ProcessingError,
   MultiSectionMessageError,
+  ResultMessageError,
   OutputTooLargeError,
   DeadLetterLimitError,
   SchemaValidationError,

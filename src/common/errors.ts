@@ -91,6 +91,28 @@ export class MultiSectionMessageError extends StreamWindowsError {
 }
 
 /**
+ * A job that reads one value per message failed to decode a message that is a result of
+ * another job (it carries the result format's `sw-format` property): the cause of a
+ * ProcessingError at stage 'decode', in place of the decoder's own error (a JSON syntax error
+ * on a msgpack result, say), which would not say what the message is.
+ */
+export class ResultMessageError extends StreamWindowsError {
+  override readonly name = 'ResultMessageError';
+  override readonly code = 'RESULT_MESSAGE';
+  constructor(
+    readonly format: string,
+    override readonly cause: unknown,
+  ) {
+    super(
+      `the message is a result of another job (result format '${format}'), which the job's ` +
+        `decoder cannot read as one value (${describe(cause)}); read results of another job ` +
+        `with fromResults(source)`,
+      { cause },
+    );
+  }
+}
+
+/**
  * A decoded value failed the job's schema (`.decode(format, schema)`): the cause of the
  * message's 'decode' ProcessingError, or of its dead letter. `issues` are the validator's,
  * each "path: message" (the message alone for the value as a whole).

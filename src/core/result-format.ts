@@ -389,6 +389,20 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
   return { ...readHeader(properties), outputs, late, deadLetters };
 }
 
+/**
+ * The `sw-format` version of a message that is a result of this format, undefined for any
+ * other message (or bytes that are no AMQP message): what a job reading plain values tells
+ * its user when it fails to decode one.
+ */
+export function resultFormatOf(bytes: Uint8Array): string | undefined {
+  try {
+    const format = decodeMessage(bytes).applicationProperties?.[ResultProperty.format];
+    return typeof format === 'string' ? format : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What a result's properties alone tell: everything `decodeResult` gives but its sections. */
 export type ResultHeader = Omit<DecodedResult, 'outputs' | 'late' | 'deadLetters'>;
 

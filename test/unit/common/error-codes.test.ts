@@ -14,6 +14,7 @@ const INSTANCES: Readonly<Record<string, () => main.StreamWindowsError>> = {
   ConfigError: () => new main.ConfigError('p', 'must be', 1),
   ProcessingError: () => new main.ProcessingError('s', 1n, 'decode', new Error('x')),
   MultiSectionMessageError: () => new main.MultiSectionMessageError(2),
+  ResultMessageError: () => new main.ResultMessageError('2', new Error('x')),
   OutputTooLargeError: () => new main.OutputTooLargeError('s', 1n, 2n, 3, 2),
   DeadLetterLimitError: () => new main.DeadLetterLimitError('s', 1n, 2n, 1, 'map', 'x'),
   SchemaValidationError: () => new main.SchemaValidationError(['x']),

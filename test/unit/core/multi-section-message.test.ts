@@ -5,6 +5,7 @@ import {
   jsonMessage,
   MultiSectionMessageError,
   ProcessingError,
+  ResultMessageError,
 } from '../../../src/index.js';
 import { encodeMessage } from '../../../src/codecs/amqp-message.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
@@ -65,5 +66,40 @@ describe('a job whose decoder reads one value per message', () => {
     expect(result?.deadLetters.map((d) => [d.offset, d.stage, d.message])).toEqual([
       [1n, 'decode', threeSections],
     ]);
+  });
+});
+
+describe("a job that reads another job's results as plain values", () => {
+  it('should stop with a decode ProcessingError whose cause names the message a result', async () => {
+    const broker = brokerWith([jsonMessage(1), jsonMessage(2), jsonMessage(3)]);
+    broker.createStream('stage-2');
+    await sum(broker, 'stop')
+      .to(broker.target('target', { producer: 'stage-1' })) // the default packing: one msgpack body
+      .run({ untilCaughtUp: true });
+    const running = aggregate<number>(broker.source('target'))
+      .count(1)
+      .reduce((a, b) => a + b, 0)
+      .to(broker.target('stage-2', { producer: 'stage-2' }))
+      .run({ untilCaughtUp: true });
+    const error = (await running.catch((e: unknown) => e)) as ProcessingError;
+    expect(error).toBeInstanceOf(ProcessingError);
+    expect(error).toMatchObject({ stream: 'target', offset: 0n, stage: 'decode' });
+    expect(error.cause).toBeInstanceOf(ResultMessageError);
+    expect(error.cause).toHaveProperty('format', '2');
+    expect((error.cause as ResultMessageError).cause).toBeInstanceOf(SyntaxError);
+    expect(error.message).toMatch(
+      /^decode failed for message at offset 0 of stream 'target': the message is a result of another job \(result format '2'\), .*read results of another job with fromResults\(source\)$/,
+    );
+    expect(broker.messages('stage-2')).toEqual([]);
+  });
+
+  it("should keep the decoder's own error for a message that is not a result", async () => {
+    const broker = brokerWith([Buffer.from('not an AMQP message')]);
+    const error = (await sum(broker, 'stop')
+      .to(broker.target('target', { producer: 'p' }))
+      .run({ untilCaughtUp: true })
+      .catch((e: unknown) => e)) as ProcessingError;
+    expect(error).toMatchObject({ offset: 0n, stage: 'decode' });
+    expect(error.cause).not.toBeInstanceOf(ResultMessageError);
   });
 });
