@@ -129,6 +129,7 @@ export {
   DatabaseSink,
   type DatabaseSinkOptions,
   type SinkRunSummary,
+  type SinkPosition,
 } from './sink/database-sink.js';
 export type { SinkEventMap, SinkEventName } from './sink/sink-events.js';
 export type { SinkShape, SinkBatch, SinkMessage } from './sink/sink-shape.js';

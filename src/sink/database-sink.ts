@@ -75,6 +75,17 @@ export interface SinkRunSummary {
   readonly retries: number;
 }
 
+/** Where a sink stands on one stream (a partition of a super stream). */
+export interface SinkPosition {
+  readonly stream: string;
+  /** The last offset applied; -1 when nothing was. */
+  readonly checkpoint: bigint;
+  /** Offset one past the stream's last message. */
+  readonly endOffset: bigint;
+  /** Messages not applied yet: `endOffset - checkpoint - 1` (from offset 0 when nothing was applied). */
+  readonly lag: bigint;
+}
+
 type Counters = { -readonly [K in keyof SinkRunSummary]: SinkRunSummary[K] };
 
 /**
@@ -193,6 +204,25 @@ export class DatabaseSink<V> {
   }
 
   /**
+   * The checkpoint, end offset and lag of each stream the sink reads, read now from the
+   * database and the broker: for a dashboard, a metric or an operator.
+   */
+  async positions(): Promise<SinkPosition[]> {
+    const { database, checkpoints } = this.context;
+    await checkpoints.create(database);
+    return Promise.all(
+      (await this.streams()).map(async (source) => {
+        const [checkpoint, endOffset] = await Promise.all([
+          checkpoints.stored(database, this.name, source.stream),
+          source.endOffset(),
+        ]);
+        const lag = endOffset - checkpoint - 1n;
+        return { stream: source.stream, checkpoint, endOffset, lag: lag < 0n ? 0n : lag };
+      }),
+    );
+  }
+
+  /**
    * Applies the stream from the checkpoint until `signal` aborts (or, with `untilCaughtUp`,
    * until what the stream held at the start is applied). Retriable errors are retried from the
    * checkpoint; a permanent one stops every partition and is thrown (a `SinkError` naming
@@ -231,8 +261,7 @@ export class DatabaseSink<V> {
     ]);
     let failure: unknown;
     try {
-      const { source } = this.options;
-      const sources = 'partitions' in source ? await source.partitions() : [source];
+      const sources = await this.streams();
       const ends = await Promise.allSettled(
         sources.map((s) =>
           this.runStream(s, signal, options.untilCaughtUp === true, counters).catch(
@@ -253,6 +282,12 @@ export class DatabaseSink<V> {
     } finally {
       this.events.emit('stopped', { summary: { ...counters }, error: failure });
     }
+  }
+
+  /** The streams read: the source, or each partition of a super stream. */
+  private async streams(): Promise<readonly Source[]> {
+    const { source } = this.options;
+    return 'partitions' in source ? source.partitions() : [source];
   }
 
   /** One stream's loop: resumes from the checkpoint after each retriable error, with backoff. */

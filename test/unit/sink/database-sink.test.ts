@@ -1,11 +1,16 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, SinkError } from '../../../src/common/errors.js';
+import { runUntilSignal } from '../../../src/core/run-until-signal.js';
 import { sourceMessage } from '../../../src/core/source-message.js';
 import type { Source } from '../../../src/core/ports.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { pglite } from '../../../src/pglite/index.js';
-import { databaseSink, type DatabaseSinkOptions } from '../../../src/sink/database-sink.js';
+import {
+  databaseSink,
+  type DatabaseSink,
+  type DatabaseSinkOptions,
+} from '../../../src/sink/database-sink.js';
 import { eachBatch } from '../../../src/sink/each-batch.js';
 import type { SinkDatabase } from '../../../src/sink/sink-database.js';
 import type { SinkEventMap } from '../../../src/sink/sink-events.js';
@@ -80,7 +85,7 @@ function brokerWith(values: readonly number[], perChunk = values.length): Memory
 }
 
 function collect<K extends keyof SinkEventMap>(
-  sink: { on(name: K, listener: (e: SinkEventMap[K]) => void): () => void },
+  sink: DatabaseSink<{ v: number }> | DatabaseSink<unknown>,
   name: K,
 ): SinkEventMap[K][] {
   const seen: SinkEventMap[K][] = [];
@@ -390,6 +395,36 @@ describe('databaseSink: bad input and database errors', () => {
 });
 
 describe('databaseSink: running', () => {
+  it('tells its checkpoint, the stream end and the lag of each stream', async () => {
+    const table = await freshTable();
+    const broker = brokerWith([1, 2, 3]);
+    const sink = sinkInto(table, { source: broker.source('in') });
+    expect(await sink.positions()).toEqual([
+      { stream: 'in', checkpoint: -1n, endOffset: 3n, lag: 3n },
+    ]);
+    await sink.run({ untilCaughtUp: true });
+    appendJson(broker, 'in', [{ v: 4 }, { v: 5 }]);
+    expect(await sink.positions()).toEqual([
+      { stream: 'in', checkpoint: 2n, endOffset: 5n, lag: 2n },
+    ]);
+  });
+
+  it('runs under runUntilSignal like a job, which closes it', async () => {
+    const table = await freshTable();
+    const broker = brokerWith([1, 2, 3]);
+    const sink = sinkInto(table, { source: broker.source('in') });
+    let closed = false;
+    const summary = await runUntilSignal(sink, {
+      untilCaughtUp: true,
+      close: async () => {
+        await sink.close();
+        closed = true;
+      },
+    });
+    expect(summary).toMatchObject({ applied: 3, transactions: 1 });
+    expect(closed).toBe(true);
+  });
+
   it('close() stops a run waiting for messages and closes the database port', async () => {
     const table = await freshTable();
     const broker = brokerWith([1]);
