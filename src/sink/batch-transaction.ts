@@ -1,5 +1,6 @@
 import { SinkError, type SinkStage } from '../common/errors.js';
 import type { CheckpointTable } from './checkpoint-table.js';
+import type { DeadLetterTable } from './dead-letter-table.js';
 import type { SinkDatabase, SinkTransaction } from './sink-database.js';
 import type { SinkMessage, SinkShape } from './sink-shape.js';
 
@@ -29,9 +30,8 @@ export interface BatchContext<V> {
   readonly database: SinkDatabase;
   readonly checkpoints: CheckpointTable;
   readonly shape: SinkShape<V>;
-  /** Inserts one dead letter (the sink's `onError` table), when the sink has one. */
-  readonly deadLetter:
-    ((tx: SinkTransaction, stream: string, message: RejectedMessage) => Promise<void>) | undefined;
+  /** The sink's `onError` table, when it has one. */
+  readonly deadLetters: DeadLetterTable | undefined;
   readonly transactionTimeoutMs: number | undefined;
 }
 
@@ -87,7 +87,8 @@ export async function applyBatch<V>(
           messages: fresh,
         });
       }
-      for (const message of deadLettered) await context.deadLetter?.(tx, stream, message);
+      for (const message of deadLettered)
+        await context.deadLetters?.insert(tx, sink, stream, message);
       stage = 'checkpoint';
       if (lastOffset > checkpoint) await checkpoints.advance(tx, sink, stream, lastOffset);
       return {

@@ -15,7 +15,7 @@ import { CheckpointTable, DEFAULT_CHECKPOINT_TABLE, NOTHING_APPLIED } from './ch
 import type { SinkDatabase, SinkTransaction } from './sink-database.js';
 import type { SinkEventMap } from './sink-events.js';
 import type { SinkMessage, SinkShape } from './sink-shape.js';
-import { quoteIdentifier } from './sql-identifier.js';
+import { DeadLetterTable } from './dead-letter-table.js';
 
 export interface DatabaseSinkOptions<V> {
   /**
@@ -106,7 +106,6 @@ export class DatabaseSink<V> {
   private readonly retryDelayMs: number;
   private readonly maxRetryDelayMs: number;
   private readonly maxRetries: number;
-  private readonly deadLetterTable: string | undefined;
   private readonly closing = new AbortController();
   private running: Promise<unknown> = Promise.resolve();
   private transactions = 0;
@@ -153,15 +152,10 @@ export class DatabaseSink<V> {
     if (onError !== 'stop' && typeof onError?.deadLetterTable !== 'string') {
       throw new ConfigError('onError', "must be 'stop' or { deadLetterTable: 'table' }", onError);
     }
-    this.deadLetterTable =
-      onError === 'stop'
-        ? undefined
-        : quoteIdentifier('onError.deadLetterTable', onError.deadLetterTable, true);
     this.logger = checkLogger('logger', options.logger);
     this.events = new JobEvents<SinkEventMap>((event, error) =>
       this.logger.error({ err: error, event }, `a listener of the sink's '${event}' event threw`),
     );
-    const table = this.deadLetterTable;
     this.context = {
       sink: name,
       database,
@@ -169,23 +163,7 @@ export class DatabaseSink<V> {
       shape: into,
       transactionTimeoutMs:
         bound === undefined ? undefined : timerMs('transactionTimeoutMs', bound),
-      deadLetter:
-        table === undefined
-          ? undefined
-          : async (tx, stream, message) => {
-              await tx.query(
-                `INSERT INTO ${table} (sink, stream, "offset", stage, error, message) ` +
-                  'VALUES ($1, $2, $3, $4, $5, $6)',
-                [
-                  name,
-                  stream,
-                  message.offset.toString(),
-                  message.stage,
-                  message.error.message,
-                  Buffer.from(message.bytes),
-                ],
-              );
-            },
+      deadLetters: onError === 'stop' ? undefined : new DeadLetterTable(onError.deadLetterTable),
     };
   }
 
@@ -350,7 +328,7 @@ export class DatabaseSink<V> {
   ): Promise<void> {
     const { database, checkpoints, shape } = this.context;
     await checkpoints.create(database);
-    if (this.deadLetterTable !== undefined) await this.createDeadLetterTable();
+    await this.context.deadLetters?.create(database);
     if (shape.prepare !== undefined)
       await database.transaction((tx) =>
         (shape.prepare as (tx: SinkTransaction) => Promise<void>)(tx),
@@ -390,7 +368,7 @@ export class DatabaseSink<V> {
       await this.applyDecoded(stream, batch, counters);
     } catch (error) {
       if (
-        this.deadLetterTable === undefined ||
+        this.context.deadLetters === undefined ||
         batch.length === 1 ||
         !(error instanceof SinkError) ||
         error.retriable ||
@@ -431,7 +409,7 @@ export class DatabaseSink<V> {
           value: this.context.shape.decode(message.bytes),
         });
       } catch (cause) {
-        if (this.deadLetterTable === undefined) {
+        if (this.context.deadLetters === undefined) {
           throw new SinkError(
             this.name,
             stream,
@@ -488,17 +466,6 @@ export class DatabaseSink<V> {
         transactionMs: outcome.transactionMs,
       });
     }
-  }
-
-  private async createDeadLetterTable(): Promise<void> {
-    await this.context.database.transaction((tx) =>
-      tx.query(
-        `CREATE TABLE IF NOT EXISTS ${this.deadLetterTable as string} (sink text NOT NULL, ` +
-          'stream text NOT NULL, "offset" bigint NOT NULL, stage text NOT NULL, error text NOT NULL, ' +
-          'message bytea NOT NULL, created_at timestamptz NOT NULL DEFAULT now(), ' +
-          'PRIMARY KEY (sink, stream, "offset"))',
-      ),
-    );
   }
 }
 

@@ -351,7 +351,7 @@ describe('databaseSink: bad input and database errors', () => {
       name: table,
       source: broker.source('in'),
       database: pglite(db),
-      transactionTimeoutMs: 50,
+      transactionTimeoutMs: 2_000,
       retryDelayMs: 1,
       into: eachBatch<{ v: number }>({
         apply: async (tx, batch) => {
@@ -361,7 +361,7 @@ describe('databaseSink: bad input and database errors', () => {
               m.value.v,
             ]);
           }
-          if (slow-- > 0) await new Promise((resolve) => setTimeout(resolve, 80));
+          if (slow-- > 0) await new Promise((resolve) => setTimeout(resolve, 2_500));
           await tx.query('SELECT 1');
         },
       }),
@@ -369,7 +369,7 @@ describe('databaseSink: bad input and database errors', () => {
     const retries = collect(sink, 'retry');
     expect((await sink.run({ untilCaughtUp: true })).retries).toBe(1);
     expect(retries[0]?.error).toMatchObject({ stage: 'timeout', retriable: true, firstOffset: 0n });
-    expect((retries[0]?.error as Error).message).toContain('transactionTimeoutMs (50 ms)');
+    expect((retries[0]?.error as Error).message).toContain('transactionTimeoutMs (2000 ms)');
     expect(await tableOf(table)).toEqual(expected([1, 2, 3]));
   });
 
