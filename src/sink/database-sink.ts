@@ -454,6 +454,7 @@ export class DatabaseSink<V> {
         stream,
         firstOffset,
         lastOffset,
+        messages: outcome.skipped,
         checkpoint: outcome.checkpoint,
       });
     } else {

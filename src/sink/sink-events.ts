@@ -34,6 +34,8 @@ export interface SinkEventMap {
     readonly stream: string;
     readonly firstOffset: bigint;
     readonly lastOffset: bigint;
+    /** Messages of the batch, all passed over. */
+    readonly messages: number;
     readonly checkpoint: bigint;
   };
   /** A message went to the sink's dead-letter table (`onError`), in its batch's transaction. */

@@ -142,7 +142,9 @@ describe('databaseSink: the checkpoint', () => {
     const applied = collect(sink, 'applied');
     const summary = await sink.run({ untilCaughtUp: true });
     expect(started[0]?.from).toBe('first');
-    expect(skipped).toEqual([{ stream: 'in', firstOffset: 0n, lastOffset: 2n, checkpoint: 3n }]);
+    expect(skipped).toEqual([
+      { stream: 'in', firstOffset: 0n, lastOffset: 2n, messages: 3, checkpoint: 3n },
+    ]);
     expect(applied.map((a) => [a.firstOffset, a.lastOffset, a.messages, a.skipped])).toEqual([
       [3n, 5n, 2, 1],
     ]);
