@@ -1,6 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, SinkError } from '../../../src/common/errors.js';
+import { silentLogger } from '../../../src/common/logger.js';
 import { runUntilSignal } from '../../../src/core/run-until-signal.js';
 import { sourceMessage } from '../../../src/core/source-message.js';
 import type { Source } from '../../../src/core/ports.js';
@@ -327,14 +328,24 @@ describe('databaseSink: bad input and database errors', () => {
           ? { when: 'after', error: sqlError('08006') }
           : undefined,
     );
+    const warnings: string[] = [];
+    const logger = {
+      ...silentLogger,
+      warn: (_: object, message: string) => warnings.push(message),
+    };
     const sink = sinkInto(table, {
       source: broker.source('in'),
       database,
       maxBatchMessages: 2,
       retryDelayMs: 1,
+      logger,
     });
     const retries = collect(sink, 'retry');
     const summary = await sink.run({ untilCaughtUp: true });
+    expect(warnings).toEqual([
+      `sink '${table}' resumes from its checkpoint on 'in' in 1 ms`,
+      `sink '${table}' resumes from its checkpoint on 'in' in 2 ms`,
+    ]);
     expect(
       retries.map((r) => [(r.error as SinkError).retriable, (r.error as SinkError).firstOffset]),
     ).toEqual([
