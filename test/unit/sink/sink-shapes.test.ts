@@ -5,6 +5,7 @@ import {
   jsonMessage,
   readResults,
   sourceMessage,
+  type DecodedResult,
   type PackMode,
 } from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
@@ -166,6 +167,55 @@ describe('windowOutputs', () => {
     expect((error as Error).message).toContain('no lateTable');
     const { firstOffset } = error as { firstOffset: bigint };
     expect(await checkpointOf(db, names.totals, 'target')).toBe(firstOffset - 1n);
+  });
+
+  it('stops on a table that does not match (a column missing), not retried, nothing applied', async () => {
+    const broker = await totalsJob('sections');
+    const table = fresh('no_total');
+    await db.exec(
+      `CREATE TABLE ${table} (key text, window_start timestamptz, window_end timestamptz, ` +
+        'count integer, PRIMARY KEY (key, window_start))',
+    );
+    const sink = databaseSink({
+      name: table,
+      source: broker.source('target'),
+      database: pglite(db),
+      into: windowOutputs<{ total: number }>({
+        table,
+        columns: (output) => ({ total: output.value.total }),
+      }),
+    });
+    const retries: unknown[] = [];
+    sink.on('retry', (event) => retries.push(event));
+    await expect(sink.run({ untilCaughtUp: true })).rejects.toMatchObject({
+      name: 'SinkError',
+      stage: 'apply',
+      retriable: false,
+      firstOffset: 0n,
+      cause: { code: '42703' }, // undefined_column
+    });
+    expect(retries).toEqual([]);
+    expect(await rows(db, `SELECT * FROM ${table}`)).toEqual([]);
+    expect(await checkpointOf(db, table, 'target')).toBe(-1n);
+  });
+
+  it("reads a job's results with eachBatch's decode: 'result'", async () => {
+    const broker = await totalsJob('batch');
+    const seen: string[] = [];
+    await databaseSink({
+      name: fresh('each_result'),
+      source: broker.source('target'),
+      database: pglite(db),
+      into: eachBatch<DecodedResult<{ total: number }>>({
+        decode: 'result',
+        apply: async (_tx, batch) => {
+          for (const m of batch.messages) {
+            for (const o of m.value.outputs) seen.push(`${String(o.key)}:${o.value.total}`);
+          }
+        },
+      }),
+    }).run({ untilCaughtUp: true });
+    expect(seen.sort()).toEqual(['a:1', 'a:3', 'a:5', 'b:2', 'b:4', 'b:6'].sort());
   });
 
   it('refuses a table name it cannot quote, naming the option', () => {
