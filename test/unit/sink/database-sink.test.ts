@@ -457,6 +457,20 @@ describe('databaseSink: running', () => {
     await expect(sink.run()).rejects.toBeInstanceOf(ConfigError);
   });
 
+  it('refuses a second run while one is under way', async () => {
+    const table = await freshTable();
+    const broker = brokerWith([1]);
+    const sink = sinkInto(table, { source: broker.source('in') });
+    const stop = new AbortController();
+    const applied = new Promise<void>((resolve) => sink.on('applied', () => resolve()));
+    const run = sink.run({ signal: stop.signal });
+    await expect(sink.run()).rejects.toThrow(/^run must not be called while the sink runs/);
+    await applied;
+    stop.abort();
+    await run;
+    expect((await sink.run({ untilCaughtUp: true })).applied).toBe(0);
+  });
+
   it('checks its options with ConfigError, naming the option', () => {
     const broker = brokerWith([]);
     const base = {
