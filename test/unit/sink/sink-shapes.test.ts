@@ -218,6 +218,37 @@ describe('windowOutputs', () => {
     expect(seen.sort()).toEqual(['a:1', 'a:3', 'a:5', 'b:2', 'b:4', 'b:6'].sort());
   });
 
+  it("stops on a flushed window's continuation, which an upsert would overwrite the flushed part with", async () => {
+    const broker = brokerWithReadings(readings.slice(0, 2));
+    const job = () =>
+      aggregate<Reading>(broker.source('source'))
+        .tumbling('1m')
+        .key((r) => r.sensor)
+        .reduce((sum, r) => sum + r.value, 0)
+        .to(broker.target('target', { producer: 'flushing' }), { flush: { caughtUp: true } });
+    await job().run({ untilCaughtUp: true }); // publishes minute 0, flushed
+    broker.append('source', [jsonMessage(readings[1], { creationTime: T0 + 20 })]);
+    broker.append('source', [jsonMessage(readings[2], { creationTime: T0 + MINUTE })]);
+    await job().run({ untilCaughtUp: true }); // minute 0 again, continues; minute 1 flushed
+    const names = await createTotals();
+    await db.exec(`ALTER TABLE ${names.totals} RENAME COLUMN total TO value`);
+    const error = await databaseSink({
+      name: names.totals,
+      source: broker.source('target'),
+      database: pglite(db),
+      maxBatchMessages: 1,
+      into: windowOutputs({ table: names.totals }),
+    })
+      .run({ untilCaughtUp: true })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'SinkError', stage: 'apply', firstOffset: 1n });
+    expect(String(error)).toContain('key b continues a flushed window');
+    expect(await rows(db, `SELECT key, value FROM ${names.totals} ORDER BY key`)).toEqual([
+      { key: 'a', value: 1 },
+      { key: 'b', value: 2 },
+    ]);
+  });
+
   it('refuses a table name it cannot quote, naming the option', () => {
     expect(() => windowOutputs({ table: '' })).toThrow(/^table must be a non-empty string/);
     expect(() => windowOutputs({ table: 't', lateTable: 'a.b.c' })).toThrow(/^lateTable must be/);
