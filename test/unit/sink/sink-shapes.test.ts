@@ -249,6 +249,25 @@ describe('windowOutputs', () => {
     ]);
   });
 
+  it("stops, naming the cause, when a job's results are read one value per message", async () => {
+    const broker = await totalsJob('sections');
+    const error = await databaseSink({
+      name: fresh('one_value'),
+      source: broker.source('target'),
+      database: pglite(db),
+      into: eachBatch({ apply: async () => undefined }),
+    })
+      .run({ untilCaughtUp: true })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      name: 'SinkError',
+      stage: 'decode',
+      firstOffset: 0n,
+      lastOffset: 0n,
+      cause: { name: 'MultiSectionMessageError' },
+    });
+  });
+
   it('refuses a table name it cannot quote, naming the option', () => {
     expect(() => windowOutputs({ table: '' })).toThrow(/^table must be a non-empty string/);
     expect(() => windowOutputs({ table: 't', lateTable: 'a.b.c' })).toThrow(/^lateTable must be/);
@@ -391,11 +410,17 @@ describe('a super stream', () => {
       }),
     });
     expect((await sink.run({ untilCaughtUp: true })).applied).toBe(4 + 5 + 6);
+
     for (const [i, p] of partitions.entries()) {
       expect(await checkpointOf(db, table, p)).toBe(BigInt(3 + i));
       expect(
         await rows(db, `SELECT count(*)::int AS n FROM ${table} WHERE stream = '${p}'`),
       ).toEqual([{ n: 4 + i }]);
     }
+    // A message one partition cannot apply stops every partition's loop, naming its stream.
+    appendJson(broker, partitions[1] as string, [{ v: 'not a number' }]);
+    partitions.forEach((p) => appendJson(broker, p, [{ v: 100 }]));
+    const error = await sink.run().catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'SinkError', stream: partitions[1], firstOffset: 5n });
   });
 });
