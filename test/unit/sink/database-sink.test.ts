@@ -170,6 +170,42 @@ describe('databaseSink: the checkpoint', () => {
   });
 });
 
+describe('databaseSink: a single active consumer source', () => {
+  it('reads the checkpoint when activated: a standby taking over resumes where the active one stopped', async () => {
+    const table = await freshTable();
+    const broker = brokerWith([1, 2, 3, 4, 5]);
+    const member = () =>
+      sinkInto(table, { source: broker.source('in', { singleActive: { name: 'g' } }) });
+    const [a, b] = [member(), member()];
+    const appliedBy = (sink: typeof a, total: number) =>
+      new Promise<void>((resolve) => {
+        let seen = 0;
+        sink.on('applied', (e) => {
+          seen += e.messages;
+          if (seen === total) resolve();
+        });
+      });
+    const stopA = new AbortController();
+    const stopB = new AbortController();
+    const aDone = appliedBy(a, 8);
+    const runA = a.run({ signal: stopA.signal });
+    const startedB = collect(b, 'started');
+    const runB = b.run({ signal: stopB.signal });
+    appendJson(broker, 'in', [{ v: 6 }, { v: 7 }, { v: 8 }]);
+    await aDone;
+    expect(startedB).toEqual([]); // standing by: the checkpoint not read yet
+    const bDone = appliedBy(b, 2);
+    stopA.abort();
+    expect((await runA).applied).toBe(8);
+    appendJson(broker, 'in', [{ v: 9 }, { v: 10 }]);
+    await bDone;
+    stopB.abort();
+    expect(await runB).toMatchObject({ applied: 2, skipped: 0 });
+    expect(startedB.map((e) => e.from)).toEqual([8n]);
+    expect(await tableOf(table)).toEqual(expected([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
+  });
+});
+
 describe('databaseSink: batches and backpressure', () => {
   it('makes one transaction per maxBatchMessages messages, not per message', async () => {
     const table = await freshTable();
