@@ -1,6 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, SinkError } from '../../../src/common/errors.js';
+import { ConfigError, SinkError, SourceError } from '../../../src/common/errors.js';
 import { silentLogger } from '../../../src/common/logger.js';
 import { runUntilSignal } from '../../../src/core/run-until-signal.js';
 import { sourceMessage } from '../../../src/core/source-message.js';
@@ -390,6 +390,32 @@ describe('databaseSink: bad input and database errors', () => {
     ]);
     expect(summary.retries).toBe(2);
     expect(await tableOf(table)).toEqual(expected(values));
+  });
+
+  it("resumes from the checkpoint after the source's retriable error (a lost connection)", async () => {
+    const table = await freshTable();
+    const broker = brokerWith([1, 2, 3, 4, 5, 6], 2);
+    const source = broker.source('in');
+    let reads = 0;
+    const losing: Source = {
+      stream: source.stream,
+      endOffset: () => source.endOffset(),
+      async *read(from, signal) {
+        const first = ++reads === 1;
+        let chunks = 0;
+        for await (const chunk of source.read(from, signal)) {
+          if (first && ++chunks === 2) throw new SourceError('in', true, 'connection lost');
+          yield chunk;
+        }
+      },
+    };
+    const sink = sinkInto(table, { source: losing, maxBatchMessages: 2, retryDelayMs: 1 });
+    const started = collect(sink, 'started');
+    const retries = collect(sink, 'retry');
+    expect(await sink.run({ untilCaughtUp: true })).toMatchObject({ applied: 6, retries: 1 });
+    expect(retries[0]?.error).toBeInstanceOf(SourceError);
+    expect(started.map((e) => e.from)).toEqual(['first', 2n]);
+    expect(await tableOf(table)).toEqual(expected([1, 2, 3, 4, 5, 6]));
   });
 
   it('rolls back a transaction longer than transactionTimeoutMs and retries it', async () => {
