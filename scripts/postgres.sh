@@ -15,8 +15,9 @@
 # it after a stop for a fresh one) and log ($STREAM_WINDOWS_CACHE/postgres-PORT.log), so a
 # test can run a second server on another port and stop it without disturbing the first.
 #
-# Why a chroot, and its own: Debian's `postgresql` package (PostgreSQL 17 in trixie, the
-# version PGlite 0.5 embeds) is installed by debootstrap into a trixie root folder of its own,
+# Why a chroot, and its own: Debian's `postgresql` package (PostgreSQL 17 in trixie; PGlite
+# 0.5 embeds 18, and the sink's SQL is the same on both) is installed by debootstrap into a
+# trixie root folder of its own,
 # as scripts/rabbitmq.sh does for the broker, so nothing is installed on the host and no
 # system database is touched. Not into the broker's root folder: apt there could upgrade
 # libraries under a running broker, and `rabbitmq.sh stop` stops every process in its root
