@@ -17,13 +17,12 @@
 #
 # Why a chroot, and its own: Debian's `postgresql` package (PostgreSQL 17 in trixie; PGlite
 # 0.5 embeds 18, and the sink's SQL is the same on both) is installed by debootstrap into a
-# trixie root folder of its own,
-# as scripts/rabbitmq.sh does for the broker, so nothing is installed on the host and no
-# system database is touched. Not into the broker's root folder: apt there could upgrade
-# libraries under a running broker, and `rabbitmq.sh stop` stops every process in its root
-# that carries no tag of the cluster's. The server runs as the chroot's `postgres` user with
-# no Unix socket and System V dynamic shared memory, so it needs nothing mounted in the
-# chroot (not /proc, not /dev/shm).
+# trixie root folder of its own, as scripts/rabbitmq.sh does for the broker, so nothing is
+# installed on the host and no system database is touched. Not into the broker's root
+# folder: apt there could upgrade libraries under a running broker, and `rabbitmq.sh stop`
+# stops every process in its root that carries no tag of the cluster's. The server runs as
+# the chroot's `postgres` user with no Unix socket and System V dynamic shared memory, so it
+# needs nothing mounted in the chroot (not /proc, not /dev/shm).
 #
 # Every process of a server carries STREAM_WINDOWS_INSTANCE=postgres-PORT in its environment
 # (the postmaster's children inherit it); stop selects by it.
