@@ -121,6 +121,27 @@ export {
   type ResultOf,
 } from './core/result-reader.js';
 
+// Into a database: each batch applied in one transaction with the sink's checkpoint. The
+// database adapters have their own entry points: 'stream-windows/postgres' (pg) and
+// 'stream-windows/pglite' (in-process, nothing to install).
+export {
+  databaseSink,
+  DatabaseSink,
+  type DatabaseSinkOptions,
+  type SinkRunSummary,
+  type SinkPosition,
+} from './sink/database-sink.js';
+export type { SinkEventMap, SinkEventName } from './sink/sink-events.js';
+export type { SinkShape, SinkBatch, SinkMessage } from './sink/sink-shape.js';
+export type { SinkFormat } from './sink/message-decoder.js';
+export { eachBatch, type EachBatchOptions } from './sink/each-batch.js';
+export { windowOutputs, type WindowOutputsOptions } from './sink/window-outputs.js';
+export { latestState, type LatestStateOptions } from './sink/latest-state.js';
+export { processedIds, type ProcessedIdsOptions } from './sink/processed-ids.js';
+export type { ResultSideOptions } from './sink/result-side-tables.js';
+export type { SinkDatabase, SinkTransaction } from './sink/sink-database.js';
+export { DEFAULT_CHECKPOINT_TABLE } from './sink/checkpoint-table.js';
+
 // Writing source messages (tests, demos, producers without a client of their own).
 export { sourceMessage, jsonMessage, type SourceMessageOptions } from './core/source-message.js';
 
@@ -159,7 +180,9 @@ export {
   NotAResultError,
   ClientInternalsError,
   PartitionWorkerError,
+  SinkError,
   isRetriable,
   type ProcessingStage,
+  type SinkStage,
 } from './common/errors.js';
 export { CodecError } from './codecs/codec-error.js';

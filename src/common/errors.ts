@@ -502,3 +502,40 @@ export class PartitionWorkerError extends StreamWindowsError {
     );
   }
 }
+
+/** Where a database sink's batch failed: see `SinkError.stage`. */
+export type SinkStage = 'decode' | 'apply' | 'checkpoint' | 'timeout' | 'retries';
+
+/**
+ * A database sink could not apply offsets `firstOffset`..`lastOffset` of `stream`: nothing of
+ * them was applied (their transaction rolled back), and the checkpoint still holds the offset
+ * before them, so a restart reads them again. `stage` tells where: 'decode' (the message at
+ * `firstOffset` = `lastOffset` does not decode), 'apply' (the database refused the batch: a
+ * constraint violation, a table or column that does not match), 'checkpoint' (the checkpoint
+ * table refused, or the stream skips offsets past the checkpoint), 'timeout' (the transaction
+ * ran longer than the sink's `transactionTimeoutMs`), 'retries' (a retriable error outlasted
+ * the sink's `maxRetries`). `retriable`: the sink retries it itself (from the checkpoint) and
+ * reports it in a `retry` event; a `run()` that throws it has stopped.
+ */
+export class SinkError extends StreamWindowsError {
+  override readonly name = 'SinkError';
+  override readonly code = 'SINK_FAILED';
+  constructor(
+    readonly sink: string,
+    readonly stream: string,
+    readonly firstOffset: bigint,
+    readonly lastOffset: bigint,
+    readonly stage: SinkStage,
+    readonly retriable: boolean,
+    override readonly cause: unknown,
+  ) {
+    super(
+      `sink '${sink}' could not apply ` +
+        (firstOffset === lastOffset
+          ? `the message at offset ${firstOffset}`
+          : `offsets ${firstOffset}..${lastOffset}`) +
+        ` of stream '${stream}' (${stage}): ${describe(cause)}; nothing of them was applied`,
+      { cause },
+    );
+  }
+}

@@ -131,25 +131,26 @@ export interface ListenerOptions {
 }
 
 /**
- * The observer list of one job. Listeners run synchronously where the event happens, so they
+ * The observer list of one job (or of a database sink, whose events are its own map). Listeners
+ * run synchronously where the event happens, so they
  * must be quick; one that throws is reported to `onListenerError` and the job goes on (an
  * observer never stops a billing job). `has` lets the runner skip building an event nobody
  * listens for: with no listener, observing costs one property read per chunk.
  */
-export class JobEvents {
+export class JobEvents<M extends object = JobEventMap> {
   /** Replaced, never changed in place: an emit walks the list it started with, no copy. */
-  private readonly listeners: { [K in JobEventName]?: readonly JobListener<K>[] } = {};
+  private readonly listeners: { [K in keyof M]?: readonly ((event: M[K]) => void)[] } = {};
 
-  constructor(private readonly onListenerError: (name: JobEventName, error: unknown) => void) {}
+  constructor(private readonly onListenerError: (name: keyof M & string, error: unknown) => void) {}
 
   /** Adds a listener; returns the function that removes it. */
-  on<K extends JobEventName>(
+  on<K extends keyof M & string>(
     name: K,
-    listener: JobListener<K>,
+    listener: (event: M[K]) => void,
     options: ListenerOptions = {},
   ): () => void {
     // A fresh wrapper per call: the same function added twice is removed once per remover.
-    const entry: JobListener<K> = (event) => listener(event);
+    const entry = (event: M[K]): void => listener(event);
     const list = this.listeners[name] ?? [];
     this.setListeners(name, options.prepend === true ? [entry, ...list] : [...list, entry]);
     return () =>
@@ -159,12 +160,12 @@ export class JobEvents {
       );
   }
 
-  has(name: JobEventName): boolean {
+  has(name: keyof M & string): boolean {
     return (this.listeners[name]?.length ?? 0) > 0;
   }
 
-  emit<K extends JobEventName>(name: K, event: JobEventMap[K]): void {
-    const list: readonly JobListener<K>[] | undefined = this.listeners[name];
+  emit<K extends keyof M & string>(name: K, event: M[K]): void {
+    const list: readonly ((event: M[K]) => void)[] | undefined = this.listeners[name];
     if (list === undefined) return;
     for (const listener of list) {
       try {
@@ -175,7 +176,7 @@ export class JobEvents {
     }
   }
 
-  private setListeners<K extends JobEventName>(name: K, list: readonly JobListener<K>[]): void {
-    (this.listeners as Record<K, readonly JobListener<K>[]>)[name] = list;
+  private setListeners<K extends keyof M>(name: K, list: readonly ((event: M[K]) => void)[]): void {
+    this.listeners[name] = list;
   }
 }

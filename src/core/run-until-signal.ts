@@ -4,10 +4,13 @@ import { checkLogger, type Logger } from '../common/logger.js';
 import { timerMs } from '../common/timer-duration.js';
 import type { RunOptions, RunSummary } from './runner.js';
 
-/** What `runUntilSignal` needs of a job: a `Runner` (what `.to()` returns) is one. */
-export interface StoppableJob {
-  run(options: RunOptions): Promise<RunSummary>;
-  /** Results awaiting their confirm: logged when the grace runs out. */
+/**
+ * What `runUntilSignal` needs of a job: a `Runner` (what `.to()` returns) is one, a database
+ * sink (`databaseSink`) another; `S` is what its run resolves to.
+ */
+export interface StoppableJob<S = RunSummary> {
+  run(options: RunOptions): Promise<S>;
+  /** Results awaiting their confirm (a sink's transactions under way): logged when the grace runs out. */
   readonly inFlight: number;
 }
 
@@ -35,7 +38,7 @@ type StopSignal = (typeof STOP_SIGNALS)[number];
 
 const DEFAULT_GRACE_MS = 10_000;
 
-type Outcome = { readonly summary: RunSummary } | { readonly error: unknown };
+type Outcome<S> = { readonly summary: S } | { readonly error: unknown };
 
 /**
  * Runs `job` until it stops by itself or the process gets SIGTERM or SIGINT, then ends the
@@ -61,10 +64,10 @@ type Outcome = { readonly summary: RunSummary } | { readonly error: unknown };
  * which already saw it once, would see it twice); with other listeners the process exits
  * with code 128 + N instead. Options are checked before anything runs (`ConfigError`).
  */
-export async function runUntilSignal(
-  job: StoppableJob,
+export async function runUntilSignal<S = RunSummary>(
+  job: StoppableJob<S>,
   options: RunUntilSignalOptions,
-): Promise<RunSummary> {
+): Promise<S> {
   if (typeof (job as Partial<StoppableJob> | null)?.run !== 'function') {
     throw new ConfigError('job', 'must have a run(options) method (a Runner)', job);
   }
@@ -97,7 +100,7 @@ export async function runUntilSignal(
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
 
   // Called in a then: a run that throws instead of rejecting is an outcome like any other.
-  const outcome: Promise<Outcome> = Promise.resolve()
+  const outcome: Promise<Outcome<S>> = Promise.resolve()
     .then(() => job.run({ untilCaughtUp, signal: stopping.signal }))
     .then(
       (summary) => ({ summary }),
@@ -125,19 +128,19 @@ export async function runUntilSignal(
     return new Promise<never>(() => undefined);
   }
   // Without a signal the race ends with the run's outcome.
-  const result = ended as Outcome;
+  const result = ended as Outcome<S>;
   if ('error' in result) throw result.error;
   if (closeFailure !== undefined) throw closeFailure.error;
   return result.summary;
 }
 
 /** The run's outcome if it stops within `graceMs`, else undefined (logged). */
-async function withinGrace(
-  outcome: Promise<Outcome>,
+async function withinGrace<S>(
+  outcome: Promise<Outcome<S>>,
   graceMs: number,
-  job: StoppableJob,
+  job: StoppableJob<S>,
   logger: Logger,
-): Promise<Outcome | undefined> {
+): Promise<Outcome<S> | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => resolve(undefined), graceMs);

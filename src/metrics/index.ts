@@ -1,6 +1,7 @@
 /**
- * 'stream-windows/metrics': Prometheus metrics of a job, through prom-client (an optional peer
- * dependency: install prom-client ^15 to use this entry; nothing else imports it).
+ * 'stream-windows/metrics': Prometheus metrics of a job or a database sink, through prom-client
+ * (an optional peer dependency: install prom-client ^15 to use this entry; nothing else
+ * imports it).
  */
 
 // Observing a job on a registry you pass, and what it returns.
@@ -10,5 +11,12 @@ export {
   type JobMetricsOptions,
   type ObservedJob,
 } from './job-metrics.js';
+// Observing a database sink (databaseSink) the same way.
+export {
+  sinkMetrics,
+  type SinkMetrics,
+  type SinkMetricsOptions,
+  type ObservedSink,
+} from './sink-metrics.js';
 // The histogram buckets, in seconds, for dashboards and for users who want them documented.
 export { LATENCY_BUCKETS, PROCESSING_BUCKETS, type MetricLabels } from './job-metric-set.js';

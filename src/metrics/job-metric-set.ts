@@ -27,6 +27,9 @@ export const LATENCY_BUCKETS: readonly number[] = [
   0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400,
 ];
 
+/** The names of a database sink's metrics (sink-metrics.ts): job metrics share a registry with them. */
+export const SINK_METRIC_PREFIX = 'stream_windows_sink_';
+
 /**
  * The error classes a restart is counted by: the runner restarts only on these (isRetriable),
  * a RetentionGapError as the SourceError it is. Anything else would count as 'other'.
@@ -235,7 +238,11 @@ export class JobMetricSet {
     if (set === undefined) {
       const foreign = registry
         .getMetricsAsArray()
-        .find((metric) => metric.name.startsWith('stream_windows_'));
+        .find(
+          (metric) =>
+            metric.name.startsWith('stream_windows_') &&
+            !metric.name.startsWith(SINK_METRIC_PREFIX),
+        );
       if (foreign !== undefined) {
         // Registering would throw half-way; most likely a second copy of this library.
         throw new ConfigError(

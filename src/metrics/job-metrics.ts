@@ -158,7 +158,8 @@ export function jobMetrics(job: ObservedJob, options: JobMetricsOptions): JobMet
   };
 }
 
-function checkRegistry(registry: unknown): Registry {
+/** `registry` if it is a prom-client Registry, else a ConfigError. */
+export function checkRegistry(registry: unknown): Registry {
   const shaped = registry as Partial<Record<keyof Registry, unknown>> | null | undefined;
   const methods = ['registerMetric', 'removeSingleMetric', 'getMetricsAsArray', 'metrics'] as const;
   if (methods.some((method) => typeof shaped?.[method] !== 'function')) {

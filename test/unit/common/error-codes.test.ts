@@ -31,6 +31,7 @@ const INSTANCES: Readonly<Record<string, () => main.StreamWindowsError>> = {
   AccessRefusedError: () => new main.AccessRefusedError('h:1', 8, 'x'),
   NotAResultError: () => new main.NotAResultError('s', 1n, 'x'),
   PartitionWorkerError: () => new main.PartitionWorkerError(1, 2, 's', new Error('x')),
+  SinkError: () => new main.SinkError('k', 's', 1n, 2n, 'apply', false, new Error('x')),
   CodecError: () => new main.CodecError('x', 0),
   StreamNotFoundError: () => new memory.StreamNotFoundError('s'),
   SingleActiveMemberLostError: () =>

@@ -14,10 +14,11 @@ const LAYER: Readonly<Record<string, number>> = {
   core: 2,
   memory: 3,
   rabbitmq: 3,
-  // Over core's events, with prom-client, which nothing else may import (an optional peer).
-  metrics: 3,
   // The database sink reads streams through core's ports and result format.
   sink: 3,
+  // Over core's and the sink's events, with prom-client, which nothing else may import (an
+  // optional peer).
+  metrics: 4,
   // Database adapters of the sink, each over an optional peer nothing else may import.
   pglite: 4,
   postgres: 4,

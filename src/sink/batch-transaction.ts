@@ -1,0 +1,131 @@
+import { SinkError, type SinkStage } from '../common/errors.js';
+import type { CheckpointTable } from './checkpoint-table.js';
+import type { DeadLetterTable } from './dead-letter-table.js';
+import type { SinkDatabase, SinkTransaction } from './sink-database.js';
+import type { SinkMessage, SinkShape } from './sink-shape.js';
+
+/** A message the sink's `onError` dead-letters: it did not decode, or the database refused it. */
+export interface RejectedMessage {
+  readonly offset: bigint;
+  readonly bytes: Uint8Array;
+  readonly stage: SinkStage;
+  readonly error: Error;
+}
+
+/** What one transaction did. */
+export interface BatchOutcome {
+  /** Messages applied, and those passed over as at or below the checkpoint. */
+  readonly applied: number;
+  readonly skipped: number;
+  /** The dead letters it wrote (those past the checkpoint). */
+  readonly deadLettered: readonly RejectedMessage[];
+  /** The checkpoint found under the lock. */
+  readonly checkpoint: bigint;
+  readonly transactionMs: number;
+}
+
+/** What a batch's transaction needs to know of its sink. */
+export interface BatchContext<V> {
+  readonly sink: string;
+  readonly database: SinkDatabase;
+  readonly checkpoints: CheckpointTable;
+  readonly shape: SinkShape<V>;
+  /** The sink's `onError` table, when it has one. */
+  readonly deadLetters: DeadLetterTable | undefined;
+  readonly transactionTimeoutMs: number | undefined;
+}
+
+/** The transaction ran past the sink's `transactionTimeoutMs`. */
+class TransactionOverdue extends Error {
+  constructor(bound: number) {
+    super(`the transaction ran longer than transactionTimeoutMs (${bound} ms) and was rolled back`);
+  }
+}
+
+/** PostgreSQL's query_canceled: what a statement_timeout ends a statement with. */
+const QUERY_CANCELED = '57014';
+
+/**
+ * Applies offsets `firstOffset`..`lastOffset` of `stream` in ONE transaction with the
+ * checkpoint: the checkpoint row is locked first (FOR UPDATE), messages at or below it are
+ * passed over (another instance applied them), the rest applied, and the checkpoint set to
+ * `lastOffset`. Throws a `SinkError` naming the range: nothing of it was applied.
+ */
+export async function applyBatch<V>(
+  context: BatchContext<V>,
+  stream: string,
+  firstOffset: bigint,
+  lastOffset: bigint,
+  messages: readonly SinkMessage<V>[],
+  rejected: readonly RejectedMessage[],
+): Promise<BatchOutcome> {
+  const { sink, database, checkpoints, shape, transactionTimeoutMs: bound } = context;
+  const started = performance.now();
+  let stage: SinkStage = 'checkpoint';
+  try {
+    const outcome = await database.transaction(async (raw) => {
+      const tx = bound === undefined ? raw : bounded(raw, started, bound);
+      // Where the server can, it cancels a statement that runs past the bound (57014).
+      if (bound !== undefined) await tx.query(`SET LOCAL statement_timeout = ${bound}`);
+      const checkpoint = await checkpoints.lock(tx, sink, stream);
+      if (checkpoint >= 0n && firstOffset > checkpoint + 1n) {
+        throw new Error(
+          `the batch starts at offset ${firstOffset} and the checkpoint is at ${checkpoint}: ` +
+            'the offsets between would be skipped',
+        );
+      }
+      const fresh = messages.filter((m) => m.offset > checkpoint);
+      const deadLettered = rejected.filter((m) => m.offset > checkpoint);
+      const first = fresh[0];
+      const last = fresh.at(-1);
+      stage = 'apply';
+      if (first !== undefined && last !== undefined) {
+        await shape.apply(tx, {
+          stream,
+          firstOffset: first.offset,
+          lastOffset: last.offset,
+          messages: fresh,
+        });
+      }
+      for (const message of deadLettered)
+        await context.deadLetters?.insert(tx, sink, stream, message);
+      stage = 'checkpoint';
+      if (lastOffset > checkpoint) await checkpoints.advance(tx, sink, stream, lastOffset);
+      return {
+        applied: fresh.length,
+        skipped: messages.length + rejected.length - fresh.length - deadLettered.length,
+        deadLettered,
+        checkpoint,
+      };
+    });
+    return { ...outcome, transactionMs: performance.now() - started };
+  } catch (error) {
+    const timedOut =
+      error instanceof TransactionOverdue ||
+      (error as { code?: unknown } | null)?.code === QUERY_CANCELED;
+    throw new SinkError(
+      sink,
+      stream,
+      firstOffset,
+      lastOffset,
+      timedOut ? 'timeout' : stage,
+      timedOut || database.isRetriable(error),
+      error,
+    );
+  }
+}
+
+/** `tx` refusing any statement once the transaction is older than `bound` ms, and after one that ends past it. */
+function bounded(tx: SinkTransaction, started: number, bound: number): SinkTransaction {
+  const check = (): void => {
+    if (performance.now() - started > bound) throw new TransactionOverdue(bound);
+  };
+  return {
+    async query<Row>(sql: string, params?: readonly unknown[]) {
+      check();
+      const result = await tx.query<Row>(sql, params);
+      check();
+      return result;
+    },
+  };
+}

@@ -1,0 +1,497 @@
+import { ConfigError, isRetriable, SinkError } from '../common/errors.js';
+import { checkLogger, type Logger } from '../common/logger.js';
+import { timerMs } from '../common/timer-duration.js';
+import { JobEvents, type ListenerOptions } from '../core/job-events.js';
+import type { PartitionedSource, Source } from '../core/ports.js';
+import type { RunOptions } from '../core/runner.js';
+import {
+  applyBatch,
+  type BatchContext,
+  type BatchOutcome,
+  type RejectedMessage,
+} from './batch-transaction.js';
+import { readBatches, type ReadMessage } from './batch-reader.js';
+import { CheckpointTable, DEFAULT_CHECKPOINT_TABLE, NOTHING_APPLIED } from './checkpoint-table.js';
+import type { SinkDatabase, SinkTransaction } from './sink-database.js';
+import type { SinkEventMap } from './sink-events.js';
+import type { SinkMessage, SinkShape } from './sink-shape.js';
+import { DeadLetterTable } from './dead-letter-table.js';
+
+export interface DatabaseSinkOptions<V> {
+  /**
+   * The sink's name: its checkpoint rows are (name, stream). Stable across restarts; two
+   * instances with one name share the checkpoint, and apply each message once between them.
+   */
+  readonly name: string;
+  /** What it reads: one stream, or a super stream's partitions (one checkpoint per partition). */
+  readonly source: Source | PartitionedSource;
+  readonly database: SinkDatabase;
+  /** What it does with each batch: `eachBatch`, `windowOutputs`, `latestState`, `processedIds`. */
+  readonly into: SinkShape<V>;
+  /** Messages per transaction at most (default 500). */
+  readonly maxBatchMessages?: number;
+  /**
+   * How long a batch waits for more messages after its first, ms (default 100; 0 applies what
+   * each chunk brings at once).
+   */
+  readonly maxBatchDelayMs?: number;
+  /** The checkpoint table, created when missing (default 'stream_windows_checkpoints'). */
+  readonly checkpointTable?: string;
+  /**
+   * A bound on one batch's transaction, ms: past it the transaction is rolled back (and
+   * PostgreSQL's `statement_timeout` set to it cancels a statement that hangs) and retried as
+   * a retriable `SinkError` at stage 'timeout'. Default: none.
+   */
+  readonly transactionTimeoutMs?: number;
+  /** Delay before resuming after a retriable error, doubled each time up to `maxRetryDelayMs` (defaults 100 and 10,000). */
+  readonly retryDelayMs?: number;
+  readonly maxRetryDelayMs?: number;
+  /**
+   * Retriable errors in a row (without a commit between) before the sink stops with a
+   * `SinkError` at stage 'retries' (default Infinity: a database that comes back is waited for).
+   */
+  readonly maxRetries?: number;
+  /**
+   * A message that does not decode, or that the database refuses for good (a constraint, a
+   * column that does not match): 'stop' (default) stops the sink with a `SinkError`, nothing of
+   * its batch applied; `{ deadLetterTable }` writes it to that table (created when missing:
+   * sink, stream, offset, stage, error, message bytea) in the transaction that moves the
+   * checkpoint past it, and applies the rest of its batch.
+   */
+  readonly onError?: 'stop' | { readonly deadLetterTable: string };
+  readonly logger?: Logger;
+}
+
+export interface SinkRunSummary {
+  /** Messages applied by this instance. */
+  readonly applied: number;
+  /** Messages passed over as already applied (at or below the checkpoint: another instance's). */
+  readonly skipped: number;
+  /** Messages written to the dead-letter table. */
+  readonly deadLettered: number;
+  /** Transactions committed. */
+  readonly transactions: number;
+  /** Retriable errors the sink resumed after. */
+  readonly retries: number;
+}
+
+/** Where a sink stands on one stream (a partition of a super stream). */
+export interface SinkPosition {
+  readonly stream: string;
+  /** The last offset applied; -1 when nothing was. */
+  readonly checkpoint: bigint;
+  /** Offset one past the stream's last message. */
+  readonly endOffset: bigint;
+  /** Messages not applied yet: `endOffset - checkpoint - 1` (from offset 0 when nothing was applied). */
+  readonly lag: bigint;
+}
+
+type Counters = { -readonly [K in keyof SinkRunSummary]: SinkRunSummary[K] };
+
+/**
+ * Reads a stream (or each partition of a super stream) and applies its messages to a database
+ * in batches, each batch in ONE transaction with the sink's checkpoint: effectively once into
+ * the database. See the README's "Into a database".
+ */
+export function databaseSink<V>(options: DatabaseSinkOptions<V>): DatabaseSink<V> {
+  return new DatabaseSink(options);
+}
+
+export class DatabaseSink<V> {
+  readonly name: string;
+  private readonly events: JobEvents<SinkEventMap>;
+  private readonly logger: Logger;
+  private readonly context: BatchContext<V>;
+  private readonly limits: { readonly maxMessages: number; readonly maxDelayMs: number };
+  private readonly retryDelayMs: number;
+  private readonly maxRetryDelayMs: number;
+  private readonly maxRetries: number;
+  private readonly closing = new AbortController();
+  private running: Promise<unknown> = Promise.resolve();
+  private transactions = 0;
+
+  constructor(private readonly options: DatabaseSinkOptions<V>) {
+    const { name, source, database, into } = options;
+    if (typeof name !== 'string' || name === '') {
+      throw new ConfigError('name', 'must be a non-empty string', name);
+    }
+    this.name = name;
+    if (
+      typeof (source as Partial<Source> | undefined)?.read !== 'function' &&
+      typeof (source as Partial<PartitionedSource> | undefined)?.partitions !== 'function'
+    ) {
+      throw new ConfigError('source', 'must be a Source or a PartitionedSource', source);
+    }
+    if (typeof (database as Partial<SinkDatabase> | undefined)?.transaction !== 'function') {
+      throw new ConfigError(
+        'database',
+        'must be a SinkDatabase (pglite(db), postgres(pool))',
+        database,
+      );
+    }
+    if (typeof into?.decode !== 'function' || typeof into.apply !== 'function') {
+      throw new ConfigError('into', 'must be a sink shape (eachBatch, windowOutputs, ...)', into);
+    }
+    const maxMessages = options.maxBatchMessages ?? 500;
+    if (!Number.isSafeInteger(maxMessages) || maxMessages < 1) {
+      throw new ConfigError('maxBatchMessages', 'must be an integer >= 1', maxMessages);
+    }
+    this.limits = {
+      maxMessages,
+      maxDelayMs: timerMs('maxBatchDelayMs', options.maxBatchDelayMs ?? 100, true),
+    };
+    this.retryDelayMs = timerMs('retryDelayMs', options.retryDelayMs ?? 100);
+    this.maxRetryDelayMs = timerMs('maxRetryDelayMs', options.maxRetryDelayMs ?? 10_000);
+    const maxRetries = options.maxRetries ?? Infinity;
+    if (!(maxRetries === Infinity || (Number.isSafeInteger(maxRetries) && maxRetries >= 0))) {
+      throw new ConfigError('maxRetries', 'must be an integer >= 0 or Infinity', maxRetries);
+    }
+    this.maxRetries = maxRetries;
+    const bound = options.transactionTimeoutMs;
+    const onError = options.onError ?? 'stop';
+    if (onError !== 'stop' && typeof onError?.deadLetterTable !== 'string') {
+      throw new ConfigError('onError', "must be 'stop' or { deadLetterTable: 'table' }", onError);
+    }
+    this.logger = checkLogger('logger', options.logger);
+    this.events = new JobEvents<SinkEventMap>((event, error) =>
+      this.logger.error({ err: error, event }, `a listener of the sink's '${event}' event threw`),
+    );
+    this.context = {
+      sink: name,
+      database,
+      checkpoints: new CheckpointTable(options.checkpointTable ?? DEFAULT_CHECKPOINT_TABLE),
+      shape: into,
+      transactionTimeoutMs:
+        bound === undefined ? undefined : timerMs('transactionTimeoutMs', bound),
+      deadLetters: onError === 'stop' ? undefined : new DeadLetterTable(onError.deadLetterTable),
+    };
+  }
+
+  /** Adds a listener of the sink's events (see `SinkEventMap`); returns the function that removes it. */
+  on<K extends keyof SinkEventMap>(
+    name: K,
+    listener: (event: SinkEventMap[K]) => void,
+    options?: ListenerOptions,
+  ): () => void {
+    return this.events.on(name, listener, options);
+  }
+
+  /** Transactions under way (one at most per stream). */
+  get inFlight(): number {
+    return this.transactions;
+  }
+
+  /**
+   * The checkpoint, end offset and lag of each stream the sink reads, read now from the
+   * database and the broker: for a dashboard, a metric or an operator.
+   */
+  async positions(): Promise<SinkPosition[]> {
+    const { database, checkpoints } = this.context;
+    await checkpoints.create(database);
+    return Promise.all(
+      (await this.streams()).map(async (source) => {
+        const [checkpoint, endOffset] = await Promise.all([
+          checkpoints.stored(database, this.name, source.stream),
+          source.endOffset(),
+        ]);
+        const lag = endOffset - checkpoint - 1n;
+        return { stream: source.stream, checkpoint, endOffset, lag: lag < 0n ? 0n : lag };
+      }),
+    );
+  }
+
+  /**
+   * Applies the stream from the checkpoint until `signal` aborts (or, with `untilCaughtUp`,
+   * until what the stream held at the start is applied). Retriable errors are retried from the
+   * checkpoint; a permanent one stops every partition and is thrown (a `SinkError` naming
+   * stream, offsets and cause). A batch whose transaction had not committed is read again on
+   * the next start: nothing is applied twice, nothing skipped.
+   */
+  run(options: RunOptions = {}): Promise<SinkRunSummary> {
+    if (this.closing.signal.aborted) {
+      return Promise.reject(new ConfigError('sink', 'is closed', this.name));
+    }
+    const run = this.runAll(options);
+    this.running = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Stops a run under way (as its signal would), waits for it, and closes the database port. */
+  async close(): Promise<void> {
+    this.closing.abort();
+    await this.running;
+    await this.options.database.close();
+  }
+
+  private async runAll(options: RunOptions): Promise<SinkRunSummary> {
+    const counters: Counters = {
+      applied: 0,
+      skipped: 0,
+      deadLettered: 0,
+      transactions: 0,
+      retries: 0,
+    };
+    const stop = new AbortController();
+    const signal = AbortSignal.any([
+      stop.signal,
+      this.closing.signal,
+      ...(options.signal === undefined ? [] : [options.signal]),
+    ]);
+    let failure: unknown;
+    try {
+      const sources = await this.streams();
+      const ends = await Promise.allSettled(
+        sources.map((s) =>
+          this.runStream(s, signal, options.untilCaughtUp === true, counters).catch(
+            (error: unknown) => {
+              stop.abort(); // one partition's permanent error stops the others
+              throw error;
+            },
+          ),
+        ),
+      );
+      const failed = ends.find((end) => end.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
+      return { ...counters };
+    } catch (error) {
+      failure = error;
+      this.logger.error({ err: error, sink: this.name }, `sink '${this.name}' stopped on an error`);
+      throw error;
+    } finally {
+      this.events.emit('stopped', { summary: { ...counters }, error: failure });
+    }
+  }
+
+  /** The streams read: the source, or each partition of a super stream. */
+  private async streams(): Promise<readonly Source[]> {
+    const { source } = this.options;
+    return 'partitions' in source ? source.partitions() : [source];
+  }
+
+  /** One stream's loop: resumes from the checkpoint after each retriable error, with backoff. */
+  private async runStream(
+    source: Source,
+    signal: AbortSignal,
+    untilCaughtUp: boolean,
+    counters: Counters,
+  ): Promise<void> {
+    let delay = this.retryDelayMs;
+    let inARow = 0;
+    for (;;) {
+      if (signal.aborted) return;
+      try {
+        await this.streamFromCheckpoint(source, signal, untilCaughtUp, counters, () => {
+          delay = this.retryDelayMs;
+          inARow = 0;
+        });
+        return;
+      } catch (error) {
+        if (signal.aborted) return; // stopping: what failed is read again on the next start
+        const retriable =
+          (error instanceof SinkError && error.retriable) ||
+          (!(error instanceof SinkError) &&
+            (isRetriable(error) || this.options.database.isRetriable(error)));
+        if (!retriable) throw error;
+        inARow++;
+        if (inARow > this.maxRetries) {
+          throw error instanceof SinkError
+            ? new SinkError(
+                error.sink,
+                error.stream,
+                error.firstOffset,
+                error.lastOffset,
+                'retries',
+                false,
+                error,
+              )
+            : error;
+        }
+        counters.retries++;
+        const cause = error instanceof Error ? error : new Error(String(error));
+        this.events.emit('retry', { error: cause, delayMs: delay, retries: counters.retries });
+        this.logger.warn(
+          { err: error, sink: this.name, stream: source.stream, delayMs: delay },
+          `sink '${this.name}' resumes from its checkpoint on '${source.stream}' in ${delay} ms`,
+        );
+        await sleep(delay, signal);
+        delay = Math.min(delay * 2, this.maxRetryDelayMs);
+      }
+    }
+  }
+
+  private async streamFromCheckpoint(
+    source: Source,
+    signal: AbortSignal,
+    untilCaughtUp: boolean,
+    counters: Counters,
+    committed: () => void,
+  ): Promise<void> {
+    const { database, checkpoints, shape } = this.context;
+    await checkpoints.create(database);
+    await this.context.deadLetters?.create(database);
+    if (shape.prepare !== undefined)
+      await database.transaction((tx) =>
+        (shape.prepare as (tx: SinkTransaction) => Promise<void>)(tx),
+      );
+    const checkpoint = await checkpoints.stored(database, this.name, source.stream);
+    const from = checkpoint === NOTHING_APPLIED ? 'first' : checkpoint + 1n;
+    this.events.emit('started', {
+      stream: source.stream,
+      checkpoint,
+      from,
+      retries: counters.retries,
+    });
+    this.logger.info(
+      { sink: this.name, stream: source.stream, checkpoint: checkpoint.toString() },
+      `sink '${this.name}' reads '${source.stream}' from ${from === 'first' ? 'its first offset' : `offset ${from}`}`,
+    );
+    const end = untilCaughtUp ? await source.endOffset() : undefined;
+    if (end === undefined || !(end === 0n || (typeof from === 'bigint' && from >= end))) {
+      for await (const batch of readBatches(source, from, signal, this.limits, end)) {
+        if (signal.aborted) return;
+        await this.apply(source.stream, batch, counters);
+        committed();
+      }
+    }
+    if (end !== undefined && !signal.aborted) {
+      this.events.emit('caughtUp', { stream: source.stream, offset: end });
+    }
+  }
+
+  /** Applies one batch; with a dead-letter table, a batch refused for good is applied message by message. */
+  private async apply(
+    stream: string,
+    batch: readonly ReadMessage[],
+    counters: Counters,
+  ): Promise<void> {
+    try {
+      await this.applyDecoded(stream, batch, counters);
+    } catch (error) {
+      if (
+        this.context.deadLetters === undefined ||
+        batch.length === 1 ||
+        !(error instanceof SinkError) ||
+        error.retriable ||
+        error.stage === 'checkpoint'
+      ) {
+        throw error;
+      }
+      for (const message of batch) {
+        try {
+          await this.applyDecoded(stream, [message], counters);
+        } catch (single) {
+          if (!(single instanceof SinkError) || single.retriable || single.stage === 'checkpoint')
+            throw single;
+          await this.transaction(
+            stream,
+            [message],
+            [],
+            [rejection(message, single.stage, single.cause)],
+            counters,
+          );
+        }
+      }
+    }
+  }
+
+  private async applyDecoded(
+    stream: string,
+    batch: readonly ReadMessage[],
+    counters: Counters,
+  ): Promise<void> {
+    const messages: SinkMessage<V>[] = [];
+    const rejected: RejectedMessage[] = [];
+    for (const message of batch) {
+      try {
+        messages.push({
+          offset: message.offset,
+          timestamp: message.timestamp,
+          value: this.context.shape.decode(message.bytes),
+        });
+      } catch (cause) {
+        if (this.context.deadLetters === undefined) {
+          throw new SinkError(
+            this.name,
+            stream,
+            message.offset,
+            message.offset,
+            'decode',
+            false,
+            cause,
+          );
+        }
+        rejected.push(rejection(message, 'decode', cause));
+      }
+    }
+    await this.transaction(stream, batch, messages, rejected, counters);
+  }
+
+  private async transaction(
+    stream: string,
+    batch: readonly ReadMessage[],
+    messages: readonly SinkMessage<V>[],
+    rejected: readonly RejectedMessage[],
+    counters: Counters,
+  ): Promise<void> {
+    const firstOffset = (batch[0] as ReadMessage).offset;
+    const lastOffset = (batch.at(-1) as ReadMessage).offset;
+    let outcome: BatchOutcome;
+    this.transactions++;
+    try {
+      outcome = await applyBatch(this.context, stream, firstOffset, lastOffset, messages, rejected);
+    } finally {
+      this.transactions--;
+    }
+    counters.transactions++;
+    counters.applied += outcome.applied;
+    counters.skipped += outcome.skipped;
+    counters.deadLettered += outcome.deadLettered.length;
+    for (const message of outcome.deadLettered) {
+      this.events.emit('deadLettered', { stream, offset: message.offset, error: message.error });
+    }
+    if (outcome.checkpoint >= lastOffset) {
+      this.events.emit('skipped', {
+        stream,
+        firstOffset,
+        lastOffset,
+        messages: outcome.skipped,
+        checkpoint: outcome.checkpoint,
+      });
+    } else {
+      this.events.emit('applied', {
+        stream,
+        firstOffset,
+        lastOffset,
+        messages: outcome.applied,
+        skipped: outcome.skipped,
+        transactionMs: outcome.transactionMs,
+      });
+    }
+  }
+}
+
+function rejection(
+  message: ReadMessage,
+  stage: RejectedMessage['stage'],
+  cause: unknown,
+): RejectedMessage {
+  return {
+    offset: message.offset,
+    bytes: message.bytes,
+    stage,
+    error: cause instanceof Error ? cause : new Error(String(cause)),
+  };
+}
+
+/** Waits `ms`, or less when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

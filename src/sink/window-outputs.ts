@@ -1,0 +1,60 @@
+import { ConfigError } from '../common/errors.js';
+import type { DecodedResult, ResultOutput } from '../core/result-format.js';
+import { messageDecoder } from './message-decoder.js';
+import { resultSideTables, type ResultSideOptions } from './result-side-tables.js';
+import type { SinkShape } from './sink-shape.js';
+import { quoteIdentifier } from './sql-identifier.js';
+import { upsertRows } from './upsert.js';
+
+export interface WindowOutputsOptions<R> extends ResultSideOptions {
+  /**
+   * The table of the window outputs, one row per (key, window start): columns `key` (text; ''
+   * for a job without `.key()`), `window_start` and `window_end` (timestamptz), `count`
+   * (integer), and those `columns` gives, with a unique constraint on (key, window_start).
+   */
+  readonly table: string;
+  /** The output's own columns (default `{ value: output.value }`). */
+  readonly columns?: (output: ResultOutput<R>) => Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A job's window outputs (its target stream, read as results) upserted by their natural key
+ * (key, window start): a later output of a window (an early update's final, say) replaces the
+ * earlier. A flushed window's continuation (`continues`) would replace the part before it, so
+ * it stops the sink: merge those with `eachBatch`.
+ */
+export function windowOutputs<R = unknown>(
+  options: WindowOutputsOptions<R>,
+): SinkShape<DecodedResult<R>> {
+  const table = quoteIdentifier('table', options.table, true);
+  const columns = options.columns ?? ((output) => ({ value: output.value }));
+  if (typeof columns !== 'function') {
+    throw new ConfigError('columns', 'must be a function of a window output', columns);
+  }
+  const sides = resultSideTables(options);
+  const decode = messageDecoder<DecodedResult<R>>('result');
+  return {
+    decode,
+    async apply(tx, batch) {
+      const rows = batch.messages.flatMap(({ value }) =>
+        value.outputs.map((output) => {
+          if (output.continues) {
+            throw new Error(
+              `the output of key ${String(output.key)} continues a flushed window: ` +
+                'upserting it would replace the part before it',
+            );
+          }
+          return {
+            ...columns(output),
+            key: output.key === null ? '' : String(output.key),
+            window_start: new Date(output.start),
+            window_end: new Date(output.end),
+            count: output.count,
+          };
+        }),
+      );
+      await upsertRows(tx, { table, conflict: ['key', 'window_start'] }, rows);
+      await sides(tx, batch as Parameters<typeof sides>[1]);
+    },
+  };
+}

@@ -1,0 +1,187 @@
+// The database sink under random streams, batch sizes and crashes, on PGlite and the embedded
+// broker: whatever the crashes, and with two instances at once, the tables equal an
+// uninterrupted run's. A crash is simulated in-process by a SinkDatabase wrapper
+// (faultyDatabase) that throws at a chosen batch transaction: 'before' its commit (all of it
+// rolled back), or 'after' it (committed, then the run dies before its next read). A crash is
+// a permanent error, so the run throws and a new instance of the sink (the same name) starts,
+// as a restarted process would; a retriable error ('08006', the connection lost) is retried
+// by the run itself.
+import type { PGlite } from '@electric-sql/pglite';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SinkError } from '../../src/common/errors.js';
+import { MemoryBroker } from '../../src/memory/index.js';
+import { databaseSink, type SinkRunSummary } from '../../src/sink/database-sink.js';
+import { eachBatch } from '../../src/sink/each-batch.js';
+import type { SinkDatabase } from '../../src/sink/sink-database.js';
+import { pglite } from '../../src/pglite/index.js';
+import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/coverage.js';
+import {
+  appendJson,
+  checkpointOf,
+  faultyDatabase,
+  rows,
+  sqlError,
+  startPglite,
+} from '../support/sink-fixture.js';
+
+/** Runs of the property: each starts up to a dozen sink instances on PGlite. */
+const RUNS = 100;
+
+interface Fault {
+  /** The instance's batch transaction it hits (counted from 1). */
+  readonly batch: number;
+  readonly when: 'before' | 'after';
+  /** A crash kills the instance; a retriable error is retried by it. */
+  readonly kind: 'crash' | 'retriable';
+}
+
+const faultArb: fc.Arbitrary<Fault> = fc.record({
+  batch: fc.integer({ min: 1, max: 6 }),
+  when: fc.constantFrom('before' as const, 'after' as const),
+  kind: fc.constantFrom('crash' as const, 'crash' as const, 'retriable' as const),
+});
+
+/** One instance's life: the faults of its successive incarnations, one each. */
+const lifeArb = fc.array(faultArb, { minLength: 1, maxLength: 6, size: 'max' });
+
+const scenarioArb = fc.record({
+  values: fc.array(fc.integer({ min: -1000, max: 1000 }), {
+    minLength: 1,
+    maxLength: 120,
+    size: 'max',
+  }),
+  perChunk: fc.integer({ min: 1, max: 12 }),
+  batchSizes: fc.tuple(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 8 })),
+  lives: fc.oneof(fc.tuple(lifeArb), fc.tuple(lifeArb, lifeArb)),
+});
+
+let db: PGlite;
+beforeAll(async () => {
+  db = await startPglite();
+}, 60_000);
+afterAll(async () => {
+  await db.close();
+});
+
+const CRASH = 'simulated crash';
+
+describe('the database sink, effectively once', () => {
+  it(
+    'leaves the tables of an uninterrupted run after any crashes, with one or two instances at once',
+    async () => {
+      const coverage = new Coverage('database sink crashes');
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(scenarioArb, async ({ values, perChunk, batchSizes, lives }) => {
+          coverage.run();
+          const broker = new MemoryBroker();
+          broker.createStream('in');
+          appendJson(
+            broker,
+            'in',
+            values.map((v) => ({ v })),
+            perChunk,
+          );
+          const reference = `ref_${++run}`;
+          const faulty = `crashed_${run}`;
+          for (const name of [reference, faulty]) {
+            await db.exec(
+              `CREATE TABLE ${name} (message_offset bigint NOT NULL, v integer NOT NULL);
+               CREATE TABLE ${name}_sum (total bigint NOT NULL, n integer NOT NULL);
+               INSERT INTO ${name}_sum VALUES (0, 0);`,
+            );
+          }
+          // A row per message and a running sum: a message applied twice or skipped shows.
+          const sink = (name: string, database: SinkDatabase, maxBatchMessages: number) =>
+            databaseSink<{ v: number }>({
+              name,
+              source: broker.source('in'),
+              database,
+              maxBatchMessages,
+              maxBatchDelayMs: 0,
+              retryDelayMs: 1,
+              into: eachBatch<{ v: number }>({
+                apply: async (tx, batch) => {
+                  for (const m of batch.messages) {
+                    await tx.query(`INSERT INTO ${name} VALUES ($1, $2)`, [
+                      m.offset.toString(),
+                      m.value.v,
+                    ]);
+                    await tx.query(`UPDATE ${name}_sum SET total = total + $1, n = n + 1`, [
+                      m.value.v,
+                    ]);
+                  }
+                },
+              }),
+            });
+
+          await sink(reference, pglite(db), batchSizes[0]).run({ untilCaughtUp: true });
+
+          const summaries: SinkRunSummary[] = [];
+          const live = async (life: readonly Fault[], maxBatchMessages: number): Promise<void> => {
+            for (let incarnation = 0; ; incarnation++) {
+              const fault = life[incarnation];
+              const database = faultyDatabase(db, (n) =>
+                fault !== undefined && n === fault.batch
+                  ? {
+                      when: fault.when,
+                      error: fault.kind === 'crash' ? sqlError('XX000', CRASH) : sqlError('08006'),
+                    }
+                  : undefined,
+              );
+              const instance = sink(faulty, database, maxBatchMessages);
+              instance.on('retry', () =>
+                coverage.count(`retriable error ${fault?.when ?? ''} the commit`),
+              );
+              try {
+                summaries.push(await instance.run({ untilCaughtUp: true }));
+                if (fault !== undefined && database.batches >= fault.batch) {
+                  expect(fault.kind).toBe('retriable');
+                }
+                return;
+              } catch (error) {
+                if (!(error instanceof SinkError && (error.cause as Error).message === CRASH))
+                  throw error;
+                coverage.count(`crash ${fault?.when ?? ''} the commit`);
+              }
+            }
+          };
+          await Promise.all(lives.map((life, i) => live(life, batchSizes[i] ?? 1)));
+
+          coverage.count('two instances at once', lives.length === 2);
+          coverage.count(
+            'messages passed over as applied by the other instance',
+            summaries.some((s) => s.skipped > 0),
+          );
+          coverage.count('runs of >= 3 batches', values.length >= 3 * batchSizes[0]);
+          const table = (name: string) =>
+            rows(db, `SELECT message_offset::text AS o, v FROM ${name} ORDER BY message_offset`);
+          const sum = (name: string) => rows(db, `SELECT total::text AS total, n FROM ${name}_sum`);
+          expect(await table(faulty)).toEqual(await table(reference));
+          expect(await sum(faulty)).toEqual(await sum(reference));
+          expect(await table(reference)).toHaveLength(values.length);
+          expect(await checkpointOf(db, faulty, 'in')).toBe(BigInt(values.length - 1));
+          await db.exec(`DROP TABLE ${reference}, ${reference}_sum, ${faulty}, ${faulty}_sum`);
+        }),
+        {
+          numRuns: RUNS,
+          ...(process.env.PROPERTY_SEED === undefined
+            ? {}
+            : { seed: Number(process.env.PROPERTY_SEED) }),
+        },
+      );
+      expect(coverage.runsMade).toBe(RUNS);
+      coverage.expectRates({
+        'crash before the commit': 0.6,
+        'crash after the commit': 0.8,
+        'retriable error before the commit': 0.3,
+        'retriable error after the commit': 0.2,
+        'two instances at once': 0.35,
+        'messages passed over as applied by the other instance': 0.25,
+        'runs of >= 3 batches': 0.65,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+});
