@@ -54,10 +54,16 @@ build_debian_root() {
   cache=$(dirname "$root")
   mkdir -p "$cache"
   if ! command -v debootstrap >/dev/null; then
-    # A fresh machine has no debootstrap: install it from Debian's packages (we are root).
-    echo "installing debootstrap (once)" >&2
-    { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y debootstrap; } \
-      >"$cache/apt.log" 2>&1 || die "installing debootstrap failed; see $cache/apt.log"
+    # A fresh machine has no debootstrap: install it from Debian's packages (we are root). The
+    # broker's and the database's builds run at once on a fresh machine: one installs, the
+    # other waits for it (apt-get refuses to run twice).
+    (
+      flock 7
+      command -v debootstrap >/dev/null && exit 0
+      echo "installing debootstrap (once)" >&2
+      { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y debootstrap; } \
+        >"$cache/apt.log" 2>&1 || die "installing debootstrap failed; see $cache/apt.log"
+    ) 7>"$cache/apt.lock" || exit 1
   fi
   # Builds interrupted by a kill leave their folder behind; none is still being written.
   local stale
