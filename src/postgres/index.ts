@@ -2,6 +2,7 @@
 // (`pg`, an optional peer dependency).
 import pg from 'pg';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
+import { ConfigError } from '../common/errors.js';
 import type { SinkDatabase, SinkTransaction } from '../sink/sink-database.js';
 import { isRetriableSqlState } from '../sink/retriable-sqlstate.js';
 import { isLostConnection } from './lost-connection.js';
@@ -18,6 +19,15 @@ import { isLostConnection } from './lost-connection.js';
  * or later `options: '-c transaction_timeout=…'`.
  */
 export function postgres(poolOrConfig: Pool | PoolConfig): SinkDatabase {
+  // pg would take a URL string, or nothing, for an empty configuration and connect to its
+  // defaults (localhost:5432): say what to give instead.
+  if (typeof poolOrConfig !== 'object' || poolOrConfig === null) {
+    throw new ConfigError(
+      'postgres()',
+      'takes a pg.Pool or a pg.PoolConfig (a URL as { connectionString: url })',
+      poolOrConfig,
+    );
+  }
   const owned = !isPool(poolOrConfig);
   const pool = isPool(poolOrConfig) ? poolOrConfig : new pg.Pool(poolOrConfig);
   // An idle client whose connection breaks (a server restart) is dropped by the pool, which

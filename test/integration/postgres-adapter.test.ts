@@ -2,6 +2,7 @@
 // transaction commits or holds nothing; which errors it reports as permanent; close().
 import pg from 'pg';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/index.js';
 import { postgres } from '../../src/postgres/index.js';
 import type { SinkDatabase } from '../../src/sink/sink-database.js';
 import { postgresForTests } from '../support/postgres.js';
@@ -157,6 +158,19 @@ describe('postgres(): close()', () => {
     const error = await rejection(owned.transaction((tx) => tx.query('SELECT 1')));
     expect(error.message).toBe('Cannot use a pool after calling end on the pool');
     expect(await totals()).toEqual([{ customer: 'a', cents: '1' }]);
+  });
+});
+
+describe('postgres(): what it takes', () => {
+  it.each([
+    ['a URL string', 'postgres://127.0.0.1/db'],
+    ['nothing', undefined],
+    ['null', null],
+  ])('refuses %s with a ConfigError saying what to give', (_, given) => {
+    expect(() => postgres(given as unknown as pg.PoolConfig)).toThrow(ConfigError);
+    expect(() => postgres(given as unknown as pg.PoolConfig)).toThrow(
+      /a pg\.Pool or a pg\.PoolConfig \(a URL as \{ connectionString: url \}\)/,
+    );
   });
 
   it('takes a pool by what it does, not by its class (a pool of another copy of pg)', async () => {
