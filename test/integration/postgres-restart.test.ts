@@ -5,7 +5,8 @@
 // (the pool's idle connection, broken by the stop, does not end the process either).
 //
 // Needs the local PostgreSQL of scripts/postgres.sh: it runs a second server of its own on
-// port 5434 (root needed), so the one the other test files use is never stopped.
+// port 5434 (root needed), so the one the other test files use is never stopped. It checks
+// the script's start (idempotent), stop and status on the way.
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -21,7 +22,7 @@ const PORT = '5434';
 /** How long the child may take to exit after it closed: far more than it needs (< 1 s). */
 const EXIT_BOUND_MS = 15_000;
 
-async function server(command: 'start' | 'stop'): Promise<string> {
+async function server(command: 'start' | 'stop' | 'status'): Promise<string> {
   const { stdout } = await promisify(execFile)(script, [command], {
     env: { ...process.env, POSTGRES_PORT: PORT },
     timeout: 300_000,
@@ -50,6 +51,7 @@ describe('a process using postgres() while the server stops and starts again', (
     tell('hold');
     expect(await next()).toBe('holding');
     await server('stop');
+    await expect(server('status')).rejects.toMatchObject({ code: 1 });
     // Fast shutdown ends the session under the open transaction (57P01).
     expect(JSON.parse((await next()) ?? '')).toMatchObject({ code: '57P01', retriable: true });
     tell('stopped');
@@ -58,6 +60,9 @@ describe('a process using postgres() while the server stops and starts again', (
       retriable: true,
     });
     expect(await server('start')).toBe(serverUrl);
+    // Idempotent: a start of a running server only tells its URL.
+    expect(await server('start')).toBe(serverUrl);
+    expect(await server('status')).toBe(serverUrl);
     tell('started');
     expect(await next()).toBe('applied');
     expect(await next()).toBe('closed');
