@@ -68,6 +68,8 @@
 #
 # Requires root (debootstrap and chroot).
 set -euo pipefail
+# shellcheck source=lib/debian-root.sh
+source "$(dirname "$0")/lib/debian-root.sh"
 
 readonly CACHE="${STREAM_WINDOWS_CACHE:-$HOME/.cache/stream-windows}"
 readonly ROOT="$CACHE/rabbitmq-trixie"
@@ -142,87 +144,33 @@ stream.listeners.tcp.1 = 127.0.0.1:$STREAM_PORT
 EOC
 }
 
-# Pids of processes whose root is our chroot (found via /proc/PID/root, so that a host broker
-# is never touched) and whose STREAM_WINDOWS_INSTANCE tag matches the glob $1: `single` for the
-# single broker, `cluster-*` for the whole cluster, `cluster-2` for node 2's beam and helpers.
+# Pids of the broker's processes whose STREAM_WINDOWS_INSTANCE tag matches the glob $1: `single`
+# for the single broker, `cluster-*` for the whole cluster, `cluster-2` for node 2's beam and
+# helpers.
 chroot_pids() {
-  local pid var tag
-  local -a env
-  for pid in /proc/[0-9]*; do
-    [[ $pid/root -ef $ROOT ]] || continue
-    # A process may exit between the listing and the read: the shell's redirection error too.
-    { mapfile -d '' env <"$pid/environ"; } 2>/dev/null || continue
-    tag=single
-    for var in "${env[@]}"; do
-      [[ $var == STREAM_WINDOWS_INSTANCE=* ]] && tag=${var#*=}
-    done
-    # shellcheck disable=SC2053 # $1 is a glob
-    [[ $tag == $1 ]] && echo "${pid#/proc/}"
-  done
-  return 0
-}
-
-port_answers() {
-  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+  tagged_pids "$ROOT" "$1" single
 }
 
 running() {
   [[ -d $ROOT && -n $(chroot_pids single) ]] && port_answers "$STREAM_PORT"
 }
 
-# Unmounts anything left mounted below a folder (debootstrap mounts /proc and /sys in its
-# target while it runs; an interrupted build can leave them), so removing it stays on it.
-unmount_below() {
-  local dir mnt
-  dir=$(readlink -f "$1")
-  awk '{print $2}' /proc/mounts | { grep -E "^${dir}(/|$)" || true; } | sort -r | while read -r mnt; do
-    umount -l "$mnt" || true
-  done
-}
-
-# Removes a build folder; never crosses into a file system mounted below it.
-discard() {
-  unmount_below "$1"
-  rm -rf --one-file-system "$1"
-}
-
 build() {
   [[ -x $ROOT/usr/sbin/rabbitmq-server ]] && return 0
-  mkdir -p "$CACHE"
-  if ! command -v debootstrap >/dev/null; then
-    # A fresh machine has no debootstrap: install it from Debian's packages (we are root).
-    echo "rabbitmq.sh: installing debootstrap (once)" >&2
-    { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y debootstrap; } \
-      >"$CACHE/apt.log" 2>&1 || die "installing debootstrap failed; see $CACHE/apt.log"
-  fi
-  # Build beside the final folder and rename when complete, so an interrupted build never
-  # looks cached.
-  # Builds interrupted by a kill leave their folder behind; callers hold the lock, so none
-  # of these is still being written.
-  local stale
-  for stale in "$CACHE"/rabbitmq-trixie.building.*; do
-    [[ -d $stale ]] && discard "$stale"
-  done
-  BUILD_DIR=$(mktemp -d "$CACHE/rabbitmq-trixie.building.XXXXXX")
-  local tmp=$BUILD_DIR
-  # mktemp makes it 0700; as the chroot's /, the broker's own user must be able to enter it.
-  chmod 755 "$tmp"
-  trap 'discard "$BUILD_DIR"' EXIT
   echo "rabbitmq.sh: building Debian trixie with rabbitmq-server into $ROOT (once, about a minute)" >&2
   local t0=$SECONDS
-  debootstrap --variant=minbase --include=rabbitmq-server trixie "$tmp" "$MIRROR" >"$CACHE/debootstrap.log" 2>&1 ||
-    die "debootstrap failed; see $CACHE/debootstrap.log"
-  unmount_below "$tmp"
-  printf '127.0.0.1 localhost\n::1 localhost\n' >"$tmp/etc/hosts"
-  chroot "$tmp" /usr/bin/env -i HOME=/var/lib/rabbitmq PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+  build_debian_root "$ROOT" rabbitmq-server "$MIRROR" "$CACHE/debootstrap.log" prepare_root
+  echo "rabbitmq.sh: built in $((SECONDS - t0)) s" >&2
+}
+
+# The broker's set-up of the freshly built root folder $1.
+prepare_root() {
+  chroot "$1" /usr/bin/env -i HOME=/var/lib/rabbitmq PATH=/usr/sbin:/usr/bin:/sbin:/bin \
     rabbitmq-plugins --offline enable rabbitmq_stream >>"$CACHE/debootstrap.log" 2>&1 ||
     die "enabling rabbitmq_stream failed; see $CACHE/debootstrap.log"
   # Debian's package starts the service through systemd, which a chroot does not have; the
   # postinst may still leave state from a node named after the build host: drop it.
-  rm -rf "$tmp/var/lib/rabbitmq/mnesia"
-  mv "$tmp" "$ROOT"
-  trap - EXIT
-  echo "rabbitmq.sh: built in $((SECONDS - t0)) s" >&2
+  rm -rf "$1/var/lib/rabbitmq/mnesia"
 }
 
 start() {

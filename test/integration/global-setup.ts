@@ -1,26 +1,30 @@
 /**
- * Vitest global setup: makes sure a RabbitMQ stream broker and a 3-node RabbitMQ cluster are
- * there before any test runs.
+ * Vitest global setup: makes sure a RabbitMQ stream broker, a 3-node RabbitMQ cluster and a
+ * PostgreSQL server are there before any test runs.
  *
  * `RABBITMQ_STREAM_URL` names an existing broker; without it, `scripts/rabbitmq.sh start`
  * starts (and on the first run builds) the local one. `RABBITMQ_CLUSTER_URLS` names an
  * existing cluster (the stream URLs of its nodes, comma-separated, node 1 first); without it,
  * `scripts/rabbitmq.sh cluster start` starts the local one (rabbit-1..3@localhost on stream
- * ports 5561-5563) from the same chroot. Both start at once. Tests read the URLs with
- * `inject('rabbitmqUrl')` and `inject('rabbitmqClusterUrls')` (or test/support/rabbitmq-cluster.ts);
- * `process.env.RABBITMQ_STREAM_URL` and `RABBITMQ_CLUSTER_URLS` are set as well, for child
- * processes such as the crash tests' aggregator.
+ * ports 5561-5563) from the same chroot. `POSTGRES_URL` names an existing PostgreSQL server
+ * (its user must be allowed to create databases); without it, `scripts/postgres.sh start`
+ * starts (and on the first run builds) the local one on port 5433. All start at once. Tests
+ * read the URLs with `inject('rabbitmqUrl')`, `inject('rabbitmqClusterUrls')` (or
+ * test/support/rabbitmq-cluster.ts) and `inject('postgresUrl')` (or test/support/postgres.ts);
+ * `process.env.RABBITMQ_STREAM_URL`, `RABBITMQ_CLUSTER_URLS` and `POSTGRES_URL` are set as
+ * well, for child processes such as the crash tests' aggregator.
  *
  * When either cannot be had this throws, so the run fails saying why: integration and cluster
  * tests are never silently skipped.
  *
- * Both are left running after the tests: they start in seconds but not instantly, and
+ * All are left running after the tests: they start in seconds but not instantly, and
  * several test runs (watch mode, parallel checkouts) share them, so one run stopping them
- * would break another. `scripts/rabbitmq.sh stop` and `scripts/rabbitmq.sh cluster stop` stop
- * them; CI calls both when it is done.
+ * would break another. `scripts/rabbitmq.sh stop`, `scripts/rabbitmq.sh cluster stop` and
+ * `scripts/postgres.sh stop` stop them; CI calls them when it is done.
  */
 import { execFile } from 'node:child_process';
 import { connect as connectTcp } from 'node:net';
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { TestProject } from 'vitest/node';
@@ -30,24 +34,33 @@ declare module 'vitest' {
     rabbitmqUrl: string;
     /** The stream URLs of the cluster's nodes, node 1 first. */
     rabbitmqClusterUrls: string[];
+    postgresUrl: string;
   }
 }
 
-const script = fileURLToPath(new URL('../../scripts/rabbitmq.sh', import.meta.url));
-// The first run builds the broker's root folder (about a minute) before starting it.
+const rabbitmqScript = fileURLToPath(new URL('../../scripts/rabbitmq.sh', import.meta.url));
+const postgresScript = fileURLToPath(new URL('../../scripts/postgres.sh', import.meta.url));
+// The first run builds the broker's and the database's root folders (about a minute each,
+// at once) before starting them.
 const startTimeoutMs = 600_000;
 const probeTimeoutMs = 5_000;
 
 export default async function setup(project: TestProject): Promise<void> {
-  const [url, clusterUrls] = await Promise.all([
+  const [url, clusterUrls, postgresUrl] = await Promise.all([
     process.env.RABBITMQ_STREAM_URL ?? startLocalBroker(),
     clusterUrlsFromEnv() ?? startLocalCluster(),
+    process.env.POSTGRES_URL ?? startLocalPostgres(),
   ]);
-  await Promise.all([url, ...clusterUrls].map(probe));
+  await Promise.all([
+    ...[url, ...clusterUrls].map((broker) => probe(broker, 'a RabbitMQ stream broker', 5552)),
+    probe(postgresUrl, 'a PostgreSQL server', 5432),
+  ]);
   process.env.RABBITMQ_STREAM_URL = url;
   process.env.RABBITMQ_CLUSTER_URLS = clusterUrls.join(',');
+  process.env.POSTGRES_URL = postgresUrl;
   project.provide('rabbitmqUrl', url);
   project.provide('rabbitmqClusterUrls', clusterUrls);
+  project.provide('postgresUrl', postgresUrl);
 }
 
 function clusterUrlsFromEnv(): string[] | undefined {
@@ -58,20 +71,36 @@ function clusterUrlsFromEnv(): string[] | undefined {
 }
 
 async function startLocalBroker(): Promise<string> {
-  const stdout = await runScript(['start'], 'a RabbitMQ stream broker', 'RABBITMQ_STREAM_URL');
+  return lastLine(
+    await runScript(rabbitmqScript, ['start'], 'a RabbitMQ stream broker', 'RABBITMQ_STREAM_URL'),
+    "integration tests need a RabbitMQ stream broker: 'scripts/rabbitmq.sh start' printed no URL",
+  );
+}
+
+async function startLocalPostgres(): Promise<string> {
+  return lastLine(
+    await runScript(postgresScript, ['start'], 'a PostgreSQL server', 'POSTGRES_URL'),
+    "integration tests need a PostgreSQL server: 'scripts/postgres.sh start' printed no URL",
+  );
+}
+
+/** The URL a script printed last. */
+function lastLine(stdout: string, missing: string): string {
   const url = stdout.trim().split('\n').pop();
-  if (!url)
-    throw new Error(
-      "integration tests need a RabbitMQ stream broker: 'scripts/rabbitmq.sh start' printed no URL",
-    );
+  if (!url) throw new Error(missing);
   return url;
 }
 
 /** Starts the local cluster, then reads its nodes' URLs from `cluster status`. */
 async function startLocalCluster(): Promise<string[]> {
   const what = 'a 3-node RabbitMQ cluster';
-  await runScript(['cluster', 'start'], what, 'RABBITMQ_CLUSTER_URLS');
-  const status = await runScript(['cluster', 'status'], what, 'RABBITMQ_CLUSTER_URLS');
+  await runScript(rabbitmqScript, ['cluster', 'start'], what, 'RABBITMQ_CLUSTER_URLS');
+  const status = await runScript(
+    rabbitmqScript,
+    ['cluster', 'status'],
+    what,
+    'RABBITMQ_CLUSTER_URLS',
+  );
   // One line per node: `rabbit-N@localhost <stream URL> running|stopped`.
   return status
     .trim()
@@ -79,7 +108,12 @@ async function startLocalCluster(): Promise<string[]> {
     .map((line) => line.split(' ')[1] ?? '');
 }
 
-async function runScript(args: string[], what: string, variable: string): Promise<string> {
+async function runScript(
+  script: string,
+  args: string[],
+  what: string,
+  variable: string,
+): Promise<string> {
   try {
     const { stdout } = await promisify(execFile)(script, args, { timeout: startTimeoutMs });
     return stdout;
@@ -87,20 +121,20 @@ async function runScript(args: string[], what: string, variable: string): Promis
     const stderr = (error as { stderr?: string }).stderr?.trim();
     throw new Error(
       `integration tests need ${what}: ${variable} is not set and ` +
-        `'scripts/rabbitmq.sh ${args.join(' ')}' failed: ${stderr || (error as Error).message}`,
+        `'scripts/${basename(script)} ${args.join(' ')}' failed: ${stderr || (error as Error).message}`,
       { cause: error },
     );
   }
 }
 
 /** Fails fast, naming the URL, when nothing listens there (rather than every test timing out). */
-async function probe(url: string): Promise<void> {
+async function probe(url: string, what: string, defaultPort: number): Promise<void> {
   const { hostname, port } = new URL(url);
   await new Promise<void>((resolve, reject) => {
-    const socket = connectTcp({ host: hostname, port: Number(port || 5552) });
+    const socket = connectTcp({ host: hostname, port: Number(port || defaultPort) });
     const fail = (reason: string): void => {
       socket.destroy();
-      reject(new Error(`integration tests need a RabbitMQ stream broker, but ${url} ${reason}`));
+      reject(new Error(`integration tests need ${what}, but ${url} ${reason}`));
     };
     socket.setTimeout(probeTimeoutMs, () => fail(`did not answer within ${probeTimeoutMs} ms`));
     socket.once('error', (error) => fail(`refused the connection: ${error.message}`));

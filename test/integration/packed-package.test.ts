@@ -122,7 +122,7 @@ async function main(): Promise<void> {
 void main();
 `,
     );
-    expect(Object.keys(packed.exports)).toHaveLength(6);
+    expect(Object.keys(packed.exports)).toHaveLength(7);
     await run(process.execPath, [join(modules, 'typescript', 'bin', 'tsc'), '-p', app]);
     const compiled = await readFile(join(app, 'out', 'main.js'), 'utf8');
     expect(compiled).toContain('require("stream-windows/memory")');

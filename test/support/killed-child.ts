@@ -6,27 +6,35 @@ import { expect } from 'vitest';
 
 /**
  * Runs `script` with `args` to completion, or kills it with SIGKILL once it has reported
- * `killAfter` publishes (0: at its first mark of any kind); resolves true when it was killed,
- * false when it exited with code 0, and rejects on any other end.
+ * `killAfter` publishes (0: at its first mark of any kind), `killDelayMs` later (default at
+ * once); resolves true when it was killed, false when it exited with code 0, and rejects on
+ * any other end.
  */
 export function runChild(
   script: string,
   args: readonly string[],
   killAfter = Infinity,
+  killDelayMs = 0,
 ): Promise<boolean> {
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let published = 0;
+    let kill: NodeJS.Timeout | undefined;
+    const killLater = (): void => {
+      if (killDelayMs === 0) proc.kill('SIGKILL');
+      else kill ??= setTimeout(() => proc.kill('SIGKILL'), killDelayMs);
+    };
     proc.stdout.on('data', (data: Buffer) => {
       for (const mark of data.toString()) {
         if (mark === 'p') published++;
-        if (published >= killAfter) proc.kill('SIGKILL');
+        if (published >= killAfter) killLater();
       }
     });
     proc.on('error', reject);
     proc.on('exit', (code, signal) => {
+      clearTimeout(kill);
       if (signal === 'SIGKILL') resolve(true);
       else if (code === 0) resolve(false);
       else reject(new Error(`aggregator exited with code ${code}`));

@@ -7,6 +7,7 @@ import * as rabbitmq from '../../../src/rabbitmq/index.js';
 import * as metrics from '../../../src/metrics/index.js';
 import * as cli from '../../../src/cli/index.js';
 import * as pglite from '../../../src/pglite/index.js';
+import * as postgres from '../../../src/postgres/index.js';
 import * as commonErrors from '../../../src/common/errors.js';
 
 const root = resolve(import.meta.dirname, '../../..');
@@ -17,6 +18,7 @@ const entryPoints: Readonly<Record<string, Record<string, unknown>>> = {
   'stream-windows/metrics': metrics,
   'stream-windows/cli': cli,
   'stream-windows/pglite': pglite,
+  'stream-windows/postgres': postgres,
 };
 
 function isErrorClass(value: unknown): value is abstract new (...args: never[]) => Error {

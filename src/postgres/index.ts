@@ -1,0 +1,99 @@
+// stream-windows/postgres: the database sink's real database, PostgreSQL through node-postgres
+// (`pg`, an optional peer dependency).
+import pg from 'pg';
+import type { Pool, PoolClient, PoolConfig } from 'pg';
+import { ConfigError } from '../common/errors.js';
+import type { SinkDatabase, SinkTransaction } from '../sink/sink-database.js';
+import { isRetriableSqlState } from '../sink/retriable-sqlstate.js';
+import { isLostConnection } from './lost-connection.js';
+
+/**
+ * A sink database over a `pg` pool: each transaction takes one client of the pool (BEGIN,
+ * the work, COMMIT; ROLLBACK when the work throws) and gives it back, or destroys it when its
+ * connection broke. Given a pool, `close()` leaves it open (it is the caller's); given a
+ * configuration, the adapter makes the pool and `close()` ends it.
+ *
+ * Timeouts are the pool's: `statement_timeout` (the server ends a statement running longer,
+ * SQLSTATE 57014, not retriable), `idle_in_transaction_session_timeout`,
+ * `connectionTimeoutMillis` (a connection not made in time: retriable), and on PostgreSQL 17
+ * or later `options: '-c transaction_timeout=…'`.
+ */
+export function postgres(poolOrConfig: Pool | PoolConfig): SinkDatabase {
+  // pg would take a URL string, or nothing, for an empty configuration and connect to its
+  // defaults (localhost:5432): say what to give instead.
+  if (typeof poolOrConfig !== 'object' || poolOrConfig === null) {
+    throw new ConfigError(
+      'postgres()',
+      'takes a pg.Pool or a pg.PoolConfig (a URL as { connectionString: url })',
+      poolOrConfig,
+    );
+  }
+  const owned = !isPool(poolOrConfig);
+  const pool = isPool(poolOrConfig) ? poolOrConfig : new pg.Pool(poolOrConfig);
+  // An idle client whose connection breaks (a server restart) is dropped by the pool, which
+  // then emits 'error': without a listener that would end the process. The next transaction
+  // connects anew. (A pool given by the caller is the caller's to listen to.)
+  if (owned) pool.on('error', () => undefined);
+  let closing: Promise<void> | undefined;
+  return {
+    transaction: async (work) => inTransaction(await pool.connect(), work),
+    isRetriable: (error) =>
+      isRetriableSqlState((error as { code?: unknown } | null | undefined)?.code) ||
+      isLostConnection(error),
+    close: () => {
+      if (!owned) return Promise.resolve();
+      closing ??= pool.end();
+      return closing;
+    },
+  };
+}
+
+function isPool(value: Pool | PoolConfig): value is Pool {
+  return typeof (value as Partial<Pool>).connect === 'function';
+}
+
+async function inTransaction<T>(
+  client: PoolClient,
+  work: (tx: SinkTransaction) => Promise<T>,
+): Promise<T> {
+  // A checked-out client has no 'error' listener of the pool's: its connection breaking
+  // between two statements would otherwise end the process.
+  let broken: Error | undefined;
+  const onError = (error: Error): void => {
+    broken = error;
+  };
+  client.on('error', onError);
+  try {
+    await client.query('BEGIN');
+    const result = await work(statementsOf(client));
+    const commit = await client.query('COMMIT');
+    // A statement that failed inside the work, its error caught there, leaves the transaction
+    // aborted: the server answers COMMIT with ROLLBACK, and nothing of it holds.
+    if (commit.command === 'ROLLBACK') throw new Error(ROLLED_BACK);
+    return result;
+  } catch (error) {
+    if (broken === undefined) {
+      await client.query('ROLLBACK').catch((rollbackFailed: Error) => {
+        broken = rollbackFailed;
+      });
+    }
+    throw error;
+  } finally {
+    client.off('error', onError);
+    // Given an error, the pool destroys the client instead of keeping it.
+    client.release(broken);
+  }
+}
+
+/** As PGlite words it, so both adapters say the same. */
+const ROLLED_BACK = 'Transaction was rolled back instead of committed';
+
+function statementsOf(client: PoolClient): SinkTransaction {
+  return {
+    query: async <Row>(sql: string, params?: readonly unknown[]) => {
+      const result = await client.query(sql, params === undefined ? undefined : [...params]);
+      // rowCount is null for commands without a count (as PGlite's is undefined).
+      return { rows: result.rows as Row[], rowCount: result.rowCount ?? result.rows.length };
+    },
+  };
+}

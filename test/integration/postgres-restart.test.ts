@@ -1,0 +1,95 @@
+// The sink's PostgreSQL adapter across a server stop and start, in a child process with a
+// pool of the adapter's own: a transaction open when the server stops and one tried while it
+// is down are retriable and hold nothing; after the start the next transaction commits, what
+// was committed before the stop is still there, and after close() the process exits by itself
+// (the pool's idle connection, broken by the stop, does not end the process either).
+//
+// Needs the local PostgreSQL of scripts/postgres.sh: it runs a second server of its own on
+// port 5434 (root needed), so the one the other test files use is never stopped. It checks
+// the script's start (idempotent), stop and status on the way.
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { databaseUrl } from '../support/postgres.js';
+
+const script = fileURLToPath(new URL('../../scripts/postgres.sh', import.meta.url));
+const child = fileURLToPath(new URL('./postgres-restart-child.ts', import.meta.url));
+const PORT = '5434';
+/** How long the child may take to exit after it closed: far more than it needs (< 1 s). */
+const EXIT_BOUND_MS = 15_000;
+
+async function server(command: 'start' | 'stop' | 'status'): Promise<string> {
+  const { stdout } = await promisify(execFile)(script, [command], {
+    env: { ...process.env, POSTGRES_PORT: PORT },
+    timeout: 300_000,
+  });
+  return stdout.trim();
+}
+
+afterAll(() => server('stop'));
+
+describe('a process using postgres() while the server stops and starts again', () => {
+  it('gets retriable errors while it is down, commits after, and exits by itself after close()', async () => {
+    const serverUrl = await server('start');
+    const database = `sw_restart_${process.pid}_${Date.now()}`;
+    await withClient(serverUrl, (admin) => admin.query(`CREATE DATABASE ${database}`));
+    const url = databaseUrl(serverUrl, database);
+
+    const proc = spawn(process.execPath, ['--import', 'tsx', child, url], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const exit = once(proc, 'exit');
+    const lines = createInterface({ input: proc.stdout })[Symbol.asyncIterator]();
+    const next = async () => (await lines.next()).value as string | undefined;
+    const tell = (line: string) => proc.stdin.write(`${line}\n`);
+
+    expect(await next()).toBe('ready');
+    tell('hold');
+    expect(await next()).toBe('holding');
+    await server('stop');
+    await expect(server('status')).rejects.toMatchObject({ code: 1 });
+    // Fast shutdown ends the session under the open transaction (57P01).
+    expect(JSON.parse((await next()) ?? '')).toMatchObject({ code: '57P01', retriable: true });
+    tell('stopped');
+    expect(JSON.parse((await next()) ?? '')).toMatchObject({
+      code: 'ECONNREFUSED',
+      retriable: true,
+    });
+    expect(await server('start')).toBe(serverUrl);
+    // Idempotent: a start of a running server only tells its URL.
+    expect(await server('start')).toBe(serverUrl);
+    expect(await server('status')).toBe(serverUrl);
+    tell('started');
+    expect(await next()).toBe('applied');
+    expect(await next()).toBe('closed');
+
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<'still running'>(
+      (resolve) => (timer = setTimeout(() => resolve('still running'), EXIT_BOUND_MS)),
+    );
+    const exited = await Promise.race([exit.then(([code]) => code as number | null), bound]);
+    clearTimeout(timer);
+    if (exited === 'still running') proc.kill('SIGKILL');
+    expect(exited).toBe(0);
+
+    const applied = await withClient(url, (client) =>
+      client.query<{ n: number }>('SELECT n FROM applied ORDER BY n'),
+    );
+    expect(applied.rows.map((row) => row.n)).toEqual([1, 4]);
+    await withClient(serverUrl, (admin) => admin.query(`DROP DATABASE ${database} WITH (FORCE)`));
+  }, 180_000);
+});
+
+async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client(url);
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,48 @@
+// The child process of sink-sigkill.test.ts: a database sink reading a RabbitMQ stream of
+// usage events into PostgreSQL, run until caught up (exit 0) or killed. Each batch adds its
+// events to `totals` (cents and messages per customer: applied twice, a batch would count
+// twice) and lists their offsets in `seen`, in the batch's transaction with the checkpoint.
+// Prints 'p' for each batch it handled: applied, or passed over (another instance's).
+//   sink-sigkill-child.ts RABBITMQ_URL POSTGRES_URL STREAM SINK_NAME MAX_BATCH_MESSAGES
+import { databaseSink, eachBatch } from '../../src/index.js';
+import { postgres } from '../../src/postgres/index.js';
+import { connect } from '../../src/rabbitmq/index.js';
+
+export interface Usage {
+  readonly customer: number;
+  readonly cents: number;
+}
+
+const [rabbitmqUrl, postgresUrl, stream, name, maxBatch] = process.argv.slice(2);
+if (maxBatch === undefined) {
+  throw new Error('usage: sink-sigkill-child.ts RABBITMQ_URL POSTGRES_URL STREAM SINK MAX_BATCH');
+}
+
+const rabbit = await connect(rabbitmqUrl ?? '');
+const sink = databaseSink({
+  name: name ?? '',
+  source: rabbit.source(stream ?? ''),
+  database: postgres({ connectionString: postgresUrl }),
+  maxBatchMessages: Number(maxBatch),
+  maxBatchDelayMs: 20,
+  into: eachBatch<Usage>({
+    apply: async (tx, batch) => {
+      const offsets = batch.messages.map((m) => m.offset.toString());
+      const customers = batch.messages.map((m) => m.value.customer);
+      const cents = batch.messages.map((m) => m.value.cents);
+      await tx.query('INSERT INTO seen (message_offset) SELECT unnest($1::bigint[])', [offsets]);
+      await tx.query(
+        'INSERT INTO totals (customer, cents, messages) ' +
+          'SELECT customer, sum(cents), count(*) FROM unnest($1::int[], $2::bigint[]) AS u(customer, cents) ' +
+          'GROUP BY customer ON CONFLICT (customer) DO UPDATE ' +
+          'SET cents = totals.cents + excluded.cents, messages = totals.messages + excluded.messages',
+        [customers, cents],
+      );
+    },
+  }),
+});
+sink.on('applied', () => process.stdout.write('p'));
+sink.on('skipped', () => process.stdout.write('p'));
+await sink.run({ untilCaughtUp: true });
+await sink.close();
+await rabbit.close();
