@@ -15,8 +15,8 @@ export const CUSTOMERS = ['acme', 'globex', 'initech', 'umbrella'] as const;
 export const HOURS = 6;
 const START = Date.UTC(2026, 0, 1, 0, 0, 0);
 const EVERY_MS = 5 * 60_000;
-/** How far an event's time may lag behind the one written before it (a meter's delay). */
-export const MAX_DISORDER_MS = 90_000;
+/** A meter's delay at most: how far out of order in event time the stream gets. */
+const MAX_DISORDER_MS = 90_000;
 
 /**
  * Every 5 minutes each customer reports its usage since the last report: 1 to 2,500 cents,
