@@ -2,7 +2,8 @@ import type { SinkDatabase, SinkTransaction } from '../../src/index.js';
 import { DemoCrash } from '../crashing-target.js';
 
 /**
- * A sink database whose process dies at the `atWrite`-th transaction that writes to `table`:
+ * A sink database whose process dies at the `atWrite`-th transaction that writes to `table`
+ * (quoted as the sink's SQL quotes it, `"schema"."table"`):
  * 'before-commit' dies after the rows were written, inside the transaction (so it rolls back,
  * as when a process dies mid-transaction); 'after-commit' lets the transaction commit and dies
  * before the sink learns it did. After that every call fails, as nothing runs after a crash.
