@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { PartitionedSource, Source, Target } from '../src/index.js';
-import { MemoryBroker } from '../src/memory/index.js';
+import { MemoryBroker, type StreamProducer } from '../src/memory/index.js';
 import { connect, type RabbitTarget } from '../src/rabbitmq/index.js';
 
 /**
@@ -17,6 +17,8 @@ export interface DemoBroker {
   readonly name: string;
   /** Appends messages to the source stream, one chunk. */
   write(messages: readonly Uint8Array[]): Promise<void>;
+  /** The library's producer on the source stream, under producer name `name`. */
+  producer(name: string): StreamProducer;
   source(stream?: string): Source;
   /** A target for the named producer; a previous one of the same producer is closed first. */
   target(producer: string, stream?: string): Promise<Target>;
@@ -38,6 +40,7 @@ export function memoryBroker(streams: readonly string[] = DEFAULT_STREAMS): Demo
   return {
     name: 'the embedded broker',
     write: async (messages) => void broker.append(source, messages),
+    producer: (name) => broker.producer(source, { name }),
     source: (stream = source) => broker.source(stream),
     target: async (producer, stream = target) => broker.target(stream, { producer }),
     createSuperStream: async (name, partitions) => broker.createSuperStream(name, { partitions }),
@@ -64,12 +67,18 @@ export async function rabbitBroker(
   let written = 0n;
   const feeder = rabbit.target(named(source), { producer: 'sensor-feeder' });
   const current = new Map<string, RabbitTarget>();
+  const producers: StreamProducer[] = [];
   const superStreams = new Map<string, { partitions: string[]; written: bigint[] }>();
   return {
     name: `RabbitMQ at ${url} (streams ${streams.map(named).join(', ')})`,
     write: async (messages) => {
       written += BigInt(messages.length);
       await feeder.publish(written - 1n, messages); // one sub-entry batch
+    },
+    producer: (name) => {
+      const producer = rabbit.producer(named(source), { name });
+      producers.push(producer);
+      return producer;
     },
     source: (stream = source) => rabbit.source(named(stream)),
     // A crashed run's publisher must go before a new one declares the same name on this
@@ -111,6 +120,7 @@ export async function rabbitBroker(
       return messages;
     },
     close: async () => {
+      for (const producer of producers) await producer.close();
       for (const target of current.values()) await target.close();
       for (const stream of streams) await rabbit.deleteStream(named(stream));
       for (const name of superStreams.keys()) await rabbit.deleteSuperStream(named(name));
