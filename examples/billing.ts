@@ -1,7 +1,7 @@
-// npm run example:billing: usage events -> hourly totals per customer (a job) -> a `billing`
+// npm run billing: usage events -> hourly totals per customer (a job) -> a `billing`
 // table (a database sink), with crashes in both, then the table checked against the events
 // to the cent. Runs on the embedded broker and PGlite (nothing to install);
-// STREAM_WINDOWS_BROKER=rabbitmq npm run example:billing runs it on RabbitMQ and PostgreSQL.
+// STREAM_WINDOWS_BROKER=rabbitmq npm run billing runs it on RabbitMQ and PostgreSQL.
 import { aggregate, databaseSink, SinkError, windowOutputs } from '../src/index.js';
 import { crashingDatabase } from './billing/crashing-database.js';
 import {

@@ -1,4 +1,4 @@
-// The npm run example:billing example, end to end, both ways: on the embedded broker and PGlite,
+// The npm run billing example, end to end, both ways: on the embedded broker and PGlite,
 // and on RabbitMQ and PostgreSQL. After a crash in the job and in the sink (each twice) it must
 // print a billing table equal to what the events say, to the cent: checked here against totals
 // computed by this test from the events, not only by the example's own "yes".
