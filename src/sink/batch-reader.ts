@@ -1,4 +1,4 @@
-import type { Source, SourceChunk } from '../core/ports.js';
+import type { ReadStart, Source, SourceChunk } from '../core/ports.js';
 import { messageAt } from '../core/chunk-message.js';
 
 /** A message as read, before the sink's shape decodes it. */
@@ -24,7 +24,7 @@ export interface BatchLimits {
  */
 export async function* readBatches(
   source: Source,
-  from: bigint | 'first',
+  from: ReadStart,
   signal: AbortSignal,
   limits: BatchLimits,
   end: bigint | undefined,

@@ -2,7 +2,7 @@ import { ConfigError, isRetriable, SinkError } from '../common/errors.js';
 import { checkLogger, type Logger } from '../common/logger.js';
 import { timerMs } from '../common/timer-duration.js';
 import { JobEvents, type ListenerOptions } from '../core/job-events.js';
-import type { PartitionedSource, Source } from '../core/ports.js';
+import type { PartitionedSource, ReadStart, Source } from '../core/ports.js';
 import type { RunOptions } from '../core/runner.js';
 import {
   applyBatch,
@@ -12,7 +12,7 @@ import {
 } from './batch-transaction.js';
 import { readBatches, type ReadMessage } from './batch-reader.js';
 import { CheckpointTable, DEFAULT_CHECKPOINT_TABLE, NOTHING_APPLIED } from './checkpoint-table.js';
-import type { SinkDatabase, SinkTransaction } from './sink-database.js';
+import type { SinkDatabase } from './sink-database.js';
 import type { SinkEventMap } from './sink-events.js';
 import type { SinkMessage, SinkShape } from './sink-shape.js';
 import { DeadLetterTable } from './dead-letter-table.js';
@@ -107,7 +107,8 @@ export class DatabaseSink<V> {
   private readonly maxRetryDelayMs: number;
   private readonly maxRetries: number;
   private readonly closing = new AbortController();
-  private running: Promise<unknown> = Promise.resolve();
+  /** The run under way, settled either way; undefined between runs. */
+  private running: Promise<unknown> | undefined;
   private transactions = 0;
 
   constructor(private readonly options: DatabaseSinkOptions<V>) {
@@ -211,7 +212,12 @@ export class DatabaseSink<V> {
     if (this.closing.signal.aborted) {
       return Promise.reject(new ConfigError('sink', 'is closed', this.name));
     }
-    const run = this.runAll(options);
+    if (this.running !== undefined) {
+      return Promise.reject(
+        new ConfigError('run', 'must not be called while the sink runs', this.name),
+      );
+    }
+    const run = this.runAll(options).finally(() => (this.running = undefined));
     this.running = run.catch(() => undefined);
     return run;
   }
@@ -258,6 +264,17 @@ export class DatabaseSink<V> {
       this.logger.error({ err: error, sink: this.name }, `sink '${this.name}' stopped on an error`);
       throw error;
     } finally {
+      // A super stream's consumer groups are left whatever ended the run (a partitioned job's
+      // rule): a stopped instance must not stay a member the broker could activate.
+      const { source } = this.options;
+      if ('partitions' in source) {
+        await source.close().catch((error: unknown) => {
+          this.logger.warn(
+            { err: error, sink: this.name },
+            "leaving the super stream's groups failed",
+          );
+        });
+      }
       this.events.emit('stopped', { summary: { ...counters }, error: failure });
     }
   }
@@ -329,32 +346,40 @@ export class DatabaseSink<V> {
     const { database, checkpoints, shape } = this.context;
     await checkpoints.create(database);
     await this.context.deadLetters?.create(database);
-    if (shape.prepare !== undefined)
-      await database.transaction((tx) =>
-        (shape.prepare as (tx: SinkTransaction) => Promise<void>)(tx),
+    const { prepare } = shape;
+    if (prepare !== undefined) await database.transaction((tx) => prepare.call(shape, tx));
+    const stream = source.stream;
+    // Asked when reading may begin: at once, or for a single active consumer source once the
+    // broker activates this instance, by when another one may have moved the checkpoint.
+    const resume = async (): Promise<bigint | 'first'> => {
+      const checkpoint = await checkpoints.stored(database, this.name, stream);
+      const from = checkpoint === NOTHING_APPLIED ? 'first' : checkpoint + 1n;
+      this.events.emit('started', { stream, checkpoint, from, retries: counters.retries });
+      this.logger.info(
+        { sink: this.name, stream, checkpoint: checkpoint.toString() },
+        `sink '${this.name}' reads '${stream}' from ` +
+          (from === 'first' ? 'its first offset' : `offset ${from}`),
       );
-    const checkpoint = await checkpoints.stored(database, this.name, source.stream);
-    const from = checkpoint === NOTHING_APPLIED ? 'first' : checkpoint + 1n;
-    this.events.emit('started', {
-      stream: source.stream,
-      checkpoint,
-      from,
-      retries: counters.retries,
-    });
-    this.logger.info(
-      { sink: this.name, stream: source.stream, checkpoint: checkpoint.toString() },
-      `sink '${this.name}' reads '${source.stream}' from ${from === 'first' ? 'its first offset' : `offset ${from}`}`,
-    );
-    const end = untilCaughtUp ? await source.endOffset() : undefined;
-    if (end === undefined || !(end === 0n || (typeof from === 'bigint' && from >= end))) {
-      for await (const batch of readBatches(source, from, signal, this.limits, end)) {
-        if (signal.aborted) return;
-        await this.apply(source.stream, batch, counters);
-        committed();
+      return from;
+    };
+    let from: ReadStart = resume;
+    let end: bigint | undefined;
+    if (untilCaughtUp) {
+      end = await source.endOffset();
+      const start = await resume();
+      from = start;
+      if (end === 0n || (typeof start === 'bigint' && start >= end)) {
+        this.events.emit('caughtUp', { stream, offset: end });
+        return;
       }
     }
+    for await (const batch of readBatches(source, from, signal, this.limits, end)) {
+      if (signal.aborted) return;
+      await this.apply(stream, batch, counters);
+      committed();
+    }
     if (end !== undefined && !signal.aborted) {
-      this.events.emit('caughtUp', { stream: source.stream, offset: end });
+      this.events.emit('caughtUp', { stream, offset: end });
     }
   }
 

@@ -11,8 +11,15 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SinkError } from '../../src/common/errors.js';
 import { MemoryBroker } from '../../src/memory/index.js';
-import { databaseSink, type SinkRunSummary } from '../../src/sink/database-sink.js';
+import {
+  databaseSink,
+  type DatabaseSink,
+  type SinkRunSummary,
+} from '../../src/sink/database-sink.js';
 import { eachBatch } from '../../src/sink/each-batch.js';
+import { windowOutputs } from '../../src/sink/window-outputs.js';
+import { aggregate, type PackMode } from '../../src/index.js';
+import { brokerWithReadings, T0, type Reading } from '../support/memory-job.js';
 import type { SinkDatabase } from '../../src/sink/sink-database.js';
 import { pglite } from '../../src/pglite/index.js';
 import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/coverage.js';
@@ -56,6 +63,40 @@ const scenarioArb = fc.record({
   lives: fc.oneof(fc.tuple(lifeArb), fc.tuple(lifeArb, lifeArb)),
 });
 
+/** Runs of the window-outputs property: each runs a job first. */
+const RESULT_RUNS = 50;
+
+const MINUTE = 60_000;
+/** Readings of three sensors over a few minutes, mostly in order, some late. */
+const readingsArb: fc.Arbitrary<Reading[]> = fc
+  .array(
+    fc.record({
+      sensor: fc.constantFrom('a', 'b', 'c'),
+      value: fc.integer({ min: 0, max: 100 }),
+      step: fc.integer({ min: -40_000, max: 50_000 }),
+    }),
+    { minLength: 10, maxLength: 80, size: 'max' },
+  )
+  .map((draws) => {
+    let t = T0;
+    return draws.map(({ sensor, value, step }) => {
+      t = Math.max(T0, t + step);
+      return { sensor, value, t: t + (step < -30_000 ? -MINUTE : 0) };
+    });
+  });
+
+const resultsScenarioArb = fc.record({
+  readings: readingsArb,
+  pack: fc.constantFrom<PackMode>('sections', 'batch', 'single'),
+  batchSizes: fc.tuple(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 5 })),
+  lives: fc.oneof(fc.tuple(lifeArb), fc.tuple(lifeArb, lifeArb)),
+});
+
+function seed(): { seed?: number } {
+  const given = process.env.PROPERTY_SEED;
+  return given === undefined ? {} : { seed: Number(given) };
+}
+
 let db: PGlite;
 beforeAll(async () => {
   db = await startPglite();
@@ -65,6 +106,47 @@ afterAll(async () => {
 });
 
 const CRASH = 'simulated crash';
+
+/**
+ * Runs one sink instance per life at once, each to the end of its stream: an incarnation whose
+ * fault is a crash dies of it and the next incarnation (a new instance, the same name) starts,
+ * as a restarted process would. Returns the summaries of the runs that ended.
+ */
+async function liveThroughFaults(
+  lives: readonly (readonly Fault[])[],
+  batchSizes: readonly number[],
+  coverage: Coverage,
+  sink: (database: SinkDatabase, maxBatchMessages: number) => DatabaseSink<unknown>,
+): Promise<SinkRunSummary[]> {
+  const summaries: SinkRunSummary[] = [];
+  const live = async (life: readonly Fault[], maxBatchMessages: number): Promise<void> => {
+    for (let incarnation = 0; ; incarnation++) {
+      const fault = life[incarnation];
+      const database = faultyDatabase(db, (n) =>
+        fault !== undefined && n === fault.batch
+          ? {
+              when: fault.when,
+              error: fault.kind === 'crash' ? sqlError('XX000', CRASH) : sqlError('08006'),
+            }
+          : undefined,
+      );
+      const instance = sink(database, maxBatchMessages);
+      instance.on('retry', () => coverage.count(`retriable error ${fault?.when ?? ''} the commit`));
+      try {
+        summaries.push(await instance.run({ untilCaughtUp: true }));
+        if (fault !== undefined && database.batches >= fault.batch) {
+          expect(fault.kind).toBe('retriable');
+        }
+        return;
+      } catch (error) {
+        if (!(error instanceof SinkError && (error.cause as Error).message === CRASH)) throw error;
+        coverage.count(`crash ${fault?.when ?? ''} the commit`);
+      }
+    }
+  };
+  await Promise.all(lives.map((life, i) => live(life, batchSizes[i] ?? 1)));
+  return summaries;
+}
 
 describe('the database sink, effectively once', () => {
   it(
@@ -118,36 +200,9 @@ describe('the database sink, effectively once', () => {
 
           await sink(reference, pglite(db), batchSizes[0]).run({ untilCaughtUp: true });
 
-          const summaries: SinkRunSummary[] = [];
-          const live = async (life: readonly Fault[], maxBatchMessages: number): Promise<void> => {
-            for (let incarnation = 0; ; incarnation++) {
-              const fault = life[incarnation];
-              const database = faultyDatabase(db, (n) =>
-                fault !== undefined && n === fault.batch
-                  ? {
-                      when: fault.when,
-                      error: fault.kind === 'crash' ? sqlError('XX000', CRASH) : sqlError('08006'),
-                    }
-                  : undefined,
-              );
-              const instance = sink(faulty, database, maxBatchMessages);
-              instance.on('retry', () =>
-                coverage.count(`retriable error ${fault?.when ?? ''} the commit`),
-              );
-              try {
-                summaries.push(await instance.run({ untilCaughtUp: true }));
-                if (fault !== undefined && database.batches >= fault.batch) {
-                  expect(fault.kind).toBe('retriable');
-                }
-                return;
-              } catch (error) {
-                if (!(error instanceof SinkError && (error.cause as Error).message === CRASH))
-                  throw error;
-                coverage.count(`crash ${fault?.when ?? ''} the commit`);
-              }
-            }
-          };
-          await Promise.all(lives.map((life, i) => live(life, batchSizes[i] ?? 1)));
+          const summaries = await liveThroughFaults(lives, batchSizes, coverage, (database, size) =>
+            sink(faulty, database, size),
+          );
 
           coverage.count('two instances at once', lives.length === 2);
           coverage.count(
@@ -180,6 +235,85 @@ describe('the database sink, effectively once', () => {
         'two instances at once': 0.35,
         'messages passed over as applied by the other instance': 0.25,
         'runs of >= 3 batches': 0.65,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    "upserts a job's window outputs and late values as an uninterrupted run does, after any crashes",
+    async () => {
+      const coverage = new Coverage('window outputs through crashes');
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(resultsScenarioArb, async ({ readings, pack, batchSizes, lives }) => {
+          coverage.run();
+          const broker = brokerWithReadings(readings, { chunkSize: 3 });
+          await aggregate<Reading>(broker.source('source'))
+            .tumbling('1m')
+            .key((r) => r.sensor)
+            .aggregate({
+              init: () => ({ total: 0 }),
+              add: (acc, r) => ({ total: acc.total + r.value }),
+              result: (acc) => acc,
+            })
+            .to(broker.target('target', { producer: 'totals' }), { pack })
+            .run({ untilCaughtUp: true });
+          const reference = `wref_${++run}`;
+          const faulty = `wcrashed_${run}`;
+          for (const name of [reference, faulty]) {
+            await db.exec(
+              `CREATE TABLE ${name} (key text, window_start timestamptz, window_end timestamptz,
+                 count integer, total integer, PRIMARY KEY (key, window_start));
+               CREATE TABLE ${name}_late (result_offset bigint, position integer, value jsonb);`,
+            );
+          }
+          const sink = (name: string, database: SinkDatabase, maxBatchMessages: number) =>
+            databaseSink({
+              name,
+              source: broker.source('target'),
+              database,
+              maxBatchMessages,
+              maxBatchDelayMs: 0,
+              retryDelayMs: 1,
+              into: windowOutputs<{ total: number }>({
+                table: name,
+                columns: (output) => ({ total: output.value.total }),
+                lateTable: `${name}_late`,
+              }),
+            });
+          await sink(reference, pglite(db), batchSizes[0]).run({ untilCaughtUp: true });
+          await liveThroughFaults(lives, batchSizes, coverage, (database, size) =>
+            sink(faulty, database, size),
+          );
+
+          const totals = (name: string) =>
+            rows(
+              db,
+              `SELECT key, window_start, window_end, count, total FROM ${name} ORDER BY key, window_start`,
+            );
+          const late = (name: string) =>
+            rows(
+              db,
+              `SELECT result_offset::text AS o, position, value FROM ${name}_late ORDER BY 1, 2`,
+            );
+          const expected = await totals(reference);
+          expect(await totals(faulty)).toEqual(expected);
+          expect(await late(faulty)).toEqual(await late(reference));
+          coverage.count('runs with >= 3 windows', expected.length >= 3);
+          coverage.count('runs with late values', (await late(reference)).length > 0);
+          coverage.count('two instances at once', lives.length === 2);
+          await db.exec(`DROP TABLE ${reference}, ${reference}_late, ${faulty}, ${faulty}_late`);
+        }),
+        { numRuns: RESULT_RUNS, ...seed() },
+      );
+      expect(coverage.runsMade).toBe(RESULT_RUNS);
+      coverage.expectRates({
+        'crash before the commit': 0.3,
+        'crash after the commit': 0.3,
+        'two instances at once': 0.35,
+        'runs with >= 3 windows': 0.8,
+        'runs with late values': 0.3,
       });
     },
     PROPERTY_TIMEOUT_MS,

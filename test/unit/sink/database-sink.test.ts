@@ -1,6 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, SinkError } from '../../../src/common/errors.js';
+import { ConfigError, SinkError, SourceError } from '../../../src/common/errors.js';
+import { silentLogger } from '../../../src/common/logger.js';
 import { runUntilSignal } from '../../../src/core/run-until-signal.js';
 import { sourceMessage } from '../../../src/core/source-message.js';
 import type { Source } from '../../../src/core/ports.js';
@@ -169,6 +170,42 @@ describe('databaseSink: the checkpoint', () => {
   });
 });
 
+describe('databaseSink: a single active consumer source', () => {
+  it('reads the checkpoint when activated: a standby taking over resumes where the active one stopped', async () => {
+    const table = await freshTable();
+    const broker = brokerWith([1, 2, 3, 4, 5]);
+    const member = () =>
+      sinkInto(table, { source: broker.source('in', { singleActive: { name: 'g' } }) });
+    const [a, b] = [member(), member()];
+    const appliedBy = (sink: typeof a, total: number) =>
+      new Promise<void>((resolve) => {
+        let seen = 0;
+        sink.on('applied', (e) => {
+          seen += e.messages;
+          if (seen === total) resolve();
+        });
+      });
+    const stopA = new AbortController();
+    const stopB = new AbortController();
+    const aDone = appliedBy(a, 8);
+    const runA = a.run({ signal: stopA.signal });
+    const startedB = collect(b, 'started');
+    const runB = b.run({ signal: stopB.signal });
+    appendJson(broker, 'in', [{ v: 6 }, { v: 7 }, { v: 8 }]);
+    await aDone;
+    expect(startedB).toEqual([]); // standing by: the checkpoint not read yet
+    const bDone = appliedBy(b, 2);
+    stopA.abort();
+    expect((await runA).applied).toBe(8);
+    appendJson(broker, 'in', [{ v: 9 }, { v: 10 }]);
+    await bDone;
+    stopB.abort();
+    expect(await runB).toMatchObject({ applied: 2, skipped: 0 });
+    expect(startedB.map((e) => e.from)).toEqual([8n]);
+    expect(await tableOf(table)).toEqual(expected([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
+  });
+});
+
 describe('databaseSink: batches and backpressure', () => {
   it('makes one transaction per maxBatchMessages messages, not per message', async () => {
     const table = await freshTable();
@@ -327,14 +364,24 @@ describe('databaseSink: bad input and database errors', () => {
           ? { when: 'after', error: sqlError('08006') }
           : undefined,
     );
+    const warnings: string[] = [];
+    const logger = {
+      ...silentLogger,
+      warn: (_: object, message: string) => warnings.push(message),
+    };
     const sink = sinkInto(table, {
       source: broker.source('in'),
       database,
       maxBatchMessages: 2,
       retryDelayMs: 1,
+      logger,
     });
     const retries = collect(sink, 'retry');
     const summary = await sink.run({ untilCaughtUp: true });
+    expect(warnings).toEqual([
+      `sink '${table}' resumes from its checkpoint on 'in' in 1 ms`,
+      `sink '${table}' resumes from its checkpoint on 'in' in 2 ms`,
+    ]);
     expect(
       retries.map((r) => [(r.error as SinkError).retriable, (r.error as SinkError).firstOffset]),
     ).toEqual([
@@ -343,6 +390,32 @@ describe('databaseSink: bad input and database errors', () => {
     ]);
     expect(summary.retries).toBe(2);
     expect(await tableOf(table)).toEqual(expected(values));
+  });
+
+  it("resumes from the checkpoint after the source's retriable error (a lost connection)", async () => {
+    const table = await freshTable();
+    const broker = brokerWith([1, 2, 3, 4, 5, 6], 2);
+    const source = broker.source('in');
+    let reads = 0;
+    const losing: Source = {
+      stream: source.stream,
+      endOffset: () => source.endOffset(),
+      async *read(from, signal) {
+        const first = ++reads === 1;
+        let chunks = 0;
+        for await (const chunk of source.read(from, signal)) {
+          if (first && ++chunks === 2) throw new SourceError('in', true, 'connection lost');
+          yield chunk;
+        }
+      },
+    };
+    const sink = sinkInto(table, { source: losing, maxBatchMessages: 2, retryDelayMs: 1 });
+    const started = collect(sink, 'started');
+    const retries = collect(sink, 'retry');
+    expect(await sink.run({ untilCaughtUp: true })).toMatchObject({ applied: 6, retries: 1 });
+    expect(retries[0]?.error).toBeInstanceOf(SourceError);
+    expect(started.map((e) => e.from)).toEqual(['first', 2n]);
+    expect(await tableOf(table)).toEqual(expected([1, 2, 3, 4, 5, 6]));
   });
 
   it('rolls back a transaction longer than transactionTimeoutMs and retries it', async () => {
@@ -444,6 +517,20 @@ describe('databaseSink: running', () => {
     expect(closed).toBe(1);
     expect(stopped).toHaveLength(1);
     await expect(sink.run()).rejects.toBeInstanceOf(ConfigError);
+  });
+
+  it('refuses a second run while one is under way', async () => {
+    const table = await freshTable();
+    const broker = brokerWith([1]);
+    const sink = sinkInto(table, { source: broker.source('in') });
+    const stop = new AbortController();
+    const applied = new Promise<void>((resolve) => sink.on('applied', () => resolve()));
+    const run = sink.run({ signal: stop.signal });
+    await expect(sink.run()).rejects.toThrow(/^run must not be called while the sink runs/);
+    await applied;
+    stop.abort();
+    await run;
+    expect((await sink.run({ untilCaughtUp: true })).applied).toBe(0);
   });
 
   it('checks its options with ConfigError, naming the option', () => {

@@ -5,6 +5,7 @@ import {
   jsonMessage,
   readResults,
   sourceMessage,
+  type DecodedResult,
   type PackMode,
 } from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
@@ -168,6 +169,105 @@ describe('windowOutputs', () => {
     expect(await checkpointOf(db, names.totals, 'target')).toBe(firstOffset - 1n);
   });
 
+  it('stops on a table that does not match (a column missing), not retried, nothing applied', async () => {
+    const broker = await totalsJob('sections');
+    const table = fresh('no_total');
+    await db.exec(
+      `CREATE TABLE ${table} (key text, window_start timestamptz, window_end timestamptz, ` +
+        'count integer, PRIMARY KEY (key, window_start))',
+    );
+    const sink = databaseSink({
+      name: table,
+      source: broker.source('target'),
+      database: pglite(db),
+      into: windowOutputs<{ total: number }>({
+        table,
+        columns: (output) => ({ total: output.value.total }),
+      }),
+    });
+    const retries: unknown[] = [];
+    sink.on('retry', (event) => retries.push(event));
+    await expect(sink.run({ untilCaughtUp: true })).rejects.toMatchObject({
+      name: 'SinkError',
+      stage: 'apply',
+      retriable: false,
+      firstOffset: 0n,
+      cause: { code: '42703' }, // undefined_column
+    });
+    expect(retries).toEqual([]);
+    expect(await rows(db, `SELECT * FROM ${table}`)).toEqual([]);
+    expect(await checkpointOf(db, table, 'target')).toBe(-1n);
+  });
+
+  it("reads a job's results with eachBatch's decode: 'result'", async () => {
+    const broker = await totalsJob('batch');
+    const seen: string[] = [];
+    await databaseSink({
+      name: fresh('each_result'),
+      source: broker.source('target'),
+      database: pglite(db),
+      into: eachBatch<DecodedResult<{ total: number }>>({
+        decode: 'result',
+        apply: async (_tx, batch) => {
+          for (const m of batch.messages) {
+            for (const o of m.value.outputs) seen.push(`${String(o.key)}:${o.value.total}`);
+          }
+        },
+      }),
+    }).run({ untilCaughtUp: true });
+    expect(seen.sort()).toEqual(['a:1', 'a:3', 'a:5', 'b:2', 'b:4', 'b:6'].sort());
+  });
+
+  it("stops on a flushed window's continuation, which an upsert would overwrite the flushed part with", async () => {
+    const broker = brokerWithReadings(readings.slice(0, 2));
+    const job = () =>
+      aggregate<Reading>(broker.source('source'))
+        .tumbling('1m')
+        .key((r) => r.sensor)
+        .reduce((sum, r) => sum + r.value, 0)
+        .to(broker.target('target', { producer: 'flushing' }), { flush: { caughtUp: true } });
+    await job().run({ untilCaughtUp: true }); // publishes minute 0, flushed
+    broker.append('source', [jsonMessage(readings[1], { creationTime: T0 + 20 })]);
+    broker.append('source', [jsonMessage(readings[2], { creationTime: T0 + MINUTE })]);
+    await job().run({ untilCaughtUp: true }); // minute 0 again, continues; minute 1 flushed
+    const names = await createTotals();
+    await db.exec(`ALTER TABLE ${names.totals} RENAME COLUMN total TO value`);
+    const error = await databaseSink({
+      name: names.totals,
+      source: broker.source('target'),
+      database: pglite(db),
+      maxBatchMessages: 1,
+      into: windowOutputs({ table: names.totals }),
+    })
+      .run({ untilCaughtUp: true })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'SinkError', stage: 'apply', firstOffset: 1n });
+    expect(String(error)).toContain('key b continues a flushed window');
+    expect(await rows(db, `SELECT key, value FROM ${names.totals} ORDER BY key`)).toEqual([
+      { key: 'a', value: 1 },
+      { key: 'b', value: 2 },
+    ]);
+  });
+
+  it("stops, naming the cause, when a job's results are read one value per message", async () => {
+    const broker = await totalsJob('sections');
+    const error = await databaseSink({
+      name: fresh('one_value'),
+      source: broker.source('target'),
+      database: pglite(db),
+      into: eachBatch({ apply: async () => undefined }),
+    })
+      .run({ untilCaughtUp: true })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      name: 'SinkError',
+      stage: 'decode',
+      firstOffset: 0n,
+      lastOffset: 0n,
+      cause: { name: 'MultiSectionMessageError' },
+    });
+  });
+
   it('refuses a table name it cannot quote, naming the option', () => {
     expect(() => windowOutputs({ table: '' })).toThrow(/^table must be a non-empty string/);
     expect(() => windowOutputs({ table: 't', lateTable: 'a.b.c' })).toThrow(/^lateTable must be/);
@@ -310,11 +410,17 @@ describe('a super stream', () => {
       }),
     });
     expect((await sink.run({ untilCaughtUp: true })).applied).toBe(4 + 5 + 6);
+
     for (const [i, p] of partitions.entries()) {
       expect(await checkpointOf(db, table, p)).toBe(BigInt(3 + i));
       expect(
         await rows(db, `SELECT count(*)::int AS n FROM ${table} WHERE stream = '${p}'`),
       ).toEqual([{ n: 4 + i }]);
     }
+    // A message one partition cannot apply stops every partition's loop, naming its stream.
+    appendJson(broker, partitions[1] as string, [{ v: 'not a number' }]);
+    partitions.forEach((p) => appendJson(broker, p, [{ v: 100 }]));
+    const error = await sink.run().catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'SinkError', stream: partitions[1], firstOffset: 5n });
   });
 });
