@@ -72,9 +72,11 @@ describe('a database sink into PostgreSQL', () => {
     sink.on('retry', ({ error }) => retried.push(error));
     let terminated = 0;
     let running = true;
+    // 40 rounds, 150 ms apart: then the sink finishes undisturbed, however slow the machine
+    // (a transaction slower than the interval would otherwise never commit).
     const terminating = (async () => {
-      while (running) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
+      for (let round = 0; round < 40 && running; round++) {
+        await new Promise((resolve) => setTimeout(resolve, 150));
         const rows = await db.query<{ ended: boolean }>(
           'SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity ' +
             'WHERE datname = current_database() AND pid <> pg_backend_pid()',
