@@ -14,7 +14,7 @@
  * `process.env.RABBITMQ_STREAM_URL`, `RABBITMQ_CLUSTER_URLS` and `POSTGRES_URL` are set as
  * well, for child processes such as the crash tests' aggregator.
  *
- * When either cannot be had this throws, so the run fails saying why: integration and cluster
+ * When any cannot be had this throws, so the run fails saying why: integration and cluster
  * tests are never silently skipped.
  *
  * All are left running after the tests: they start in seconds but not instantly, and
@@ -34,6 +34,7 @@ declare module 'vitest' {
     rabbitmqUrl: string;
     /** The stream URLs of the cluster's nodes, node 1 first. */
     rabbitmqClusterUrls: string[];
+    /** A PostgreSQL server whose user may create databases (test/support/postgres.ts makes one per file). */
     postgresUrl: string;
   }
 }
