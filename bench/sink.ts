@@ -29,7 +29,7 @@ export function sinkUnavailable(): string | undefined {
 }
 
 /** One window output as a row of the table both sides write. */
-interface Row {
+export interface Row {
   readonly value: number;
   readonly key: string;
   readonly window_start: Date;
@@ -38,11 +38,11 @@ interface Row {
 }
 
 /** A database both sides write to: the sink through its adapter, the plain loop by hand. */
-interface BenchDatabase {
+export interface BenchDatabase {
   readonly name: string;
   readonly sink: SinkDatabase;
   /** Runs each statement list in its own transaction, in order, without any checkpoint. */
-  readonly plainLoop: (transactions: readonly Statement[]) => Promise<void>;
+  readonly plainLoop: (transactions: Iterable<Statement>) => Promise<void>;
   readonly query: (sql: string) => Promise<readonly Record<string, unknown>[]>;
   readonly close: () => Promise<void>;
 }
@@ -66,9 +66,9 @@ export interface SinkBenchOptions {
 /**
  * Case: a job's results (one window output per message: hourly totals of 100 customers) on
  * the embedded broker, applied by `databaseSink` with `windowOutputs` at 1, 100 and 1,000
- * messages per transaction, against a hand-written loop doing the same upsert statement in
- * transactions of the same sizes without a checkpoint (the rows decoded beforehand: the loop
- * is the database's work alone). Into PostgreSQL and into PGlite, each against its own loop,
+ * messages per transaction, against a hand-written loop over the same result messages (held
+ * in memory, not read from the broker) that decodes them with `decodeResult` and sends the same
+ * upsert statement in transactions of the same sizes, without a checkpoint. Into PostgreSQL and into PGlite, each against its own loop,
  * in interleaved rotating rounds; the tables are truncated before each round, so every round
  * inserts the same rows. Both sides' tables are checked equal before any timing. Wall time:
  * the database works in another process (PostgreSQL) or on this thread (PGlite), and rows per
@@ -76,19 +76,47 @@ export interface SinkBenchOptions {
  */
 export async function sinkCases(options: SinkBenchOptions): Promise<CaseResult[]> {
   const sizes = options.sizes ?? SINK_BATCH_SIZES;
-  const most = Math.max(options.messages, options.singleMessages);
-  const broker = await resultsBroker(most);
-  const allRows = broker.messages('results').flatMap(({ bytes }) => rowsOf(bytes));
-  for (const messages of new Set(sizes.map((size) => messagesAt(size, options)))) {
-    sourceOf(broker, messages);
-  }
+  const source = await benchSource(sizes.map((size) => messagesAt(size, options)));
   const databases: BenchDatabase[] = [];
   try {
     if (options.postgresUrl !== undefined) databases.push(postgresDatabase(options.postgresUrl));
     databases.push(await pgliteDatabase());
     const results: CaseResult[] = [];
     for (const database of databases) {
-      results.push(...(await measureDatabase(database, broker, allRows, sizes, options)));
+      const sides = sizes.map((size) =>
+        sinkSides(database, source, size, messagesAt(size, options)),
+      );
+      try {
+        const tasks: Record<string, () => Promise<number>> = {};
+        for (const side of sides) {
+          await side.create();
+          await side.checkSameTables(); // before anything is timed; the warm-up too
+          tasks[`sink-${side.size}`] = side.runSink;
+          tasks[`plain-${side.size}`] = side.runPlain;
+        }
+        const rounds = await interleavedRounds(tasks, options.repeats, 0);
+        results.push(
+          ...sides.map((side): CaseResult => {
+            const sinkRounds = rounds[`sink-${side.size}`] ?? [];
+            const plainRounds = rounds[`plain-${side.size}`] ?? [];
+            const spread = ratioSpread(sinkRounds, plainRounds);
+            return {
+              name: `sink/${database.name}/${side.size}-per-transaction`,
+              kind: 'sink',
+              msgsPerSec: perSecond(side.messages, median(sinkRounds)),
+              ratios: { plain: spread.median },
+              values: {
+                plainMin: spread.min,
+                plainMax: spread.max,
+                plainRowsPerSec: perSecond(side.messages, median(plainRounds)),
+                rows: side.messages,
+              },
+            };
+          }),
+        );
+      } finally {
+        for (const side of sides) await side.drop();
+      }
     }
     return results;
   } finally {
@@ -96,103 +124,108 @@ export async function sinkCases(options: SinkBenchOptions): Promise<CaseResult[]
   }
 }
 
-async function measureDatabase(
+/** A job's results on the embedded broker, and their bytes in offset order. */
+export interface BenchSource {
+  readonly broker: MemoryBroker;
+  readonly results: readonly Uint8Array[];
+}
+
+/** Results enough for each of `messages`, each count in a stream 'results-<count>' of its own. */
+export async function benchSource(messages: readonly number[]): Promise<BenchSource> {
+  const broker = await resultsBroker(Math.max(...messages));
+  for (const count of new Set(messages)) sourceOf(broker, count);
+  return { broker, results: broker.messages('results').map(({ bytes }) => bytes) };
+}
+
+/** The two sides at one batch size: each run truncates its table and times itself. */
+export interface SinkSides {
+  readonly size: number;
+  readonly messages: number;
+  create(): Promise<void>;
+  /** Runs both sides once and throws unless their tables are equal, `messages` rows each. */
+  checkSameTables(): Promise<void>;
+  runSink(): Promise<number>;
+  runPlain(): Promise<number>;
+  drop(): Promise<void>;
+}
+
+let sidesMade = 0;
+
+export function sinkSides(
   database: BenchDatabase,
-  broker: MemoryBroker,
-  allRows: readonly Row[],
-  sizes: readonly number[],
-  options: SinkBenchOptions,
-): Promise<CaseResult[]> {
-  const suffix = `${process.pid}`;
+  source: BenchSource,
+  size: number,
+  messages: number,
+): SinkSides {
+  const suffix = `${process.pid}_${++sidesMade}`;
   const checkpoints = `bench_sink_checkpoints_${suffix}`;
-  const tables: string[] = [];
-  const tasks: Record<string, () => Promise<number>> = {};
+  const sinkTable = `bench_sink_${suffix}`;
+  const plainTable = `bench_plain_${suffix}`;
+  const plainBatches = batches(source.results.slice(0, messages), size);
+  // What a hand-written loop does with each batch: decode the results, one upsert statement.
+  function* statements(): Generator<Statement> {
+    for (const batch of plainBatches) yield upsert(plainTable, batch.flatMap(rowsOf));
+  }
   let sinkRuns = 0;
-  const plan = sizes.map((size) => {
-    const messages = messagesAt(size, options);
-    const sinkTable = `bench_sink_${size}_${suffix}`;
-    const plainTable = `bench_plain_${size}_${suffix}`;
-    tables.push(sinkTable, plainTable);
-    const rows = allRows.slice(0, messages);
-    const transactions = batches(rows, size).map((batch) => upsert(plainTable, batch));
-    const runSink = async (): Promise<number> => {
-      await database.query(`TRUNCATE ${sinkTable}`);
-      const sink = databaseSink({
-        name: `bench-${++sinkRuns}`, // a checkpoint row of its own: every run starts afresh
-        source: broker.source(`results-${messages}`),
-        database: database.sink,
-        into: windowOutputs<number>({ table: sinkTable }),
-        maxBatchMessages: size,
-        checkpointTable: checkpoints,
-      });
-      const started = performance.now();
-      const summary = await sink.run({ untilCaughtUp: true });
-      const ms = performance.now() - started;
-      if (summary.applied !== messages || summary.transactions !== Math.ceil(messages / size)) {
-        throw new Error(
-          `sink bench: the sink applied ${summary.applied} messages in ${summary.transactions} ` +
-            `transactions, not ${messages} in ${Math.ceil(messages / size)}`,
-        );
-      }
-      return ms;
-    };
-    const runPlain = async (): Promise<number> => {
-      await database.query(`TRUNCATE ${plainTable}`);
-      const started = performance.now();
-      await database.plainLoop(transactions);
-      return performance.now() - started;
-    };
-    return { size, messages, sinkTable, plainTable, runSink, runPlain };
-  });
-  try {
-    for (const table of tables) {
-      await database.query(
-        `CREATE TABLE ${table} (key text NOT NULL, window_start timestamptz NOT NULL, ` +
-          'window_end timestamptz NOT NULL, count integer NOT NULL, value bigint NOT NULL, ' +
-          'PRIMARY KEY (key, window_start))',
+  const runSink = async (): Promise<number> => {
+    await database.query(`TRUNCATE ${sinkTable}`);
+    const sink = databaseSink({
+      name: `bench-${++sinkRuns}`, // a checkpoint row of its own: every run starts afresh
+      source: source.broker.source(`results-${messages}`),
+      database: database.sink,
+      into: windowOutputs<number>({ table: sinkTable }),
+      maxBatchMessages: size,
+      checkpointTable: checkpoints,
+    });
+    const started = performance.now();
+    const summary = await sink.run({ untilCaughtUp: true });
+    const ms = performance.now() - started;
+    if (summary.applied !== messages || summary.transactions !== Math.ceil(messages / size)) {
+      throw new Error(
+        `sink bench: the sink applied ${summary.applied} messages in ${summary.transactions} ` +
+          `transactions, not ${messages} in ${Math.ceil(messages / size)}`,
       );
     }
-    for (const step of plan) {
-      // Both sides must write the same table before anything is timed.
-      await step.runSink();
-      await step.runPlain();
-      const [sunk, plain] = [
-        await tableText(database, step.sinkTable),
-        await tableText(database, step.plainTable),
-      ];
-      if (sunk.rows !== step.messages || sunk.text !== plain.text) {
+    return ms;
+  };
+  const runPlain = async (): Promise<number> => {
+    await database.query(`TRUNCATE ${plainTable}`);
+    const started = performance.now();
+    await database.plainLoop(statements());
+    return performance.now() - started;
+  };
+  return {
+    size,
+    messages,
+    runSink,
+    runPlain,
+    async create() {
+      for (const table of [sinkTable, plainTable]) {
+        await database.query(
+          `CREATE TABLE ${table} (key text NOT NULL, window_start timestamptz NOT NULL, ` +
+            'window_end timestamptz NOT NULL, count integer NOT NULL, value bigint NOT NULL, ' +
+            'PRIMARY KEY (key, window_start))',
+        );
+      }
+    },
+    async checkSameTables() {
+      await runSink();
+      await runPlain();
+      const sunk = await tableText(database, sinkTable);
+      const plain = await tableText(database, plainTable);
+      if (sunk.rows !== messages || sunk.text !== plain.text) {
         throw new Error(
-          `sink bench (${database.name}, ${step.size} per transaction): the sink's table ` +
+          `sink bench (${database.name}, ${size} per transaction): the sink's table ` +
             `(${sunk.rows} rows) differs from the plain loop's (${plain.rows} rows)`,
         );
       }
-      tasks[`sink-${step.size}`] = step.runSink;
-      tasks[`plain-${step.size}`] = step.runPlain;
-    }
-    // The checked runs above were the warm-up.
-    const rounds = await interleavedRounds(tasks, options.repeats, 0);
-    return plan.map((step): CaseResult => {
-      const sinkRounds = rounds[`sink-${step.size}`] ?? [];
-      const plainRounds = rounds[`plain-${step.size}`] ?? [];
-      const spread = ratioSpread(sinkRounds, plainRounds);
-      return {
-        name: `sink/${database.name}/${step.size}-per-transaction`,
-        kind: 'sink',
-        msgsPerSec: perSecond(step.messages, median(sinkRounds)),
-        ratios: { plain: spread.median },
-        values: {
-          plainMin: spread.min,
-          plainMax: spread.max,
-          plainRowsPerSec: perSecond(step.messages, median(plainRounds)),
-          rows: step.messages,
-        },
-      };
-    });
-  } finally {
-    for (const table of [...tables, checkpoints]) {
-      await database.query(`DROP TABLE IF EXISTS ${table}`);
-    }
-  }
+    },
+    async drop() {
+      for (const table of [sinkTable, plainTable, checkpoints]) {
+        await database.query(`DROP TABLE IF EXISTS ${table}`);
+      }
+    },
+  };
 }
 
 /**
@@ -209,7 +242,10 @@ async function resultsBroker(results: number): Promise<MemoryBroker> {
     for (let j = i; j <= Math.min(results, i + CHUNK - 1); j++) {
       const t = START + j * HOUR;
       chunk.push(
-        jsonMessage({ customer: `customer-${j % CUSTOMERS}`, cents: j * 7, t }, { creationTime: t }),
+        jsonMessage(
+          { customer: `customer-${j % CUSTOMERS}`, cents: j * 7, t },
+          { creationTime: t },
+        ),
       );
     }
     broker.append('readings', chunk);
@@ -290,7 +326,7 @@ async function tableText(
   return { rows: rows.length, text: JSON.stringify(rows) };
 }
 
-function postgresDatabase(url: string): BenchDatabase {
+export function postgresDatabase(url: string): BenchDatabase {
   const pool = new pg.Pool({ connectionString: url, max: 2 });
   return {
     name: 'postgres',
@@ -312,7 +348,7 @@ function postgresDatabase(url: string): BenchDatabase {
   };
 }
 
-async function pgliteDatabase(): Promise<BenchDatabase> {
+export async function pgliteDatabase(): Promise<BenchDatabase> {
   const db = new PGlite();
   await db.waitReady;
   return {
