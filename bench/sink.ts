@@ -13,7 +13,7 @@ import { interleavedRounds, median, perSecond, ratioSpread } from './measure.js'
 import type { CaseResult } from './report.js';
 
 /** Messages per transaction measured, the three. */
-export const SINK_BATCH_SIZES: readonly number[] = [1, 100, 1_000];
+const SINK_BATCH_SIZES: readonly number[] = [1, 100, 1_000];
 const CUSTOMERS = 100;
 const HOUR = 3_600_000;
 const START = Date.UTC(2026, 0, 1);
@@ -29,7 +29,7 @@ export function sinkUnavailable(): string | undefined {
 }
 
 /** One window output as a row of the table both sides write. */
-export interface Row {
+interface Row {
   readonly value: number;
   readonly key: string;
   readonly window_start: Date;
@@ -41,7 +41,7 @@ export interface Row {
 export interface BenchDatabase {
   readonly name: string;
   readonly sink: SinkDatabase;
-  /** Runs each statement list in its own transaction, in order, without any checkpoint. */
+  /** Sends each statement in a transaction of its own, in order, without any checkpoint. */
   readonly plainLoop: (transactions: Iterable<Statement>) => Promise<void>;
   readonly query: (sql: string) => Promise<readonly Record<string, unknown>[]>;
   readonly close: () => Promise<void>;
@@ -53,13 +53,14 @@ interface Statement {
 }
 
 export interface SinkBenchOptions {
-  /** Rows per round at 100 and 1,000 messages per transaction. */
+  /** Rows per round at every size but 1 message per transaction. */
   readonly messages: number;
   /** Rows per round at 1 message per transaction (each is a commit: far slower). */
   readonly singleMessages: number;
   readonly repeats: number;
   /** PostgreSQL's URL; without it, only PGlite is measured. */
   readonly postgresUrl?: string | undefined;
+  /** Messages per transaction (default 1, 100 and 1,000). */
   readonly sizes?: readonly number[];
 }
 
