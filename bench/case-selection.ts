@@ -12,6 +12,7 @@ export const CASE_KINDS: readonly CaseKind[] = [
   'e2e',
   'partitions',
   'lookup',
+  'sink',
 ];
 
 /**

@@ -24,6 +24,13 @@ export interface BenchConfig {
   readonly memoryKeys: number;
   /** Deliver-sized frames cut from socket reads (BENCH_FRAMES, default 20,000: about 850 MB). */
   readonly frames: number;
+  /**
+   * Rows the sink case applies per round at 100 and 1,000 messages per transaction
+   * (BENCH_SINK_MESSAGES, default 10,000), and at 1 per transaction, a commit each
+   * (BENCH_SINK_SINGLE_MESSAGES, default 1,000).
+   */
+  readonly sinkMessages: number;
+  readonly sinkSingleMessages: number;
 }
 
 export function benchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
@@ -38,6 +45,8 @@ export function benchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
     memoryAdds: positive(env, 'BENCH_MEMORY_ADDS', 1_000_000),
     memoryKeys: positive(env, 'BENCH_MEMORY_KEYS', 10_000),
     frames: positive(env, 'BENCH_FRAMES', 20_000),
+    sinkMessages: positive(env, 'BENCH_SINK_MESSAGES', 10_000),
+    sinkSingleMessages: positive(env, 'BENCH_SINK_SINGLE_MESSAGES', 1_000),
   };
 }
 

@@ -12,7 +12,8 @@ export type CaseKind =
   | 'observe'
   | 'partitions'
   | 'lookup'
-  | 'event-time';
+  | 'event-time'
+  | 'sink';
 
 /**
  * One line of bench/results/latest.json. `msgsPerSec` and `ratios` are the issue's shape;

@@ -17,6 +17,7 @@ import { observeCases } from './observe.js';
 import { partitionCases } from './partitions.js';
 import { recoveryCases } from './recovery.js';
 import { resultLookupCases } from './result-lookup.js';
+import { sinkCases, sinkUnavailable } from './sink.js';
 import {
   formatTable,
   formatVerdicts,
@@ -75,6 +76,17 @@ const CASES: Readonly<Record<CaseKind, BenchCase>> = {
     title: 'result lookup (readResult, 0 to 100k other results after ours)',
     unavailable: brokerUnavailable,
     run: (config) => resultLookupCases(rabbitUrl(), Math.min(config.repeats, 3)),
+  },
+  sink: {
+    title: 'database sink (rows/s into PostgreSQL and PGlite, against a plain upsert loop)',
+    unavailable: sinkUnavailable,
+    run: (config) =>
+      sinkCases({
+        messages: config.sinkMessages,
+        singleMessages: config.sinkSingleMessages,
+        repeats: config.repeats,
+        postgresUrl: process.env.POSTGRES_URL,
+      }),
   },
 };
 

@@ -8,6 +8,7 @@ import { memoryCases } from '../../bench/memory.js';
 import { observeCases } from '../../bench/observe.js';
 import { recoveryCases } from '../../bench/recovery.js';
 import { formatTable, verdicts } from '../../bench/report.js';
+import { sinkCases } from '../../bench/sink.js';
 
 // Each bench case at a tiny size, so that the benches keep building and running. Nothing here
 // asserts a timing: figures at these sizes mean nothing.
@@ -97,5 +98,23 @@ describe('bench smoke', () => {
     // Under an 8 KB frame some hundreds of open keys fit; the bisection found a bound, not 0.
     expect(counts?.mostOpenKeysInOneResult).toBeGreaterThan(20);
     expect(counts?.mostOpenKeysInOneResult).toBeLessThan(8_192);
+  });
+
+  it('runs the sink case into PGlite (no POSTGRES_URL), the tables of both sides checked equal first', async () => {
+    const results = await sinkCases({
+      messages: 30,
+      singleMessages: 5,
+      repeats: 1,
+      sizes: [1, 10],
+    });
+    expect(results.map((result) => result.name)).toEqual([
+      'sink/pglite/1-per-transaction',
+      'sink/pglite/10-per-transaction',
+    ]);
+    for (const result of results) {
+      expect(result.msgsPerSec).toBeGreaterThan(0);
+      expect(result.values?.plainMin).toBeLessThanOrEqual(result.values?.plainMax ?? 0);
+    }
+    expect(results.map((result) => result.values?.rows)).toEqual([5, 30]);
   });
 });
