@@ -10,7 +10,7 @@ import {
 import { ExitCode, requiredOption, type CommandContext, type OptionValues } from './command.js';
 import { toJson } from './json.js';
 import { sinkStatus, type SinkStatus } from './sink-status.js';
-import { styleFor } from './style.js';
+import { styleFor, type Style } from './style.js';
 import { chunkTimesLine, lagTable } from './stream-lag.js';
 import { humanDuration } from './table.js';
 import { UsageError } from './usage-error.js';
@@ -84,7 +84,26 @@ export async function runSinkStatus(
     io.stdout.write(`${toJson(superStream === undefined ? statuses[0] : statuses)}\n`);
     return ExitCode.ok;
   }
-  const style = styleFor(colour);
+  const where = superStream === undefined ? (source as string) : `any partition of ${superStream}`;
+  const lines = sinkStatusLines(
+    statuses,
+    { where, checkpointTable, database: database.label },
+    styleFor(colour),
+  );
+  io.stdout.write(`${lines.join('\n')}\n`);
+  return ExitCode.ok;
+}
+
+/**
+ * The table of `status --sink`, one row per stream, and the lines under it: a sink with no
+ * checkpoint on any of them (`where` names them), each lagging stream's chunk times, and
+ * where the checkpoints were read.
+ */
+export function sinkStatusLines(
+  statuses: readonly SinkStatus[],
+  read: { readonly where: string; readonly checkpointTable: string; readonly database: string },
+  style: Style,
+): string[] {
   const rows = statuses.map((status) => [
     status.sink,
     status.source,
@@ -96,12 +115,11 @@ export async function runSinkStatus(
   ]);
   const lines = lagTable(HEADERS, rows, statuses, style);
   if (statuses.every((status) => status.resumeFrom === 'first')) {
-    const where = superStream === undefined ? source : `any partition of ${superStream}`;
     lines.push(
       style.yellow(
-        `sink '${sink}' has no checkpoint on ${where} in ${checkpointTable}: it has applied ` +
-          'nothing there and would start at the first offset (a new sink, or a misspelt sink or ' +
-          'stream name?)',
+        `sink '${statuses[0]?.sink ?? ''}' has no checkpoint on ${read.where} in ` +
+          `${read.checkpointTable}: it has applied nothing there and would start at the first ` +
+          'offset (a new sink, or a misspelt sink or stream name?)',
       ),
     );
   }
@@ -109,9 +127,8 @@ export async function runSinkStatus(
     const line = chunkTimesLine(status.source, status);
     if (line !== undefined) lines.push(style.dim(line));
   }
-  lines.push(style.dim(`checkpoints: table ${checkpointTable} of ${database.label}`));
-  io.stdout.write(`${lines.join('\n')}\n`);
-  return ExitCode.ok;
+  lines.push(style.dim(`checkpoints: table ${read.checkpointTable} of ${read.database}`));
+  return lines;
 }
 
 /** --checkpoint-table, checked as the sink checks its `checkpointTable`; the sink's default. */
