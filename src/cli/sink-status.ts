@@ -18,8 +18,8 @@ export interface SinkStatus extends StreamLag {
 /**
  * Where sink `sink` stands on each of `sources`, in their order: its checkpoint as the sink
  * reads it on start (in `checkpointTable`, default 'stream_windows_checkpoints'), the source's
- * end and the lag as `jobStatus` measures a job's. The checkpoints are read first, so a sink
- * running meanwhile shows a lag at most too large.
+ * end and the lag as `jobStatus` measures a job's. The checkpoints are read before the ends:
+ * while the sink runs, the lag shown may be more than it is by then, never less.
  */
 export async function sinkStatus(
   database: SinkDatabase,
