@@ -5,6 +5,9 @@
 export { showProgress, type ProgressOptions, type ObservableJob } from './progress.js';
 // Where a job stands, as `stream-windows status` computes it, over any Source and Target.
 export { jobStatus, type JobStatus } from './status.js';
+// Where a database sink stands, as `stream-windows status --sink` computes it, over any SinkDatabase.
+export { sinkStatus, type SinkStatus } from './sink-status.js';
+export type { StreamLag } from './stream-lag.js';
 // What the command fails with on a command line it does not take (exit status 2).
 export { UsageError } from './usage-error.js';
 // An operator's skip request over any Source and Target, as `stream-windows skip` makes it.

@@ -3,10 +3,12 @@ import { connect, type RabbitMQ } from '../rabbitmq/connection.js';
 import { nodeName } from '../rabbitmq/stream-members.js';
 import { requiredOption, ExitCode, type Command, type OptionValues } from './command.js';
 import { UsageError } from './usage-error.js';
+import { runSinkStatus, SINK_OPTIONS } from './sink-status-command.js';
 import { toJson } from './json.js';
 import { jobStatus, type JobStatus } from './status.js';
 import { styleFor } from './style.js';
-import { humanDuration, isoTime, table } from './table.js';
+import { chunkTimesLine, lagTable } from './stream-lag.js';
+import { humanDuration } from './table.js';
 
 const HEADERS = [
   'SOURCE',
@@ -21,9 +23,11 @@ const HEADERS = [
 
 export const statusCommand: Command = {
   name: 'status',
-  summary: 'Where a job stands: resume point, source end, lag in messages and time',
+  summary: 'Where a job or a database sink stands: resume point, source end, lag',
   help: `Usage: stream-windows status --source S --target T --producer P [--json] [--url URL]
        stream-windows status --super-stream S --target T --job J [--json] [--url URL]
+       stream-windows status --sink NAME (--source S | --super-stream S) [--database URL]
+                             [--checkpoint-table T] [--json] [--url URL]
 
 Where the job publishing to T as producer P stands on its source S: the producer's last
 publishing id ('none' when P never published on T: a new job, or a misspelt name), where
@@ -41,6 +45,10 @@ Options:
   --producer P      The job's producer name on T
   --super-stream S  Source super stream of a partitioned job (instead of --source)
   --job J           The partitioned job's name (instead of --producer)
+  --sink NAME       A database sink's name: its status instead of a job's (below)
+  --database URL    With --sink: PostgreSQL URL of the sink's database (default $DATABASE_URL)
+  --checkpoint-table T
+                    With --sink: the sink's checkpointTable (default stream_windows_checkpoints)
 
 Below the table, each stream's leader and replicas (nodes as host:port, as they advertise
 themselves): on a cluster, where writes go and where reads may come from. Which instance of a
@@ -51,16 +59,36 @@ Output: a table, or with --json one JSON object (offsets as strings, times in ep
   {"source","target","producer","lastPublishingId","published","resumeFrom","sourceEnd",
    "lagMessages","lagMs","resumeChunkTime","lastChunkTime","stoppedAt","skipRequested",
    "sourceMembers":{"leader","replicas"},"targetMembers":{"leader","replicas"}}
-or, for a super stream, a JSON array of them in partition order.`,
+or, for a super stream, a JSON array of them in partition order.
+
+With --sink NAME, where the database sink NAME stands on its source S (or on each partition of
+super stream S): its checkpoint, the last offset it applied, read from its checkpoint table in
+PostgreSQL ('none' when it applied nothing there: a new sink, or a misspelt name), where it
+resumes (checkpoint + 1, or 'first'), the source's end offset and the lag in messages and in
+time, measured as for a job. Needs the 'pg' package (an optional peer dependency). With
+--json: {"sink","source","checkpoint" (-1: nothing applied),"resumeFrom","sourceEnd",
+"lagMessages","lagMs","resumeChunkTime","lastChunkTime"}, an array for a super stream.`,
   options: {
     source: { type: 'string' },
     target: { type: 'string' },
     producer: { type: 'string' },
     'super-stream': { type: 'string' },
     job: { type: 'string' },
+    sink: { type: 'string' },
+    database: { type: 'string' },
+    'checkpoint-table': { type: 'string' },
   },
-  async run(values, { io, urls, json, colour }) {
+  async run(values, context) {
+    if (values['sink'] !== undefined) return runSinkStatus(values, context);
+    const { io, urls, json, colour } = context;
     // Every option is checked before connecting: a usage error needs no broker.
+    const sinkOptions = SINK_OPTIONS.filter((name) => values[name] !== undefined);
+    if (sinkOptions.length > 0) {
+      throw new UsageError(
+        `status takes ${sinkOptions.map((name) => `--${name}`).join(' and ')} with --sink only`,
+        'status',
+      );
+    }
     const target = requiredOption(values, 'target', 'status');
     const superStream = values['super-stream'];
     if (superStream !== undefined && (values['source'] ?? values['producer']) !== undefined) {
@@ -100,13 +128,7 @@ or, for a super stream, a JSON array of them in partition order.`,
       String(status.lagMessages),
       humanDuration(status.lagMs),
     ]);
-    // A row is green when its loop is caught up, yellow while it lags (coloured after the
-    // padding, which must count visible characters only).
-    const [header, ...body] = table(HEADERS, rows, style);
-    const lines = [
-      header,
-      ...body.map((row, i) => (statuses[i]?.lagMessages === 0n ? style.green : style.yellow)(row)),
-    ];
+    const lines = lagTable(HEADERS, rows, statuses, style);
     for (const status of statuses) {
       if (status.published) continue;
       lines.push(
@@ -132,13 +154,8 @@ or, for a super stream, a JSON array of them in partition order.`,
       );
     }
     for (const status of statuses) {
-      if (status.resumeChunkTime === undefined || status.lastChunkTime === undefined) continue;
-      lines.push(
-        style.dim(
-          `${status.source}: resume point's chunk written ${isoTime(status.resumeChunkTime)}, ` +
-            `last chunk ${isoTime(status.lastChunkTime)}`,
-        ),
-      );
+      const line = chunkTimesLine(status.source, status);
+      if (line !== undefined) lines.push(style.dim(line));
     }
     for (const [stream, { leader, replicas }] of members) {
       lines.push(

@@ -1,13 +1,13 @@
 import type { Source, Target } from '../core/ports.js';
-import { firstChunk } from './first-chunk.js';
 import { settled } from './settled.js';
 import { pendingStop } from './skip.js';
+import { streamLag, type StreamLag } from './stream-lag.js';
 
 /**
  * Where a job stands: its producer's resume point on the target against the source's end.
  * One stream pair; a super stream's status will be one of these per partition.
  */
-export interface JobStatus {
+export interface JobStatus extends StreamLag {
   readonly source: string;
   readonly target: string;
   readonly producer: string;
@@ -22,16 +22,6 @@ export interface JobStatus {
   readonly resumeFrom: bigint | 'first';
   /** One past the source's last message (0 for an empty source). */
   readonly sourceEnd: bigint;
-  /** Source messages from the resume point to the end: what the job has still to read. */
-  readonly lagMessages: bigint;
-  /**
-   * Broker time between the chunk holding the resume point and the source's last chunk, ms
-   * (0 when caught up): how far behind the job is in the source's own clock.
-   */
-  readonly lagMs: number;
-  /** Broker timestamps (epoch ms) of those two chunks; undefined when there is nothing to read. */
-  readonly resumeChunkTime: number | undefined;
-  readonly lastChunkTime: number | undefined;
   /**
    * The offset of the message that stopped the job (a ProcessingError, recorded on the source
    * by the job) since its last result; undefined when it has published past it, or never stopped.
@@ -43,9 +33,8 @@ export interface JobStatus {
 
 /**
  * Asks the broker where the job of `target`'s producer stands on `source`, through the
- * ports alone: the resume point as the runner computes it, the end offset, and the
- * timestamps of two chunks (each read as the first delivery of a read that stops there).
- * A missing stream fails with the port's own error, which names it.
+ * ports alone: the resume point as the runner computes it, the end offset, and the lag
+ * (`streamLag`). A missing stream fails with the port's own error, which names it.
  */
 export async function jobStatus(source: Source, target: Target): Promise<JobStatus> {
   const [lastPublishingId, sourceEnd] = await settled(
@@ -61,7 +50,7 @@ export async function jobStatus(source: Source, target: Target): Promise<JobStat
     lastPublishingId,
     published,
   );
-  const base = {
+  return {
     source: source.stream,
     target: target.stream,
     producer: target.producer,
@@ -71,27 +60,6 @@ export async function jobStatus(source: Source, target: Target): Promise<JobStat
     sourceEnd,
     stoppedAt,
     skipRequested,
-  };
-  const caughtUp = sourceEnd === 0n || (resumeFrom !== 'first' && resumeFrom >= sourceEnd);
-  if (caughtUp) {
-    return {
-      ...base,
-      lagMessages: 0n,
-      lagMs: 0,
-      resumeChunkTime: undefined,
-      lastChunkTime: undefined,
-    };
-  }
-  // The chunk holding the last message is the last chunk of messages.
-  const [resumeChunk, lastChunk] = await settled(
-    firstChunk(source, resumeFrom),
-    firstChunk(source, sourceEnd - 1n),
-  );
-  return {
-    ...base,
-    lagMessages: sourceEnd - resumeChunk.firstOffset,
-    lagMs: Math.max(0, lastChunk.timestamp - resumeChunk.timestamp),
-    resumeChunkTime: resumeChunk.timestamp,
-    lastChunkTime: lastChunk.timestamp,
+    ...(await streamLag(source, resumeFrom, sourceEnd)),
   };
 }

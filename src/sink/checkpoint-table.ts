@@ -7,6 +7,11 @@ export const DEFAULT_CHECKPOINT_TABLE = 'stream_windows_checkpoints';
 /** The stored offset of a (sink, stream) that applied nothing yet. */
 export const NOTHING_APPLIED = -1n;
 
+/** Where a sink resumes after `checkpoint`: the next offset, or the stream's first when nothing was applied. */
+export function resumePoint(checkpoint: bigint): bigint | 'first' {
+  return checkpoint === NOTHING_APPLIED ? 'first' : checkpoint + 1n;
+}
+
 /**
  * The sink's position: one row per (sink name, stream) holding the last offset applied. Read
  * and written inside each batch's transaction, so the row and the batch commit together.

@@ -11,7 +11,8 @@ import {
   type RejectedMessage,
 } from './batch-transaction.js';
 import { readBatches, type ReadMessage } from './batch-reader.js';
-import { CheckpointTable, DEFAULT_CHECKPOINT_TABLE, NOTHING_APPLIED } from './checkpoint-table.js';
+import { CheckpointTable, DEFAULT_CHECKPOINT_TABLE, resumePoint } from './checkpoint-table.js';
+import { readSinkCheckpoints } from './sink-checkpoints.js';
 import type { SinkDatabase } from './sink-database.js';
 import type { SinkEventMap } from './sink-events.js';
 import type { SinkMessage, SinkShape } from './sink-shape.js';
@@ -189,16 +190,21 @@ export class DatabaseSink<V> {
   async positions(): Promise<SinkPosition[]> {
     const { database, checkpoints } = this.context;
     await checkpoints.create(database);
-    return Promise.all(
-      (await this.streams()).map(async (source) => {
-        const [checkpoint, endOffset] = await Promise.all([
-          checkpoints.stored(database, this.name, source.stream),
-          source.endOffset(),
-        ]);
-        const lag = endOffset - checkpoint - 1n;
-        return { stream: source.stream, checkpoint, endOffset, lag: lag < 0n ? 0n : lag };
-      }),
-    );
+    const sources = await this.streams();
+    const [stored, ends] = await Promise.all([
+      readSinkCheckpoints(
+        database,
+        this.name,
+        sources.map((source) => source.stream),
+        this.options.checkpointTable,
+      ),
+      Promise.all(sources.map((source) => source.endOffset())),
+    ]);
+    return stored.map(({ stream, checkpoint }, i) => {
+      const endOffset = ends[i] as bigint;
+      const lag = endOffset - checkpoint - 1n;
+      return { stream, checkpoint, endOffset, lag: lag < 0n ? 0n : lag };
+    });
   }
 
   /**
@@ -353,7 +359,7 @@ export class DatabaseSink<V> {
     // broker activates this instance, by when another one may have moved the checkpoint.
     const resume = async (): Promise<bigint | 'first'> => {
       const checkpoint = await checkpoints.stored(database, this.name, stream);
-      const from = checkpoint === NOTHING_APPLIED ? 'first' : checkpoint + 1n;
+      const from = resumePoint(checkpoint);
       this.events.emit('started', { stream, checkpoint, from, retries: counters.retries });
       this.logger.info(
         { sink: this.name, stream, checkpoint: checkpoint.toString() },

@@ -22,8 +22,9 @@ const LAYER: Readonly<Record<string, number>> = {
   // Database adapters of the sink, each over an optional peer nothing else may import.
   pglite: 4,
   postgres: 4,
-  // The command line reads jobs through both the core and the RabbitMQ adapter.
-  cli: 4,
+  // The command line reads jobs through both the core and the RabbitMQ adapter, and a
+  // database sink's checkpoints through the PostgreSQL adapter (imported only when asked).
+  cli: 5,
 };
 
 const root = resolve(import.meta.dirname, '../../../src');
@@ -42,7 +43,8 @@ describe('the layout of src/', () => {
   const imports = sourceFiles(root)
     .filter((file) => file.endsWith('.ts') && folderOf(file) in LAYER)
     .flatMap((file) =>
-      [...readFileSync(file, 'utf8').matchAll(/from '(\.[^']+)'/g)].map((match) => ({
+      // Static imports and dynamic ones (`import('../postgres/index.js')`) alike.
+      [...readFileSync(file, 'utf8').matchAll(/(?:from |import\()'(\.[^']+)'/g)].map((match) => ({
         from: folderOf(file),
         to: folderOf(resolve(file, '..', match[1] ?? '')),
         file: relative(root, file),
@@ -68,5 +70,19 @@ describe('the layout of src/', () => {
       .map(folderOf);
     expect(importing).toContain('metrics');
     expect(importing.filter((folder) => folder !== 'metrics')).toEqual([]);
+  });
+
+  it('has pg imported from src/postgres only, and that adapter by the CLI only when asked', () => {
+    const texts = sourceFiles(root)
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => ({ folder: folderOf(file), text: readFileSync(file, 'utf8') }));
+    const pg = texts.filter(({ text }) => /from 'pg'/.test(text)).map(({ folder }) => folder);
+    expect(pg).toContain('postgres');
+    expect(pg.filter((folder) => folder !== 'postgres')).toEqual([]);
+    // pg is an optional peer: a static import of the adapter would make the command need it.
+    const adapter = imports.filter((i) => i.to === 'postgres' && i.from !== 'postgres');
+    expect(adapter.map((i) => i.file)).toEqual(['cli/checkpoint-database.ts']);
+    const cliTexts = texts.filter(({ folder }) => folder === 'cli').map(({ text }) => text);
+    expect(cliTexts.filter((text) => /from '\.\.\/postgres\//.test(text))).toEqual([]);
   });
 });
