@@ -26,7 +26,11 @@ const STEPS: readonly Step[] = [3, 'store', 3, 'store', 'store', 2, 'store'];
 
 interface Broker {
   readonly name: string;
-  stream(): Promise<{ source: Source; write(count: number): Promise<void> }>;
+  stream(): Promise<{
+    source: Source;
+    write(count: number): Promise<void>;
+    store(reference: string, offset: bigint): Promise<void>;
+  }>;
 }
 
 const embedded: Broker = {
@@ -34,8 +38,10 @@ const embedded: Broker = {
   async stream() {
     const broker = new MemoryBroker();
     broker.createStream('s');
+    const source = broker.source('s');
     return {
-      source: broker.source('s'),
+      source,
+      store: (reference, offset) => source.storeOffset(reference, offset),
       write: async (count) => {
         broker.append(
           's',
@@ -50,8 +56,10 @@ const rabbitmq: Broker = {
   name: 'RabbitMQ',
   async stream() {
     const stream = await real.newStream('stored-offset-gap');
+    const source = real.rabbit.source(stream);
     return {
-      source: real.rabbit.source(stream),
+      source,
+      store: (reference, offset) => source.storeOffset(reference, offset),
       write: (count) =>
         publishAll(
           real.rabbit,
@@ -76,9 +84,9 @@ async function offsetsRead(source: Source): Promise<bigint[]> {
 }
 
 async function run(broker: Broker): Promise<{ offsets: bigint[]; end: bigint }> {
-  const { source, write } = await broker.stream();
+  const { source, write, store } = await broker.stream();
   for (const step of STEPS) {
-    if (step === 'store') await source.storeOffset('tracking', 0n);
+    if (step === 'store') await store('tracking', 0n);
     else await write(step);
   }
   return { offsets: await offsetsRead(source), end: await source.endOffset() };
@@ -95,7 +103,7 @@ describe('offsets after storeOffset, RabbitMQ and the embedded broker', () => {
 
   for (const broker of [embedded, rabbitmq]) {
     it(`should resume a database sink across a stored offset (${broker.name})`, async () => {
-      const { source, write } = await broker.stream();
+      const { source, write, store } = await broker.stream();
       const table = `across_stored_${broker.name.toLowerCase()}`;
       await db.exec(`CREATE TABLE ${table} (message_offset bigint PRIMARY KEY)`);
       const sink = () =>
@@ -114,7 +122,7 @@ describe('offsets after storeOffset, RabbitMQ and the embedded broker', () => {
         });
       await write(3);
       await sink().run({ untilCaughtUp: true }); // caught up at 2
-      await source.storeOffset('another-consumer', 2n); // takes offset 3
+      await store('another-consumer', 2n); // takes offset 3
       await write(3);
       const summary = await sink().run({ untilCaughtUp: true });
       expect(summary.applied).toBe(3);
