@@ -102,11 +102,16 @@ export class ResultMessageError extends StreamWindowsError {
   constructor(
     readonly format: string,
     override readonly cause: unknown,
+    /** Who read it: a job, or a database sink (which reads results with `decode: 'result'`). */
+    reader: 'job' | 'sink' = 'job',
   ) {
     super(
-      `the message is a result of another job (result format '${format}'), which the job's ` +
-        `decoder cannot read as one value (${describe(cause)}); read results of another job ` +
-        `with fromResults(source)`,
+      `the message is a result of another job (result format '${format}'), which the ` +
+        `${reader}'s decoder cannot read as one value (${describe(cause)}); read results of ` +
+        `another job with ` +
+        (reader === 'job'
+          ? 'fromResults(source)'
+          : "decode: 'result' (or the windowOutputs and latestState shapes)"),
       { cause },
     );
   }

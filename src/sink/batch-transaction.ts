@@ -97,9 +97,11 @@ export async function applyBatch<V>(
     });
     return { ...outcome, transactionMs: performance.now() - started };
   } catch (error) {
+    // A 57014 is the sink's own statement_timeout only when it set one (it replaces the
+    // pool's for the transaction); otherwise the pool's, or a pg_cancel_backend: permanent.
     const timedOut =
       error instanceof TransactionOverdue ||
-      (error as { code?: unknown } | null)?.code === QUERY_CANCELED;
+      (bound !== undefined && (error as { code?: unknown } | null)?.code === QUERY_CANCELED);
     throw new SinkError(
       sink,
       stream,

@@ -412,7 +412,10 @@ export class DatabaseSink<V> {
     }
   }
 
-  /** Applies one batch; with a dead-letter table, a batch refused for good is applied message by message. */
+  /**
+   * Applies one batch; with a dead-letter table, a batch the database refused for one
+   * message's data is applied message by message, to find and dead-letter that message.
+   */
   private async apply(
     stream: string,
     batch: readonly ReadMessage[],
@@ -423,10 +426,7 @@ export class DatabaseSink<V> {
     } catch (error) {
       if (
         this.context.deadLetters === undefined ||
-        batch.length === 1 ||
-        !(error instanceof SinkError) ||
-        error.retriable ||
-        error.stage === 'checkpoint'
+        !(error instanceof SinkError && refusesOneMessage(error))
       ) {
         throw error;
       }
@@ -434,8 +434,7 @@ export class DatabaseSink<V> {
         try {
           await this.applyDecoded(stream, [message], counters);
         } catch (single) {
-          if (!(single instanceof SinkError) || single.retriable || single.stage === 'checkpoint')
-            throw single;
+          if (!(single instanceof SinkError && refusesOneMessage(single))) throw single;
           await this.transaction(
             stream,
             [message],
@@ -522,6 +521,22 @@ export class DatabaseSink<V> {
       });
     }
   }
+}
+
+/**
+ * Whether the database refused a batch for what a message holds (SQLSTATE class 22, data
+ * exception, or 23, integrity constraint): that message can be dead-lettered. Anything else (a
+ * missing table or column, a permission, an error without a SQLSTATE) would fail every
+ * message alike and stops the sink, rather than empty the stream into the dead-letter table.
+ */
+function refusesOneMessage(error: SinkError): boolean {
+  const code = (error.cause as { code?: unknown } | null)?.code;
+  return (
+    error.stage === 'apply' &&
+    !error.retriable &&
+    typeof code === 'string' &&
+    (code.startsWith('22') || code.startsWith('23'))
+  );
 }
 
 function rejection(
