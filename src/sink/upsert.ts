@@ -128,7 +128,8 @@ function compareInJs(value: unknown, than: unknown): number | undefined {
   let a: number | bigint;
   let b: number | bigint;
   if (numeric(value) && numeric(than)) [a, b] = [value, than];
-  else if (value instanceof Date && than instanceof Date) [a, b] = [value.getTime(), than.getTime()];
+  else if (value instanceof Date && than instanceof Date)
+    [a, b] = [value.getTime(), than.getTime()];
   else return undefined;
   return a > b ? 1 : a < b ? -1 : 0;
 }

@@ -56,8 +56,9 @@ async function appliedIds(run: number): Promise<string[]> {
   return found.map((row) => row.id);
 }
 
-const everyId = Array.from({ length: PARTITIONS * PER_PARTITION }, (_, n) =>
-  `${Math.floor(n / PER_PARTITION)}-${n % PER_PARTITION}`,
+const everyId = Array.from(
+  { length: PARTITIONS * PER_PARTITION },
+  (_, n) => `${Math.floor(n / PER_PARTITION)}-${n % PER_PARTITION}`,
 ).sort();
 
 describe('databaseSink on PostgreSQL: its tables on a first start', () => {

@@ -71,10 +71,10 @@ describe('upsertRows with a version guard', () => {
       const coverage = new Coverage('guarded upsert splits');
       await fc.assert(
         fc.asyncProperty(
-          fc.array(
-            fc.record({ k: fc.constantFrom('a', 'b'), version: versionArb }),
-            { minLength: 1, maxLength: 10 },
-          ),
+          fc.array(fc.record({ k: fc.constantFrom('a', 'b'), version: versionArb }), {
+            minLength: 1,
+            maxLength: 10,
+          }),
           fc.array(fc.nat(), { maxLength: 3 }),
           async (drawn, cuts) => {
             coverage.run();

@@ -12,7 +12,13 @@ import { databaseSink } from '../../../src/sink/database-sink.js';
 import { eachBatch } from '../../../src/sink/each-batch.js';
 import { windowOutputs } from '../../../src/sink/window-outputs.js';
 import { brokerWithReadings, T0, type Reading } from '../../support/memory-job.js';
-import { appendJson, checkpointOf, rows, sqlError, startPglite } from '../../support/sink-fixture.js';
+import {
+  appendJson,
+  checkpointOf,
+  rows,
+  sqlError,
+  startPglite,
+} from '../../support/sink-fixture.js';
 
 let db: PGlite;
 beforeAll(async () => {
