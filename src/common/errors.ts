@@ -102,11 +102,16 @@ export class ResultMessageError extends StreamWindowsError {
   constructor(
     readonly format: string,
     override readonly cause: unknown,
+    /** Who read it: a job, or a database sink (which reads results with `decode: 'result'`). */
+    reader: 'job' | 'sink' = 'job',
   ) {
     super(
-      `the message is a result of another job (result format '${format}'), which the job's ` +
-        `decoder cannot read as one value (${describe(cause)}); read results of another job ` +
-        `with fromResults(source)`,
+      `the message is a result of another job (result format '${format}'), which the ` +
+        `${reader}'s decoder cannot read as one value (${describe(cause)}); read results of ` +
+        `another job with ` +
+        (reader === 'job'
+          ? 'fromResults(source)'
+          : "decode: 'result' (or the windowOutputs and latestState shapes)"),
       { cause },
     );
   }
@@ -526,7 +531,7 @@ export class PartitionWorkerError extends StreamWindowsError {
 }
 
 /** Where a database sink's batch failed: see `SinkError.stage`. */
-export type SinkStage = 'decode' | 'apply' | 'checkpoint' | 'timeout' | 'retries';
+export type SinkStage = 'prepare' | 'decode' | 'apply' | 'checkpoint' | 'timeout' | 'retries';
 
 /**
  * A database sink could not apply offsets `firstOffset`..`lastOffset` of `stream`: nothing of
@@ -534,9 +539,11 @@ export type SinkStage = 'decode' | 'apply' | 'checkpoint' | 'timeout' | 'retries
  * before them, so a restart reads them again. `stage` tells where: 'decode' (the message at
  * `firstOffset` = `lastOffset` does not decode), 'apply' (the database refused the batch: a
  * constraint violation, a table or column that does not match), 'checkpoint' (the checkpoint
- * table refused, or the stream skips offsets past the checkpoint), 'timeout' (the transaction
- * ran longer than the sink's `transactionTimeoutMs`), 'retries' (a retriable error outlasted
- * the sink's `maxRetries`). `retriable`: the sink retries it itself (from the checkpoint) and
+ * table refused), 'prepare' (creating the sink's tables failed, before any batch), 'timeout'
+ * (the transaction ran longer than the sink's `transactionTimeoutMs`), 'retries' (a retriable
+ * error outlasted the sink's `maxRetries`). Where no batch was read ('prepare', and 'retries'
+ * after an error outside a batch), both offsets are where the sink resumes (its checkpoint + 1;
+ * 0 when not known). `retriable`: the sink retries it itself (from the checkpoint) and
  * reports it in a `retry` event; a `run()` that throws it has stopped.
  */
 export class SinkError extends StreamWindowsError {
@@ -552,11 +559,14 @@ export class SinkError extends StreamWindowsError {
     override readonly cause: unknown,
   ) {
     super(
-      `sink '${sink}' could not apply ` +
-        (firstOffset === lastOffset
-          ? `the message at offset ${firstOffset}`
-          : `offsets ${firstOffset}..${lastOffset}`) +
-        ` of stream '${stream}' (${stage}): ${describe(cause)}; nothing of them was applied`,
+      stage === 'prepare'
+        ? `sink '${sink}' could not create its tables to read stream '${stream}' (prepare): ` +
+            `${describe(cause)}; nothing was applied`
+        : `sink '${sink}' could not apply ` +
+            (firstOffset === lastOffset
+              ? `the message at offset ${firstOffset}`
+              : `offsets ${firstOffset}..${lastOffset}`) +
+            ` of stream '${stream}' (${stage}): ${describe(cause)}; nothing of them was applied`,
       { cause },
     );
   }

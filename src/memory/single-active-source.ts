@@ -93,7 +93,7 @@ export class SingleActiveSource implements Source {
 
   async endOffset(): Promise<bigint> {
     this.log.assertExists();
-    return this.log.nextOffset;
+    return this.log.endOffset;
   }
 
   async storedOffset(reference: string): Promise<bigint | undefined> {

@@ -23,7 +23,7 @@ export class MemorySource implements Source {
 
   async endOffset(): Promise<bigint> {
     this.log.assertExists();
-    return this.log.nextOffset;
+    return this.log.endOffset;
   }
 
   async storedOffset(reference: string): Promise<bigint | undefined> {

@@ -17,6 +17,7 @@ export class StreamLog {
   /** Readers parked until the log changes; woken all at once, so none polls. */
   private readonly wakeups = new Wakeups();
   private next = 0n;
+  private messagesEnd = 0n;
   private deleted = false;
 
   constructor(readonly name: string) {}
@@ -30,9 +31,14 @@ export class StreamLog {
     return this.chunkList[0]?.firstOffset ?? this.next;
   }
 
-  /** Offset the next message will get. */
+  /** Offset the next chunk will get (a message's, or a tracking chunk's). */
   get nextOffset(): bigint {
     return this.next;
+  }
+
+  /** One past the last message (0 when none): tracking chunks after it are never delivered. */
+  get endOffset(): bigint {
+    return this.messagesEnd;
   }
 
   assertExists(): void {
@@ -49,6 +55,7 @@ export class StreamLog {
     const chunk: LogChunk = { ...packChunk(this.next, timestamp, messages), writer };
     this.chunkList.push(chunk);
     this.next += BigInt(messages.length);
+    this.messagesEnd = this.next;
     if (writer !== undefined) this.sequences.set(writer.producer, writer.publishingId);
     this.wake();
     return chunk;
@@ -77,10 +84,12 @@ export class StreamLog {
 
   /**
    * Stores `offset` under `reference`, replacing what was there, as RabbitMQ's StoreOffset
-   * does (its tracking chunks take an offset but are never delivered: none is added here).
+   * does: it writes a tracking chunk, which takes an offset but is never delivered, so the
+   * stream's offsets have a gap there (no chunk is kept for it here).
    */
   storeOffset(reference: string, offset: bigint): void {
     this.references.set(reference, offset);
+    this.next += 1n;
   }
 
   /** Index of the first chunk that holds `offset` or anything after it (chunks.length if none yet). */

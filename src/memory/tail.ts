@@ -47,7 +47,9 @@ export async function* tail(
       await log.changed(signal);
       continue;
     }
-    if (chunk.firstOffset > next) throw new RetentionGapError(log.name, next, chunk.firstOffset);
+    // Offsets between `next` and the chunk are a gap retention made only when they are below
+    // the first stored offset; otherwise tracking chunks (storeOffset) took them.
+    if (next < log.firstOffset) throw new RetentionGapError(log.name, next, log.firstOffset);
     yield { chunk: sliceFrom(chunk, next), writer: chunk.writer };
     next = chunk.firstOffset + BigInt(chunk.count);
   }

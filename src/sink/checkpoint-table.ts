@@ -1,4 +1,5 @@
 import type { SinkDatabase, SinkTransaction } from './sink-database.js';
+import { createIfMissing } from './create-if-missing.js';
 import { quoteIdentifier } from './sql-identifier.js';
 
 /** The checkpoint table's default name. */
@@ -25,20 +26,9 @@ export class CheckpointTable {
     this.table = quoteIdentifier('checkpointTable', name, true);
   }
 
-  /**
-   * Creates the table when missing. Two instances creating it at once may see PostgreSQL refuse
-   * the second (a duplicate type): asking once more then finds the table.
-   */
+  /** Creates the table when missing (again when another instance created it meanwhile). */
   async create(database: SinkDatabase): Promise<void> {
-    try {
-      await this.createOnce(database);
-    } catch {
-      await this.createOnce(database);
-    }
-  }
-
-  private async createOnce(database: SinkDatabase): Promise<void> {
-    await database.transaction((tx) =>
+    await createIfMissing(database, (tx) =>
       tx.query(
         `CREATE TABLE IF NOT EXISTS ${this.table} (` +
           'sink text NOT NULL, stream text NOT NULL, last_offset bigint NOT NULL, ' +

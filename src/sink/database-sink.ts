@@ -17,6 +17,7 @@ import type { SinkDatabase } from './sink-database.js';
 import type { SinkEventMap } from './sink-events.js';
 import type { SinkMessage, SinkShape } from './sink-shape.js';
 import { DeadLetterTable } from './dead-letter-table.js';
+import { createIfMissing } from './create-if-missing.js';
 
 export interface DatabaseSinkOptions<V> {
   /**
@@ -252,9 +253,10 @@ export class DatabaseSink<V> {
     let failure: unknown;
     try {
       const sources = await this.streams();
+      const tables = this.tablesOnce();
       const ends = await Promise.allSettled(
         sources.map((s) =>
-          this.runStream(s, signal, options.untilCaughtUp === true, counters).catch(
+          this.runStream(s, signal, options.untilCaughtUp === true, counters, tables).catch(
             (error: unknown) => {
               stop.abort(); // one partition's permanent error stops the others
               throw error;
@@ -291,19 +293,52 @@ export class DatabaseSink<V> {
     return 'partitions' in source ? source.partitions() : [source];
   }
 
+  /**
+   * Creates the sink's tables once per run, for all its streams at once: PostgreSQL may refuse
+   * one of two concurrent `CREATE TABLE IF NOT EXISTS` of one table. After a failure the next
+   * call (a retry) tries again.
+   */
+  private tablesOnce(): () => Promise<void> {
+    let creating: Promise<void> | undefined;
+    return () => {
+      creating ??= this.createTables().catch((error: unknown) => {
+        creating = undefined;
+        throw error;
+      });
+      return creating;
+    };
+  }
+
+  private async createTables(): Promise<void> {
+    const { database, checkpoints, shape, deadLetters } = this.context;
+    try {
+      await checkpoints.create(database);
+      await deadLetters?.create(database);
+      const { prepare } = shape;
+      if (prepare !== undefined) await createIfMissing(database, (tx) => prepare.call(shape, tx));
+    } catch (error) {
+      const { source } = this.options;
+      const stream = 'partitions' in source ? source.superStream : source.stream;
+      throw new SinkError(this.name, stream, 0n, 0n, 'prepare', database.isRetriable(error), error);
+    }
+  }
+
   /** One stream's loop: resumes from the checkpoint after each retriable error, with backoff. */
   private async runStream(
     source: Source,
     signal: AbortSignal,
     untilCaughtUp: boolean,
     counters: Counters,
+    tables: () => Promise<void>,
   ): Promise<void> {
     let delay = this.retryDelayMs;
     let inARow = 0;
+    const position = { next: 0n };
     for (;;) {
       if (signal.aborted) return;
       try {
-        await this.streamFromCheckpoint(source, signal, untilCaughtUp, counters, () => {
+        await tables();
+        await this.streamFromCheckpoint(source, signal, untilCaughtUp, counters, position, () => {
           delay = this.retryDelayMs;
           inARow = 0;
         });
@@ -317,17 +352,12 @@ export class DatabaseSink<V> {
         if (!retriable) throw error;
         inARow++;
         if (inARow > this.maxRetries) {
-          throw error instanceof SinkError
-            ? new SinkError(
-                error.sink,
-                error.stream,
-                error.firstOffset,
-                error.lastOffset,
-                'retries',
-                false,
-                error,
-              )
-            : error;
+          // Always a SinkError, also after a source's error: where it stood, and what failed.
+          const [first, last] =
+            error instanceof SinkError
+              ? [error.firstOffset, error.lastOffset]
+              : [position.next, position.next];
+          throw new SinkError(this.name, source.stream, first, last, 'retries', false, error);
         }
         counters.retries++;
         const cause = error instanceof Error ? error : new Error(String(error));
@@ -347,19 +377,17 @@ export class DatabaseSink<V> {
     signal: AbortSignal,
     untilCaughtUp: boolean,
     counters: Counters,
+    position: { next: bigint },
     committed: () => void,
   ): Promise<void> {
-    const { database, checkpoints, shape } = this.context;
-    await checkpoints.create(database);
-    await this.context.deadLetters?.create(database);
-    const { prepare } = shape;
-    if (prepare !== undefined) await database.transaction((tx) => prepare.call(shape, tx));
+    const { database, checkpoints } = this.context;
     const stream = source.stream;
     // Asked when reading may begin: at once, or for a single active consumer source once the
     // broker activates this instance, by when another one may have moved the checkpoint.
     const resume = async (): Promise<bigint | 'first'> => {
       const checkpoint = await checkpoints.stored(database, this.name, stream);
       const from = resumePoint(checkpoint);
+      position.next = checkpoint + 1n;
       this.events.emit('started', { stream, checkpoint, from, retries: counters.retries });
       this.logger.info(
         { sink: this.name, stream, checkpoint: checkpoint.toString() },
@@ -382,6 +410,7 @@ export class DatabaseSink<V> {
     for await (const batch of readBatches(source, from, signal, this.limits, end)) {
       if (signal.aborted) return;
       await this.apply(stream, batch, counters);
+      position.next = (batch.at(-1) as ReadMessage).offset + 1n;
       committed();
     }
     if (end !== undefined && !signal.aborted) {
@@ -389,7 +418,10 @@ export class DatabaseSink<V> {
     }
   }
 
-  /** Applies one batch; with a dead-letter table, a batch refused for good is applied message by message. */
+  /**
+   * Applies one batch; with a dead-letter table, a batch the database refused for one
+   * message's data is applied message by message, to find and dead-letter that message.
+   */
   private async apply(
     stream: string,
     batch: readonly ReadMessage[],
@@ -400,10 +432,7 @@ export class DatabaseSink<V> {
     } catch (error) {
       if (
         this.context.deadLetters === undefined ||
-        batch.length === 1 ||
-        !(error instanceof SinkError) ||
-        error.retriable ||
-        error.stage === 'checkpoint'
+        !(error instanceof SinkError && refusesOneMessage(error))
       ) {
         throw error;
       }
@@ -411,8 +440,7 @@ export class DatabaseSink<V> {
         try {
           await this.applyDecoded(stream, [message], counters);
         } catch (single) {
-          if (!(single instanceof SinkError) || single.retriable || single.stage === 'checkpoint')
-            throw single;
+          if (!(single instanceof SinkError && refusesOneMessage(single))) throw single;
           await this.transaction(
             stream,
             [message],
@@ -499,6 +527,22 @@ export class DatabaseSink<V> {
       });
     }
   }
+}
+
+/**
+ * Whether the database refused a batch for what a message holds (SQLSTATE class 22, data
+ * exception, or 23, integrity constraint): that message can be dead-lettered. Anything else (a
+ * missing table or column, a permission, an error without a SQLSTATE) would fail every
+ * message alike and stops the sink, rather than empty the stream into the dead-letter table.
+ */
+function refusesOneMessage(error: SinkError): boolean {
+  const code = (error.cause as { code?: unknown } | null)?.code;
+  return (
+    error.stage === 'apply' &&
+    !error.retriable &&
+    typeof code === 'string' &&
+    (code.startsWith('22') || code.startsWith('23'))
+  );
 }
 
 function rejection(

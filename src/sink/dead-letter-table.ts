@@ -1,5 +1,6 @@
 import type { RejectedMessage } from './batch-transaction.js';
 import type { SinkDatabase, SinkTransaction } from './sink-database.js';
+import { createIfMissing } from './create-if-missing.js';
 import { quoteIdentifier } from './sql-identifier.js';
 
 /**
@@ -15,7 +16,7 @@ export class DeadLetterTable {
   }
 
   async create(database: SinkDatabase): Promise<void> {
-    await database.transaction((tx) =>
+    await createIfMissing(database, (tx) =>
       tx.query(
         `CREATE TABLE IF NOT EXISTS ${this.table} (sink text NOT NULL, stream text NOT NULL, ` +
           '"offset" bigint NOT NULL, stage text NOT NULL, error text NOT NULL, ' +

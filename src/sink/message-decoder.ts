@@ -1,6 +1,6 @@
 import { createMessageScan, scanMessage } from '../codecs/message-scan.js';
-import { MultiSectionMessageError } from '../common/errors.js';
-import { decodeResult, type DecodedResult } from '../core/result-format.js';
+import { MultiSectionMessageError, ResultMessageError } from '../common/errors.js';
+import { decodeResult, resultFormatOf, type DecodedResult } from '../core/result-format.js';
 import { bodyDecoder, type ValueFormat } from '../core/value-decoder.js';
 
 /**
@@ -19,6 +19,12 @@ export function messageDecoder<V>(format: SinkFormat<V>): (bytes: Uint8Array) =>
     // One value per message, as a job reads it: never the first section of several, silently.
     if (scan.dataSections > 1) throw new MultiSectionMessageError(scan.dataSections);
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    return decode(buffer, scan.bodyStart, scan.bodyEnd) as V;
+    try {
+      return decode(buffer, scan.bodyStart, scan.bodyEnd) as V;
+    } catch (cause) {
+      // A job's result read as a plain value is named as one (looked at only on a failure).
+      const format = resultFormatOf(bytes);
+      throw format === undefined ? cause : new ResultMessageError(format, cause, 'sink');
+    }
   };
 }

@@ -19,16 +19,27 @@ export interface UpsertTarget {
 
 /**
  * Writes `rows` (column name to value, the same columns in every row) as upserts on `target`,
- * a few statements of many rows each. Rows of one key within `rows` are reduced first to the
- * one the database would keep applying them one by one (one statement may not touch a row
- * twice): the last, or with a guard the first of the highest version.
+ * a few statements of many rows each, with the result of applying them one by one. One
+ * statement may not touch a row twice, so rows of one key are reduced first: to the last, or
+ * with a guard to the first of the highest version where JavaScript compares versions as the
+ * database does (numbers, bigints, Dates); other versions (text, null, mixed types) are left to
+ * the database's comparison, each in a later statement (a round) in the batch's order, so
+ * where a batch splits never changes the row kept.
  */
 export async function upsertRows(
   tx: SinkTransaction,
   target: UpsertTarget,
   rows: readonly Readonly<Record<string, unknown>>[],
 ): Promise<void> {
-  const kept = keepLastPerKey(target, rows);
+  for (const round of rounds(target, rows)) await upsertRound(tx, target, round);
+}
+
+/** Upserts `kept`, rows of distinct keys, a few statements of many rows each. */
+async function upsertRound(
+  tx: SinkTransaction,
+  target: UpsertTarget,
+  kept: readonly Readonly<Record<string, unknown>>[],
+): Promise<void> {
   const first = kept[0];
   if (first === undefined) return;
   const columns = Object.keys(first);
@@ -70,23 +81,34 @@ export async function upsertRows(
   }
 }
 
-function keepLastPerKey(
-  target: UpsertTarget,
-  rows: readonly Readonly<Record<string, unknown>>[],
-): Readonly<Record<string, unknown>>[] {
-  const byKey = new Map<string, Readonly<Record<string, unknown>>>();
+type Row = Readonly<Record<string, unknown>>;
+
+/**
+ * `rows` as rounds of distinct keys, applied in order: without a guard the last row of each
+ * key; with one, each key's rows reduced where their versions compare alike in JavaScript and
+ * the database, the n-th row left of a key in round n.
+ */
+function rounds(target: UpsertTarget, rows: readonly Row[]): Row[][] {
+  const { guard } = target;
+  const byKey = new Map<string, Row[]>();
   for (const row of rows) {
     const key = JSON.stringify(target.conflict.map((c) => keyPart(row[c])));
     const kept = byKey.get(key);
-    if (kept === undefined || target.guard === undefined) {
+    if (kept === undefined || guard === undefined) {
       byKey.delete(key); // re-inserted last: the statement's rows keep the batch's order
-      byKey.set(key, row);
-    } else if (isHigher(row[target.guard], kept[target.guard])) {
-      byKey.delete(key);
-      byKey.set(key, row);
+      byKey.set(key, [row]);
+      continue;
     }
+    const last = kept.at(-1) as Row;
+    const order = compareInJs(row[guard], last[guard]);
+    if (order === undefined) kept.push(row);
+    else if (order > 0) kept[kept.length - 1] = row;
   }
-  return [...byKey.values()];
+  const result: Row[][] = [];
+  for (const kept of byKey.values()) {
+    kept.forEach((row, round) => (result[round] ??= []).push(row));
+  }
+  return result;
 }
 
 /** A key column's value as JSON can hold it (a Date by its time, a bigint by its digits). */
@@ -96,8 +118,18 @@ function keyPart(value: unknown): unknown {
   return value;
 }
 
-function isHigher(value: unknown, than: unknown): boolean {
-  const a = value instanceof Date ? value.getTime() : value;
-  const b = than instanceof Date ? than.getTime() : than;
-  return (a as number | bigint | string) > (b as number | bigint | string);
+/**
+ * The sign of `value` - `than` where JavaScript orders them as the database orders a numeric
+ * or time column (both numbers or bigints, or both Dates); undefined for anything else.
+ */
+function compareInJs(value: unknown, than: unknown): number | undefined {
+  const numeric = (v: unknown): v is number | bigint =>
+    (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'bigint';
+  let a: number | bigint;
+  let b: number | bigint;
+  if (numeric(value) && numeric(than)) [a, b] = [value, than];
+  else if (value instanceof Date && than instanceof Date)
+    [a, b] = [value.getTime(), than.getTime()];
+  else return undefined;
+  return a > b ? 1 : a < b ? -1 : 0;
 }

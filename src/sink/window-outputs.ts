@@ -33,6 +33,21 @@ export function windowOutputs<R = unknown>(
   }
   const sides = resultSideTables(options);
   const decode = messageDecoder<DecodedResult<R>>('result');
+  // The key column is text: a number key 1 and a string key '1' would be one row, so the
+  // outputs' keys must keep the type of the first one seen.
+  let keyType: string | undefined;
+  const keyOf = (output: ResultOutput<R>): string => {
+    const type = output.key === null ? 'none' : typeof output.key;
+    keyType ??= type;
+    if (type !== keyType) {
+      throw new Error(
+        `the output of key ${JSON.stringify(output.key)} has a key of type ${type} where ` +
+          `earlier outputs' keys were of type ${keyType}: the text column 'key' would merge ` +
+          'keys of both types that print alike (1 and "1")',
+      );
+    }
+    return output.key === null ? '' : String(output.key);
+  };
   return {
     decode,
     async apply(tx, batch) {
@@ -46,7 +61,7 @@ export function windowOutputs<R = unknown>(
           }
           return {
             ...columns(output),
-            key: output.key === null ? '' : String(output.key),
+            key: keyOf(output),
             window_start: new Date(output.start),
             window_end: new Date(output.end),
             count: output.count,
