@@ -6,9 +6,8 @@
 // a permanent error, so the run throws and a new instance of the sink (the same name) starts,
 // as a restarted process would; a retriable error ('08006', the connection lost) is retried
 // by the run itself.
-import type { PGlite } from '@electric-sql/pglite';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SinkError } from '../../src/common/errors.js';
 import { MemoryBroker } from '../../src/memory/index.js';
 import {
@@ -29,7 +28,7 @@ import {
   faultyDatabase,
   rows,
   sqlError,
-  startPglite,
+  pgliteForTests,
 } from '../support/sink-fixture.js';
 
 /** Runs of the property: each starts up to a dozen sink instances on PGlite. */
@@ -97,13 +96,7 @@ function seed(): { seed?: number } {
   return given === undefined ? {} : { seed: Number(given) };
 }
 
-let db: PGlite;
-beforeAll(async () => {
-  db = await startPglite();
-}, 60_000);
-afterAll(async () => {
-  await db.close();
-});
+const db = pgliteForTests();
 
 const CRASH = 'simulated crash';
 

@@ -1,5 +1,4 @@
-import type { PGlite } from '@electric-sql/pglite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, SinkError, SourceError } from '../../../src/common/errors.js';
 import { silentLogger } from '../../../src/common/logger.js';
 import { runUntilSignal } from '../../../src/core/run-until-signal.js';
@@ -21,16 +20,10 @@ import {
   faultyDatabase,
   rows,
   sqlError,
-  startPglite,
+  pgliteForTests,
 } from '../../support/sink-fixture.js';
 
-let db: PGlite;
-beforeAll(async () => {
-  db = await startPglite();
-}, 60_000);
-afterAll(async () => {
-  await db.close();
-});
+const db = pgliteForTests();
 
 let tables = 0;
 /** A fresh table `applied (message offset, value)`, no key: a message applied twice shows. */
