@@ -5,8 +5,9 @@
 // (the pool's idle connection, broken by the stop, does not end the process either).
 //
 // Needs the local PostgreSQL of scripts/postgres.sh: it runs a second server of its own on
-// port 5434 (root needed), so the one the other test files use is never stopped. It checks
-// the script's start (idempotent), stop and status on the way.
+// port 5434 (root needed; without it the test fails saying so), so the one the other test
+// files use is never stopped. It checks the script's start (idempotent), stop and status on
+// the way.
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -22,7 +23,22 @@ const PORT = '5434';
 /** How long the child may take to exit after it closed: far more than it needs (< 1 s). */
 const EXIT_BOUND_MS = 15_000;
 
+/**
+ * This test stops and starts a server, so never the one POSTGRES_URL names: a second one of
+ * scripts/postgres.sh's, which builds it in a chroot, and chroot needs root. Said first, not
+ * as whatever the script fails with halfway.
+ */
+function requireRoot(): void {
+  if (process.getuid?.() !== 0) {
+    throw new Error(
+      'postgres-restart.test.ts runs a PostgreSQL server of its own on port 5434 ' +
+        '(scripts/postgres.sh, a chroot): run the tests as root',
+    );
+  }
+}
+
 async function server(command: 'start' | 'stop' | 'status'): Promise<string> {
+  requireRoot();
   const { stdout } = await promisify(execFile)(script, [command], {
     env: { ...process.env, POSTGRES_PORT: PORT },
     timeout: 300_000,
