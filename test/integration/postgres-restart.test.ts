@@ -10,6 +10,10 @@
 // the way.
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -98,6 +102,41 @@ describe('a process using postgres() while the server stops and starts again', (
     expect(applied.rows.map((row) => row.n)).toEqual([1, 4]);
     await withClient(serverUrl, (admin) => admin.query(`DROP DATABASE ${database} WITH (FORCE)`));
   }, 180_000);
+});
+
+describe('scripts/postgres.sh start killed half-way through its first one', () => {
+  it('is completed by the next start: the server comes up with its database', async () => {
+    requireRoot();
+    const port = '5435';
+    const env = { ...process.env, POSTGRES_PORT: port };
+    const root = join(
+      process.env.STREAM_WINDOWS_CACHE ?? join(homedir(), '.cache', 'stream-windows'),
+      'postgres-trixie',
+    );
+    const data = join(root, 'var/lib/postgresql/stream-windows', port);
+    await rm(data, { recursive: true, force: true });
+    await rm(`${data}.new`, { recursive: true, force: true });
+    try {
+      // Its own process group, so the kill takes initdb with it.
+      const first = spawn(script, ['start'], { env, detached: true, stdio: 'ignore' });
+      const exited = once(first, 'exit');
+      // The hook: initdb has written its first file; the database is not made yet.
+      while (![data, `${data}.new`].some((folder) => existsSync(join(folder, 'PG_VERSION')))) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      process.kill(-(first.pid ?? 0), 'SIGKILL');
+      await exited;
+
+      const { stdout } = await promisify(execFile)(script, ['start'], { env, timeout: 300_000 });
+      const rows = await withClient(stdout.trim(), (client) =>
+        client.query<{ name: string }>('SELECT current_database() AS name'),
+      );
+      expect(rows.rows).toEqual([{ name: 'stream_windows' }]);
+    } finally {
+      await promisify(execFile)(script, ['stop'], { env, timeout: 300_000 });
+      await rm(data, { recursive: true, force: true });
+    }
+  }, 300_000);
 });
 
 async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
