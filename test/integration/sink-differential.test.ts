@@ -19,32 +19,17 @@ import { processedIds } from '../../src/sink/processed-ids.js';
 import type { SinkDatabase } from '../../src/sink/sink-database.js';
 import { windowOutputs } from '../../src/sink/window-outputs.js';
 import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/coverage.js';
-import { brokerWithReadings, T0, type Reading } from '../support/memory-job.js';
+import { lateReadingsArb } from '../support/late-readings-arbitrary.js';
+import { brokerWithReadings, type Reading } from '../support/memory-job.js';
 import { postgresForTests } from '../support/postgres.js';
 
 const db = postgresForTests();
 
 /** Runs of the property; each applies four sinks on each database (about 1 s a run here). */
 const RUNS = 20;
-const MINUTE = 60_000;
 
 /** Readings of three sensors over a few minutes, some late; a value divisible by 13 is refused by the job's map (a dead letter). */
-const readingsArb: fc.Arbitrary<Reading[]> = fc
-  .array(
-    fc.record({
-      sensor: fc.constantFrom('a', 'b', 'c'),
-      value: fc.integer({ min: 0, max: 100 }),
-      step: fc.integer({ min: -40_000, max: 50_000 }),
-    }),
-    { minLength: 10, maxLength: 60, size: 'max' },
-  )
-  .map((draws) => {
-    let t = T0;
-    return draws.map(({ sensor, value, step }) => {
-      t = Math.max(T0, t + step);
-      return { sensor, value, t: t + (step < -30_000 ? -MINUTE : 0) };
-    });
-  });
+const readingsArb = lateReadingsArb(60);
 
 /** Events with ids that repeat; null stands for a message that is not JSON. */
 const eventsArb = fc.array(

@@ -18,7 +18,8 @@ import {
 import { eachBatch } from '../../src/sink/each-batch.js';
 import { windowOutputs } from '../../src/sink/window-outputs.js';
 import { aggregate, type PackMode } from '../../src/index.js';
-import { brokerWithReadings, T0, type Reading } from '../support/memory-job.js';
+import { lateReadingsArb } from '../support/late-readings-arbitrary.js';
+import { brokerWithReadings, type Reading } from '../support/memory-job.js';
 import type { SinkDatabase } from '../../src/sink/sink-database.js';
 import { pglite } from '../../src/pglite/index.js';
 import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/coverage.js';
@@ -65,24 +66,8 @@ const scenarioArb = fc.record({
 /** Runs of the window-outputs property: each runs a job first. */
 const RESULT_RUNS = 50;
 
-const MINUTE = 60_000;
 /** Readings of three sensors over a few minutes, mostly in order, some late. */
-const readingsArb: fc.Arbitrary<Reading[]> = fc
-  .array(
-    fc.record({
-      sensor: fc.constantFrom('a', 'b', 'c'),
-      value: fc.integer({ min: 0, max: 100 }),
-      step: fc.integer({ min: -40_000, max: 50_000 }),
-    }),
-    { minLength: 10, maxLength: 80, size: 'max' },
-  )
-  .map((draws) => {
-    let t = T0;
-    return draws.map(({ sensor, value, step }) => {
-      t = Math.max(T0, t + step);
-      return { sensor, value, t: t + (step < -30_000 ? -MINUTE : 0) };
-    });
-  });
+const readingsArb = lateReadingsArb(80);
 
 const resultsScenarioArb = fc.record({
   readings: readingsArb,
