@@ -115,20 +115,24 @@ prepare_root() {
 }
 
 # A data folder for this port, when it has none: initdb with our user as superuser (password
-# logins over TCP, the only way in), then our database, made in single-user mode.
+# logins over TCP, the only way in), then our database, made in single-user mode. Both into
+# DATA.new, renamed to DATA only once the database exists: a start killed half-way leaves no
+# DATA that later starts would take for complete (a server without our database).
 init_data() {
   [[ -f $ROOT$DATA/PG_VERSION ]] && return 0
-  rm -rf "$ROOT$DATA"
-  chroot "$ROOT" install -d -o postgres -g postgres -m 700 "$DATA"
+  local partial=$DATA.new
+  rm -rf "$ROOT$DATA" "$ROOT$partial"
+  chroot "$ROOT" install -d -o postgres -g postgres -m 700 "$partial"
   local pwfile=/var/lib/postgresql/stream-windows/.pw-$PORT
   echo "$NAME" >"$ROOT$pwfile"
   chroot "$ROOT" chown postgres:postgres "$pwfile"
-  as_postgres initdb -D "$DATA" -U "$NAME" --pwfile="$pwfile" --auth-host=scram-sha-256 \
+  as_postgres initdb -D "$partial" -U "$NAME" --pwfile="$pwfile" --auth-host=scram-sha-256 \
     --auth-local=peer --no-locale -E UTF8 --no-instructions >>"$LOG" 2>&1 ||
     die "initdb failed; see $LOG"
   rm -f "$ROOT$pwfile"
-  echo "CREATE DATABASE $NAME" | as_postgres postgres --single -D "$DATA" postgres >>"$LOG" 2>&1 ||
+  echo "CREATE DATABASE $NAME" | as_postgres postgres --single -D "$partial" postgres >>"$LOG" 2>&1 ||
     die "creating database $NAME failed; see $LOG"
+  mv "$ROOT$partial" "$ROOT$DATA"
 }
 
 # Stops this port's processes: a fast shutdown of the postmaster, then KILL of whatever of

@@ -34,13 +34,27 @@ export function postgres(poolOrConfig: Pool | PoolConfig): SinkDatabase {
   // then emits 'error': without a listener that would end the process. The next transaction
   // connects anew. (A pool given by the caller is the caller's to listen to.)
   if (owned) pool.on('error', () => undefined);
+  // Clients in a transaction now: close() ends them, or a statement the server never answers
+  // would hold the pool's end() (and the process) forever.
+  const inUse = new Set<PoolClient>();
   let closing: Promise<void> | undefined;
   return {
-    transaction: async (work) => inTransaction(await pool.connect(), work),
+    transaction: async (work) => {
+      const client = await pool.connect();
+      inUse.add(client);
+      try {
+        return await inTransaction(client, work);
+      } finally {
+        inUse.delete(client);
+      }
+    },
     isRetriable: (error) =>
       isRetriableSqlState((error as { code?: unknown } | null | undefined)?.code) ||
       isLostConnection(error),
     close: () => {
+      // A client with a statement under way is disconnected at once (pg's end() destroys its
+      // socket): its transaction rolls back on the server, and its work rejects.
+      for (const client of inUse) void client.end().catch(() => undefined);
       if (!owned) return Promise.resolve();
       closing ??= pool.end();
       return closing;
@@ -63,15 +77,21 @@ async function inTransaction<T>(
     broken = error;
   };
   client.on('error', onError);
+  const statements = statementsOf(client);
   try {
     await client.query('BEGIN');
-    const result = await work(statementsOf(client));
+    const result = await work(statements);
     const commit = await client.query('COMMIT');
     // A statement that failed inside the work, its error caught there, leaves the transaction
     // aborted: the server answers COMMIT with ROLLBACK, and nothing of it holds.
     if (commit.command === 'ROLLBACK') throw new Error(ROLLED_BACK);
     return result;
   } catch (error) {
+    // A statement still under way (the work gave up on it: the sink's transactionTimeoutMs), or
+    // pg's own query_timeout: a ROLLBACK would queue behind it, so the client is dropped instead.
+    if (broken === undefined && (statements.pending > 0 || isLostConnection(error))) {
+      broken = error instanceof Error ? error : new Error(String(error));
+    }
     if (broken === undefined) {
       await client.query('ROLLBACK').catch((rollbackFailed: Error) => {
         broken = rollbackFailed;
@@ -88,12 +108,22 @@ async function inTransaction<T>(
 /** As PGlite words it, so both adapters say the same. */
 const ROLLED_BACK = 'Transaction was rolled back instead of committed';
 
-function statementsOf(client: PoolClient): SinkTransaction {
+/** The statements of a transaction on `client`, counting those under way. */
+function statementsOf(client: PoolClient): SinkTransaction & { readonly pending: number } {
+  let pending = 0;
   return {
+    get pending() {
+      return pending;
+    },
     query: async <Row>(sql: string, params?: readonly unknown[]) => {
-      const result = await client.query(sql, params === undefined ? undefined : [...params]);
-      // rowCount is null for commands without a count (as PGlite's is undefined).
-      return { rows: result.rows as Row[], rowCount: result.rowCount ?? result.rows.length };
+      pending++;
+      try {
+        const result = await client.query(sql, params === undefined ? undefined : [...params]);
+        // rowCount is null for commands without a count (as PGlite's is undefined).
+        return { rows: result.rows as Row[], rowCount: result.rowCount ?? result.rows.length };
+      } finally {
+        pending--;
+      }
     },
   };
 }

@@ -10,7 +10,8 @@
  *   is not queryable` (a statement on a client whose connection broke before),
  *   `Connection terminated due to connection timeout` (the pool's `connectionTimeoutMillis`
  *   passed while connecting), `timeout exceeded when trying to connect` (no client of the pool
- *   became free within `connectionTimeoutMillis`).
+ *   became free within `connectionTimeoutMillis`), `Query read timeout` (the pool's
+ *   `query_timeout` passed with no answer: the server may be gone; the client is dropped).
  */
 export function isLostConnection(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
@@ -35,4 +36,5 @@ const PG_MESSAGES: ReadonlySet<string> = new Set([
   'Client has encountered a connection error and is not queryable',
   'Connection terminated due to connection timeout',
   'timeout exceeded when trying to connect',
+  'Query read timeout',
 ]);

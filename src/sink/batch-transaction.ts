@@ -114,17 +114,26 @@ export async function applyBatch<V>(
   }
 }
 
-/** `tx` refusing any statement once the transaction is older than `bound` ms, and after one that ends past it. */
+/**
+ * `tx` whose statements each race the time left of `bound`: a statement still running when it
+ * runs out (a server that stopped answering, whose `statement_timeout` cannot reach us) is
+ * abandoned with `TransactionOverdue`, and the adapter, seeing it still under way, drops the
+ * connection instead of waiting on it.
+ */
 function bounded(tx: SinkTransaction, started: number, bound: number): SinkTransaction {
-  const check = (): void => {
-    if (performance.now() - started > bound) throw new TransactionOverdue(bound);
-  };
   return {
     async query<Row>(sql: string, params?: readonly unknown[]) {
-      check();
-      const result = await tx.query<Row>(sql, params);
-      check();
-      return result;
+      const left = bound - (performance.now() - started);
+      if (left <= 0) throw new TransactionOverdue(bound);
+      let timer: NodeJS.Timeout | undefined;
+      const overdue = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new TransactionOverdue(bound)), left);
+      });
+      try {
+        return await Promise.race([tx.query<Row>(sql, params), overdue]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }

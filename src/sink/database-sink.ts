@@ -229,10 +229,14 @@ export class DatabaseSink<V> {
     return run;
   }
 
-  /** Stops a run under way (as its signal would), waits for it, and closes the database port. */
+  /**
+   * Stops a run under way (as its signal would), waits for it up to `CLOSE_WAIT_MS`, and closes
+   * the database port: a transaction still under way then (a server that stopped answering)
+   * loses its connection, nothing of it committed, and the run ends.
+   */
   async close(): Promise<void> {
     this.closing.abort();
-    await this.running;
+    await settledWithin(this.running, CLOSE_WAIT_MS);
     await this.options.database.close();
   }
 
@@ -556,6 +560,16 @@ function rejection(
     stage,
     error: cause instanceof Error ? cause : new Error(String(cause)),
   };
+}
+
+/** How long close() waits for a transaction under way to end by itself, ms. */
+const CLOSE_WAIT_MS = 5_000;
+
+/** Waits for `promise` (which never rejects) to settle, `ms` at most. */
+async function settledWithin(promise: Promise<unknown> | undefined, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 /** Waits `ms`, or less when `signal` aborts. */

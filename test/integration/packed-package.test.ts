@@ -27,6 +27,7 @@ interface Manifest {
   readonly dependencies?: Record<string, string>;
   readonly peerDependencies?: Record<string, string>;
   readonly exports: Record<string, unknown>;
+  readonly files: readonly string[];
 }
 
 /** The scripts npm runs when it installs a package (what it warns about as install scripts). */
@@ -90,6 +91,11 @@ describe('the packed package', () => {
     expect(files).toContain('index.d.ts');
     const scripts = Object.keys(packed.scripts ?? {});
     expect(scripts.filter((name) => INSTALL_SCRIPTS.includes(name))).toEqual([]);
+  });
+
+  it("should ship every entry of package.json's files", async () => {
+    const shipped = await readdir(join(app, 'node_modules', 'stream-windows'));
+    expect(shipped).toEqual(expect.arrayContaining([...packed.files]));
   });
 
   it('should type-check and run in a CommonJS TypeScript project, every entry point required', async () => {

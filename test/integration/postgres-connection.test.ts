@@ -114,6 +114,25 @@ describe('postgres(): a session ended mid-transaction', () => {
   });
 });
 
+describe("postgres(): the pool's query_timeout", () => {
+  it('is retriable (pg says "Query read timeout"), nothing of it holds, and the client is dropped, not rolled back behind the statement', async () => {
+    const pool = db.pool({ max: 1, query_timeout: 300 });
+    const sink = postgres(pool);
+
+    const error = await rejection(
+      sink.transaction(async (tx) => {
+        await tx.query('INSERT INTO applied VALUES (1)');
+        await tx.query('SELECT pg_sleep(3)');
+      }),
+    );
+
+    expect(error.message).toBe('Query read timeout');
+    expect(sink.isRetriable(error)).toBe(true);
+    expect(pool.totalCount).toBe(0);
+    expect(await applied()).toEqual([]);
+  });
+});
+
 describe('postgres(): no connection to be had', () => {
   const target = () => new URL(db.url);
 

@@ -5,10 +5,15 @@
 // (the pool's idle connection, broken by the stop, does not end the process either).
 //
 // Needs the local PostgreSQL of scripts/postgres.sh: it runs a second server of its own on
-// port 5434 (root needed), so the one the other test files use is never stopped. It checks
-// the script's start (idempotent), stop and status on the way.
+// port 5434 (root needed; without it the test fails saying so), so the one the other test
+// files use is never stopped. It checks the script's start (idempotent), stop and status on
+// the way.
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -22,7 +27,22 @@ const PORT = '5434';
 /** How long the child may take to exit after it closed: far more than it needs (< 1 s). */
 const EXIT_BOUND_MS = 15_000;
 
+/**
+ * This test stops and starts a server, so never the one POSTGRES_URL names: a second one of
+ * scripts/postgres.sh's, which builds it in a chroot, and chroot needs root. Said first, not
+ * as whatever the script fails with halfway.
+ */
+function requireRoot(): void {
+  if (process.getuid?.() !== 0) {
+    throw new Error(
+      'postgres-restart.test.ts runs a PostgreSQL server of its own on port 5434 ' +
+        '(scripts/postgres.sh, a chroot): run the tests as root',
+    );
+  }
+}
+
 async function server(command: 'start' | 'stop' | 'status'): Promise<string> {
+  requireRoot();
   const { stdout } = await promisify(execFile)(script, [command], {
     env: { ...process.env, POSTGRES_PORT: PORT },
     timeout: 300_000,
@@ -82,6 +102,41 @@ describe('a process using postgres() while the server stops and starts again', (
     expect(applied.rows.map((row) => row.n)).toEqual([1, 4]);
     await withClient(serverUrl, (admin) => admin.query(`DROP DATABASE ${database} WITH (FORCE)`));
   }, 180_000);
+});
+
+describe('scripts/postgres.sh start killed half-way through its first one', () => {
+  it('is completed by the next start: the server comes up with its database', async () => {
+    requireRoot();
+    const port = '5435';
+    const env = { ...process.env, POSTGRES_PORT: port };
+    const root = join(
+      process.env.STREAM_WINDOWS_CACHE ?? join(homedir(), '.cache', 'stream-windows'),
+      'postgres-trixie',
+    );
+    const data = join(root, 'var/lib/postgresql/stream-windows', port);
+    await rm(data, { recursive: true, force: true });
+    await rm(`${data}.new`, { recursive: true, force: true });
+    try {
+      // Its own process group, so the kill takes initdb with it.
+      const first = spawn(script, ['start'], { env, detached: true, stdio: 'ignore' });
+      const exited = once(first, 'exit');
+      // The hook: initdb has written its first file; the database is not made yet.
+      while (![data, `${data}.new`].some((folder) => existsSync(join(folder, 'PG_VERSION')))) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      process.kill(-(first.pid ?? 0), 'SIGKILL');
+      await exited;
+
+      const { stdout } = await promisify(execFile)(script, ['start'], { env, timeout: 300_000 });
+      const rows = await withClient(stdout.trim(), (client) =>
+        client.query<{ name: string }>('SELECT current_database() AS name'),
+      );
+      expect(rows.rows).toEqual([{ name: 'stream_windows' }]);
+    } finally {
+      await promisify(execFile)(script, ['stop'], { env, timeout: 300_000 });
+      await rm(data, { recursive: true, force: true });
+    }
+  }, 300_000);
 });
 
 async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {

@@ -1,22 +1,15 @@
 // The database sink over RabbitMQ's source (chunks and credit as the broker delivers them),
 // into PGlite: every message once through crashes after commits and two instances at once.
-import type { PGlite } from '@electric-sql/pglite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { jsonMessage, SinkError } from '../../src/index.js';
 import { databaseSink } from '../../src/sink/database-sink.js';
 import { eachBatch } from '../../src/sink/each-batch.js';
 import type { SinkDatabase } from '../../src/sink/sink-database.js';
 import { publishAll, rabbitForTests } from '../support/rabbitmq.js';
-import { faultyDatabase, rows, sqlError, startPglite } from '../support/sink-fixture.js';
+import { faultyDatabase, rows, sqlError, pgliteForTests } from '../support/sink-fixture.js';
 
 const real = rabbitForTests();
-let db: PGlite;
-beforeAll(async () => {
-  db = await startPglite();
-}, 60_000);
-afterAll(async () => {
-  await db.close();
-});
+const db = pgliteForTests();
 
 describe('databaseSink over RabbitMQ', () => {
   it('applies every message once through crashes after commits, two instances at once', async () => {

@@ -2,8 +2,11 @@
 // usage events into PostgreSQL, run until caught up (exit 0) or killed. Each batch adds its
 // events to `totals` (cents and messages per customer: applied twice, a batch would count
 // twice) and lists their offsets in `seen`, in the batch's transaction with the checkpoint.
-// Prints 'p' for each batch it handled: applied, or passed over (another instance's).
-//   sink-sigkill-child.ts RABBITMQ_URL POSTGRES_URL STREAM SINK_NAME MAX_BATCH_MESSAGES
+// Prints 'p' for each batch it handled: applied, or passed over (another instance's), and 's'
+// for each batch with messages passed over. Given HANG_AT_BATCH, it prints no 'p' but, in that
+// batch's transaction, its statements run, prints 'p' and waits for its SIGKILL: a kill
+// certain to land mid-transaction.
+//   sink-sigkill-child.ts RABBITMQ_URL POSTGRES_URL STREAM SINK_NAME MAX_BATCH_MESSAGES [HANG_AT_BATCH]
 import { databaseSink, eachBatch } from '../../src/index.js';
 import { postgres } from '../../src/postgres/index.js';
 import { connect } from '../../src/rabbitmq/index.js';
@@ -13,7 +16,8 @@ export interface Usage {
   readonly cents: number;
 }
 
-const [rabbitmqUrl, postgresUrl, stream, name, maxBatch] = process.argv.slice(2);
+const [rabbitmqUrl, postgresUrl, stream, name, maxBatch, hangAt] = process.argv.slice(2);
+let batches = 0;
 if (maxBatch === undefined) {
   throw new Error('usage: sink-sigkill-child.ts RABBITMQ_URL POSTGRES_URL STREAM SINK MAX_BATCH');
 }
@@ -38,11 +42,19 @@ const sink = databaseSink({
           'SET cents = totals.cents + excluded.cents, messages = totals.messages + excluded.messages',
         [customers, cents],
       );
+      if (hangAt !== undefined && ++batches >= Number(hangAt)) {
+        process.stdout.write('p');
+        await new Promise(() => undefined); // the pg connection keeps the process alive
+      }
     },
   }),
 });
-sink.on('applied', () => process.stdout.write('p'));
-sink.on('skipped', () => process.stdout.write('p'));
+const mark = (skipped: number): void => {
+  if (hangAt === undefined) process.stdout.write('p');
+  if (skipped > 0) process.stdout.write('s');
+};
+sink.on('applied', (event) => mark(event.skipped));
+sink.on('skipped', (event) => mark(event.messages));
 await sink.run({ untilCaughtUp: true });
 await sink.close();
 await rabbit.close();

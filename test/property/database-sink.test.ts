@@ -6,9 +6,8 @@
 // a permanent error, so the run throws and a new instance of the sink (the same name) starts,
 // as a restarted process would; a retriable error ('08006', the connection lost) is retried
 // by the run itself.
-import type { PGlite } from '@electric-sql/pglite';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SinkError } from '../../src/common/errors.js';
 import { MemoryBroker } from '../../src/memory/index.js';
 import {
@@ -19,7 +18,8 @@ import {
 import { eachBatch } from '../../src/sink/each-batch.js';
 import { windowOutputs } from '../../src/sink/window-outputs.js';
 import { aggregate, type PackMode } from '../../src/index.js';
-import { brokerWithReadings, T0, type Reading } from '../support/memory-job.js';
+import { lateReadingsArb } from '../support/late-readings-arbitrary.js';
+import { brokerWithReadings, type Reading } from '../support/memory-job.js';
 import type { SinkDatabase } from '../../src/sink/sink-database.js';
 import { pglite } from '../../src/pglite/index.js';
 import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/coverage.js';
@@ -29,7 +29,7 @@ import {
   faultyDatabase,
   rows,
   sqlError,
-  startPglite,
+  pgliteForTests,
 } from '../support/sink-fixture.js';
 
 /** Runs of the property: each starts up to a dozen sink instances on PGlite. */
@@ -66,24 +66,8 @@ const scenarioArb = fc.record({
 /** Runs of the window-outputs property: each runs a job first. */
 const RESULT_RUNS = 50;
 
-const MINUTE = 60_000;
 /** Readings of three sensors over a few minutes, mostly in order, some late. */
-const readingsArb: fc.Arbitrary<Reading[]> = fc
-  .array(
-    fc.record({
-      sensor: fc.constantFrom('a', 'b', 'c'),
-      value: fc.integer({ min: 0, max: 100 }),
-      step: fc.integer({ min: -40_000, max: 50_000 }),
-    }),
-    { minLength: 10, maxLength: 80, size: 'max' },
-  )
-  .map((draws) => {
-    let t = T0;
-    return draws.map(({ sensor, value, step }) => {
-      t = Math.max(T0, t + step);
-      return { sensor, value, t: t + (step < -30_000 ? -MINUTE : 0) };
-    });
-  });
+const readingsArb = lateReadingsArb(80);
 
 const resultsScenarioArb = fc.record({
   readings: readingsArb,
@@ -97,13 +81,7 @@ function seed(): { seed?: number } {
   return given === undefined ? {} : { seed: Number(given) };
 }
 
-let db: PGlite;
-beforeAll(async () => {
-  db = await startPglite();
-}, 60_000);
-afterAll(async () => {
-  await db.close();
-});
+const db = pgliteForTests();
 
 const CRASH = 'simulated crash';
 

@@ -8,13 +8,14 @@ import { expect } from 'vitest';
  * Runs `script` with `args` to completion, or kills it with SIGKILL once it has reported
  * `killAfter` publishes (0: at its first mark of any kind), `killDelayMs` later (default at
  * once); resolves true when it was killed, false when it exited with code 0, and rejects on
- * any other end.
+ * any other end. `onMark` sees every mark.
  */
 export function runChild(
   script: string,
   args: readonly string[],
   killAfter = Infinity,
   killDelayMs = 0,
+  onMark: (mark: string) => void = () => undefined,
 ): Promise<boolean> {
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
@@ -28,6 +29,7 @@ export function runChild(
     };
     proc.stdout.on('data', (data: Buffer) => {
       for (const mark of data.toString()) {
+        onMark(mark);
         if (mark === 'p') published++;
         if (published >= killAfter) killLater();
       }

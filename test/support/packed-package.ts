@@ -18,6 +18,7 @@ const PACKED_FROM = [
   'tsconfig.json',
   'tsconfig.build.json',
   'README.md',
+  'CHANGELOG.md',
   'LICENSE',
   'src',
 ];

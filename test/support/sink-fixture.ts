@@ -1,6 +1,7 @@
 // What the database sink's tests share: one PGlite per test file (it takes seconds to start)
 // with tables named per test, the embedded broker, and SinkDatabase wrappers that fail on cue.
 import { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll } from 'vitest';
 import { jsonMessage } from '../../src/core/source-message.js';
 import type { MemoryBroker } from '../../src/memory/index.js';
 import { pglite } from '../../src/pglite/index.js';
@@ -11,6 +12,30 @@ export async function startPglite(): Promise<PGlite> {
   const db = new PGlite();
   await db.waitReady;
   return db;
+}
+
+/**
+ * The test file's PGlite, started in beforeAll and closed in afterAll: call at a file's top
+ * level. What it returns stands for that database (use it inside tests and hooks only).
+ */
+export function pgliteForTests(): PGlite {
+  let db: PGlite | undefined;
+  beforeAll(async () => {
+    db = await startPglite();
+  }, 60_000);
+  afterAll(async () => {
+    await db?.close();
+  });
+  const current = (): PGlite => {
+    if (db === undefined) throw new Error('pgliteForTests: no database yet');
+    return db;
+  };
+  return new Proxy({} as PGlite, {
+    get(_, key) {
+      const value: unknown = Reflect.get(current(), key);
+      return typeof value === 'function' ? (value as () => unknown).bind(current()) : value;
+    },
+  });
 }
 
 /** Appends `values` to `stream` as JSON messages, `perChunk` to a chunk. */

@@ -1,6 +1,5 @@
-import type { PGlite } from '@electric-sql/pglite';
 import { Registry } from 'prom-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/common/errors.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { jobMetrics, sinkMetrics } from '../../../src/metrics/index.js';
@@ -8,15 +7,14 @@ import { pglite } from '../../../src/pglite/index.js';
 import { databaseSink } from '../../../src/sink/database-sink.js';
 import { eachBatch } from '../../../src/sink/each-batch.js';
 import { countJob, brokerWithCountedReadings } from '../../support/memory-job.js';
-import { appendJson, faultyDatabase, sqlError, startPglite } from '../../support/sink-fixture.js';
+import {
+  appendJson,
+  faultyDatabase,
+  sqlError,
+  pgliteForTests,
+} from '../../support/sink-fixture.js';
 
-let db: PGlite;
-beforeAll(async () => {
-  db = await startPglite();
-}, 60_000);
-afterAll(async () => {
-  await db.close();
-});
+const db = pgliteForTests();
 
 /** The value of each series of `name` whose labels include `labels` (as printed). */
 async function values(registry: Registry, name: string, labels = ''): Promise<number[]> {

@@ -1,5 +1,4 @@
-import type { PGlite } from '@electric-sql/pglite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, SinkError, SourceError } from '../../../src/common/errors.js';
 import { silentLogger } from '../../../src/common/logger.js';
 import { runUntilSignal } from '../../../src/core/run-until-signal.js';
@@ -21,16 +20,10 @@ import {
   faultyDatabase,
   rows,
   sqlError,
-  startPglite,
+  pgliteForTests,
 } from '../../support/sink-fixture.js';
 
-let db: PGlite;
-beforeAll(async () => {
-  db = await startPglite();
-}, 60_000);
-afterAll(async () => {
-  await db.close();
-});
+const db = pgliteForTests();
 
 let tables = 0;
 /** A fresh table `applied (message offset, value)`, no key: a message applied twice shows. */
@@ -269,7 +262,10 @@ describe('databaseSink: batches and backpressure', () => {
     });
     const run = sink.run({ untilCaughtUp: true });
     await inside;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Whatever a read ahead would do on the embedded broker is done once the event loop has
+    // gone round: no timer of its own is involved (maxBatchDelayMs 0).
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
     expect(sink.inFlight).toBe(1);
     expect(delivered).toBeLessThanOrEqual(2);
     release();
@@ -421,11 +417,23 @@ describe('databaseSink: bad input and database errors', () => {
   it('rolls back a transaction longer than transactionTimeoutMs and retries it', async () => {
     const table = await freshTable();
     const broker = brokerWith([1, 2, 3]);
+    const HANGS = 'SELECT 1 AS hangs';
+    const inner = pglite(db);
+    const hanging: SinkDatabase = {
+      ...inner,
+      transaction: (work) =>
+        inner.transaction((tx) =>
+          work({
+            query: (sql, params) =>
+              sql === HANGS ? new Promise<never>(() => undefined) : tx.query(sql, params),
+          }),
+        ),
+    };
     let slow = 1;
     const sink = databaseSink<{ v: number }>({
       name: table,
       source: broker.source('in'),
-      database: pglite(db),
+      database: hanging,
       transactionTimeoutMs: 2_000,
       retryDelayMs: 1,
       into: eachBatch<{ v: number }>({
@@ -436,8 +444,8 @@ describe('databaseSink: bad input and database errors', () => {
               m.value.v,
             ]);
           }
-          if (slow-- > 0) await new Promise((resolve) => setTimeout(resolve, 2_500));
-          await tx.query('SELECT 1');
+          // The first time, a statement that never ends (a server that stopped answering).
+          await tx.query(slow-- > 0 ? HANGS : 'SELECT 1');
         },
       }),
     });

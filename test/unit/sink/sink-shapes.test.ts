@@ -1,5 +1,4 @@
-import type { PGlite } from '@electric-sql/pglite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   aggregate,
   jsonMessage,
@@ -22,16 +21,10 @@ import {
   faultyDatabase,
   rows,
   sqlError,
-  startPglite,
+  pgliteForTests,
 } from '../../support/sink-fixture.js';
 
-let db: PGlite;
-beforeAll(async () => {
-  db = await startPglite();
-}, 60_000);
-afterAll(async () => {
-  await db.close();
-});
+const db = pgliteForTests();
 
 let tables = 0;
 const fresh = (prefix: string) => `${prefix}_${++tables}`;
