@@ -170,8 +170,9 @@ describe('a database sink from RabbitMQ into PostgreSQL, SIGKILLed at random', (
       // Each kill from inside a transaction rolls it back on the server.
       expect(inTransaction).toBeGreaterThanOrEqual(KILLS / 2);
       expect(rolledBack).toBeGreaterThanOrEqual(inTransaction);
-      // Two instances at once: one passed over what the other had applied (the row lock's work).
-      if (instances === 2) expect(skips).toBeGreaterThan(0);
+      // Whether two instances overlap here is up to timing (a clean-clone CI run saw 0 batches
+      // passed over): sink-postgres-lock.test.ts makes them overlap by a barrier and shows the
+      // row lock's work; this test shows the tables stay exact either way.
     },
     600_000,
   );
