@@ -20,7 +20,7 @@ import type { SinkDatabase } from '../../src/sink/sink-database.js';
 import { windowOutputs } from '../../src/sink/window-outputs.js';
 import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/coverage.js';
 import { lateReadingsArb } from '../support/late-readings-arbitrary.js';
-import { brokerWithReadings, type Reading } from '../support/memory-job.js';
+import { brokerWithReadings, totalOfReadings, type Reading } from '../support/memory-job.js';
 import { postgresForTests } from '../support/postgres.js';
 
 const db = postgresForTests();
@@ -214,11 +214,7 @@ describe('databaseSink, PGlite against PostgreSQL', () => {
             .onError('dead-letter')
             .tumbling('1m')
             .key((r) => r.sensor)
-            .aggregate({
-              init: () => ({ total: 0 }),
-              add: (acc, r) => ({ total: acc.total + r.value }),
-              result: (acc) => acc,
-            })
+            .aggregate(totalOfReadings)
             .to(broker.target('target', { producer: 'totals' }), { pack })
             .run({ untilCaughtUp: true });
 

@@ -19,7 +19,7 @@ import { eachBatch } from '../../src/sink/each-batch.js';
 import { windowOutputs } from '../../src/sink/window-outputs.js';
 import { aggregate, type PackMode } from '../../src/index.js';
 import { lateReadingsArb } from '../support/late-readings-arbitrary.js';
-import { brokerWithReadings, type Reading } from '../support/memory-job.js';
+import { brokerWithReadings, totalOfReadings, type Reading } from '../support/memory-job.js';
 import type { SinkDatabase } from '../../src/sink/sink-database.js';
 import { pglite } from '../../src/pglite/index.js';
 import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/coverage.js';
@@ -230,11 +230,7 @@ describe('the database sink, effectively once', () => {
           await aggregate<Reading>(broker.source('source'))
             .tumbling('1m')
             .key((r) => r.sensor)
-            .aggregate({
-              init: () => ({ total: 0 }),
-              add: (acc, r) => ({ total: acc.total + r.value }),
-              result: (acc) => acc,
-            })
+            .aggregate(totalOfReadings)
             .to(broker.target('target', { producer: 'totals' }), { pack })
             .run({ untilCaughtUp: true });
           const reference = `wref_${++run}`;

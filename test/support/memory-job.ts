@@ -3,6 +3,7 @@ import {
   aggregate,
   decodeResult,
   jsonMessage,
+  type Aggregator,
   type DecodedResult,
   type Target,
 } from '../../src/index.js';
@@ -16,6 +17,13 @@ export interface Reading {
 }
 
 export const T0 = Date.UTC(2026, 0, 1);
+
+/** The total of a key's readings, as an object (a result value with a field, as users write). */
+export const totalOfReadings: Aggregator<Reading, { total: number }, { total: number }> = {
+  init: () => ({ total: 0 }),
+  add: (acc, r) => ({ total: acc.total + r.value }),
+  result: (acc) => acc,
+};
 
 /** A broker with a 'source' stream holding `readings` (as JSON, creation time = t) and a 'target'. */
 export function brokerWithReadings(

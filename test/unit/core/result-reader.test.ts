@@ -13,7 +13,12 @@ import {
   type ResultOf,
 } from '../../../src/index.js';
 import type { MemoryBroker } from '../../../src/memory/index.js';
-import { brokerWithReadings, reading, type Reading } from '../../support/memory-job.js';
+import {
+  brokerWithReadings,
+  reading,
+  totalOfReadings,
+  type Reading,
+} from '../../support/memory-job.js';
 
 /** Six one-minute windows of keys a, b, c: five results of three outputs each. */
 const readings = Array.from({ length: 18 }, (_, i) => reading('abc'[i % 3] as string, i, 20 * i));
@@ -22,11 +27,7 @@ const job = (broker: MemoryBroker, pack: PackMode) =>
   aggregate<Reading>(broker.source('source'))
     .tumbling('1m')
     .key((r) => r.sensor)
-    .aggregate({
-      init: () => ({ total: 0 }),
-      add: (acc, r) => ({ total: acc.total + r.value }),
-      result: (acc) => acc,
-    })
+    .aggregate(totalOfReadings)
     .to(broker.target('target', { producer: 'p' }), { pack });
 
 async function written(pack: PackMode): Promise<MemoryBroker> {

@@ -14,7 +14,7 @@ import { eachBatch } from '../../../src/sink/each-batch.js';
 import { latestState } from '../../../src/sink/latest-state.js';
 import { processedIds } from '../../../src/sink/processed-ids.js';
 import { windowOutputs } from '../../../src/sink/window-outputs.js';
-import { brokerWithReadings, T0, type Reading } from '../../support/memory-job.js';
+import { brokerWithReadings, T0, totalOfReadings, type Reading } from '../../support/memory-job.js';
 import {
   appendJson,
   checkpointOf,
@@ -49,11 +49,7 @@ async function totalsJob(pack: PackMode): Promise<MemoryBroker> {
     .onError('dead-letter')
     .tumbling('1m')
     .key((r) => r.sensor)
-    .aggregate({
-      init: () => ({ total: 0 }),
-      add: (acc, r) => ({ total: acc.total + r.value }),
-      result: (acc) => acc,
-    })
+    .aggregate(totalOfReadings)
     .to(broker.target('target', { producer: 'totals' }), { pack })
     .run({ untilCaughtUp: true });
   return broker;
