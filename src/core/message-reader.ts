@@ -1,16 +1,12 @@
 import { createMessageScan, scanMessage } from '../codecs/message-scan.js';
-import {
-  MultiSectionMessageError,
-  ResultMessageError,
-  type ProcessingStage,
-} from '../common/errors.js';
+import { MultiSectionMessageError, type ProcessingStage } from '../common/errors.js';
 import type { Key } from '../common/keyed-output.js';
 import type { SourceChunk } from './ports.js';
 import type { MessageValuesDecoder } from './results-source.js';
 import type { BodyDecoder } from './value-decoder.js';
 import type { ValueStage } from './value-stage.js';
 import { messageAt } from './chunk-message.js';
-import { resultFormatOf } from './result-format.js';
+import { decodeFailure } from './result-format.js';
 import type { EventTimeWindowSpec } from '../windows/event-time-spec.js';
 import {
   eventTimeCheck,
@@ -99,7 +95,7 @@ export class MessageReader<T> {
         this.key = checkKey(config.key(value));
       }
     } catch (cause) {
-      this.cause = this.stage === 'decode' ? decodeFailure(cause, chunk, index) : cause;
+      this.cause = this.stage === 'decode' ? decodeFailure(cause, messageAt(chunk, index)) : cause;
       return ReadOutcome.Rejected;
     }
     return ReadOutcome.Read;
@@ -174,14 +170,4 @@ function checkKey(key: unknown): string | number {
   throw new TypeError(
     `key must be a string or a finite number, got ${typeof key === 'number' ? key : typeof key}`,
   );
-}
-
-/**
- * Why a message failed to decode: a result of another job is named as one (looked at only on
- * a failure, so the hot path pays nothing); any other cause is the decoder's own.
- */
-function decodeFailure(cause: unknown, chunk: SourceChunk, index: number): unknown {
-  if (cause instanceof MultiSectionMessageError) return cause;
-  const format = resultFormatOf(messageAt(chunk, index));
-  return format === undefined ? cause : new ResultMessageError(format, cause);
 }

@@ -3,7 +3,11 @@ import { decodeCanonical, encodeCanonical } from '../codecs/canonical-msgpack.js
 import { decodeMessage, encodeMessage } from '../codecs/amqp-message.js';
 import { CodecError } from '../codecs/codec-error.js';
 import type { Key } from '../common/keyed-output.js';
-import type { ProcessingStage } from '../common/errors.js';
+import {
+  MultiSectionMessageError,
+  ResultMessageError,
+  type ProcessingStage,
+} from '../common/errors.js';
 import type { DeadLetter, RecoveryState, StepResult } from './step-result.js';
 
 /**
@@ -390,17 +394,24 @@ export function decodeResult<R = unknown>(bytes: Uint8Array): DecodedResult<R> {
 }
 
 /**
- * The `sw-format` version of a message that is a result of this format, undefined for any
- * other message (or bytes that are no AMQP message): what a job reading plain values tells
- * its user when it fails to decode one.
+ * Why `bytes` failed to decode as one plain value: when it is a result of this format (its
+ * `sw-format` property), a ResultMessageError naming it and the way to read it; otherwise the
+ * decoder's own `cause`. Looked at only on a failure, so the hot path pays nothing. One home
+ * for jobs and database sinks, which read plain values the same way.
  */
-export function resultFormatOf(bytes: Uint8Array): string | undefined {
+export function decodeFailure(
+  cause: unknown,
+  bytes: Uint8Array,
+  reader: 'job' | 'sink' = 'job',
+): unknown {
+  if (cause instanceof MultiSectionMessageError) return cause;
+  let format: unknown;
   try {
-    const format = decodeMessage(bytes).applicationProperties?.[ResultProperty.format];
-    return typeof format === 'string' ? format : undefined;
+    format = decodeMessage(bytes).applicationProperties?.[ResultProperty.format];
   } catch {
-    return undefined;
+    return cause; // not even an AMQP message: the decoder's error says enough
   }
+  return typeof format === 'string' ? new ResultMessageError(format, cause, reader) : cause;
 }
 
 /** What a result's properties alone tell: everything `decodeResult` gives but its sections. */

@@ -1,6 +1,6 @@
 import { createMessageScan, scanMessage } from '../codecs/message-scan.js';
-import { MultiSectionMessageError, ResultMessageError } from '../common/errors.js';
-import { decodeResult, resultFormatOf, type DecodedResult } from '../core/result-format.js';
+import { MultiSectionMessageError } from '../common/errors.js';
+import { decodeFailure, decodeResult, type DecodedResult } from '../core/result-format.js';
 import { bodyDecoder, type ValueFormat } from '../core/value-decoder.js';
 
 /**
@@ -22,9 +22,7 @@ export function messageDecoder<V>(format: SinkFormat<V>): (bytes: Uint8Array) =>
     try {
       return decode(buffer, scan.bodyStart, scan.bodyEnd) as V;
     } catch (cause) {
-      // A job's result read as a plain value is named as one (looked at only on a failure).
-      const format = resultFormatOf(bytes);
-      throw format === undefined ? cause : new ResultMessageError(format, cause, 'sink');
+      throw decodeFailure(cause, bytes, 'sink');
     }
   };
 }
