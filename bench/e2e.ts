@@ -30,7 +30,7 @@ export function e2eUnavailable(): string | undefined {
 }
 
 /** RABBITMQ_STREAM_URL, else the local broker of scripts/rabbitmq.sh if it is running. */
-function brokerUrl(): string | undefined {
+export function brokerUrl(): string | undefined {
   const url = process.env.RABBITMQ_STREAM_URL;
   if (url !== undefined && url !== '') return url;
   try {

@@ -8,7 +8,7 @@
 import { selectCases } from './case-selection.js';
 import { codecCases } from './codec.js';
 import { benchConfig, type BenchConfig } from './config.js';
-import { e2eCases, e2eUnavailable } from './e2e.js';
+import { brokerUrl, e2eCases, e2eUnavailable } from './e2e.js';
 import { eventTimeCases } from './event-time.js';
 import { frameAssemblyCases } from './frame-assembly.js';
 import { hotPathCases } from './hot-path/case.js';
@@ -27,19 +27,14 @@ import {
   type CaseResult,
 } from './report.js';
 
-/** What a case needs that this machine may not have; undefined when it can run. */
-function brokerUnavailable(): string | undefined {
-  const url = process.env.RABBITMQ_STREAM_URL;
-  return url === undefined || url === '' ? 'it needs RABBITMQ_STREAM_URL' : undefined;
-}
-
 interface BenchCase {
   readonly title: string;
   readonly unavailable?: () => string | undefined;
   readonly run: (config: BenchConfig) => CaseResult[] | Promise<CaseResult[]>;
 }
 
-const rabbitUrl = (): string => process.env.RABBITMQ_STREAM_URL ?? '';
+/** The broker of the cases that need one (`e2eUnavailable` says when there is none). */
+const rabbitUrl = (): string => brokerUrl() ?? '';
 
 const CASES: Readonly<Record<CaseKind, BenchCase>> = {
   'hot-path': {
@@ -68,13 +63,13 @@ const CASES: Readonly<Record<CaseKind, BenchCase>> = {
   },
   partitions: {
     title: 'partitions (failover time, 2 partitions against 1)',
-    unavailable: brokerUnavailable,
+    unavailable: e2eUnavailable,
     run: (config) =>
       partitionCases(rabbitUrl(), config.partitionMessages, Math.min(config.repeats, 3)),
   },
   lookup: {
     title: 'result lookup (readResult, 0 to 100k other results after ours)',
-    unavailable: brokerUnavailable,
+    unavailable: e2eUnavailable,
     run: (config) => resultLookupCases(rabbitUrl(), Math.min(config.repeats, 3)),
   },
   sink: {
