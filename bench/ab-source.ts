@@ -7,7 +7,7 @@
  *   npx tsx bench/ab-source.ts /tmp/before [messages] [rounds] [credit] [credit after]
  * Prints each ratio as its median with the min-max of its rounds.
  */
-import type { Source } from '../src/core/ports.js';
+import type { Source } from '../src/ports/ports.js';
 import { connect, parseStreamUrl, type RabbitSourceOptions } from '../src/rabbitmq/index.js';
 import {
   discardingTarget,

@@ -1,8 +1,8 @@
 import { Bench } from 'tinybench';
 import { decodeMessage } from '../src/codecs/amqp-message.js';
 import { createMessageScan, scanMessage } from '../src/codecs/message-scan.js';
-import { decodeResult, encodeResult } from '../src/core/result-format.js';
-import type { StepResult } from '../src/core/step-result.js';
+import { decodeResult, encodeResult } from '../src/result-format/result-format.js';
+import type { StepResult } from '../src/result-format/step-result.js';
 import { buildChunks, corpusShape, CHUNK_MESSAGES } from './corpus.js';
 import type { CaseResult } from './report.js';
 import { deliverFrame, stockDecoder } from './stock-decoder.js';

@@ -1,7 +1,7 @@
-import { packChunk } from '../src/core/pack-chunk.js';
+import { packChunk } from '../src/ports/pack-chunk.js';
 import { encodeMessage } from '../src/codecs/amqp-message.js';
-import { jsonMessage } from '../src/core/source-message.js';
-import type { SourceChunk } from '../src/core/ports.js';
+import { jsonMessage } from '../src/codecs/source-message.js';
+import type { SourceChunk } from '../src/ports/ports.js';
 
 /** A sensor reading, the value every hot-path and end-to-end case aggregates. */
 export interface Reading {

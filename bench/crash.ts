@@ -1,6 +1,6 @@
 // The crash step of the restart benches: run 1 of a job, stopped before its second result.
-import type { Target } from '../src/core/ports.js';
-import type { Runner } from '../src/core/runner.js';
+import type { Target } from '../src/ports/ports.js';
+import type { Runner } from '../src/engine/runner.js';
 import type { MemoryBroker } from '../src/memory/broker.js';
 import { SimulatedCrash } from '../src/memory/errors.js';
 

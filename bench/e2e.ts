@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { connect, Offset, type Client } from 'rabbitmq-stream-js-client';
-import { aggregate } from '../src/core/pipeline.js';
-import type { Source, SourceChunk, Target } from '../src/core/ports.js';
-import { encodeResult } from '../src/core/result-format.js';
-import { StepProcessor, type StepProcessorConfig } from '../src/core/step-processor.js';
-import { writeSize } from '../src/core/write-size.js';
+import { aggregate } from '../src/dsl/pipeline.js';
+import type { Source, SourceChunk, Target } from '../src/ports/ports.js';
+import { encodeResult } from '../src/result-format/result-format.js';
+import { StepProcessor, type StepProcessorConfig } from '../src/engine/step-processor.js';
+import { writeSize } from '../src/ports/write-size.js';
 import { tumbling } from '../src/windows/tumbling.js';
 import { connect as connectAdapter, parseStreamUrl, type RabbitMQ } from '../src/rabbitmq/index.js';
 import { corpusShape, readings, type Reading } from './corpus.js';

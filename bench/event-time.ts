@@ -3,7 +3,7 @@
  * 100,000 open keys against the step tumbling window, the time a restart from a result takes,
  * and the recovery state's bytes in a result. Parts in bench/event-time/.
  */
-import { DEFAULT_FRAME_MAX } from '../src/core/write-size.js';
+import { DEFAULT_FRAME_MAX } from '../src/ports/write-size.js';
 import { eventTimeMemoryCases } from './event-time/memory.js';
 import { eventTimeRecoveryCases, RECOVERY_OPEN_KEYS } from './event-time/recovery.js';
 import { recoveryStateSizeCases } from './event-time/recovery-state-size.js';

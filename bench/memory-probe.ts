@@ -15,7 +15,7 @@
  */
 import { PerformanceObserver } from 'node:perf_hooks';
 import { fold } from '../src/common/aggregator.js';
-import { StepProcessor } from '../src/core/step-processor.js';
+import { StepProcessor } from '../src/engine/step-processor.js';
 import { WindowBuffer } from '../src/windows/window-buffer.js';
 import { replyToParent } from './child.js';
 import { buildChunks, corpusShape, type Reading } from './corpus.js';

@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
-import { JOB_EVENT_NAMES } from '../src/core/job-events.js';
-import { aggregate } from '../src/core/pipeline.js';
-import type { RunSummary } from '../src/core/runner.js';
+import { JOB_EVENT_NAMES } from '../src/api/job-events.js';
+import { aggregate } from '../src/dsl/pipeline.js';
+import type { RunSummary } from '../src/api/run-options.js';
 import { MemoryBroker } from '../src/memory/broker.js';
 import { jobMetrics } from '../src/metrics/job-metrics.js';
 import {

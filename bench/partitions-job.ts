@@ -1,6 +1,6 @@
-import { aggregate } from '../src/core/pipeline.js';
-import type { Partition, PartitionedRunner } from '../src/core/partitioned-runner.js';
-import type { PartitionedSource, Target } from '../src/core/ports.js';
+import { aggregate } from '../src/dsl/pipeline.js';
+import type { Partition, PartitionedRunner } from '../src/partitioning/partitioned-runner.js';
+import type { PartitionedSource, Target } from '../src/ports/ports.js';
 import type { Reading } from './corpus.js';
 
 /** The e2e case's job (1-second windows, a sum per sensor), one loop per partition. */

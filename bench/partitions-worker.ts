@@ -2,7 +2,7 @@
  * The job module of the bench's `PartitionWorkers` task (bench/partitions.ts): every worker
  * thread connects and builds the partitioned bench job; the worker runs its partitions.
  */
-import type { PartitionWorker, PartitionWorkerJob } from '../src/core/partition-workers.js';
+import type { PartitionWorker, PartitionWorkerJob } from '../src/partitioning/partition-workers.js';
 import { connect } from '../src/rabbitmq/index.js';
 import { partitionsJob } from './partitions-job.js';
 

@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { PartitionWorkers } from '../src/core/partition-workers.js';
+import { PartitionWorkers } from '../src/partitioning/partition-workers.js';
 import { connect, type RabbitMQ } from '../src/rabbitmq/index.js';
 import { encodeReading, readings } from './corpus.js';
 import { median, perSecond } from './measure.js';

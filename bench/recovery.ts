@@ -1,5 +1,5 @@
-import { aggregate } from '../src/core/pipeline.js';
-import type { Target } from '../src/core/ports.js';
+import { aggregate } from '../src/dsl/pipeline.js';
+import type { Target } from '../src/ports/ports.js';
 import { MemoryBroker } from '../src/memory/broker.js';
 import { forwarding } from '../test/support/forwarding-target.js';
 import {

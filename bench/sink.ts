@@ -1,8 +1,8 @@
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { jsonMessage } from '../src/core/source-message.js';
-import { aggregate } from '../src/core/pipeline.js';
-import { decodeResult } from '../src/core/result-format.js';
+import { jsonMessage } from '../src/codecs/source-message.js';
+import { aggregate } from '../src/dsl/pipeline.js';
+import { decodeResult } from '../src/result-format/result-format.js';
 import { MemoryBroker } from '../src/memory/broker.js';
 import { pglite } from '../src/pglite/index.js';
 import { postgres } from '../src/postgres/index.js';

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import type { SourceChunk } from '../src/core/ports.js';
+import type { SourceChunk } from '../src/ports/ports.js';
 
 /**
  * The stock client's decoder of delivered messages (rabbitmq-stream-js-client 1.0.0,

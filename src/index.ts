@@ -12,14 +12,15 @@ export {
   type TargetOptions,
   type FlushOptions,
   type DeadLetterOptions,
-} from './core/pipeline.js';
-export { Runner, type RunOptions, type RunSummary } from './core/runner.js';
+} from './dsl/pipeline.js';
+export { Runner, type ResultOf } from './engine/runner.js';
+export type { RunOptions, RunSummary } from './api/run-options.js';
 // Running a job as a service: stop on SIGTERM/SIGINT, let confirms land, close, exit 128 + N.
 export {
   runUntilSignal,
   type RunUntilSignalOptions,
   type StoppableJob,
-} from './core/run-until-signal.js';
+} from './dsl/run-until-signal.js';
 // Scaling out: one loop per partition of a super stream (`.toPartitions()`), and a target
 // that routes each step's one write to one partition of a super stream.
 export {
@@ -29,7 +30,7 @@ export {
   type PartitionedRunOptions,
   type PartitionedRunSummary,
   type PartitionListener,
-} from './core/partitioned-runner.js';
+} from './partitioning/partitioned-runner.js';
 // Every core: a partitioned job's partitions spread over worker threads, each building the
 // job from a module (`new PartitionWorkers(new URL('./job.js', import.meta.url))`).
 export {
@@ -39,12 +40,12 @@ export {
   type PartitionWorkerJob,
   type PartitionWorkerModule,
   type PartitionWorkersOptions,
-} from './core/partition-workers.js';
+} from './partitioning/partition-workers.js';
 export {
   superStreamTarget,
   SuperStreamTarget,
   type SuperStreamTargetOptions,
-} from './core/super-stream-target.js';
+} from './partitioning/super-stream-target.js';
 // Observing a job: `runner.on(name, listener)`, and the logger option of `.to()`.
 export {
   JOB_EVENT_NAMES,
@@ -52,12 +53,11 @@ export {
   type JobEventName,
   type JobListener,
   type ListenerOptions,
-} from './core/job-events.js';
+} from './api/job-events.js';
 export type { Logger } from './common/logger.js';
 export type { Aggregator } from './common/aggregator.js';
-export type { LatePolicy, ErrorPolicy } from './core/step-processor.js';
-export type { EarlyUpdates } from './core/window-operator.js';
-export type { ValueFormat } from './core/value-decoder.js';
+export type { LatePolicy, ErrorPolicy, EarlyUpdates } from './api/policies.js';
+export type { ValueFormat } from './api/value-decoder.js';
 export {
   fromResults,
   ResultsSource,
@@ -65,9 +65,9 @@ export {
   type OutputValue,
   type LateValue,
   type DeadLetterValue,
-} from './core/results-source.js';
-export type { StandardSchemaV1 } from './core/standard-schema.js';
-export type { EncodedBodies } from './core/user-encoder.js';
+} from './result-format/results-source.js';
+export type { StandardSchemaV1 } from './api/standard-schema.js';
+export type { EncodedBodies } from './result-format/user-encoder.js';
 
 // Window kinds, for `.window(spec)` and for users writing their own.
 export {
@@ -112,14 +112,13 @@ export {
   type ResultMetadata,
   type PackMode,
   type SingleFormat,
-} from './core/result-format.js';
-export type { StepResult, DeadLetter, RecoveryState } from './core/step-result.js';
+} from './result-format/result-format.js';
+export type { StepResult, DeadLetter, RecoveryState } from './result-format/step-result.js';
 export {
   readResults,
   type ReadResultsOptions,
   type ReadResult,
-  type ResultOf,
-} from './core/result-reader.js';
+} from './result-format/result-reader.js';
 
 // Into a database: each batch applied in one transaction with the sink's checkpoint. The
 // database adapters have their own entry points: 'stream-windows/postgres' (pg) and
@@ -143,7 +142,7 @@ export type { SinkDatabase, SinkTransaction } from './sink/sink-database.js';
 export { DEFAULT_CHECKPOINT_TABLE } from './sink/checkpoint-table.js';
 
 // Writing source messages (tests, demos, producers without a client of their own).
-export { sourceMessage, jsonMessage, type SourceMessageOptions } from './core/source-message.js';
+export { sourceMessage, jsonMessage, type SourceMessageOptions } from './codecs/source-message.js';
 
 // The ports a broker adapter implements.
 export type {
@@ -153,9 +152,9 @@ export type {
   ReadStart,
   PartitionedSource,
   GroupObserver,
-} from './core/ports.js';
-export { resolveReadStart } from './core/read-start.js';
-export { writeSize, maxWriteBytes, DEFAULT_FRAME_MAX } from './core/write-size.js';
+} from './ports/ports.js';
+export { resolveReadStart } from './ports/read-start.js';
+export { writeSize, maxWriteBytes, DEFAULT_FRAME_MAX } from './ports/write-size.js';
 
 // Errors: every one names what went wrong and where.
 export {

@@ -1,5 +1,5 @@
-import { packChunk } from '../../src/core/pack-chunk.js';
-import type { SourceChunk } from '../../src/core/ports.js';
+import { packChunk } from '../../src/ports/pack-chunk.js';
+import type { SourceChunk } from '../../src/ports/ports.js';
 import { MemoryBroker } from '../../src/memory/broker.js';
 import { CHUNK_MESSAGES, encodeReading, xorshift32, type Reading } from '../corpus.js';
 

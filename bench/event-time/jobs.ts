@@ -1,8 +1,8 @@
 import type { Aggregator } from '../../src/common/aggregator.js';
-import { aggregate } from '../../src/core/pipeline.js';
-import type { Source, Target } from '../../src/core/ports.js';
-import { StepProcessor } from '../../src/core/step-processor.js';
-import { WindowOperator } from '../../src/core/window-operator.js';
+import { aggregate } from '../../src/dsl/pipeline.js';
+import type { Source, Target } from '../../src/ports/ports.js';
+import { StepProcessor } from '../../src/engine/step-processor.js';
+import { WindowOperator } from '../../src/engine/window-operator.js';
 import { isEventTimeSpec, type EventTimeWindowSpec } from '../../src/windows/event-time-spec.js';
 import { hopping } from '../../src/windows/hopping.js';
 import { session } from '../../src/windows/session.js';
@@ -52,7 +52,7 @@ export function jobOf(kind: JobKind, source: Source, target: Target) {
 }
 
 /**
- * The processor `jobOf(kind, ...)` runs, built from the same parts as src/core/pipeline.ts
+ * The processor `jobOf(kind, ...)` runs, built from the same parts as src/dsl/pipeline.ts
  * (on bench/hot-path/engine.ts's `processorBase`), for figures of the engine without a Runner.
  */
 export function processorOf(

@@ -6,7 +6,7 @@
  * dropped, a full gc and heapUsed again. The difference is the state: windows, keys,
  * accumulators, the operator's indexes (and, under 1,000 keys, the processor itself).
  */
-import type { SourceChunk } from '../../src/core/ports.js';
+import type { SourceChunk } from '../../src/ports/ports.js';
 import { replyToParent } from '../child.js';
 import { heapAfterFullGc } from '../heap.js';
 import { buildOpenKeyChunks } from './corpus.js';

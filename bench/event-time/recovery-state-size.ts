@@ -1,8 +1,8 @@
 import { decodeMessage, encodeMessage } from '../../src/codecs/amqp-message.js';
 import { OutputTooLargeError } from '../../src/common/errors.js';
-import { aggregate } from '../../src/core/pipeline.js';
-import { ResultProperty } from '../../src/core/result-format.js';
-import { DEFAULT_FRAME_MAX, maxWriteBytes } from '../../src/core/write-size.js';
+import { aggregate } from '../../src/dsl/pipeline.js';
+import { ResultProperty } from '../../src/result-format/result-format.js';
+import { DEFAULT_FRAME_MAX, maxWriteBytes } from '../../src/ports/write-size.js';
 import { MemoryBroker } from '../../src/memory/broker.js';
 import { count } from '../../src/windows/count.js';
 import { encodeReading, type Reading } from '../corpus.js';

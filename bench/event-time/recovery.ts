@@ -1,6 +1,6 @@
-import { aggregate } from '../../src/core/pipeline.js';
-import type { Target } from '../../src/core/ports.js';
-import { decodeResult, decodeResultHeader } from '../../src/core/result-format.js';
+import { aggregate } from '../../src/dsl/pipeline.js';
+import type { Target } from '../../src/ports/ports.js';
+import { decodeResult, decodeResultHeader } from '../../src/result-format/result-format.js';
 import { MemoryBroker } from '../../src/memory/broker.js';
 import { tumbling } from '../../src/windows/tumbling.js';
 import { forwarding } from '../../test/support/forwarding-target.js';

@@ -1,4 +1,4 @@
-import { decodeResult } from '../../src/core/result-format.js';
+import { decodeResult } from '../../src/result-format/result-format.js';
 import { MemoryBroker } from '../../src/memory/broker.js';
 import { cpuClock, interleavedRounds, median, perSecond, ratioSpread } from '../measure.js';
 import type { CaseResult } from '../report.js';

@@ -1,5 +1,5 @@
 import { createMessageScan, scanMessage } from '../../src/codecs/message-scan.js';
-import type { SourceChunk } from '../../src/core/ports.js';
+import type { SourceChunk } from '../../src/ports/ports.js';
 import type { Reading } from '../corpus.js';
 
 /**

@@ -1,8 +1,8 @@
 import { fold, latest } from '../../src/common/aggregator.js';
-import type { SourceChunk } from '../../src/core/ports.js';
-import { StepProcessor, type StepProcessorConfig } from '../../src/core/step-processor.js';
-import type { StepResult } from '../../src/core/step-result.js';
-import { bodyDecoder } from '../../src/core/value-decoder.js';
+import type { SourceChunk } from '../../src/ports/ports.js';
+import { StepProcessor, type StepProcessorConfig } from '../../src/engine/step-processor.js';
+import type { StepResult } from '../../src/result-format/step-result.js';
+import { bodyDecoder } from '../../src/api/value-decoder.js';
 import { compaction } from '../../src/windows/compaction.js';
 import { count } from '../../src/windows/count.js';
 import { session } from '../../src/windows/session.js';
@@ -13,7 +13,7 @@ import { countOf, SESSION_GAP_MS, type WindowDigest, type WindowKind } from './w
 const sum = fold((total: number, reading: Reading) => total + reading.value, 0);
 
 /**
- * What every bench processor's config has, as src/core/pipeline.ts fills it for these jobs:
+ * What every bench processor's config has, as src/dsl/pipeline.ts fills it for these jobs:
  * stream 'bench', JSON bodies keyed by sensor, no stages, the defaults for late messages and
  * errors. A fresh object (its own decoder and key function) per call, as a job builds.
  */
@@ -33,7 +33,7 @@ export function processorBase() {
 /**
  * The processor config `aggregate(source).<kind>.key(r => r.sensor).reduce(sum, 0)` builds
  * (or `.compact(r => r.sensor, { count })`), assembled from the same parts as
- * src/core/pipeline.ts so that the bench measures StepProcessor alone, without a broker.
+ * src/dsl/pipeline.ts so that the bench measures StepProcessor alone, without a broker.
  */
 export function engineConfig(
   kind: WindowKind,

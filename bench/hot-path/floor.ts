@@ -1,4 +1,4 @@
-import type { SourceChunk } from '../../src/core/ports.js';
+import type { SourceChunk } from '../../src/ports/ports.js';
 import type { CorpusShape, Reading } from '../corpus.js';
 import { MessageDecoder } from './decode.js';
 import {

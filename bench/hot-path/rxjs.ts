@@ -13,7 +13,7 @@ import {
   windowCount,
   type Observable,
 } from 'rxjs';
-import type { SourceChunk } from '../../src/core/ports.js';
+import type { SourceChunk } from '../../src/ports/ports.js';
 import type { CorpusShape, Reading } from '../corpus.js';
 import { MessageDecoder } from './decode.js';
 import {

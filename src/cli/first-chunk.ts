@@ -1,5 +1,5 @@
 import { SourceError } from '../common/errors.js';
-import type { Source } from '../core/ports.js';
+import type { Source } from '../ports/ports.js';
 
 /** The first chunk a read from `from` delivers; the read stops there (its subscription closes). */
 export async function firstChunk(

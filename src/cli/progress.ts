@@ -1,4 +1,4 @@
-import type { JobEventName, JobListener, ListenerOptions } from '../core/job-events.js';
+import type { JobEventName, JobListener, ListenerOptions } from '../api/job-events.js';
 import { timerMs } from '../common/timer-duration.js';
 import { colourWanted, styleFor } from './style.js';
 import { humanDuration } from './table.js';

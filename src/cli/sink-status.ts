@@ -1,4 +1,4 @@
-import type { Source } from '../core/ports.js';
+import type { Source } from '../ports/ports.js';
 import { readSinkCheckpoints } from '../sink/sink-checkpoints.js';
 import type { SinkDatabase } from '../sink/sink-database.js';
 import { streamLag, type StreamLag } from './stream-lag.js';

@@ -1,6 +1,6 @@
 import { ConfigError } from '../common/errors.js';
-import type { Source, Target } from '../core/ports.js';
-import { skipReference, stopReference } from '../core/skip-request.js';
+import type { Source, Target } from '../ports/ports.js';
+import { skipReference, stopReference } from '../engine/skip-request.js';
 import { firstChunk } from './first-chunk.js';
 import { settled } from './settled.js';
 
@@ -48,7 +48,7 @@ export async function pendingStop(
 
 /**
  * Asks the job of `target`'s producer to step over the message at `offset` of `source` on its
- * next start (see ../core/skip-request.ts). Nothing of the producer's is written: the request
+ * next start (see ../engine/skip-request.ts). Nothing of the producer's is written: the request
  * is an offset stored on the source. Refused (a ConfigError naming the rule) unless `offset`
  * is the message the job last stopped at, since its last result: any other message might be
  * one nobody looked at, and one at or below the last publishing id is passed already. The

@@ -1,4 +1,4 @@
-import { partitionProducer } from '../core/partitioned-runner.js';
+import { partitionProducer } from '../partitioning/partitioned-runner.js';
 import { connect, type RabbitMQ } from '../rabbitmq/connection.js';
 import { nodeName } from '../rabbitmq/stream-members.js';
 import { requiredOption, ExitCode, type Command, type OptionValues } from './command.js';

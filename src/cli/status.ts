@@ -1,4 +1,4 @@
-import type { Source, Target } from '../core/ports.js';
+import type { Source, Target } from '../ports/ports.js';
 import { settled } from './settled.js';
 import { pendingStop } from './skip.js';
 import { streamLag, type StreamLag } from './stream-lag.js';

@@ -1,4 +1,4 @@
-import type { Source } from '../core/ports.js';
+import type { Source } from '../ports/ports.js';
 import { firstChunk } from './first-chunk.js';
 import { settled } from './settled.js';
 import type { Style } from './style.js';

@@ -1,6 +1,6 @@
 import { NotAResultError } from '../common/errors.js';
-import type { Source } from '../core/ports.js';
-import { readResults, type ReadResult } from '../core/result-reader.js';
+import type { Source } from '../ports/ports.js';
+import { readResults, type ReadResult } from '../result-format/result-reader.js';
 import { connect } from '../rabbitmq/connection.js';
 import { ExitCode, requiredOption, type Command, type OptionValues } from './command.js';
 import { toJson } from './json.js';

@@ -1,6 +1,6 @@
 import type { Key } from '../common/keyed-output.js';
 import type { ProcessingStage } from '../common/errors.js';
-import type { ReadResult } from '../core/result-reader.js';
+import type { ReadResult } from '../result-format/result-reader.js';
 import { isoTime } from './table.js';
 
 /**

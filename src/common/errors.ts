@@ -60,7 +60,7 @@ export class ProcessingError extends StreamWindowsError {
     override readonly cause: unknown,
     /**
      * Whether `stream-windows skip` can step over it: set only where the job's error policy
-     * stopped on a message that failed on its own (see core/rejections.ts), never for a
+     * stopped on a message that failed on its own (see engine/rejections.ts), never for a
      * failure that depends on the job's state, its whole step or its setup.
      */
     readonly skippable = false,
@@ -217,7 +217,7 @@ export class PublishError extends StreamWindowsError {
 
 /**
  * Why a target refuses a publish after an earlier one failed or its publisher was lost: the
- * `Target` contract (src/core/ports.ts) says no publish goes out until the resume point has
+ * `Target` contract (src/ports/ports.ts) says no publish goes out until the resume point has
  * been read again. Both brokers' targets say it the same way.
  */
 export function refusedUntilResumed(cause: string): string {

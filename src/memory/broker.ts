@@ -15,12 +15,12 @@ import { toStoredChunk, type StoredChunk, type StoredMessage } from './stored-ch
 import { StreamLog } from './stream-log.js';
 import { partitionNames, type SuperStreamLayout } from '../common/super-stream-layout.js';
 import { MemoryTarget } from './target.js';
-import { DEFAULT_FRAME_MAX, maxWriteBytes } from '../core/write-size.js';
+import { DEFAULT_FRAME_MAX, maxWriteBytes } from '../ports/write-size.js';
 import {
   StreamProducer,
   checkProducerOptions,
   type ProducerOptions,
-} from '../core/stream-producer.js';
+} from '../producer/stream-producer.js';
 
 export interface MemoryBrokerOptions {
   /** Clock for chunk timestamps, epoch ms. Default `Date.now`; inject one for replayable tests. */

@@ -10,7 +10,11 @@ export { MemorySource } from './source.js';
 export { MemoryTarget } from './target.js';
 export { MemoryConsumer } from './consumer.js';
 // Writing a job's input as on RabbitMQ: `broker.producer(stream, { name })`.
-export { StreamProducer, type ProducerOptions, type SendOptions } from '../core/stream-producer.js';
+export {
+  StreamProducer,
+  type ProducerOptions,
+  type SendOptions,
+} from '../producer/stream-producer.js';
 // Super streams and single active consumer groups.
 export type { SuperStreamLayout } from '../common/super-stream-layout.js';
 export { SingleActiveMember, type SingleActiveMemberOptions } from './single-active-member.js';

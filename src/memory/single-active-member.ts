@@ -1,6 +1,6 @@
 import { ConfigError, describe, isRetriable } from '../common/errors.js';
 import { checkReference } from '../common/stream-protocol.js';
-import type { SourceChunk } from '../core/ports.js';
+import type { SourceChunk } from '../ports/ports.js';
 import { SingleActiveMemberLostError } from './errors.js';
 import type { GroupMember } from './single-active-group.js';
 import type { StreamLog } from './stream-log.js';

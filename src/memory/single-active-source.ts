@@ -1,7 +1,7 @@
 import { ConfigError, SourceDeactivatedError } from '../common/errors.js';
 import { checkReference } from '../common/stream-protocol.js';
-import type { GroupObserver, ReadStart, Source, SourceChunk } from '../core/ports.js';
-import { resolveReadStart } from '../core/read-start.js';
+import type { GroupObserver, ReadStart, Source, SourceChunk } from '../ports/ports.js';
+import { resolveReadStart } from '../ports/read-start.js';
 import type { SingleActiveMember, SingleActiveMemberOptions } from './single-active-member.js';
 import type { StreamLog } from './stream-log.js';
 import { Wakeups } from './wakeups.js';

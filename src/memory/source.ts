@@ -1,5 +1,5 @@
-import type { ReadStart, Source, SourceChunk } from '../core/ports.js';
-import { resolveReadStart } from '../core/read-start.js';
+import type { ReadStart, Source, SourceChunk } from '../ports/ports.js';
+import { resolveReadStart } from '../ports/read-start.js';
 import type { StreamLog } from './stream-log.js';
 import { tail } from './tail.js';
 

@@ -1,4 +1,4 @@
-import type { SourceChunk } from '../core/ports.js';
+import type { SourceChunk } from '../ports/ports.js';
 
 /** Which named producer wrote a chunk and under which publishing id (the chunk trailer). */
 export interface ChunkWriter {

@@ -1,4 +1,4 @@
-import { packChunk } from '../core/pack-chunk.js';
+import { packChunk } from '../ports/pack-chunk.js';
 import { StreamNotFoundError } from './errors.js';
 import type { ChunkWriter, LogChunk } from './stored-chunk.js';
 import { Wakeups } from './wakeups.js';

@@ -1,4 +1,4 @@
-import type { PartitionedSource, Source } from '../core/ports.js';
+import type { PartitionedSource, Source } from '../ports/ports.js';
 import type { SingleActiveSourceOptions } from './single-active-source.js';
 
 /** What the broker hands this: a source per partition stream, plain or single active. */

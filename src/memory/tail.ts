@@ -1,5 +1,5 @@
 import { RetentionGapError } from '../common/errors.js';
-import type { SourceChunk } from '../core/ports.js';
+import type { SourceChunk } from '../ports/ports.js';
 import type { LogChunk } from './stored-chunk.js';
 import type { StreamLog } from './stream-log.js';
 

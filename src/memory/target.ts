@@ -1,13 +1,13 @@
 import { PublishError, describe, refusedUntilResumed } from '../common/errors.js';
-import type { Target } from '../core/ports.js';
-import { findResultIn } from '../core/stored-result.js';
-import { messageAt } from '../core/chunk-message.js';
+import type { Target } from '../ports/ports.js';
+import { findResultIn } from '../result-format/stored-result.js';
+import { messageAt } from '../ports/chunk-message.js';
 import { STREAM_DOES_NOT_EXIST } from '../common/stream-protocol.js';
 import { SimulatedCrash, type FaultPoint } from './errors.js';
 import type { ConfirmHolds } from './confirm-holds.js';
 import type { FaultPlan } from './faults.js';
 import type { StreamLog } from './stream-log.js';
-import { writeRefusal } from '../core/write-size.js';
+import { writeRefusal } from '../ports/write-size.js';
 
 /**
  * A named producer on an embedded stream. Deduplicates like osiris_writer: a publishing id not

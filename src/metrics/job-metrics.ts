@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import { ConfigError, ProcessingError } from '../common/errors.js';
 import { timerMs } from '../common/timer-duration.js';
-import type { Runner } from '../core/runner.js';
+import type { Runner } from '../engine/runner.js';
 import {
   JobMetricSet,
   OWN_LABELS,

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { ConfigError } from '../common/errors.js';
 import { timerMs } from '../common/timer-duration.js';
-import { IDLE, orIdle } from '../core/idle-timeout.js';
+import { IDLE, orIdle } from '../ports/idle-timeout.js';
 import type { DatabaseSink } from '../sink/database-sink.js';
 import { checkRegistry } from './job-metrics.js';
 import { PROCESSING_BUCKETS, SINK_METRIC_PREFIX } from './job-metric-set.js';

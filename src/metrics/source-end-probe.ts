@@ -1,5 +1,5 @@
-import { IDLE, orIdle } from '../core/idle-timeout.js';
-import type { Source } from '../core/ports.js';
+import { IDLE, orIdle } from '../ports/idle-timeout.js';
+import type { Source } from '../ports/ports.js';
 
 /** Why a scrape has no end offset this time. */
 export type NoEndOffset = 'timeout' | 'error';

@@ -12,7 +12,7 @@ import type { PartitionsResponse } from 'rabbitmq-stream-js-client/dist/response
 import type { Request } from 'rabbitmq-stream-js-client/dist/requests/request.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
 import type { RouteResponse } from 'rabbitmq-stream-js-client/dist/responses/route_response.js';
-import type { PartitionedSource } from '../core/ports.js';
+import type { PartitionedSource } from '../ports/ports.js';
 import { ConfigError } from '../common/errors.js';
 import { partitionFor } from '../common/partition-routing.js';
 import {
@@ -45,7 +45,7 @@ import {
   StreamProducer,
   checkProducerOptions,
   type ProducerOptions,
-} from '../core/stream-producer.js';
+} from '../producer/stream-producer.js';
 
 export interface ConnectOptions extends ReconnectOptions {
   /** Bound on stream management requests (create, delete), default 10 s. */

@@ -1,4 +1,4 @@
-import type { SourceChunk } from '../core/ports.js';
+import type { SourceChunk } from '../ports/ports.js';
 import { CodecError } from '../codecs/codec-error.js';
 import { subEntrySize, walkSubEntryBatch } from '../codecs/sub-entry.js';
 import { SourceError } from '../common/errors.js';

@@ -7,8 +7,12 @@ export { StreamCommandError } from './stream-command-error.js';
 export { parseStreamUrl } from './connection-url.js';
 export { RabbitTarget, type TargetOptions } from './target.js';
 // Writing a job's input: `rabbit.producer(stream, { name })`, and the messages jobs read.
-export { StreamProducer, type ProducerOptions, type SendOptions } from '../core/stream-producer.js';
-export { jsonMessage, sourceMessage, type SourceMessageOptions } from '../core/source-message.js';
+export {
+  StreamProducer,
+  type ProducerOptions,
+  type SendOptions,
+} from '../producer/stream-producer.js';
+export { jsonMessage, sourceMessage, type SourceMessageOptions } from '../codecs/source-message.js';
 export {
   rabbitSource,
   type RabbitSource,

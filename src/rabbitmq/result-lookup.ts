@@ -1,7 +1,7 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
 import { RetentionGapError } from '../common/errors.js';
-import { findResultIn } from '../core/stored-result.js';
-import { messageAt } from '../core/chunk-message.js';
+import { findResultIn } from '../result-format/stored-result.js';
+import { messageAt } from '../ports/chunk-message.js';
 import type { MemberReach } from './node-connection.js';
 import { rabbitSource, type RabbitSource } from './source.js';
 import { readRange } from './stream-range.js';

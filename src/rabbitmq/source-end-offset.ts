@@ -1,5 +1,5 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import { IDLE, orIdle } from '../core/idle-timeout.js';
+import { IDLE, orIdle } from '../ports/idle-timeout.js';
 import type { MemberReach } from './node-connection.js';
 import { Subscription } from './source-subscription.js';
 import { streamStats } from './stream-stats.js';

@@ -3,7 +3,7 @@ import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { ExchangeCommandVersionsRequest } from 'rabbitmq-stream-js-client/dist/requests/exchange_command_versions_request.js';
 import { SubscribeRequest } from 'rabbitmq-stream-js-client/dist/requests/subscribe_request.js';
 import type { SubscribeResponse } from 'rabbitmq-stream-js-client/dist/responses/subscribe_response.js';
-import type { SourceChunk } from '../core/ports.js';
+import type { SourceChunk } from '../ports/ports.js';
 import {
   RetentionGapError,
   SourceDeactivatedError,

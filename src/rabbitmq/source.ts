@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import type { GroupObserver, ReadStart, Source, SourceChunk } from '../core/ports.js';
+import type { GroupObserver, ReadStart, Source, SourceChunk } from '../ports/ports.js';
 import { checkLogger, type Logger } from '../common/logger.js';
 import { timerMs } from '../common/timer-duration.js';
 import { checkProtocolString, checkReference } from '../common/stream-protocol.js';
@@ -19,7 +19,7 @@ import {
   type ActivationStart,
   type SingleActiveOptions,
 } from './source-subscription.js';
-import { resolveReadStart } from '../core/read-start.js';
+import { resolveReadStart } from '../ports/read-start.js';
 import { checkAddressResolver, type AddressResolver, type MemberReach } from './node-connection.js';
 import { KnownNodes } from './known-nodes.js';
 import { queryStoredOffset, storeOffset } from './stored-offset.js';

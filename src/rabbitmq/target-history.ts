@@ -1,7 +1,7 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import { ResultProperty } from '../core/result-format.js';
-import type { SourceChunk } from '../core/ports.js';
-import { storedProperties } from '../core/stored-result.js';
+import { ResultProperty } from '../result-format/result-format.js';
+import type { SourceChunk } from '../ports/ports.js';
+import { storedProperties } from '../result-format/stored-result.js';
 import type { MemberReach } from './node-connection.js';
 import { rabbitSource } from './source.js';
 import { readRange } from './stream-range.js';

@@ -4,8 +4,8 @@ import { QueryPublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/q
 import type { QueryPublisherResponse } from 'rabbitmq-stream-js-client/dist/responses/query_publisher_response.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
 import type { SubEntryCompression } from '../codecs/sub-entry.js';
-import type { Target } from '../core/ports.js';
-import { maxWriteBytes, plainEntriesFit, writeRefusal } from '../core/write-size.js';
+import type { Target } from '../ports/ports.js';
+import { maxWriteBytes, plainEntriesFit, writeRefusal } from '../ports/write-size.js';
 import {
   ConfigError,
   PublishError,

@@ -1,5 +1,5 @@
-import type { ReadStart, Source, SourceChunk } from '../core/ports.js';
-import { messageAt } from '../core/chunk-message.js';
+import type { ReadStart, Source, SourceChunk } from '../ports/ports.js';
+import { messageAt } from '../ports/chunk-message.js';
 
 /** A message as read, before the sink's shape decodes it. */
 export interface ReadMessage {

@@ -1,9 +1,9 @@
 import { ConfigError, isRetriable, SinkError } from '../common/errors.js';
 import { checkLogger, type Logger } from '../common/logger.js';
 import { timerMs } from '../common/timer-duration.js';
-import { JobEvents, type ListenerOptions } from '../core/job-events.js';
-import type { PartitionedSource, ReadStart, Source } from '../core/ports.js';
-import type { RunOptions } from '../core/runner.js';
+import { JobEvents, type ListenerOptions } from '../api/job-events.js';
+import type { PartitionedSource, ReadStart, Source } from '../ports/ports.js';
+import type { RunOptions } from '../api/run-options.js';
 import {
   applyBatch,
   type BatchContext,

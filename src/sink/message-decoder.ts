@@ -1,7 +1,7 @@
 import { createMessageScan, scanMessage } from '../codecs/message-scan.js';
 import { MultiSectionMessageError } from '../common/errors.js';
-import { decodeFailure, decodeResult, type DecodedResult } from '../core/result-format.js';
-import { bodyDecoder, type ValueFormat } from '../core/value-decoder.js';
+import { decodeFailure, decodeResult, type DecodedResult } from '../result-format/result-format.js';
+import { bodyDecoder, type ValueFormat } from '../api/value-decoder.js';
 
 /**
  * How a sink decodes a message: a body format as a job's `.decode()` takes (default 'json'),

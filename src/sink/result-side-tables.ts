@@ -1,4 +1,4 @@
-import type { DecodedResult } from '../core/result-format.js';
+import type { DecodedResult } from '../result-format/result-format.js';
 import type { SinkTransaction } from './sink-database.js';
 import type { SinkBatch } from './sink-shape.js';
 import { quoteIdentifier } from './sql-identifier.js';

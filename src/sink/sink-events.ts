@@ -2,7 +2,7 @@ import type { SinkRunSummary } from './database-sink.js';
 
 /**
  * What a running database sink tells its observers (`sink.on(name, listener)`), in the job's
- * style (src/core/job-events.ts). Offsets are the stream's; `stream` is the partition's name
+ * style (src/api/job-events.ts). Offsets are the stream's; `stream` is the partition's name
  * for a super stream. Per stream: `started`, then `applied`, `skipped` and `deadLettered`
  * interleaved, `retry` (then `started` again) after a retriable error, `caughtUp` at most once
  * per start; `stopped` once, last.

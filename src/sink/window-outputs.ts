@@ -1,5 +1,5 @@
 import { ConfigError } from '../common/errors.js';
-import type { DecodedResult, ResultOutput } from '../core/result-format.js';
+import type { DecodedResult, ResultOutput } from '../result-format/result-format.js';
 import { messageDecoder } from './message-decoder.js';
 import { resultSideTables, type ResultSideOptions } from './result-side-tables.js';
 import type { SinkShape } from './sink-shape.js';

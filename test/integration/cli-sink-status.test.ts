@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { databaseSink, eachBatch, jsonMessage } from '../../src/index.js';
 import { postgres } from '../../src/postgres/index.js';
-import type { Source } from '../../src/core/ports.js';
+import type { Source } from '../../src/ports/ports.js';
 import { postgresForTests } from '../support/postgres.js';
 import { publishAll, rabbitForTests } from '../support/rabbitmq.js';
 

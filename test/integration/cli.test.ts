@@ -15,8 +15,8 @@ import {
   readResults,
   type ReadResult,
 } from '../../src/index.js';
-import { partitionProducer } from '../../src/core/partitioned-runner.js';
-import { encodeResult } from '../../src/core/result-format.js';
+import { partitionProducer } from '../../src/partitioning/partitioned-runner.js';
+import { encodeResult } from '../../src/result-format/result-format.js';
 import { publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
 
 const real = rabbitForTests();

@@ -24,7 +24,7 @@ import {
 } from '../../examples/readers/effectively-once.js';
 import type { Apply, ResultMessage } from '../../examples/readers/result-message.js';
 import { readWithStreamClient } from '../../examples/readers/stream-client.js';
-import { encodeResult } from '../../src/core/result-format.js';
+import { encodeResult } from '../../src/result-format/result-format.js';
 import {
   amqpEndpoint,
   readWithAmqplib,

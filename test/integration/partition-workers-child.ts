@@ -4,7 +4,7 @@
 // summary, then returns (the process must end by itself); `... signal` prints 'published'
 // at the first confirm and runs until SIGTERM; both print runUntilSignal's log lines.
 import { runUntilSignal } from '../../src/index.js';
-import { PartitionWorkers } from '../../src/core/partition-workers.js';
+import { PartitionWorkers } from '../../src/partitioning/partition-workers.js';
 
 const [config = '{}', mode = 'until'] = process.argv.slice(2);
 const workers = new PartitionWorkers(

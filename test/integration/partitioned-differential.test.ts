@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeResult } from '../../src/index.js';
-import { partitionProducer } from '../../src/core/partitioned-runner.js';
+import { partitionProducer } from '../../src/partitioning/partitioned-runner.js';
 import { MemoryBroker } from '../../src/memory/index.js';
 import {
   buildPartitionedJob,

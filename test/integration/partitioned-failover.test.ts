@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { decodeResult, type Target } from '../../src/index.js';
-import { partitionProducer } from '../../src/core/partitioned-runner.js';
+import { partitionProducer } from '../../src/partitioning/partitioned-runner.js';
 import { connect } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { rabbitSource } from '../../src/rabbitmq/source.js';
@@ -48,7 +48,7 @@ const DELIVER = 0x0008;
 const SUBSCRIBE_RESPONSE = 0x8007;
 const CONSUMER_UPDATE = 0x001a;
 const CONSUMER_UPDATE_RESPONSE = 0x801a;
-/** The runner's default bound on unconfirmed results (src/core/pipeline.ts). */
+/** The runner's default bound on unconfirmed results (src/dsl/pipeline.ts). */
 const MAX_IN_FLIGHT = 32;
 
 const superStreams: string[] = [];

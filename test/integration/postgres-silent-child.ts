@@ -6,7 +6,7 @@
 // It never calls process.exit: the parent sees whether anything keeps the process alive.
 import { createInterface } from 'node:readline';
 import { databaseSink, eachBatch, SinkError } from '../../src/index.js';
-import { jsonMessage } from '../../src/core/source-message.js';
+import { jsonMessage } from '../../src/codecs/source-message.js';
 import { MemoryBroker } from '../../src/memory/index.js';
 import { postgres } from '../../src/postgres/index.js';
 

@@ -3,7 +3,7 @@
 // stock client's super-stream consumer, which goes on handling after it was told to step down.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import type { Source, SourceChunk } from '../../src/core/ports.js';
+import type { Source, SourceChunk } from '../../src/ports/ports.js';
 import { SourceDeactivatedError } from '../../src/common/errors.js';
 import { encodeMessage } from '../../src/codecs/amqp-message.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';

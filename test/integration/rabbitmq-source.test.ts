@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connect, Offset, type Client, type ClientParams } from 'rabbitmq-stream-js-client';
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { DeclarePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/declare_publisher_request.js';
-import type { SourceChunk } from '../../src/core/ports.js';
+import type { SourceChunk } from '../../src/ports/ports.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { rabbitSource } from '../../src/rabbitmq/source.js';
 import { silentLogger } from '../../src/common/logger.js';

@@ -1,9 +1,9 @@
 // Offsets stored by reference on a RabbitMQ stream (src/rabbitmq/stored-offset.ts), where an
-// operator's skip request and a job's stop are kept (src/core/skip-request.ts).
+// operator's skip request and a job's stop are kept (src/engine/skip-request.ts).
 import { describe, expect, it } from 'vitest';
 import { jsonMessage } from '../../src/index.js';
 import { MAX_REFERENCE_BYTES } from '../../src/common/stream-protocol.js';
-import { skipReference } from '../../src/core/skip-request.js';
+import { skipReference } from '../../src/engine/skip-request.js';
 import { publishAll, rabbitForTests } from '../support/rabbitmq.js';
 
 const real = rabbitForTests();

@@ -4,7 +4,7 @@ import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { DeclarePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/declare_publisher_request.js';
 import { DeletePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/delete_publisher_request.js';
 import type { PublishErrorResponse } from 'rabbitmq-stream-js-client/dist/responses/publish_error_response.js';
-import type { SourceChunk } from '../../src/core/ports.js';
+import type { SourceChunk } from '../../src/ports/ports.js';
 import { PublishError, ResumePointError } from '../../src/common/errors.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { parsePublishErrors } from '../../src/rabbitmq/gaps/publish-errors.js';

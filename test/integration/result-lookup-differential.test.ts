@@ -8,7 +8,7 @@ import { MemoryBroker } from '../../src/memory/index.js';
 import { Coverage } from '../support/coverage.js';
 import { rabbitForTests } from '../support/rabbitmq.js';
 import { producerTargets, resultMessages } from '../support/stored-results.js';
-import type { PackMode } from '../../src/core/result-format.js';
+import type { PackMode } from '../../src/result-format/result-format.js';
 
 const real = rabbitForTests();
 const RUNS = 4;

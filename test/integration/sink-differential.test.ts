@@ -9,7 +9,7 @@ import { PGlite } from '@electric-sql/pglite';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aggregate, jsonMessage, type PackMode } from '../../src/index.js';
-import { sourceMessage } from '../../src/core/source-message.js';
+import { sourceMessage } from '../../src/codecs/source-message.js';
 import { pglite } from '../../src/pglite/index.js';
 import { postgres } from '../../src/postgres/index.js';
 import { databaseSink, type SinkRunSummary } from '../../src/sink/database-sink.js';

@@ -3,7 +3,7 @@
 // first's commit and pass its batch over. (The PGlite tests cannot show it: one PGlite runs one
 // transaction at a time.) Without the lock both apply the batch, and the table has every row twice.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { jsonMessage } from '../../src/core/source-message.js';
+import { jsonMessage } from '../../src/codecs/source-message.js';
 import { databaseSink, eachBatch } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
 import { postgres } from '../../src/postgres/index.js';

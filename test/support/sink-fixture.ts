@@ -2,7 +2,7 @@
 // with tables named per test, the embedded broker, and SinkDatabase wrappers that fail on cue.
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll } from 'vitest';
-import { jsonMessage } from '../../src/core/source-message.js';
+import { jsonMessage } from '../../src/codecs/source-message.js';
 import type { MemoryBroker } from '../../src/memory/index.js';
 import { pglite } from '../../src/pglite/index.js';
 import type { SinkDatabase } from '../../src/sink/sink-database.js';

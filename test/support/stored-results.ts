@@ -1,5 +1,5 @@
 // Results as the runner writes them, for the tests of `Target.readResult`.
-import { encodeResult, type PackMode } from '../../src/core/result-format.js';
+import { encodeResult, type PackMode } from '../../src/result-format/result-format.js';
 import type { Target } from '../../src/index.js';
 import type { RabbitMQ } from '../../src/rabbitmq/connection.js';
 import type { RabbitTarget } from '../../src/rabbitmq/target.js';

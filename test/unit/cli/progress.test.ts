@@ -2,7 +2,7 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { showProgress } from '../../../src/cli/index.js';
 import { PublishError } from '../../../src/common/errors.js';
-import { JobEvents } from '../../../src/core/job-events.js';
+import { JobEvents } from '../../../src/api/job-events.js';
 
 /** A writable that records what is written, a terminal or not. */
 function screen(isTTY: boolean): { isTTY: boolean; text: string; write(chunk: string): boolean } {

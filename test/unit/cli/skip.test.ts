@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { aggregate, decodeResult, jsonMessage, ProcessingError } from '../../../src/index.js';
 import { jobStatus, requestSkip } from '../../../src/cli/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
-import { skipReference, stopReference } from '../../../src/core/skip-request.js';
+import { skipReference, stopReference } from '../../../src/engine/skip-request.js';
 import { MAX_REFERENCE_BYTES } from '../../../src/common/stream-protocol.js';
 
 const POISON = new TextEncoder().encode('{ not json');

@@ -4,8 +4,12 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { toJson } from '../../../src/cli/json.js';
 import { tailLines } from '../../../src/cli/tail-lines.js';
-import { decodeResult, encodeResult, type PackMode } from '../../../src/core/result-format.js';
-import type { StepResult } from '../../../src/core/step-result.js';
+import {
+  decodeResult,
+  encodeResult,
+  type PackMode,
+} from '../../../src/result-format/result-format.js';
+import type { StepResult } from '../../../src/result-format/step-result.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const MINUTE = 60_000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { messageAt } from '../../../src/core/chunk-message.js';
-import type { SourceChunk } from '../../../src/core/ports.js';
+import { messageAt } from '../../../src/ports/chunk-message.js';
+import type { SourceChunk } from '../../../src/ports/ports.js';
 
 describe('a message taken out of its chunk', () => {
   it('is a copy, not a view, even when the chunk is a Buffer (a RabbitMQ Deliver frame)', () => {

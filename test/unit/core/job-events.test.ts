@@ -11,7 +11,7 @@ import {
   type Runner,
   type Target,
 } from '../../../src/index.js';
-import { JobEvents } from '../../../src/core/job-events.js';
+import { JobEvents } from '../../../src/api/job-events.js';
 import { forwarding } from '../../support/forwarding-target.js';
 import { keepingLogger } from '../../support/keeping-logger.js';
 import {

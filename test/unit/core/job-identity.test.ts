@@ -14,7 +14,7 @@ import {
   type SingleFormat,
   type Target,
 } from '../../../src/index.js';
-import { encodeResult } from '../../../src/core/result-format.js';
+import { encodeResult } from '../../../src/result-format/result-format.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 
 interface Sale {

@@ -14,8 +14,8 @@ import {
   type StandardSchemaV1,
 } from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
-import { encodeResult } from '../../../src/core/result-format.js';
-import { skipReference, stopReference } from '../../../src/core/skip-request.js';
+import { encodeResult } from '../../../src/result-format/result-format.js';
+import { skipReference, stopReference } from '../../../src/engine/skip-request.js';
 import { keepingLogger } from '../../support/keeping-logger.js';
 
 const POISON = new TextEncoder().encode('not json');

@@ -4,8 +4,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeMessage } from '../../../src/codecs/amqp-message.js';
-import { encodeResult, type PackMode, type SingleFormat } from '../../../src/core/result-format.js';
-import type { StepResult } from '../../../src/core/step-result.js';
+import {
+  encodeResult,
+  type PackMode,
+  type SingleFormat,
+} from '../../../src/result-format/result-format.js';
+import type { StepResult } from '../../../src/result-format/step-result.js';
 import {
   aggregate,
   decodeResult,

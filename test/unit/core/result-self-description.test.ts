@@ -11,8 +11,8 @@ import {
   SECTIONS_CONTENT_TYPE,
   type PackMode,
   type SingleFormat,
-} from '../../../src/core/result-format.js';
-import type { StepResult } from '../../../src/core/step-result.js';
+} from '../../../src/result-format/result-format.js';
+import type { StepResult } from '../../../src/result-format/step-result.js';
 import { CodecError, decodeResult } from '../../../src/index.js';
 
 const metadata = { source: 'in', producer: 'p', window: 'tumbling(1m)' };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PublishError } from '../../../src/common/errors.js';
-import { DEFAULT_FRAME_MAX, writeSize } from '../../../src/core/write-size.js';
+import { DEFAULT_FRAME_MAX, writeSize } from '../../../src/ports/write-size.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 
 function target(frameMax?: number) {

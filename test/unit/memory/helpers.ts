@@ -1,4 +1,4 @@
-import type { SourceChunk } from '../../../src/core/ports.js';
+import type { SourceChunk } from '../../../src/ports/ports.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SourceChunk } from '../../../src/core/ports.js';
+import type { SourceChunk } from '../../../src/ports/ports.js';
 import {
   MemoryBroker,
   SingleActiveMemberLostError,

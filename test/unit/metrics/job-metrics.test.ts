@@ -16,7 +16,7 @@ import {
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { jobMetrics, LATENCY_BUCKETS, type ObservedJob } from '../../../src/metrics/index.js';
 import { restartCause } from '../../../src/metrics/job-metric-set.js';
-import { skipReference } from '../../../src/core/skip-request.js';
+import { skipReference } from '../../../src/engine/skip-request.js';
 import { forwarding } from '../../support/forwarding-target.js';
 import {
   brokerWithCountedReadings,

@@ -2,7 +2,7 @@
 // a batch fits (`plainEntriesFit`, what the producer asks before batching) must agree with the
 // size of the frame actually written, right at frame_max.
 import { describe, expect, it } from 'vitest';
-import { maxWriteBytes, plainEntriesFit } from '../../../src/core/write-size.js';
+import { maxWriteBytes, plainEntriesFit } from '../../../src/ports/write-size.js';
 import { plainEntriesFrame } from '../../../src/rabbitmq/gaps/raw-publish.js';
 
 const FRAME_MAX = 1_000;

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { PublishError, ResumePointError } from '../../../src/common/errors.js';
 import { STREAM_NOT_AVAILABLE } from '../../../src/common/stream-protocol.js';
-import { StreamProducer } from '../../../src/core/stream-producer.js';
+import { StreamProducer } from '../../../src/producer/stream-producer.js';
 import { PUBLISHER_ID, ScriptedLink, scriptedTarget, settle } from './scripted-link.js';
 
 function unnamed(link: ScriptedLink, maxInFlight: number): StreamProducer {

@@ -1,8 +1,8 @@
 // readRange: how the target-stream scans (hasPublished, readResult) read a range of offsets.
 import { describe, expect, it } from 'vitest';
 import { SourceError } from '../../../src/common/errors.js';
-import { packChunk } from '../../../src/core/pack-chunk.js';
-import type { Source, SourceChunk } from '../../../src/core/ports.js';
+import { packChunk } from '../../../src/ports/pack-chunk.js';
+import type { Source, SourceChunk } from '../../../src/ports/ports.js';
 import { readRange } from '../../../src/rabbitmq/stream-range.js';
 
 /** Chunks of `size` one-byte messages from `from` on, for ever, or none at all ('silent'). */

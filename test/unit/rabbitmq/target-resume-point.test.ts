@@ -3,7 +3,7 @@
 // a stream that is between leaders and stops on one that does not exist.
 import { describe, expect, it } from 'vitest';
 import { isRetriable, ResumePointError } from '../../../src/common/errors.js';
-import { aggregate } from '../../../src/core/pipeline.js';
+import { aggregate } from '../../../src/dsl/pipeline.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import {
   STREAM_DOES_NOT_EXIST,

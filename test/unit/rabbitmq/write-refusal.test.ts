@@ -2,7 +2,7 @@
 // anything is sent or stored, with the same non-retriable PublishError.
 import { describe, expect, it } from 'vitest';
 import { PublishError } from '../../../src/common/errors.js';
-import type { Target } from '../../../src/core/ports.js';
+import type { Target } from '../../../src/ports/ports.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { ScriptedLink, scriptedTarget } from './scripted-link.js';
 

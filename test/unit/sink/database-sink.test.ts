@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, SinkError, SourceError } from '../../../src/common/errors.js';
 import { silentLogger } from '../../../src/common/logger.js';
-import { runUntilSignal } from '../../../src/core/run-until-signal.js';
-import { sourceMessage } from '../../../src/core/source-message.js';
-import type { Source } from '../../../src/core/ports.js';
+import { runUntilSignal } from '../../../src/dsl/run-until-signal.js';
+import { sourceMessage } from '../../../src/codecs/source-message.js';
+import type { Source } from '../../../src/ports/ports.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { pglite } from '../../../src/pglite/index.js';
 import {

@@ -5,7 +5,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResultMessageError, SinkError, SourceError } from '../../../src/common/errors.js';
 import { aggregate } from '../../../src/index.js';
-import type { Source, SourceChunk } from '../../../src/core/ports.js';
+import type { Source, SourceChunk } from '../../../src/ports/ports.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { pglite } from '../../../src/pglite/index.js';
 import { databaseSink } from '../../../src/sink/database-sink.js';

@@ -1,12 +1,12 @@
 import { createMessageScan, scanMessage } from '../codecs/message-scan.js';
 import { MultiSectionMessageError, type ProcessingStage } from '../common/errors.js';
 import type { Key } from '../common/keyed-output.js';
-import type { SourceChunk } from './ports.js';
-import type { MessageValuesDecoder } from './results-source.js';
-import type { BodyDecoder } from './value-decoder.js';
+import type { SourceChunk } from '../ports/ports.js';
+import type { MessageValuesDecoder } from '../result-format/results-source.js';
+import type { BodyDecoder } from '../api/value-decoder.js';
 import type { ValueStage } from './value-stage.js';
-import { messageAt } from './chunk-message.js';
-import { decodeFailure } from './result-format.js';
+import { messageAt } from '../ports/chunk-message.js';
+import { decodeFailure } from '../result-format/result-format.js';
 import type { EventTimeWindowSpec } from '../windows/event-time-spec.js';
 import {
   eventTimeCheck,

@@ -1,6 +1,6 @@
 import { ConfigError, PublishError } from '../common/errors.js';
 import { partitionIndexFor } from '../common/partition-routing.js';
-import type { Target } from './ports.js';
+import type { Target } from '../ports/ports.js';
 
 export interface SuperStreamTargetOptions {
   /** The super stream's name (what logs and events call the target). */

@@ -8,12 +8,13 @@ import {
 } from '../windows/event-time-spec.js';
 import { closingOrder, KeyedWindows, type OpenWindow } from '../windows/keyed-windows.js';
 import { Watermark } from '../windows/watermark.js';
-import type { SourceChunk } from './ports.js';
-import type { RecoveryState, StepResult } from './step-result.js';
+import type { SourceChunk } from '../ports/ports.js';
+import type { RecoveryState, StepResult } from '../result-format/step-result.js';
 import { MessageReader, ReadOutcome } from './message-reader.js';
 import { Rejections } from './rejections.js';
 import type { StepProcessorConfig } from './step-processor.js';
-import type { MessageValuesDecoder } from './results-source.js';
+import type { EarlyUpdates } from '../api/policies.js';
+import type { MessageValuesDecoder } from '../result-format/results-source.js';
 
 export interface WindowOperatorConfig<T, A, R> extends Omit<
   StepProcessorConfig<T, A, R>,
@@ -26,14 +27,6 @@ export interface WindowOperatorConfig<T, A, R> extends Omit<
   /** When open windows are published before they close, as outputs marked not final. */
   readonly early: EarlyUpdates | undefined;
 }
-
-/**
- * Early updates of open windows: `{ every: n }` in the result of a message that brought a
- * window's count to a multiple of n (once per window per message, after all its values), or
- * 'each-result' in every result the job publishes (for the windows that took elements since
- * their last update). A window's last output, when it closes, is its final one.
- */
-export type EarlyUpdates = { readonly every: number } | 'each-result';
 
 const NO_OFFSET = -1n;
 const NONE: readonly never[] = Object.freeze([]);

@@ -1,16 +1,8 @@
 import { CodecError } from '../codecs/codec-error.js';
 import { ConfigError, NotAResultError } from '../common/errors.js';
-import type { Source } from './ports.js';
+import type { Source } from '../ports/ports.js';
 import { decodeResult, type DecodedResult } from './result-format.js';
-import type { Runner } from './runner.js';
-import { messageAt } from './chunk-message.js';
-
-/**
- * The result type of a job, for typing what reads its target:
- * `decodeResult<ResultOf<typeof job>>(bytes).outputs[0].value` and
- * `readResults<ResultOf<typeof job>>(source)` are typed as the job's aggregate result.
- */
-export type ResultOf<Job> = Job extends Runner<infer _T, infer _A, infer R> ? R : never;
+import { messageAt } from '../ports/chunk-message.js';
 
 export interface ReadResultsOptions {
   /**

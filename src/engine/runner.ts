@@ -1,3 +1,4 @@
+import type { RunOptions, RunSummary } from '../api/run-options.js';
 import {
   DefinitionChangeRefusedError,
   isRetriable,
@@ -17,45 +18,24 @@ import {
   type JobEventName,
   type JobListener,
   type ListenerOptions,
-} from './job-events.js';
+} from '../api/job-events.js';
 import { OrderedPublisher } from './ordered-publisher.js';
-import type { GroupObserver, Source, SourceChunk, Target } from './ports.js';
-import { refusedChange } from './job-definition.js';
-import { decodeResultHeader, type ResultHeader } from './result-format.js';
+import type { GroupObserver, Source, SourceChunk, Target } from '../ports/ports.js';
+import { refusedChange } from '../api/job-definition.js';
+import { decodeResultHeader, type ResultHeader } from '../result-format/result-format.js';
 import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
-import type { RecoveryState, StepResult } from './step-result.js';
+import type { RecoveryState, StepResult } from '../result-format/step-result.js';
 import { WindowOperator, type WindowOperatorConfig } from './window-operator.js';
-import { writeSize } from './write-size.js';
+import { writeSize } from '../ports/write-size.js';
 import { skipReference, skipsThrough, stopReference } from './skip-request.js';
-import { IDLE, orIdle } from './idle-timeout.js';
+import { IDLE, orIdle } from '../ports/idle-timeout.js';
 
-export interface RunOptions {
-  /** Stops the job: the step in progress is dropped (it is re-read on the next start). */
-  readonly signal?: AbortSignal;
-  /**
-   * Stop once every message that was in the source when the job (re)started has been
-   * processed, instead of waiting for more — for batch use and tests. The open step is
-   * not published: it is incomplete, and publishing it would break replay stability —
-   * unless the job was built with `flush: { caughtUp: true }` (see `FlushOptions`).
-   */
-  readonly untilCaughtUp?: boolean;
-}
-
-export interface RunSummary {
-  /**
-   * Results of this run the broker confirmed, less those known to be duplicates. With a second
-   * instance of the job publishing under the same name at once, this counts the steps the
-   * other one stored first as well: a confirm does not tell a store from a discard.
-   */
-  readonly results: number;
-  /**
-   * Results published again after a restart and confirmed as duplicates (publishing id not
-   * above the last one read at the resume), which the broker discarded.
-   */
-  readonly duplicates: number;
-  /** Times the job resumed from the broker's last publishing id after a retriable error. */
-  readonly restarts: number;
-}
+/**
+ * The result type of a job, for typing what reads its target:
+ * `decodeResult<ResultOf<typeof job>>(bytes).outputs[0].value` and
+ * `readResults<ResultOf<typeof job>>(source)` are typed as the job's aggregate result.
+ */
+export type ResultOf<Job> = Job extends Runner<infer _T, infer _A, infer R> ? R : never;
 
 export interface RunnerConfig<T, A, R> {
   readonly source: Source;

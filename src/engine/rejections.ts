@@ -5,10 +5,10 @@ import {
   ProcessingError,
   type ProcessingStage,
 } from '../common/errors.js';
-import type { SourceChunk } from './ports.js';
-import type { DeadLetter } from './step-result.js';
-import { messageAt } from './chunk-message.js';
-import type { ErrorPolicy } from './step-processor.js';
+import type { SourceChunk } from '../ports/ports.js';
+import type { DeadLetter } from '../result-format/step-result.js';
+import { messageAt } from '../ports/chunk-message.js';
+import type { ErrorPolicy } from '../api/policies.js';
 import { skippedByOperator } from './skip-request.js';
 
 /**

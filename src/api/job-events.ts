@@ -1,4 +1,4 @@
-import type { RunSummary } from './runner.js';
+import type { RunSummary } from './run-options.js';
 
 /**
  * What a running job tells its observers (`runner.on(name, listener)`). Offsets are source

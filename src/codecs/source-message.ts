@@ -1,4 +1,4 @@
-import { encodeMessage, type AmqpProperties } from '../codecs/amqp-message.js';
+import { encodeMessage, type AmqpProperties } from './amqp-message.js';
 
 export interface SourceMessageOptions {
   /** The message's creation-time property, which jobs use as event time by default. */

@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ConfigError, PartitionWorkerError } from '../common/errors.js';
 import { checkLogger, type Logger } from '../common/logger.js';
-import type { JobEventMap, JobEventName } from './job-events.js';
+import type { JobEventMap, JobEventName } from '../api/job-events.js';
 import {
   checkProducers,
   totals,
@@ -14,7 +14,7 @@ import {
   type PartitionedRunSummary,
   type PartitionListener,
 } from './partitioned-runner.js';
-import type { RunOptions } from './runner.js';
+import type { RunOptions } from '../api/run-options.js';
 import { fromThread, withError } from './thread-error.js';
 
 /** Which worker a job module builds the job for: it takes partitions `index rem workers`. */

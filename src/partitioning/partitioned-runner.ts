@@ -1,8 +1,9 @@
 import { ConfigError } from '../common/errors.js';
 import { MAX_PRODUCERS_PER_STREAM } from '../common/stream-protocol.js';
-import type { JobEventMap, JobEventName } from './job-events.js';
-import type { PartitionedSource, Source, Target } from './ports.js';
-import type { Runner, RunOptions, RunSummary } from './runner.js';
+import type { JobEventMap, JobEventName } from '../api/job-events.js';
+import type { PartitionedSource, Source, Target } from '../ports/ports.js';
+import type { Runner } from '../engine/runner.js';
+import type { RunOptions, RunSummary } from '../api/run-options.js';
 
 /** One partition of a partitioned job, as its target factory and its event listeners see it. */
 export interface Partition {

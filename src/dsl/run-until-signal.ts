@@ -2,7 +2,7 @@ import { constants } from 'node:os';
 import { ConfigError } from '../common/errors.js';
 import { checkLogger, type Logger } from '../common/logger.js';
 import { timerMs } from '../common/timer-duration.js';
-import type { RunOptions, RunSummary } from './runner.js';
+import type { RunOptions, RunSummary } from '../api/run-options.js';
 
 /**
  * What `runUntilSignal` needs of a job: a `Runner` (what `.to()` returns) is one, a database

@@ -1,6 +1,6 @@
 import { decodeMessage } from '../codecs/amqp-message.js';
 import { CodecError } from '../codecs/codec-error.js';
-import type { SourceChunk } from './ports.js';
+import type { SourceChunk } from '../ports/ports.js';
 import { ResultProperty } from './result-format.js';
 
 /**

@@ -1,7 +1,7 @@
 /**
  * What a broker adapter provides to the engine. Nothing here knows about windows:
  * the embedded broker (src/memory) and the RabbitMQ adapter (src/rabbitmq) implement
- * these ports, and the runner (src/core/runner.ts) is their only user.
+ * these ports, and the runner (src/engine/runner.ts) is their only user.
  */
 
 /**
@@ -162,7 +162,7 @@ export interface Target {
     routingKey?: string,
   ): Promise<void>;
   /**
-   * Largest write the broker accepts, as `writeSize` (src/core/write-size.ts) counts it:
+   * Largest write the broker accepts, as `writeSize` (src/ports/write-size.ts) counts it:
    * RabbitMQ's frame_max less the publish frame's own bytes.
    */
   readonly maxWriteBytes: number;

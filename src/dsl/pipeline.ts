@@ -16,24 +16,26 @@ import { ConfigError } from '../common/errors.js';
 import { checkReference } from '../common/stream-protocol.js';
 import { timerMs } from '../common/timer-duration.js';
 import { checkLogger, type Logger } from '../common/logger.js';
-import type { PartitionedSource, Source, Target } from './ports.js';
+import type { PartitionedSource, Source, Target } from '../ports/ports.js';
 import {
   PartitionedRunner,
   formerPartitionProducer,
   type Partition,
-} from './partitioned-runner.js';
-import { SuperStreamTarget } from './super-stream-target.js';
-import { encodeResult, type PackMode, type SingleFormat } from './result-format.js';
-import { jobDefinition } from './job-definition.js';
-import { Runner } from './runner.js';
-import type { StandardSchemaV1 } from './standard-schema.js';
-import type { ErrorPolicy, LatePolicy, StepProcessorConfig } from './step-processor.js';
-import type { EarlyUpdates, WindowOperatorConfig } from './window-operator.js';
-import type { StepResult } from './step-result.js';
-import { userEncoder, type EncodedBodies } from './user-encoder.js';
-import { bodyDecoder, type ValueFormat } from './value-decoder.js';
-import { ResultsSource, type MessageValuesDecoder } from './results-source.js';
-import type { ValueStage } from './value-stage.js';
+} from '../partitioning/partitioned-runner.js';
+import { SuperStreamTarget } from '../partitioning/super-stream-target.js';
+import { encodeResult, type PackMode, type SingleFormat } from '../result-format/result-format.js';
+import { jobDefinition } from '../api/job-definition.js';
+import { Runner } from '../engine/runner.js';
+import type { StandardSchemaV1 } from '../api/standard-schema.js';
+import type { StepProcessorConfig } from '../engine/step-processor.js';
+import type { ErrorPolicy, LatePolicy } from '../api/policies.js';
+import type { WindowOperatorConfig } from '../engine/window-operator.js';
+import type { EarlyUpdates } from '../api/policies.js';
+import type { StepResult } from '../result-format/step-result.js';
+import { userEncoder, type EncodedBodies } from '../result-format/user-encoder.js';
+import { bodyDecoder, type ValueFormat } from '../api/value-decoder.js';
+import { ResultsSource, type MessageValuesDecoder } from '../result-format/results-source.js';
+import type { ValueStage } from '../engine/value-stage.js';
 
 interface Settings<T> {
   /** A super stream's partitions run one loop each (`.toPartitions()`). */

@@ -1,5 +1,5 @@
 import { ConfigError, type ProcessingStage } from '../common/errors.js';
-import type { Source } from './ports.js';
+import type { Source } from '../ports/ports.js';
 import { decodeResult, type ResultOutput } from './result-format.js';
 
 /**

@@ -1,4 +1,4 @@
-import { sourceMessage } from './source-message.js';
+import { sourceMessage } from '../codecs/source-message.js';
 import type { StepResult } from './step-result.js';
 
 /**

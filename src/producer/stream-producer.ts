@@ -1,8 +1,8 @@
 import { ConfigError, PublishError } from '../common/errors.js';
 import { checkReference } from '../common/stream-protocol.js';
-import type { Target } from './ports.js';
-import { jsonMessage } from './source-message.js';
-import { plainEntriesFit, writeRefusal, writeSize } from './write-size.js';
+import type { Target } from '../ports/ports.js';
+import { jsonMessage } from '../codecs/source-message.js';
+import { plainEntriesFit, writeRefusal, writeSize } from '../ports/write-size.js';
 
 export interface ProducerOptions {
   /**

@@ -1,4 +1,4 @@
-import type { Target } from './ports.js';
+import type { Target } from '../ports/ports.js';
 
 /**
  * Pipelines publishes to a target without reordering: up to `maxInFlight` writes await

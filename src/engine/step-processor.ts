@@ -5,18 +5,14 @@ import type { Key } from '../common/keyed-output.js';
 import { WindowBuffer } from '../windows/window-buffer.js';
 import type { Aggregator } from '../common/aggregator.js';
 import { describe, ProcessingError, type ProcessingStage } from '../common/errors.js';
-import type { SourceChunk } from './ports.js';
-import type { StepResult } from './step-result.js';
-import type { BodyDecoder } from './value-decoder.js';
-import type { MessageValuesDecoder } from './results-source.js';
+import type { SourceChunk } from '../ports/ports.js';
+import type { StepResult } from '../result-format/step-result.js';
+import type { BodyDecoder } from '../api/value-decoder.js';
+import type { MessageValuesDecoder } from '../result-format/results-source.js';
 import type { ValueStage } from './value-stage.js';
 import { MessageReader, ReadOutcome } from './message-reader.js';
 import { Rejections } from './rejections.js';
-
-/** What happens to a message whose event time is before the open window. */
-export type LatePolicy = 'include' | 'drop' | 'side';
-/** What happens to a message that cannot be decoded, keyed or reduced. */
-export type ErrorPolicy = 'stop' | 'dead-letter';
+import type { ErrorPolicy, LatePolicy } from '../api/policies.js';
 
 export interface StepProcessorConfig<T, A, R> {
   readonly stream: string;
