@@ -9,7 +9,10 @@ process.env.PROPERTY_SEED ??= '7';
 export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.unit.config.ts' },
-  mutate: ['src/{api,dsl,engine,partitioning,ports,producer,result-format,windows}/**/*.ts', '!src/**/index.ts'],
+  mutate: [
+    'src/{api,dsl,engine,partitioning,ports,producer,result-format,windows}/**/*.ts',
+    '!src/**/index.ts',
+  ],
   coverageAnalysis: 'perTest',
   checkers: [],
   concurrency: 2,
