@@ -11,8 +11,8 @@
 // - a transform with any packing or encode but its own (it writes the user's bodies);
 // - late policies on count windows (no event-time bounds), 'include' on event-time windows;
 // - stage 1 of a two-stage pipeline with your own `encode` (stage 2 reads the result format).
-// Not recorded: the idle flush (`flush.idleMs`), decided by wall-clock silence, so where it
-// falls is not a function of the inputs; the caught-up flush covers the same flushed results.
+// The idle flush (`flush.idleMs`) is decided by a wall-clock silence: its cases fake the
+// timers and let the silence pass only once every message was read, so it falls at one place.
 import {
   aggregate,
   fromResults,
@@ -26,7 +26,7 @@ import {
   type EventTimeWindowSpec,
   type LatePolicy,
   type PackMode,
-  type RunOptions,
+  type Runner,
   type Source,
   type StepResult,
   type Target,
@@ -34,6 +34,7 @@ import {
   type WindowAssigner,
   type WindowSpec,
 } from '../../../src/index.js';
+import { vi } from 'vitest';
 import * as windowKinds from '../../../src/windows/index.js';
 import { isEventTimeSpec } from '../../../src/windows/event-time-spec.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
@@ -219,6 +220,9 @@ const everyFifth: WindowSpec = {
 const SECOND = 1000;
 const HOUR = 3_600_000;
 
+/** What a case does with its job: run it, and watch it (an idle flush). */
+type Job = Pick<Runner<Reading, unknown, unknown>, 'run' | 'on'>;
+
 /** A keyed window job over the standard readings (seconds apart, or hours for calendar windows). */
 interface WindowScenario {
   readonly name: string;
@@ -226,12 +230,13 @@ interface WindowScenario {
   readonly eventTime: boolean;
   readonly step?: number;
   readonly count?: number;
-  readonly flushCaughtUp?: boolean;
+  /** Flushes open windows at the end of each run, or after a silence (see windowCase). */
+  readonly flush?: 'caught-up' | 'idle';
   readonly badMessages?: boolean;
   /** Sessions: readings after the standard ones, one bridging two sessions of key 'd'. */
   readonly bridge?: boolean;
   readonly job: (source: Source) => {
-    to(target: Target, options: TargetOptions): { run(options: RunOptions): Promise<unknown> };
+    to(target: Target, options: TargetOptions): Job;
   };
 }
 
@@ -372,7 +377,18 @@ const scenarios: readonly WindowScenario[] = [
     name: 'step-session-flush-caught-up',
     bridge: true,
     eventTime: false,
-    flushCaughtUp: true,
+    flush: 'caught-up',
+    job: (source) =>
+      keyed(source)
+        .window(built('session', w.session('8s')))
+        .key((r) => r.sensor)
+        .aggregate(sumAndCount),
+  },
+  {
+    name: 'step-session-flush-idle',
+    bridge: true,
+    eventTime: false,
+    flush: 'idle',
     job: (source) =>
       keyed(source)
         .window(built('session', w.session('8s')))
@@ -478,7 +494,18 @@ const scenarios: readonly WindowScenario[] = [
     name: 'event-session-flush-caught-up',
     bridge: true,
     eventTime: true,
-    flushCaughtUp: true,
+    flush: 'caught-up',
+    job: (source) =>
+      keyed(source)
+        .window(built('session', w.session('8s', { grace: '4s' })))
+        .key((r) => r.sensor)
+        .aggregate(sumAndCount),
+  },
+  {
+    name: 'event-session-flush-idle',
+    bridge: true,
+    eventTime: true,
+    flush: 'idle',
     job: (source) =>
       keyed(source)
         .window(built('session', w.session('8s', { grace: '4s' })))
@@ -525,6 +552,13 @@ function scenarioMessages(scenario: WindowScenario): Uint8Array[] {
   return messages;
 }
 
+const IDLE_MS = 1_000;
+
+const FLUSH_OPTIONS = {
+  'caught-up': { caughtUp: true },
+  idle: { idleMs: IDLE_MS, oneInstance: true },
+} as const;
+
 function windowCase(scenario: WindowScenario, packing: Packing): CorpusCase {
   return {
     name: `${scenario.name}.${packing}`,
@@ -532,24 +566,69 @@ function windowCase(scenario: WindowScenario, packing: Packing): CorpusCase {
     async run() {
       const messages = scenarioMessages(scenario);
       const broker = brokerWith([]);
-      const options = targetOptions(
-        packing,
-        scenario.flushCaughtUp === true ? { flush: { caughtUp: true } } : {},
-      );
-      // A flush case runs twice: to offset 17 (c at 74 s), then on; its first message (c at
-      // 78 s) continues a flushed session, so its outputs are marked `continues`.
-      const parts =
-        scenario.flushCaughtUp === true ? [messages.slice(0, 18), messages.slice(18)] : [messages];
-      for (const part of parts) {
-        appendInChunks(broker, 'source', part);
-        await scenario
+      const flush = scenario.flush === undefined ? {} : { flush: FLUSH_OPTIONS[scenario.flush] };
+      const job = () =>
+        scenario
           .job(broker.source('source'))
-          .to(broker.target('target', { producer: 'corpus' }), options)
-          .run({ untilCaughtUp: true });
+          .to(broker.target('target', { producer: 'corpus' }), targetOptions(packing, flush));
+      // A flush case flushes twice: after offset 17 (c at 74 s), then at the end; the message
+      // after the first (c at 78 s) continues a flushed session, so its outputs are marked
+      // `continues`.
+      const parts =
+        scenario.flush === undefined ? [messages] : [messages.slice(0, 18), messages.slice(18)];
+      if (scenario.flush === 'idle') {
+        await runWithSilences(broker, job(), parts);
+      } else {
+        for (const part of parts) {
+          appendInChunks(broker, 'source', part);
+          await job().run({ untilCaughtUp: true });
+        }
       }
       return { broker, streams: ['target'] };
     },
   };
+}
+
+/**
+ * One run of `job` with fake timers: each part is appended, read to its last message, and
+ * followed by a silence of IDLE_MS, which flushes; the run then stops. The only timer the
+ * job then has is its idle timer, so the silence falls after the part's last message.
+ */
+async function runWithSilences(
+  broker: MemoryBroker,
+  job: Job,
+  parts: readonly (readonly Uint8Array[])[],
+): Promise<void> {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  try {
+    let read = 0;
+    let published = -1n;
+    job.on('read', (event) => (read += event.messages));
+    job.on('published', (event) => (published = event.lastOffset));
+    const stop = new AbortController();
+    const running = job.run({ signal: stop.signal });
+    let appended = 0;
+    for (const part of parts) {
+      appendInChunks(broker, 'source', part);
+      appended += part.length;
+      const last = BigInt(appended - 1);
+      await until(() => read === appended && vi.getTimerCount() === 1, 'the part read');
+      await vi.advanceTimersByTimeAsync(IDLE_MS);
+      await until(() => published === last, `the flush at offset ${last}`);
+    }
+    stop.abort();
+    await running;
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
+/** Waits (on the real event loop) until `done()`, or fails naming `what`. */
+async function until(done: () => boolean, what: string): Promise<void> {
+  for (let turn = 0; !done(); turn++) {
+    if (turn === 100_000) throw new Error(`corpus: waited in vain for ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 /** Two stages: per-key event-time totals, then (from their results) 2-minute totals. */
