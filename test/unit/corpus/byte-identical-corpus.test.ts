@@ -1,15 +1,18 @@
 // Targets stay byte-identical (issue 18): every case of corpus-cases.ts runs on the embedded
 // broker and its writes must equal, byte for byte, the recording in test/fixtures/corpus/.
-// `UPDATE_CORPUS=1 npx vitest run test/unit/corpus/byte-identical-corpus.test.ts` rewrites
-// the recording; a change there is a wire-format change (see the corpus README).
+// `UPDATE_CORPUS=1 npx vitest run --config vitest.unit.config.ts <this file>` (no broker
+// needed) rewrites the recording; a change there is a wire-format change (see the corpus
+// README). Then review `git diff test/fixtures/corpus/`: only the cases you meant to change.
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
+  ALL_ASSIGNMENTS,
   ALL_LATE_POLICIES,
   ALL_PACK_MODES,
   PACKINGS,
   WINDOW_FACTORIES,
+  assignmentsUsed,
   corpusCases,
   earlyUsed,
   factoriesUsed,
@@ -129,6 +132,7 @@ describe('the byte-identical corpus of target outputs', () => {
     for (const factory of ['tumbling', 'count', 'session']) {
       expect(new Set(variants(factory)), factory).toEqual(new Set(['step', 'event-time']));
     }
+    expect([...assignmentsUsed].sort()).toEqual([...ALL_ASSIGNMENTS].sort());
     const built = [...factoriesUsed.values()].flatMap((set) => [...set]);
     // Calendar sizes (day and week) in both kinds; compaction by count, every and gap.
     for (const described of ['step tumbling(1d', 'step tumbling(1w', 'event-time tumbling(1d']) {

@@ -36,7 +36,7 @@ import {
 } from '../../../src/index.js';
 import { vi } from 'vitest';
 import * as windowKinds from '../../../src/windows/index.js';
-import { isEventTimeSpec } from '../../../src/windows/event-time-spec.js';
+import { isEventTimeSpec, type WindowAssignment } from '../../../src/windows/event-time-spec.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { seededRandom } from '../../support/seeded-random.js';
 
@@ -60,6 +60,12 @@ const LATE_POLICIES = ['include', 'drop', 'side'] as const satisfies readonly La
 export const ALL_LATE_POLICIES: readonly LatePolicy[] = LATE_POLICIES;
 type UncoveredLatePolicy = Exclude<LatePolicy, (typeof LATE_POLICIES)[number]>;
 export const latePoliciesCovered: [UncoveredLatePolicy] extends [never] ? true : never = true;
+// The same for the ways an event-time window assigns elements (aligned, merging, count).
+type Assignment = WindowAssignment['type'];
+const ASSIGNMENTS = ['aligned', 'merging', 'count'] as const satisfies readonly Assignment[];
+export const ALL_ASSIGNMENTS: readonly Assignment[] = ASSIGNMENTS;
+type UncoveredAssignment = Exclude<Assignment, (typeof ASSIGNMENTS)[number]>;
+export const assignmentsCovered: [UncoveredAssignment] extends [never] ? true : never = true;
 
 export interface CorpusCase {
   /** The file name under test/fixtures/corpus/ (without .json). */
@@ -74,6 +80,8 @@ export const factoriesUsed = new Map<string, Set<string>>();
 /** The late policies and early updates the cases set. */
 export const latePoliciesUsed = new Set<LatePolicy>();
 export const earlyUsed = new Set<string>();
+/** The event-time assignments of the windows the cases built. */
+export const assignmentsUsed = new Set<Assignment>();
 
 type Factories = typeof windowKinds;
 /** The exported window factories (the functions among the windows' public exports). */
@@ -84,6 +92,7 @@ export const WINDOW_FACTORIES = Object.entries(windowKinds)
 /** Calls an exported window factory, noting the kind of window it built. */
 function built<S extends WindowSpec | EventTimeWindowSpec>(factory: keyof Factories, spec: S): S {
   const variant = `${isEventTimeSpec(spec) ? 'event-time' : 'step'} ${spec.describe()}`;
+  if (isEventTimeSpec(spec)) assignmentsUsed.add(spec.assignment.type);
   const seen = factoriesUsed.get(factory) ?? new Set<string>();
   seen.add(variant);
   factoriesUsed.set(factory, seen);
