@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import type { GroupObserver, ReadStart, Source, SourceChunk } from '../ports/ports.js';
-import { checkLogger, type Logger } from '../common/logger.js';
-import { timerMs } from '../common/timer-duration.js';
-import { checkProtocolString, checkReference } from '../common/stream-protocol.js';
+import type { GroupObserver, ReadStart, Source, SourceChunk } from '../../ports/ports.js';
+import { checkLogger, type Logger } from '../../common/logger.js';
+import { timerMs } from '../../common/timer-duration.js';
+import { checkProtocolString, checkReference } from '../../common/stream-protocol.js';
 import {
   ConfigError,
   SourceDeactivatedError,
@@ -11,19 +11,23 @@ import {
   StreamWindowsError,
   describe,
   isRetriable,
-} from '../common/errors.js';
-import { backoffDelay, backoffDelays } from './backoff-delays.js';
+} from '../../common/errors.js';
+import { backoffDelay, backoffDelays } from '../backoff-delays.js';
 import { endOffset } from './source-end-offset.js';
 import {
   Subscription,
   type ActivationStart,
   type SingleActiveOptions,
 } from './source-subscription.js';
-import { resolveReadStart } from '../ports/read-start.js';
-import { checkAddressResolver, type AddressResolver, type MemberReach } from './node-connection.js';
-import { KnownNodes } from './known-nodes.js';
+import { resolveReadStart } from '../../ports/read-start.js';
+import {
+  checkAddressResolver,
+  type AddressResolver,
+  type MemberReach,
+} from '../cluster/node-connection.js';
+import { KnownNodes } from '../cluster/known-nodes.js';
 import { queryStoredOffset, storeOffset } from './stored-offset.js';
-import { nodeName, type NodeAddress, type StreamMembers } from './stream-members.js';
+import { nodeName, type NodeAddress, type StreamMembers } from '../cluster/stream-members.js';
 
 /** The probe gets half the bound to be answered: much less, and a busy node looks frozen. */
 const MIN_STALL_TIMEOUT_MS = 1_000;
