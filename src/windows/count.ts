@@ -2,10 +2,11 @@ import { ConfigError } from '../common/errors.js';
 import type { EventTimeWindowSpec, WindowAssignment } from './event-time-spec.js';
 import { TriggerResult, type Trigger } from './trigger.js';
 import { Placement, type WindowAssigner } from './window-assigner.js';
+import { probeWindows, stepWindowsOf, type Probed, type WindowProbe } from './window-probe.js';
 import type { WindowSpec } from './window-spec.js';
 
 /** A validated count window configuration; build it with `count()`. */
-export class CountSpec implements WindowSpec {
+export class CountSpec implements WindowSpec, Probed {
   readonly kind = 'count';
   // Every element is Inside the global window, so nothing is ever late.
   readonly hasEventTimeBounds = false;
@@ -27,6 +28,10 @@ export class CountSpec implements WindowSpec {
 
   createTrigger(): Trigger {
     return new CountTrigger(this.n);
+  }
+
+  [probeWindows](): WindowProbe {
+    return { windowsOf: stepWindowsOf(this), calendar: false };
   }
 }
 

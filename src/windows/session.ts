@@ -3,10 +3,11 @@ import type { EventTimeWindowSpec, WindowAssignment } from './event-time-spec.js
 import { parseGrace } from './grace.js';
 import { neverTrigger, type Trigger } from './trigger.js';
 import { Placement, type WindowAssigner } from './window-assigner.js';
+import { probeWindows, stepWindowsOf, type Probed, type WindowProbe } from './window-probe.js';
 import type { WindowSpec } from './window-spec.js';
 
 /** A validated session window configuration; build it with `session()`. */
-export class SessionSpec implements WindowSpec {
+export class SessionSpec implements WindowSpec, Probed {
   readonly kind = 'session';
   readonly hasEventTimeBounds = true;
 
@@ -27,6 +28,10 @@ export class SessionSpec implements WindowSpec {
 
   createTrigger(): Trigger {
     return neverTrigger;
+  }
+
+  [probeWindows](): WindowProbe {
+    return { windowsOf: stepWindowsOf(this), calendar: false };
   }
 }
 
