@@ -1,5 +1,6 @@
+import type { CountAssignment } from './per-key-counts.js';
 import { ConfigError } from '../common/errors.js';
-import type { EventTimeWindowSpec, WindowAssignment } from './event-time-spec.js';
+import type { EventTimeWindowSpec } from './event-time-spec.js';
 import { TriggerResult, type Trigger } from './trigger.js';
 import { Placement, type WindowAssigner } from './window-assigner.js';
 import { probeWindows, stepWindowsOf, type Probed, type WindowProbe } from './window-probe.js';
@@ -46,7 +47,7 @@ export interface CountOptions {
 /** Per-key count windows: `count(n, { perKey: true })`. */
 export class KeyedCountSpec implements EventTimeWindowSpec {
   readonly kind = 'count';
-  readonly assignment: WindowAssignment;
+  readonly assignment: CountAssignment;
 
   constructor(readonly n: number) {
     this.assignment = { type: 'count', n };

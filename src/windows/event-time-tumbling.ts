@@ -1,5 +1,6 @@
+import type { AlignedAssignment } from './aligned-windows.js';
 import { formatDuration } from './duration.js';
-import type { AlignedAssigner, EventTimeWindowSpec, WindowAssignment } from './event-time-spec.js';
+import type { AlignedAssigner, EventTimeWindowSpec } from './event-time-spec.js';
 import type { TumblingSpec } from './tumbling.js';
 import { probeWindows, type Probed, type WindowProbe } from './window-probe.js';
 
@@ -11,7 +12,7 @@ import { probeWindows, type Probed, type WindowProbe } from './window-probe.js';
  */
 export class EventTimeTumblingSpec implements EventTimeWindowSpec, Probed {
   readonly kind = 'tumbling';
-  readonly assignment: WindowAssignment;
+  readonly assignment: AlignedAssignment;
 
   constructor(
     /** The size and alignment of the windows. */

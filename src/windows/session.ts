@@ -1,5 +1,6 @@
+import type { MergingAssignment } from './merging-sessions.js';
 import { formatDuration, parseDuration, type Duration } from './duration.js';
-import type { EventTimeWindowSpec, WindowAssignment } from './event-time-spec.js';
+import type { EventTimeWindowSpec } from './event-time-spec.js';
 import { parseGrace } from './grace.js';
 import { neverTrigger, type Trigger } from './trigger.js';
 import { Placement, type WindowAssigner } from './window-assigner.js';
@@ -46,7 +47,7 @@ export interface SessionOptions {
 /** Per-key sessions closed by the watermark: `session(gap, { grace })`. */
 export class KeyedSessionSpec implements EventTimeWindowSpec {
   readonly kind = 'session';
-  readonly assignment: WindowAssignment;
+  readonly assignment: MergingAssignment;
 
   constructor(
     readonly gap: number,
