@@ -1,6 +1,6 @@
-import type { CountAssignment } from './per-key-counts.js';
 import { ConfigError } from '../common/errors.js';
 import type { EventTimeWindowSpec } from './event-time-spec.js';
+import type { CountAssignment } from './per-key-counts.js';
 import { TriggerResult, type Trigger } from './trigger.js';
 import { Placement, type WindowAssigner } from './window-assigner.js';
 import { probeWindows, stepWindowsOf, type Probed, type WindowProbe } from './window-probe.js';

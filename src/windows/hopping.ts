@@ -1,5 +1,5 @@
-import type { AlignedAssignment } from './aligned-windows.js';
 import { ConfigError } from '../common/errors.js';
+import type { AlignedAssignment } from './aligned-windows.js';
 import { formatDuration, parseDuration, type Duration } from './duration.js';
 import type { AlignedAssigner, EventTimeWindowSpec } from './event-time-spec.js';
 import { parseGrace } from './grace.js';

@@ -1,7 +1,7 @@
-import type { MergingAssignment } from './merging-sessions.js';
 import { formatDuration, parseDuration, type Duration } from './duration.js';
 import type { EventTimeWindowSpec } from './event-time-spec.js';
 import { parseGrace } from './grace.js';
+import type { MergingAssignment } from './merging-sessions.js';
 import { neverTrigger, type Trigger } from './trigger.js';
 import { Placement, type WindowAssigner } from './window-assigner.js';
 import { probeWindows, stepWindowsOf, type Probed, type WindowProbe } from './window-probe.js';
