@@ -1,17 +1,11 @@
 import type { RunOptions, RunSummary } from '../api/run-options.js';
 import {
-  DefinitionChangeRefusedError,
   isRetriable,
-  JobDefinitionError,
   OutputTooLargeError,
   ProcessingError,
-  ProducerRenamedError,
-  RecoveryError,
   SourceDeactivatedError,
   StreamWindowsError,
 } from '../common/errors.js';
-import { CodecError } from '../codecs/codec-error.js';
-import { isEventTimeSpec } from '../windows/event-time-spec.js';
 import type { Logger } from '../common/logger.js';
 import {
   JobEvents,
@@ -21,11 +15,11 @@ import {
 } from '../api/job-events.js';
 import { OrderedPublisher } from './ordered-publisher.js';
 import type { GroupObserver, Source, SourceChunk, Target } from '../ports/ports.js';
-import { refusedChange } from '../api/job-definition.js';
-import { decodeResultHeader, type ResultHeader } from '../result-format/result-format.js';
-import { StepProcessor, type StepProcessorConfig } from './step-processor.js';
-import type { RecoveryState, StepResult } from '../result-format/step-result.js';
-import { WindowOperator, type WindowOperatorConfig } from './window-operator.js';
+import type { StepResult } from '../result-format/step-result.js';
+import { createProcessor, type ProcessorConfig } from './processor-factory.js';
+import type { Processor } from './processor.js';
+import { ResumePoint, resumesAtOne, type FoundStart } from './resume/resume-point.js';
+import type { JobDefinitionCheck } from './resume/definition-check.js';
 import { writeSize } from '../ports/write-size.js';
 import { skipReference, skipsThrough, stopReference } from './skip-request.js';
 import { IDLE, orIdle } from '../ports/idle-timeout.js';
@@ -40,8 +34,8 @@ export type ResultOf<Job> = Job extends Runner<infer _T, infer _A, infer R> ? R 
 export interface RunnerConfig<T, A, R> {
   readonly source: Source;
   readonly target: Target;
-  /** A step processor's, or for event-time windows (the spec tells) a window operator's. */
-  readonly processor: StepProcessorConfig<T, A, R> | WindowOperatorConfig<T, A, R>;
+  /** A step processor's, or for event-time windows a window operator's (./processor-factory.ts). */
+  readonly processor: ProcessorConfig<T, A, R>;
   readonly encode: (result: StepResult<R>) => Uint8Array[];
   /** Results awaiting their confirm at once (default 32). */
   readonly maxInFlight: number;
@@ -57,7 +51,7 @@ export interface RunnerConfig<T, A, R> {
    * messages carry none. `allowChange`: a last result of another definition is gone on from,
    * with a warning, instead of stopping the job.
    */
-  readonly definition: { readonly current: string; readonly allowChange: boolean } | undefined;
+  readonly definition: JobDefinitionCheck | undefined;
   /**
    * The name an earlier version gave this loop's producer (a partitioned job's, see
    * `.toPartitions()`): a start whose producer never published stops with a
@@ -69,10 +63,11 @@ export interface RunnerConfig<T, A, R> {
     readonly caughtUp: boolean;
     readonly idleMs: number | undefined;
     /**
-     * A step job flushing into the library's result format: a resume reads the producer's
-     * last result, to reopen the window a flush left open (see `resumeAfterFlush`).
+     * The job writes the library's result format (not its own `encode`): a flushing step job's
+     * start reads its last result back, to reopen the window a flush left open
+     * (./resume/after-flush.ts).
      */
-    readonly readsLastResult: boolean;
+    readonly resultFormat: boolean;
   };
 }
 
@@ -89,8 +84,7 @@ export interface RunnerConfig<T, A, R> {
 export class Runner<T, A, R> {
   private readonly events: JobEvents;
   private publisher: OrderedPublisher | undefined;
-  /** Whether this loop told that its target cannot answer for its former producer name. */
-  private renameUncheckedLogged = false;
+  private readonly resumePoint: ResumePoint;
 
   constructor(private readonly config: RunnerConfig<T, A, R>) {
     this.events = new JobEvents((name, error) =>
@@ -99,6 +93,13 @@ export class Runner<T, A, R> {
         `a listener of '${name}' threw; the job goes on`,
       ),
     );
+    this.resumePoint = new ResumePoint({
+      target: config.target,
+      logger: config.logger,
+      where: () => this.where(),
+      definition: config.definition,
+      formerProducer: config.formerProducer,
+    });
   }
 
   get source(): Source {
@@ -202,24 +203,21 @@ export class Runner<T, A, R> {
     if (signal.aborted) return;
     // The resume point is read when the source may deliver (for a single active consumer, at
     // its activation, maybe long after this start), so that what another instance published
-    // until then is where this one goes on. Everything below uses the `last` read then.
-    let last = 0n;
+    // until then is where this one goes on. Everything below uses the `found` read then.
+    let found: FoundStart | undefined;
     let caughtUp = false;
     let stopAtStart = false;
     const processor = this.createProcessor();
-    // Event-time windows resume where their last result says (its windows still open then
-    // began earlier); known at the resume point whether the producer ever published.
-    let recovered: boolean | undefined;
     // Whether the producer ever published: a scan of the whole target on RabbitMQ, so asked at
     // most once per start, by the first read that needs it (all of them before this start
     // publishes anything, so one answer serves them all).
     let publishedScan: Promise<boolean> | undefined;
     const hasPublished = (): Promise<boolean> => (publishedScan ??= target.hasPublished());
     const resumePoint = async (): Promise<bigint | 'first'> => {
-      let from: bigint | 'first';
-      ({ last, from, recovered } = await this.readStart(processor, hasPublished));
+      found = await this.resumePoint.read(processor, hasPublished);
+      const { last, from } = found;
       // A last id of 0 counts as published when the job found its result under it.
-      const published = last > 0n || recovered === true;
+      const published = last > 0n || found.published === true;
       if (this.config.processor.onError === 'stop') {
         processor.skipThrough(skipsThrough(skipRequest, last, published));
       }
@@ -249,16 +247,14 @@ export class Runner<T, A, R> {
     const countResult = (): void => void counters.results++;
     const countDuplicate = (): void => void counters.duplicates++;
     const zeroStored = (): Promise<boolean> =>
-      (zeroWasStored ??= recovered === undefined ? hasPublished() : Promise.resolve(recovered));
-    // `holdLast`: the last result stays in `ready`, for an idle flush to join (see below).
-    const publishReady = async (readAt: number, holdLast = false): Promise<void> => {
+      (zeroWasStored ??=
+        found?.published === undefined ? hasPublished() : Promise.resolve(found.published));
+    // `idleFlushMayFollow`: a result an idle flush would join stays behind (see below).
+    const publishReady = async (readAt: number, idleFlushMayFollow = false): Promise<void> => {
       const observed = this.events.has('published');
-      const { ready } = processor;
-      const count = holdLast ? ready.length - 1 : ready.length;
-      for (let i = 0; i < count; i++) {
-        const result = ready[i] as StepResult<R>;
+      for (const result of processor.takeReady(idleFlushMayFollow)) {
         const id = result.lastOffset;
-        const duplicate = id === 0n && last === 0n && (await zeroStored());
+        const duplicate = id === 0n && (found?.last ?? 0n) === 0n && (await zeroStored());
         const count = duplicate ? countDuplicate : countResult;
         // Counted on the confirm: a publish lost with its connection is published again.
         await publisher.publish(
@@ -268,12 +264,11 @@ export class Runner<T, A, R> {
           this.routingKey(result),
         );
       }
-      ready.splice(0, count);
     };
     const { idleMs } = this.config.flush;
     // The read under way, kept across an idle flush: the chunk it brings is the next one.
     let pending: Promise<IteratorResult<SourceChunk, void>> | undefined;
-    const chunks = this.readFromResumePoint(resumePoint, () => last, hasPublished, signal);
+    const chunks = this.readFromResumePoint(resumePoint, () => found, hasPublished, signal);
     try {
       for (;;) {
         pending ??= chunks.next();
@@ -282,8 +277,8 @@ export class Runner<T, A, R> {
         const read = publisher.idle ? pending : publisher.unlessFailed(pending);
         // The idle timer runs only here, between results' publishes, never during one: a
         // flush is published in the loop like any result, so nothing is reordered.
-        const flushable = processor.canFlush || processor.ready.length > 0;
-        const next = idleMs !== undefined && flushable ? await orIdle(read, idleMs) : await read;
+        const next =
+          idleMs !== undefined && processor.canFlush ? await orIdle(read, idleMs) : await read;
         if (next === IDLE) {
           if (signal.aborted) break; // stopped while the timer ran: nothing more is decided
           processor.flush();
@@ -319,15 +314,14 @@ export class Runner<T, A, R> {
         if (reachedEnd && options.untilCaughtUp === true && this.config.flush.caughtUp) {
           processor.flush();
         }
-        // With an idle flush, a result decided at the chunk's last message waits (until the
+        // With an idle flush, a result decided at the chunk's last message may wait (until the
         // next chunk, or the flush it then joins): a flush after it could go under no new id.
-        const hold =
+        const idleFlushMayFollow =
           idleMs !== undefined &&
           failure === undefined &&
-          !(reachedEnd && options.untilCaughtUp === true) &&
-          processor.holdsDecision;
+          !(reachedEnd && options.untilCaughtUp === true);
         // Steps that ended before a failing message are complete: publish them first.
-        await publishReady(readAt, hold);
+        await publishReady(readAt, idleFlushMayFollow);
         if (failure !== undefined) throw failure.error;
         if (reachedEnd) {
           caughtUp = true;
@@ -353,36 +347,6 @@ export class Runner<T, A, R> {
       pending?.catch(() => undefined);
       await chunks.return(undefined).catch(() => undefined);
     }
-  }
-
-  /**
-   * What the broker tells a start, read in this order: the producer's last publishing id
-   * `last`; when 0, whether the producer was renamed (`checkNotRenamed`); its last result with
-   * its definition checked (`startingResult`); then where the processor resumes: an event-time
-   * job from its result's recovery state, a flushing step job past its flushed window
-   * (`resumeAfterFlush`), any other from `last` + 1 ('first' for 0). `recovered`: whether the
-   * producer ever published, when one of those found out (undefined when none asked).
-   */
-  private async readStart(
-    processor: StepProcessor<T, A, R> | WindowOperator<T, A, R>,
-    hasPublished: () => Promise<boolean>,
-  ): Promise<{ last: bigint; from: bigint | 'first'; recovered: boolean | undefined }> {
-    const last = await this.config.target.lastPublishingId();
-    if (last === 0n) await this.checkNotRenamed(hasPublished);
-    const lastResult = await this.startingResult(processor, last);
-    const from: bigint | 'first' = last > 0n ? last + 1n : 'first';
-    if (processor instanceof WindowOperator) {
-      const state = this.recoveryState(last, lastResult);
-      if (state === undefined) return { last, from, recovered: false };
-      processor.restore(state, last);
-      return { last, from: state.offset, recovered: true };
-    }
-    const { flush } = this.config;
-    if (flush.caughtUp || flush.idleMs !== undefined) {
-      const resumed = await this.resumeAfterFlush(processor, last, lastResult, hasPublished);
-      return { last, from: resumed.from, recovered: resumed.published };
-    }
-    return { last, from, recovered: undefined };
   }
 
   /**
@@ -455,165 +419,10 @@ export class Runner<T, A, R> {
     return this.config.route === undefined;
   }
 
-  private createProcessor(): StepProcessor<T, A, R> | WindowOperator<T, A, R> {
-    const config = this.config.processor;
-    return isOperatorConfig(config) ? new WindowOperator(config) : new StepProcessor(config);
-  }
-
-  /**
-   * The producer's result under publishing id `last`, when this start needs it (undefined
-   * when not), its definition checked: one read and one decode for everything a start does
-   * with it. Event-time windows restore their state from it and a flushing step job reopens
-   * its flushed window, whatever the last id; any job writing the result format checks whose
-   * result it is, when the producer published (a last id of 0 is not checked: it costs a read
-   * of the whole target when the producer never published, the common case).
-   */
-  private async startingResult(
-    processor: StepProcessor<T, A, R> | WindowOperator<T, A, R>,
-    last: bigint,
-  ): Promise<LastResult | undefined> {
-    const { flush, definition } = this.config;
-    const flushes = flush.caughtUp || flush.idleMs !== undefined;
-    const needed =
-      processor instanceof WindowOperator ||
-      (flushes && flush.readsLastResult) ||
-      (definition !== undefined && last > 0n);
-    if (!needed) return undefined;
-    const bytes = await this.config.target.readResult(last);
-    if (bytes === undefined) return { kind: 'missing' };
-    let header: ResultHeader;
-    try {
-      header = decodeResultHeader(bytes);
-    } catch (cause) {
-      if (!(cause instanceof CodecError)) throw cause;
-      return { kind: 'unreadable', reason: cause.message };
-    }
-    this.checkDefinition(header.definition, last);
-    return { kind: 'read', header };
-  }
-
-  /**
-   * One job definition per producer name: a last result written by another definition stops
-   * the job before it publishes anything, unless the change was asked for. A result without
-   * one (written by an earlier version, or by `encodeResult` without it) is accepted.
-   */
-  private checkDefinition(found: string | undefined, last: bigint): void {
-    const { definition, target, logger } = this.config;
-    if (definition === undefined || found === undefined || found === definition.current) return;
-    if (!definition.allowChange) {
-      throw new JobDefinitionError(target.stream, target.producer, last, found, definition.current);
-    }
-    const refused = refusedChange(found, definition.current);
-    if (refused !== undefined) {
-      const { stream, producer } = target;
-      throw new DefinitionChangeRefusedError(
-        stream,
-        producer,
-        last,
-        found,
-        definition.current,
-        refused,
-      );
-    }
-    logger.warn(
-      { ...this.where(), lastPublishingId: String(last), found, definition: definition.current },
-      "the producer's last result was written by another job definition: going on from it with this one (allowDefinitionChange)",
-    );
-  }
-
-  /**
-   * Asked when the producer's last id is 0: if its former name published on the target, the
-   * job was upgraded from that name, and starting would read the source again from its first
-   * offset and publish every result a second time. One query; a scan only when the former
-   * name did publish (whether this producer's 0 is "never" or "offset 0"). A former name whose
-   * only result is offset 0's answers 0 too and is not caught: at most that one result twice.
-   */
-  private async checkNotRenamed(hasPublished: () => Promise<boolean>): Promise<void> {
-    const { formerProducer, target, logger } = this.config;
-    if (formerProducer === undefined) return;
-    if (target.lastPublishingIdOf === undefined) {
-      // A wrapper that does not forward it turns the check off: say so, once per loop.
-      if (!this.renameUncheckedLogged) {
-        this.renameUncheckedLogged = true;
-        logger.warn(
-          { ...this.where(), formerProducer },
-          `the target has no lastPublishingIdOf, so whether the former producer name '${formerProducer}' published is not checked: if it did, this job reads its source again from the first offset and publishes every result a second time`,
-        );
-      }
-      return;
-    }
-    const formerLast = await target.lastPublishingIdOf(formerProducer);
-    if (formerLast === 0n || (await hasPublished())) return;
-    throw new ProducerRenamedError(target.stream, target.producer, formerProducer, formerLast);
-  }
-
-  /**
-   * The recovery state of the producer's result under publishing id `last`: undefined when the
-   * producer never published (a last id of 0 and no result under it). A result that should be
-   * there and is not, or carries no recovery state, stops the job (RecoveryError).
-   */
-  private recoveryState(last: bigint, result: LastResult | undefined): RecoveryState | undefined {
-    const { target } = this.config;
-    const fail = (reason: string): RecoveryError =>
-      new RecoveryError(target.stream, target.producer, last, reason);
-    // Always read for event-time windows (see startingResult).
-    if (result === undefined || result.kind === 'missing') {
-      if (last === 0n) return undefined;
-      throw fail(
-        'the target holds no result of it under that id (removed by retention, or the name was used by another job)',
-      );
-    }
-    if (result.kind === 'unreadable') throw fail(`its result cannot be read: ${result.reason}`);
-    const { recovery } = result.header;
-    if (recovery === undefined) {
-      throw fail(
-        'its result carries no recovery state (written by a job without event-time windows)',
-      );
-    }
-    return recovery;
-  }
-
-  /**
-   * Where a step job that flushes resumes, and the window it goes on with. A flush ends a
-   * step before its window: the producer's last result may be such a step, and its window
-   * (the bounds it carries) is reopened, so that the next step tells whether it continues
-   * it. A missing or unreadable result costs only that mark (every message is in one result
-   * either way), so it is a warning. And a flushed step of offset 0 alone is no step a read
-   * from 'first' makes again: the job resumes at 1 whenever the producer published.
-   */
-  private async resumeAfterFlush(
-    processor: StepProcessor<T, A, R>,
-    last: bigint,
-    lastResult: LastResult | undefined,
-    hasPublished: () => Promise<boolean>,
-  ): Promise<{ from: bigint | 'first'; published: boolean | undefined }> {
-    const { processor: config } = this.config;
-    // Read for the definition check too; only a window with event-time bounds reopens.
-    const result = this.config.flush.readsLastResult ? lastResult : undefined;
-    let unread: string | undefined;
-    if (result?.kind === 'read') {
-      const { header } = result;
-      const { windowStart: start, windowEnd: end } = header;
-      // Written by another window (the job changed): nothing of it goes on.
-      const sameWindow = header.window === config.window.describe();
-      if (header.flushed && sameWindow && start !== undefined && end !== undefined) {
-        processor.reopenFlushed({ start, end });
-      }
-    } else if (result?.kind === 'unreadable') {
-      unread = `cannot be read (${result.reason})`;
-    } else if (result?.kind === 'missing' && last > 0n) {
-      unread = 'is not in the target (removed by retention, or the name was used by another job)';
-    }
-    if (unread !== undefined) {
-      this.config.logger.warn(
-        { ...this.where(), lastPublishingId: String(last) },
-        `the producer's last result ${unread}: a window it flushed is not reopened, so the next step is not marked as continuing it`,
-      );
-    }
-    if (last > 0n) return { from: last + 1n, published: undefined };
-    // A result under id 0, readable or not, is one the producer published.
-    const published = (result !== undefined && result.kind !== 'missing') || (await hasPublished());
-    return { from: published ? 1n : 'first', published };
+  private createProcessor(): Processor<R> {
+    const { caughtUp, idleMs, resultFormat } = this.config.flush;
+    const flushes = caughtUp || idleMs !== undefined;
+    return createProcessor(this.config.processor, { flushes, resultFormat });
   }
 
   /**
@@ -726,16 +535,13 @@ export class Runner<T, A, R> {
   }
 
   /**
-   * The source from the broker's resume point, read when the source asks (`resumePoint`):
-   * `last + 1`. A last publishing id of 0 means "never published" or "published offset 0", so
-   * the job reads from 'first'. The two part only when retention removed the source's head:
-   * if the first offset delivered is above 1 and the producer did publish (offset 0), the job
-   * must resume at 1, so the source is read from there instead and reports the removed
-   * offsets rather than skip them.
+   * The source from the broker's resume point, read when the source asks (`resumePoint`), and
+   * from 1 instead when retention removed the source's head (rule 7 of
+   * ./resume/resume-point.ts).
    */
   private async *readFromResumePoint(
     resumePoint: () => Promise<bigint | 'first'>,
-    last: () => bigint,
+    found: () => FoundStart | undefined,
     hasPublished: () => Promise<boolean>,
     signal: AbortSignal,
   ): AsyncGenerator<SourceChunk, void, undefined> {
@@ -746,13 +552,10 @@ export class Runner<T, A, R> {
     for await (const chunk of source.read(resumePoint, signal, group)) {
       if (!checked) {
         checked = true;
-        // Only a read from 'first' (a last id of 0) can start past a head retention removed.
-        // An event-time job reads from where its last result says, never from 'first' after one.
+        // The source asked the resume point before delivering anything.
+        const start = found();
         resumeAtOne =
-          !isEventTimeSpec(this.config.processor.window) &&
-          last() === 0n &&
-          chunk.firstOffset > 1n &&
-          (await hasPublished());
+          start !== undefined && (await resumesAtOne(start, chunk.firstOffset, hasPublished));
         if (resumeAtOne) break;
       }
       yield chunk;
@@ -800,12 +603,6 @@ export class Runner<T, A, R> {
   }
 }
 
-function isOperatorConfig<T, A, R>(
-  config: StepProcessorConfig<T, A, R> | WindowOperatorConfig<T, A, R>,
-): config is WindowOperatorConfig<T, A, R> {
-  return isEventTimeSpec(config.window);
-}
-
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
@@ -817,9 +614,3 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     }
   });
 }
-
-/** The producer's last result as a restart finds it. */
-type LastResult =
-  | { readonly kind: 'read'; readonly header: ResultHeader }
-  | { readonly kind: 'missing' }
-  | { readonly kind: 'unreadable'; readonly reason: string };
