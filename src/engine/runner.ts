@@ -1,7 +1,6 @@
 import type { RunOptions, RunSummary } from '../api/run-options.js';
 import {
   isRetriable,
-  OutputTooLargeError,
   ProcessingError,
   SourceDeactivatedError,
   StreamWindowsError,
@@ -13,16 +12,14 @@ import {
   type JobListener,
   type ListenerOptions,
 } from '../api/job-events.js';
-import { OrderedPublisher } from './ordered-publisher.js';
-import type { GroupObserver, Source, SourceChunk, Target } from '../ports/ports.js';
+import type { OrderedPublisher } from './ordered-publisher.js';
+import { RunLoop, type LoopJob } from './run-loop.js';
+import type { Source, Target } from '../ports/ports.js';
 import type { StepResult } from '../result-format/step-result.js';
-import { createProcessor, type ProcessorConfig } from './processor-factory.js';
-import type { Processor } from './processor.js';
-import { ResumePoint, resumesAtOne, type FoundStart } from './resume/resume-point.js';
+import type { ProcessorConfig } from './processor-factory.js';
+import { ResumePoint } from './resume/resume-point.js';
 import type { JobDefinitionCheck } from './resume/definition-check.js';
-import { writeSize } from '../ports/write-size.js';
-import { skipReference, skipsThrough, stopReference } from './skip-request.js';
-import { IDLE, orIdle } from '../ports/idle-timeout.js';
+import { skipReference, stopReference } from './skip-request.js';
 
 /**
  * The result type of a job, for typing what reads its target:
@@ -84,7 +81,8 @@ export interface RunnerConfig<T, A, R> {
 export class Runner<T, A, R> {
   private readonly events: JobEvents;
   private publisher: OrderedPublisher | undefined;
-  private readonly resumePoint: ResumePoint;
+  /** What each start's RunLoop needs of this job. */
+  private readonly loopJob: LoopJob<T, A, R>;
 
   constructor(private readonly config: RunnerConfig<T, A, R>) {
     this.events = new JobEvents((name, error) =>
@@ -93,13 +91,21 @@ export class Runner<T, A, R> {
         `a listener of '${name}' threw; the job goes on`,
       ),
     );
-    this.resumePoint = new ResumePoint({
-      target: config.target,
-      logger: config.logger,
-      where: () => this.where(),
-      definition: config.definition,
-      formerProducer: config.formerProducer,
-    });
+    const where = (): ReturnType<typeof this.where> => this.where();
+    this.loopJob = {
+      config,
+      events: this.events,
+      // One per job: it says once that a target cannot check the former producer name.
+      resumePoint: new ResumePoint({
+        target: config.target,
+        logger: config.logger,
+        where,
+        definition: config.definition,
+        formerProducer: config.formerProducer,
+      }),
+      where,
+      publishing: (publisher) => (this.publisher = publisher),
+    };
   }
 
   get source(): Source {
@@ -141,7 +147,7 @@ export class Runner<T, A, R> {
       for (;;) {
         if (aborted()) return counters; // stopped before the start, or during the backoff
         try {
-          await this.runFromResumePoint(options, counters, skipRequest);
+          await new RunLoop(this.loopJob, options, counters, skipRequest).run();
           return counters;
         } catch (error) {
           if (error instanceof ProcessingError && error.skippable && !aborted()) {
@@ -153,7 +159,7 @@ export class Runner<T, A, R> {
           }
           if (error instanceof SourceDeactivatedError) {
             // Another instance took over: the confirms landed and the source answered (see
-            // runFromResumePoint). Waiting to be activated again is no failure and no restart.
+            // RunLoop.run). Waiting to be activated again is no failure and no restart.
             if (aborted()) return counters;
             this.reportDeactivated(error);
             continue;
@@ -182,170 +188,6 @@ export class Runner<T, A, R> {
       this.events.emit('stopped', { summary: { ...counters }, error: failure });
       if (failure === undefined) logger.info({ ...this.where(), ...counters }, 'job stopped');
       else logger.error({ ...this.where(), ...counters, err: failure }, 'job stopped on an error');
-    }
-  }
-
-  private async runFromResumePoint(
-    options: RunOptions,
-    counters: { results: number; duplicates: number; restarts: number },
-    skipRequest: bigint | undefined,
-  ): Promise<void> {
-    const { target } = this.config;
-    // Aborted during an await below: an abort listener added then would never fire, so the
-    // reader is handed a signal that already knows.
-    const reading = new AbortController();
-    const signal =
-      options.signal === undefined
-        ? reading.signal
-        : AbortSignal.any([options.signal, reading.signal]);
-    // The end when the job (re)started: `untilCaughtUp` stops there.
-    const sourceEnd = await this.sourceEnd(options);
-    if (signal.aborted) return;
-    // The resume point is read when the source may deliver (for a single active consumer, at
-    // its activation, maybe long after this start), so that what another instance published
-    // until then is where this one goes on. Everything below uses the `found` read then.
-    let found: FoundStart | undefined;
-    let caughtUp = false;
-    let stopAtStart = false;
-    const processor = this.createProcessor();
-    // Whether the producer ever published: a scan of the whole target on RabbitMQ, so asked at
-    // most once per start, by the first read that needs it (all of them before this start
-    // publishes anything, so one answer serves them all).
-    let publishedScan: Promise<boolean> | undefined;
-    const hasPublished = (): Promise<boolean> => (publishedScan ??= target.hasPublished());
-    const resumePoint = async (): Promise<bigint | 'first'> => {
-      found = await this.resumePoint.read(processor, hasPublished);
-      const { last, from } = found;
-      // A last id of 0 counts as published when the job found its result under it.
-      const published = last > 0n || found.published === true;
-      if (this.config.processor.onError === 'stop') {
-        processor.skipThrough(skipsThrough(skipRequest, last, published));
-      }
-      this.reportStarted(last, from, sourceEnd, counters.restarts);
-      // Nothing to read up to the end known at the start: caught up before the first chunk.
-      caughtUp =
-        sourceEnd !== undefined && (sourceEnd === 0n || (published && last + 1n >= sourceEnd));
-      if (caughtUp) this.reportCaughtUp(sourceEnd ?? 0n);
-      if (caughtUp && options.untilCaughtUp === true) {
-        stopAtStart = true;
-        reading.abort();
-      }
-      return from;
-    };
-    // An empty source is caught up whatever the resume point: it is not even read.
-    if (sourceEnd === 0n && options.untilCaughtUp === true) {
-      await resumePoint();
-      return;
-    }
-
-    const publisher = new OrderedPublisher(target, this.config.maxInFlight);
-    this.publisher = publisher;
-    // Reading from last + 1, only a result for offset 0 can be one the broker already has,
-    // and only when the last id is 0: then it is a duplicate if the producer did publish.
-    // Asked once, before that publish (after it, the answer would be yes either way).
-    let zeroWasStored: Promise<boolean> | undefined;
-    const countResult = (): void => void counters.results++;
-    const countDuplicate = (): void => void counters.duplicates++;
-    const zeroStored = (): Promise<boolean> =>
-      (zeroWasStored ??=
-        found?.published === undefined ? hasPublished() : Promise.resolve(found.published));
-    // `idleFlushMayFollow`: a result an idle flush would join stays behind (see below).
-    const publishReady = async (readAt: number, idleFlushMayFollow = false): Promise<void> => {
-      const observed = this.events.has('published');
-      for (const result of processor.takeReady(idleFlushMayFollow)) {
-        const id = result.lastOffset;
-        const duplicate = id === 0n && (found?.last ?? 0n) === 0n && (await zeroStored());
-        const count = duplicate ? countDuplicate : countResult;
-        // Counted on the confirm: a publish lost with its connection is published again.
-        await publisher.publish(
-          id,
-          this.encode(result),
-          observed ? this.confirmObserved(result, duplicate, readAt, count) : count,
-          this.routingKey(result),
-        );
-      }
-    };
-    const { idleMs } = this.config.flush;
-    // The read under way, kept across an idle flush: the chunk it brings is the next one.
-    let pending: Promise<IteratorResult<SourceChunk, void>> | undefined;
-    const chunks = this.readFromResumePoint(resumePoint, () => found, hasPublished, signal);
-    try {
-      for (;;) {
-        pending ??= chunks.next();
-        // While writes are under way, a failed one ends the wait: nothing else may come to
-        // notice it (the source may stay quiet), and the job must resume at once.
-        const read = publisher.idle ? pending : publisher.unlessFailed(pending);
-        // The idle timer runs only here, between results' publishes, never during one: a
-        // flush is published in the loop like any result, so nothing is reordered.
-        const next =
-          idleMs !== undefined && processor.canFlush ? await orIdle(read, idleMs) : await read;
-        if (next === IDLE) {
-          if (signal.aborted) break; // stopped while the timer ran: nothing more is decided
-          processor.flush();
-          await publishReady(performance.now());
-          continue;
-        }
-        pending = undefined;
-        if (next === undefined) await publisher.drain(); // throws the failure
-        if (next === undefined || next.done === true || stopAtStart) break;
-        const chunk = next.value;
-        // Read once per chunk: with nobody listening, observing costs no more than this.
-        const readAt = this.events.has('published') ? performance.now() : 0;
-        if (this.events.has('read')) {
-          this.events.emit('read', {
-            firstOffset: chunk.firstOffset,
-            messages: chunk.count,
-            timestamp: chunk.timestamp,
-          });
-        }
-        let failure: { error: unknown } | undefined;
-        try {
-          processor.process(chunk);
-        } catch (error) {
-          failure = { error };
-        }
-        const reachedEnd =
-          failure === undefined &&
-          !caughtUp &&
-          sourceEnd !== undefined &&
-          chunk.firstOffset + BigInt(chunk.count) >= sourceEnd;
-        // Flushed before the chunk's results go out: a result decided at the last message read
-        // takes the flushed windows too (a flush after it would have no new id to go under).
-        if (reachedEnd && options.untilCaughtUp === true && this.config.flush.caughtUp) {
-          processor.flush();
-        }
-        // With an idle flush, a result decided at the chunk's last message may wait (until the
-        // next chunk, or the flush it then joins): a flush after it could go under no new id.
-        const idleFlushMayFollow =
-          idleMs !== undefined &&
-          failure === undefined &&
-          !(reachedEnd && options.untilCaughtUp === true);
-        // Steps that ended before a failing message are complete: publish them first.
-        await publishReady(readAt, idleFlushMayFollow);
-        if (failure !== undefined) throw failure.error;
-        if (reachedEnd) {
-          caughtUp = true;
-          this.reportCaughtUp(sourceEnd);
-          if (options.untilCaughtUp === true) break;
-        }
-      }
-      await publishReady(performance.now()); // a result held for an idle flush that did not come
-      await publisher.drain();
-    } catch (error) {
-      if (error instanceof SourceDeactivatedError) {
-        this.reportStepDown(error, publisher.unconfirmed);
-      }
-      // Whatever stopped us, let the confirms already under way land before reporting.
-      await publisher.drain().catch(() => undefined);
-      throw error;
-    } finally {
-      // In this order whatever ended the loop: the confirms landed (above), then the read is
-      // aborted, and only then is the source left. A single active source answers a
-      // step-down on that abort, so the next instance's resume point sees every result.
-      reading.abort();
-      // A read left waiting by a failure during an idle flush: its end must not go unhandled.
-      pending?.catch(() => undefined);
-      await chunks.return(undefined).catch(() => undefined);
     }
   }
 
@@ -419,71 +261,6 @@ export class Runner<T, A, R> {
     return this.config.route === undefined;
   }
 
-  private createProcessor(): Processor<R> {
-    const { caughtUp, idleMs, resultFormat } = this.config.flush;
-    const flushes = caughtUp || idleMs !== undefined;
-    return createProcessor(this.config.processor, { flushes, resultFormat });
-  }
-
-  /**
-   * The source's end at the start: needed to stop `untilCaughtUp`, and asked as well when
-   * someone waits for `caughtUp` — then a failure to answer costs only that event.
-   */
-  private async sourceEnd(options: RunOptions): Promise<bigint | undefined> {
-    if (options.untilCaughtUp === true) return this.config.source.endOffset();
-    if (!this.events.has('caughtUp')) return undefined;
-    try {
-      return await this.config.source.endOffset();
-    } catch (error) {
-      this.config.logger.warn(
-        { ...this.where(), err: error },
-        "the source's end offset could not be read: no caughtUp event in this start",
-      );
-      return undefined;
-    }
-  }
-
-  private reportStarted(
-    last: bigint,
-    from: bigint | 'first',
-    sourceEnd: bigint | undefined,
-    restarts: number,
-  ): void {
-    this.events.emit('started', { lastPublishingId: last, from, sourceEnd, restarts });
-    this.config.logger.info(
-      {
-        ...this.where(),
-        lastPublishingId: String(last),
-        from: String(from),
-        sourceEnd: sourceEnd === undefined ? undefined : String(sourceEnd),
-      },
-      "job started from the broker's last publishing id",
-    );
-  }
-
-  private reportStandby(group: string): void {
-    const { stream } = this.config.source;
-    this.events.emit('standby', { stream, group });
-    this.config.logger.info(
-      { ...this.where(), group },
-      'standing by in the consumer group until the broker activates this instance',
-    );
-  }
-
-  private reportStepDown(error: SourceDeactivatedError, inFlight: number): void {
-    const { stream, group, offset: nextOffset } = error;
-    this.events.emit('stepDown', { stream, group, nextOffset, inFlight });
-    this.config.logger.info(
-      {
-        ...this.where(),
-        group,
-        nextOffset: nextOffset === undefined ? undefined : String(nextOffset),
-        inFlight,
-      },
-      'told to step down; answering once the results in flight are confirmed',
-    );
-  }
-
   private reportDeactivated(error: SourceDeactivatedError): void {
     this.events.emit('deactivated', { stream: error.stream, nextOffset: error.offset });
     this.config.logger.info(
@@ -495,36 +272,6 @@ export class Runner<T, A, R> {
     );
   }
 
-  private reportCaughtUp(offset: bigint): void {
-    this.events.emit('caughtUp', { offset });
-    this.config.logger.info({ ...this.where(), offset: String(offset) }, 'job caught up');
-  }
-
-  /** The confirm callback of one result, when someone listens for `published`. */
-  private confirmObserved(
-    result: StepResult<R>,
-    duplicate: boolean,
-    readAt: number,
-    count: () => void,
-  ): () => void {
-    return () => {
-      count();
-      this.events.emit('published', {
-        firstOffset: result.firstOffset,
-        lastOffset: result.lastOffset,
-        messages: result.messages,
-        outputs: result.outputs.length,
-        late: result.late.length,
-        lateDropped: result.lateDropped,
-        filtered: result.filtered,
-        deadLetters: result.deadLetters.length,
-        duplicate,
-        windowEnd: result.window?.end ?? null,
-        processingMs: performance.now() - readAt,
-      });
-    };
-  }
-
   /** The fields every log line of this job carries. */
   private where(): { source: string; target: string; producer: string } {
     return {
@@ -532,74 +279,6 @@ export class Runner<T, A, R> {
       target: this.config.target.stream,
       producer: this.config.target.producer,
     };
-  }
-
-  /**
-   * The source from the broker's resume point, read when the source asks (`resumePoint`), and
-   * from 1 instead when retention removed the source's head (rule 7 of
-   * ./resume/resume-point.ts).
-   */
-  private async *readFromResumePoint(
-    resumePoint: () => Promise<bigint | 'first'>,
-    found: () => FoundStart | undefined,
-    hasPublished: () => Promise<boolean>,
-    signal: AbortSignal,
-  ): AsyncGenerator<SourceChunk, void, undefined> {
-    const { source } = this.config;
-    const group: GroupObserver = { standby: (name) => this.reportStandby(name) };
-    let checked = false;
-    let resumeAtOne = false;
-    for await (const chunk of source.read(resumePoint, signal, group)) {
-      if (!checked) {
-        checked = true;
-        // The source asked the resume point before delivering anything.
-        const start = found();
-        resumeAtOne =
-          start !== undefined && (await resumesAtOne(start, chunk.firstOffset, hasPublished));
-        if (resumeAtOne) break;
-      }
-      yield chunk;
-    }
-    if (resumeAtOne) yield* source.read(1n, signal, group);
-  }
-
-  private routingKey(result: StepResult<R>): string | undefined {
-    const { route } = this.config;
-    if (route === undefined) return undefined;
-    let key: unknown;
-    try {
-      key = route(result);
-    } catch (cause) {
-      throw new ProcessingError(this.config.source.stream, result.lastOffset, 'route', cause);
-    }
-    if (typeof key !== 'string') {
-      const cause = new TypeError(`route must return a string, returned ${typeof key}`);
-      throw new ProcessingError(this.config.source.stream, result.lastOffset, 'route', cause);
-    }
-    return key;
-  }
-
-  private encode(result: StepResult<R>): Uint8Array[] {
-    let messages: Uint8Array[];
-    try {
-      messages = this.config.encode(result);
-    } catch (cause) {
-      // An aggregate value msgpack cannot carry: the job stops before publishing it.
-      throw new ProcessingError(this.config.source.stream, result.lastOffset, 'encode', cause);
-    }
-    const size = writeSize(messages);
-    if (size > this.config.target.maxWriteBytes) {
-      throw new OutputTooLargeError(
-        this.config.source.stream,
-        result.firstOffset,
-        result.lastOffset,
-        size,
-        this.config.target.maxWriteBytes,
-        result.deadLetters.length,
-        result.recovery?.openCounts?.length ?? 0,
-      );
-    }
-    return messages;
   }
 }
 

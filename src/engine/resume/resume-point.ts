@@ -39,6 +39,11 @@ import { readLastResult, type LastResult } from './last-result.js';
  * 8. Whether the producer ever published is a scan of the whole target on RabbitMQ: asked at
  *    most once per start, by the first rule that needs it (all before this start publishes, so
  *    one answer serves them all).
+
+ *
+ * The target finds the producer's result under an id, and whether it ever published, by the
+ * properties every result carries (the adapters' `readResult` and `hasPublished`, over
+ * src/result-format/stored-result.ts).
  */
 
 /** What a start found on the broker, handed to `Processor.resume` (rules 5 and 6). */
