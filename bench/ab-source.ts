@@ -7,6 +7,7 @@
  *   npx tsx bench/ab-source.ts /tmp/before [messages] [rounds] [credit] [credit after]
  * Prints each ratio as its median with the min-max of its rounds.
  */
+import { existsSync } from 'node:fs';
 import type { Source } from '../src/ports/ports.js';
 import { connect, parseStreamUrl, type RabbitSourceOptions } from '../src/rabbitmq/index.js';
 import {
@@ -28,10 +29,15 @@ const messages = Number(messagesArg);
 const url = process.env.RABBITMQ_STREAM_URL;
 if (url === undefined || url === '') throw new Error('set RABBITMQ_STREAM_URL');
 type SourceFactory = (stream: string, options: RabbitSourceOptions) => Source;
-const before = (await import(`${beforeDir}/src/rabbitmq/source.ts`)) as {
+// The older copy may predate src/rabbitmq's split into read/, write/ and cluster/.
+const beforeSource = ['read/source.ts', 'source.ts']
+  .map((file) => `${beforeDir}/src/rabbitmq/${file}`)
+  .find((path) => existsSync(path));
+if (beforeSource === undefined) throw new Error(`no src/rabbitmq source under ${beforeDir}`);
+const before = (await import(beforeSource)) as {
   rabbitSource: SourceFactory;
 };
-const { rabbitSource } = (await import('../src/rabbitmq/source.js')) as {
+const { rabbitSource } = (await import('../src/rabbitmq/read/source.js')) as {
   rabbitSource: SourceFactory;
 };
 

@@ -1,5 +1,9 @@
 import { connect, type RabbitMQ } from '../src/rabbitmq/index.js';
-import { lookUpResult, windowsReaching, type ResultLookup } from '../src/rabbitmq/result-lookup.js';
+import {
+  lookUpResult,
+  windowsReaching,
+  type ResultLookup,
+} from '../src/rabbitmq/write/result-lookup.js';
 import {
   othersResults,
   producerTargets,

@@ -29,7 +29,7 @@ const CHUNK_HEADER_BYTES = 48;
 
 /**
  * A version-1 Deliver frame (size prefix included) carrying `chunk` as one osiris chunk of
- * simple entries; layout as in src/rabbitmq/deliver-chunk.ts.
+ * simple entries; layout as in src/rabbitmq/read/deliver-chunk.ts.
  */
 export function deliverFrame(chunk: SourceChunk): Buffer {
   let data = 0;

@@ -1,6 +1,6 @@
 import { partitionProducer } from '../partitioning/partitioned-runner.js';
 import { connect, type RabbitMQ } from '../rabbitmq/connection.js';
-import { nodeName } from '../rabbitmq/stream-members.js';
+import { nodeName } from '../rabbitmq/cluster/stream-members.js';
 import { requiredOption, ExitCode, type Command, type OptionValues } from './command.js';
 import { UsageError } from './usage-error.js';
 import { runSinkStatus, SINK_OPTIONS } from './sink-status-command.js';

@@ -424,7 +424,7 @@ export class SourceDeactivatedError extends SourceError {
  * Offsets the reader needs were removed by the stream's retention before they were read.
  * Not retriable: those messages are gone. A job stops rather than publish results that
  * silently miss them. Both brokers report it: RabbitMQ's adapter on the first delivery after
- * a subscribe or a single-active activation (src/rabbitmq/source-subscription.ts), the
+ * a subscribe or a single-active activation (src/rabbitmq/read/source-subscription.ts), the
  * embedded broker when a read starts at (or reaches) a removed offset.
  */
 export class RetentionGapError extends SourceError {

@@ -1,6 +1,6 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
 import { ConfigError } from '../common/errors.js';
-import type { NodeAddress } from './stream-members.js';
+import type { NodeAddress } from './cluster/stream-members.js';
 
 /**
  * Reads a stream URL, `rabbitmq-stream://user:password@host:port/vhost` (what

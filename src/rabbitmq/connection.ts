@@ -23,10 +23,14 @@ import {
 import { timerMs } from '../common/timer-duration.js';
 import { parseStreamUrl, parseStreamUrls } from './connection-url.js';
 import { ReconnectingConnection, type ReconnectOptions } from './gaps/reconnect.js';
-import { ClusterLinks } from './leader-link.js';
-import { KnownNodes } from './known-nodes.js';
-import { checkAddressResolver, type AddressResolver, type MemberReach } from './node-connection.js';
-import type { NodeAddress, StreamMembers } from './stream-members.js';
+import { ClusterLinks } from './cluster/leader-link.js';
+import { KnownNodes } from './cluster/known-nodes.js';
+import {
+  checkAddressResolver,
+  type AddressResolver,
+  type MemberReach,
+} from './cluster/node-connection.js';
+import type { NodeAddress, StreamMembers } from './cluster/stream-members.js';
 import {
   STREAM_ALREADY_EXISTS,
   STREAM_DOES_NOT_EXIST,
@@ -37,10 +41,10 @@ import {
   rabbitSource,
   type RabbitSource,
   type RabbitSourceOptions,
-} from './source.js';
+} from './read/source.js';
 import { StreamCommandError } from './stream-command-error.js';
-import { superStreamSource } from './super-stream-source.js';
-import { RabbitTarget, type TargetOptions } from './target.js';
+import { superStreamSource } from './read/super-stream-source.js';
+import { RabbitTarget, type TargetOptions } from './write/target.js';
 import {
   StreamProducer,
   checkProducerOptions,
@@ -84,9 +88,9 @@ const MAX_PUBLISHERS = 256;
 /**
  * A RabbitMQ broker or cluster reached over the stream protocol. Targets made here publish
  * on their stream's leader: on the URL's node when it leads, else on a connection to the
- * leader's node, shared by the targets whose streams it leads (./leader-link.ts); every
+ * leader's node, shared by the targets whose streams it leads (./cluster/leader-link.ts); every
  * connection reconnects by itself. Each source opens its own connections to a replica
- * (./source.ts), so a slow reader never holds up confirms.
+ * (./read/source.ts), so a slow reader never holds up confirms.
  */
 export class RabbitMQ {
   private readonly usedPublisherIds = new Set<number>();
@@ -180,7 +184,7 @@ export class RabbitMQ {
   }
 
   /**
-   * The `Source` port for `stream`, on this broker (see ./source.ts for the options); it logs
+   * The `Source` port for `stream`, on this broker (see ./read/source.ts for the options); it logs
    * to `connect()`'s logger unless given one.
    */
   source(stream: string, options: Omit<RabbitSourceOptions, 'connection'> = {}): RabbitSource {

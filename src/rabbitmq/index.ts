@@ -5,7 +5,7 @@
 export { connect, RabbitMQ, type ConnectOptions, type StreamOptions } from './connection.js';
 export { StreamCommandError } from './stream-command-error.js';
 export { parseStreamUrl } from './connection-url.js';
-export { RabbitTarget, type TargetOptions } from './target.js';
+export { RabbitTarget, type TargetOptions } from './write/target.js';
 // Writing a job's input: `rabbit.producer(stream, { name })`, and the messages jobs read.
 export {
   StreamProducer,
@@ -18,8 +18,8 @@ export {
   type RabbitSource,
   type RabbitSourceOptions,
   type SourceReconnectOptions,
-} from './source.js';
-export type { SingleActiveOptions } from './source-subscription.js';
+} from './read/source.js';
+export type { SingleActiveOptions } from './read/source-subscription.js';
 
 // Super streams: `rabbit.createSuperStream(name, layout)`, `partitions`, `route`, and
 // `rabbit.superStreamSource(name, options)`, one Source per partition (single active per
@@ -27,5 +27,5 @@ export type { SingleActiveOptions } from './source-subscription.js';
 export type { SuperStreamLayout } from '../common/super-stream-layout.js';
 
 // What reading can fail with (all SourceErrors: `retriable` tells the runner what to do).
-export { SubscriptionLostError, SubscribeError } from './source-subscription.js';
-export { MalformedChunkError } from './deliver-chunk.js';
+export { SubscriptionLostError, SubscribeError } from './read/source-subscription.js';
+export { MalformedChunkError } from './read/deliver-chunk.js';

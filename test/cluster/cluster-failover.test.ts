@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeResult } from '../../src/index.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
-import type { RabbitTarget } from '../../src/rabbitmq/target.js';
+import type { RabbitTarget } from '../../src/rabbitmq/write/target.js';
 import {
   clusterUrls,
   nodeOfPort,

@@ -11,7 +11,7 @@ import {
   jsonMessage,
   type Target,
 } from '../../src/index.js';
-import type { RabbitTarget } from '../../src/rabbitmq/target.js';
+import type { RabbitTarget } from '../../src/rabbitmq/write/target.js';
 import { publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
 
 const real = rabbitForTests();

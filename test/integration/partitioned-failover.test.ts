@@ -16,7 +16,7 @@ import { decodeResult, type Target } from '../../src/index.js';
 import { partitionProducer } from '../../src/partitioning/partitioned-runner.js';
 import { connect } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
-import { rabbitSource } from '../../src/rabbitmq/source.js';
+import { rabbitSource } from '../../src/rabbitmq/read/source.js';
 import { bundleChild, type BundledChild } from '../support/bundled-child.js';
 import { forwarding } from '../support/forwarding-target.js';
 import { rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';

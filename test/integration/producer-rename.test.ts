@@ -12,7 +12,7 @@ import {
   ProducerRenamedError,
   type Partition,
 } from '../../src/index.js';
-import type { RabbitTarget } from '../../src/rabbitmq/target.js';
+import type { RabbitTarget } from '../../src/rabbitmq/write/target.js';
 import { publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
 
 const real = rabbitForTests();

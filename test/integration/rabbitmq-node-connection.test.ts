@@ -6,8 +6,8 @@ import { BrokerUnavailableError, ConfigError } from '../../src/index.js';
 import { abandon } from '../../src/rabbitmq/gaps/client-socket.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
-import { advertisedNode, openNodeConnection } from '../../src/rabbitmq/node-connection.js';
-import type { NodeAddress } from '../../src/rabbitmq/stream-members.js';
+import { advertisedNode, openNodeConnection } from '../../src/rabbitmq/cluster/node-connection.js';
+import type { NodeAddress } from '../../src/rabbitmq/cluster/stream-members.js';
 import { uniqueStream } from '../support/rabbitmq.js';
 import { startBalancer, type TcpBalancer } from '../support/tcp-balancer.js';
 

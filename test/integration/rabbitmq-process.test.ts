@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
 import { isRetriable, SourceError } from '../../src/index.js';
 import { parseStreamUrl, rabbitSource } from '../../src/rabbitmq/index.js';
-import { streamStats } from '../../src/rabbitmq/stream-stats.js';
+import { streamStats } from '../../src/rabbitmq/read/stream-stats.js';
 import { rabbitForTests } from '../support/rabbitmq.js';
 import { freePort, startProxy } from '../support/tcp-proxy.js';
 

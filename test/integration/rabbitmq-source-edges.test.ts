@@ -14,7 +14,7 @@ import {
 } from '../../src/index.js';
 import { parseStreamUrl, rabbitSource, type RabbitMQ } from '../../src/rabbitmq/index.js';
 import { silentLogger } from '../../src/common/logger.js';
-import { streamStats } from '../../src/rabbitmq/stream-stats.js';
+import { streamStats } from '../../src/rabbitmq/read/stream-stats.js';
 import { offsetsOf, publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
 import { keepingLogger } from '../support/keeping-logger.js';
 import { startProxy } from '../support/tcp-proxy.js';

@@ -6,7 +6,7 @@ import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { DeclarePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/declare_publisher_request.js';
 import type { SourceChunk } from '../../src/ports/ports.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
-import { rabbitSource } from '../../src/rabbitmq/source.js';
+import { rabbitSource } from '../../src/rabbitmq/read/source.js';
 import { silentLogger } from '../../src/common/logger.js';
 import { messagesOf, offsetsOf } from '../support/rabbitmq.js';
 

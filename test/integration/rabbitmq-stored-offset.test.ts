@@ -1,4 +1,4 @@
-// Offsets stored by reference on a RabbitMQ stream (src/rabbitmq/stored-offset.ts), where an
+// Offsets stored by reference on a RabbitMQ stream (src/rabbitmq/read/stored-offset.ts), where an
 // operator's skip request and a job's stop are kept (src/engine/skip-request.ts).
 import { describe, expect, it } from 'vitest';
 import { jsonMessage } from '../../src/index.js';

@@ -1,5 +1,5 @@
 // The RabbitMQ target's hasPublished(): whether a producer ever stored a result on its
-// stream, which a last publishing id of 0 cannot tell (src/rabbitmq/target-history.ts).
+// stream, which a last publishing id of 0 cannot tell (src/rabbitmq/write/target-history.ts).
 import { describe, expect, it } from 'vitest';
 import { aggregate, jsonMessage } from '../../src/index.js';
 import { publishAll, rabbitForTests } from '../support/rabbitmq.js';

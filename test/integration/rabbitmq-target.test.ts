@@ -28,7 +28,7 @@ describe('the RabbitMQ target', () => {
     await target.publish(1n, [message]);
 
     expect(await readMessages(stream, 1)).toEqual([message]);
-    // The stock decoder keeps only the last data section (src/rabbitmq/source.ts reads all).
+    // The stock decoder keeps only the last data section (src/rabbitmq/read/source.ts reads all).
     expect(await stock.consume(stream, 1)).toEqual(['third']);
   });
 

@@ -2,7 +2,7 @@
 import { encodeResult, type PackMode } from '../../src/result-format/result-format.js';
 import type { Target } from '../../src/index.js';
 import type { RabbitMQ } from '../../src/rabbitmq/connection.js';
-import type { RabbitTarget } from '../../src/rabbitmq/target.js';
+import type { RabbitTarget } from '../../src/rabbitmq/write/target.js';
 
 /**
  * The messages of `producer`'s result for the step ending at offset `lastOffset`, as

@@ -1,6 +1,6 @@
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { ClientInternalsError } from '../../common/errors.js';
-import { DELIVER_KEY } from '../deliver-chunk.js';
+import { DELIVER_KEY } from '../read/deliver-chunk.js';
 import { FrameAssembler } from '../socket-frames.js';
 import { socketOf } from './client-socket.js';
 import {
@@ -26,7 +26,7 @@ import {
  * the socket's reads; a frame that spans reads is copied once, see ../socket-frames.ts),
  * every other frame goes on to the client's own listener as before, except ConsumerUpdate
  * frames, which take the same way out (./consumer-update.ts) so that they are seen in order
- * with the chunks. The subscription and credit are then ours (see ../source-subscription.ts);
+ * with the chunks. The subscription and credit are then ours (see ../read/source-subscription.ts);
  * the client's consumer is never used.
  *
  * It relies on two private details of the client: the connection's `socket` field

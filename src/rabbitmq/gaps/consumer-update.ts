@@ -18,7 +18,7 @@ import { OK } from '../../common/stream-protocol.js';
  * WORKAROUND: ConsumerUpdate frames (key 0x001a, server to client: correlation id uint32,
  * subscription id uint8, active uint8) are taken from the socket by the same frame router as
  * Deliver frames (./consume-raw-chunks.ts), so they are seen in order with the chunks; the
- * subscription (../source-subscription.ts) decides what to answer and when, and answers with
+ * subscription (../read/source-subscription.ts) decides what to answer and when, and answers with
  * `answerConsumerUpdate`. test/integration/rabbitmq-single-active.test.ts shows the stock
  * consumer going on after deactivation; when it stops and its listener learns the state, this
  * file can go.

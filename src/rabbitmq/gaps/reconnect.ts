@@ -14,8 +14,8 @@ import {
   openNodeConnection,
   type AddressResolver,
   type MemberReach,
-} from '../node-connection.js';
-import { nodeName, type NodeAddress } from '../stream-members.js';
+} from '../cluster/node-connection.js';
+import { nodeName, type NodeAddress } from '../cluster/stream-members.js';
 import { PublishRouter } from './publish-confirms.js';
 
 /**
@@ -64,7 +64,7 @@ export interface ReconnectOptions {
   readonly logger?: Logger;
 }
 
-/** A connection held to one node of a cluster (see ../node-connection.ts). */
+/** A connection held to one node of a cluster (see ../cluster/node-connection.ts). */
 export interface NodeTarget {
   readonly node: NodeAddress;
   readonly addressResolver?: AddressResolver | undefined;

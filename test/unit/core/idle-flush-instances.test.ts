@@ -14,7 +14,7 @@ import {
 } from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { rabbitSource } from '../../../src/rabbitmq/index.js';
-import { superStreamSource } from '../../../src/rabbitmq/super-stream-source.js';
+import { superStreamSource } from '../../../src/rabbitmq/read/super-stream-source.js';
 import {
   COUNTS,
   countedPerWindow,

@@ -17,7 +17,6 @@ import {
   aggregate,
   fromResults,
   jsonMessage,
-  sourceMessage,
   superStreamTarget,
   TriggerResult,
   Placement,
@@ -556,7 +555,9 @@ function scenarioMessages(scenario: WindowScenario): Uint8Array[] {
       ...(scenario.eventTime ? [] : [{ sensor: 'b', value: -1, t }]),
     ];
     messages.splice(20, 0, ...bad.map((r) => jsonMessage(r, { creationTime: t })));
-    messages.splice(4, 0, sourceMessage('{"sensor": "a", not json', { creationTime: T0 }));
+    // Not an AMQP 1.0 message: a data section cut short. (Not bad JSON: V8's words for that
+    // change between Node versions, and a dead letter carries them.)
+    messages.splice(4, 0, Uint8Array.of(0x00, 0x53, 0x75, 0xa0, 0x05, 0x31));
   }
   return messages;
 }

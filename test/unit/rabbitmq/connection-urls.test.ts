@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/common/errors.js';
 import { connect } from '../../../src/rabbitmq/index.js';
 import { parseStreamUrls } from '../../../src/rabbitmq/connection-url.js';
-import { KnownNodes } from '../../../src/rabbitmq/known-nodes.js';
-import { memberCandidates } from '../../../src/rabbitmq/node-connection.js';
+import { KnownNodes } from '../../../src/rabbitmq/cluster/known-nodes.js';
+import { memberCandidates } from '../../../src/rabbitmq/cluster/node-connection.js';
 
 const node = (port: number) => ({ host: '127.0.0.1', port });
 

@@ -1,7 +1,7 @@
 // The Deliver frame parser on its own: malformed chunks are refused with the stream and
 // offset named, before anything of them is delivered.
 import { describe, expect, it } from 'vitest';
-import { MalformedChunkError, parseDeliver } from '../../../src/rabbitmq/deliver-chunk.js';
+import { MalformedChunkError, parseDeliver } from '../../../src/rabbitmq/read/deliver-chunk.js';
 import { sourceMessage } from '../../../src/index.js';
 import { encodeSubEntryBatch } from '../../../src/codecs/sub-entry.js';
 import { messagesOf, offsetsOf } from '../../support/rabbitmq.js';

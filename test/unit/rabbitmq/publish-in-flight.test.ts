@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { InFlight } from '../../../src/rabbitmq/publish-in-flight.js';
+import { InFlight } from '../../../src/rabbitmq/write/publish-in-flight.js';
 
 describe('InFlight', () => {
   beforeEach(() => vi.useFakeTimers());

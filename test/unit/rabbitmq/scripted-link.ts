@@ -14,7 +14,7 @@ import {
   RabbitTarget,
   type PublisherLink,
   type TargetOptions,
-} from '../../../src/rabbitmq/target.js';
+} from '../../../src/rabbitmq/write/target.js';
 
 const PUBLISH_KEY = 0x0002;
 

@@ -2,7 +2,7 @@
 // quiet stream on a live node (it answers the probe) never is, nor is one whose chunks or
 // heartbeats keep coming. Driven by a fake clock; nothing connects.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { SilenceWatch } from '../../../src/rabbitmq/silence-watch.js';
+import { SilenceWatch } from '../../../src/rabbitmq/read/silence-watch.js';
 
 const STALL_MS = 10_000;
 

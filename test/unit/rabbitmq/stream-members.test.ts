@@ -1,7 +1,7 @@
 import type { MetadataResponse } from 'rabbitmq-stream-js-client/dist/responses/metadata_response.js';
 import { describe, expect, it } from 'vitest';
 import { StreamCommandError } from '../../../src/rabbitmq/stream-command-error.js';
-import { membersOf } from '../../../src/rabbitmq/stream-members.js';
+import { membersOf } from '../../../src/rabbitmq/cluster/stream-members.js';
 
 const node = (port: number) => ({ reference: port - 5560, host: '127.0.0.1', port });
 

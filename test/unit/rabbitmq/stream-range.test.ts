@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { SourceError } from '../../../src/common/errors.js';
 import { packChunk } from '../../../src/ports/pack-chunk.js';
 import type { Source, SourceChunk } from '../../../src/ports/ports.js';
-import { readRange } from '../../../src/rabbitmq/stream-range.js';
+import { readRange } from '../../../src/rabbitmq/read/stream-range.js';
 
 /** Chunks of `size` one-byte messages from `from` on, for ever, or none at all ('silent'). */
 function fakeSource(size: number | 'silent') {

@@ -13,7 +13,7 @@ const failure = vi.hoisted(() => ({ error: undefined as unknown }));
 vi.mock('../../../src/rabbitmq/gaps/handshake.js', () => ({
   openConnection: () => Promise.reject(failure.error),
 }));
-const { streamStats } = await import('../../../src/rabbitmq/stream-stats.js');
+const { streamStats } = await import('../../../src/rabbitmq/read/stream-stats.js');
 
 const params = { hostname: 'nowhere', port: 1, username: 'u', password: 'p', vhost: '/' };
 

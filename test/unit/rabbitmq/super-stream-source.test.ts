@@ -2,7 +2,7 @@
 // with its settings checked where they are given, before any partition is listed.
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/common/errors.js';
-import { superStreamSource } from '../../../src/rabbitmq/super-stream-source.js';
+import { superStreamSource } from '../../../src/rabbitmq/read/super-stream-source.js';
 
 const nowhere = {
   hostname: '127.0.0.1',

@@ -1,7 +1,7 @@
 import { MetadataRequest } from 'rabbitmq-stream-js-client/dist/requests/metadata_request.js';
 import type { MetadataResponse } from 'rabbitmq-stream-js-client/dist/responses/metadata_response.js';
-import { OK, STREAM_NOT_AVAILABLE } from '../common/stream-protocol.js';
-import { StreamCommandError } from './stream-command-error.js';
+import { OK, STREAM_NOT_AVAILABLE } from '../../common/stream-protocol.js';
+import { StreamCommandError } from '../stream-command-error.js';
 
 /**
  * A broker node as the stream protocol names it: the `advertised_host` and `advertised_port`

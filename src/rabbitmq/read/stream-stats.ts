@@ -2,10 +2,10 @@ import type { ClientParams } from 'rabbitmq-stream-js-client';
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { StreamStatsRequest } from 'rabbitmq-stream-js-client/dist/requests/stream_stats_request.js';
 import type { StreamStatsResponse } from 'rabbitmq-stream-js-client/dist/responses/stream_stats_response.js';
-import { describe, isRetriable, SourceError, StreamWindowsError } from '../common/errors.js';
-import { OK, codeName, isRetriableCode } from '../common/stream-protocol.js';
-import { abandon } from './gaps/client-socket.js';
-import { openAnyNode, type MemberReach } from './node-connection.js';
+import { describe, isRetriable, SourceError, StreamWindowsError } from '../../common/errors.js';
+import { OK, codeName, isRetriableCode } from '../../common/stream-protocol.js';
+import { abandon } from '../gaps/client-socket.js';
+import { openAnyNode, type MemberReach } from '../cluster/node-connection.js';
 
 /**
  * A stream's chunk ids as StreamStats reports them: the first offset of its first chunk, and

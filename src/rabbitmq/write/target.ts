@@ -3,19 +3,24 @@ import { DeletePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/
 import { QueryPublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/query_publisher_request.js';
 import type { QueryPublisherResponse } from 'rabbitmq-stream-js-client/dist/responses/query_publisher_response.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
-import type { SubEntryCompression } from '../codecs/sub-entry.js';
-import type { Target } from '../ports/ports.js';
-import { maxWriteBytes, plainEntriesFit, writeRefusal } from '../ports/write-size.js';
+import type { SubEntryCompression } from '../../codecs/sub-entry.js';
+import type { Target } from '../../ports/ports.js';
+import { maxWriteBytes, plainEntriesFit, writeRefusal } from '../../ports/write-size.js';
 import {
   ConfigError,
   PublishError,
   ResumePointError,
   describe,
   refusedUntilResumed,
-} from '../common/errors.js';
-import { timerMs } from '../common/timer-duration.js';
-import type { Live, ReconnectingConnection } from './gaps/reconnect.js';
-import { plainEntriesFrame, publishFrame, sendFrame, type PlainEntry } from './gaps/raw-publish.js';
+} from '../../common/errors.js';
+import { timerMs } from '../../common/timer-duration.js';
+import type { Live, ReconnectingConnection } from '../gaps/reconnect.js';
+import {
+  plainEntriesFrame,
+  publishFrame,
+  sendFrame,
+  type PlainEntry,
+} from '../gaps/raw-publish.js';
 import {
   PRECONDITION_FAILED,
   PUBLISHER_DOES_NOT_EXIST,
@@ -23,11 +28,11 @@ import {
   checkReference,
   codeName,
   isRetriableCode,
-} from '../common/stream-protocol.js';
+} from '../../common/stream-protocol.js';
 import { InFlight } from './publish-in-flight.js';
-import { StreamCommandError } from './stream-command-error.js';
-import type { MemberReach } from './node-connection.js';
-import type { NodeAddress } from './stream-members.js';
+import { StreamCommandError } from '../stream-command-error.js';
+import type { MemberReach } from '../cluster/node-connection.js';
+import type { NodeAddress } from '../cluster/stream-members.js';
 import { producerHasPublished } from './target-history.js';
 import { lookUpResult } from './result-lookup.js';
 
@@ -57,8 +62,8 @@ export type PublisherLink = Pick<
  * a connection that may be shared with other targets and that reconnects by itself.
  *
  * Each publish is one Publish frame with one entry under the caller's publishing id (see
- * ./gaps/raw-publish.ts) and settles with that id's confirm or error, routed to this
- * publisher alone (./gaps/publish-confirms.ts). When the connection is lost, everything in
+ * ../gaps/raw-publish.ts) and settles with that id's confirm or error, routed to this
+ * publisher alone (../gaps/publish-confirms.ts). When the connection is lost, everything in
  * flight rejects as retriable and the publisher is declared again on the next connection.
  *
  * The fence: from the first failed publish, or the broker dropping the publisher, until

@@ -3,24 +3,28 @@ import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { ExchangeCommandVersionsRequest } from 'rabbitmq-stream-js-client/dist/requests/exchange_command_versions_request.js';
 import { SubscribeRequest } from 'rabbitmq-stream-js-client/dist/requests/subscribe_request.js';
 import type { SubscribeResponse } from 'rabbitmq-stream-js-client/dist/responses/subscribe_response.js';
-import type { SourceChunk } from '../ports/ports.js';
+import type { SourceChunk } from '../../ports/ports.js';
 import {
   RetentionGapError,
   SourceDeactivatedError,
   SourceError,
   describe,
-} from '../common/errors.js';
+} from '../../common/errors.js';
 import { parseDeliver } from './deliver-chunk.js';
-import { OK, codeName, isRetriableCode } from '../common/stream-protocol.js';
+import { OK, codeName, isRetriableCode } from '../../common/stream-protocol.js';
 import { queryStreamStats } from './stream-stats.js';
-import { abandon, socketOf } from './gaps/client-socket.js';
-import { routeDeliverFrames } from './gaps/consume-raw-chunks.js';
-import { answerConsumerUpdate, type ConsumerUpdate } from './gaps/consumer-update.js';
-import { grantCredit } from './gaps/grant-credit.js';
-import { advertisedNode, openMemberConnection, type MemberReach } from './node-connection.js';
-import { StreamCommandError } from './stream-command-error.js';
+import { abandon, socketOf } from '../gaps/client-socket.js';
+import { routeDeliverFrames } from '../gaps/consume-raw-chunks.js';
+import { answerConsumerUpdate, type ConsumerUpdate } from '../gaps/consumer-update.js';
+import { grantCredit } from '../gaps/grant-credit.js';
+import {
+  advertisedNode,
+  openMemberConnection,
+  type MemberReach,
+} from '../cluster/node-connection.js';
+import { StreamCommandError } from '../stream-command-error.js';
 import { SilenceWatch } from './silence-watch.js';
-import { nodeName, type NodeAddress, type StreamMembers } from './stream-members.js';
+import { nodeName, type NodeAddress, type StreamMembers } from '../cluster/stream-members.js';
 
 /**
  * Single active consumer: of the readers subscribed under one `name` on a stream, the broker

@@ -3,10 +3,10 @@ import type {
   Connection,
   ConnectionListenersParams,
 } from 'rabbitmq-stream-js-client/dist/connection.js';
-import { BrokerUnavailableError, ConfigError, describe } from '../common/errors.js';
+import { BrokerUnavailableError, ConfigError, describe } from '../../common/errors.js';
 import type { MetadataResponse } from 'rabbitmq-stream-js-client/dist/responses/metadata_response.js';
-import { abandon } from './gaps/client-socket.js';
-import { openConnection } from './gaps/handshake.js';
+import { abandon } from '../gaps/client-socket.js';
+import { openConnection } from '../gaps/handshake.js';
 import type { KnownNodes } from './known-nodes.js';
 import {
   membersOf,
@@ -56,7 +56,7 @@ export interface NodeConnectionOptions extends MemberReach {
   readonly listeners?: ConnectionListenersParams;
   readonly signal?: AbortSignal | undefined;
   /**
-   * A node a reader found frozen (see ./silence-watch.ts): it still accepts connections and
+   * A node a reader found frozen (see ../read/silence-watch.ts): it still accepts connections and
    * is still named by the others, but answers nothing, so it is tried last.
    */
   readonly avoid?: NodeAddress | undefined;

@@ -4,7 +4,7 @@
  *
  * rabbitmq-stream-js-client has none of this (no per-message promise, no in-flight limit,
  * no timeout), so the target keeps it here, fed by the confirm router
- * (./gaps/publish-confirms.ts).
+ * (../gaps/publish-confirms.ts).
  */
 export class InFlight {
   private readonly pending = new Map<bigint, Pending>();

@@ -1,8 +1,8 @@
 import type { MetadataResponse } from 'rabbitmq-stream-js-client/dist/responses/metadata_response.js';
 import type { Request } from 'rabbitmq-stream-js-client/dist/requests/request.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
-import { ReconnectingConnection, type Live, type ReconnectOptions } from './gaps/reconnect.js';
-import { BrokerUnavailableError } from '../common/errors.js';
+import { ReconnectingConnection, type Live, type ReconnectOptions } from '../gaps/reconnect.js';
+import { BrokerUnavailableError } from '../../common/errors.js';
 import type { KnownNodes } from './known-nodes.js';
 import type { AddressResolver } from './node-connection.js';
 import {
@@ -13,7 +13,7 @@ import {
   type NodeAddress,
   type StreamMembers,
 } from './stream-members.js';
-import type { PublisherLink } from './target.js';
+import type { PublisherLink } from '../write/target.js';
 
 /** How long a declaration waits for the leader's node while its connection is down. */
 const DOWN_LEADER_WAIT_MS = 1_000;

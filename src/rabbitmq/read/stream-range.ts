@@ -1,5 +1,5 @@
-import { SourceError } from '../common/errors.js';
-import type { Source, SourceChunk } from '../ports/ports.js';
+import { SourceError } from '../../common/errors.js';
+import type { Source, SourceChunk } from '../../ports/ports.js';
 
 /**
  * Reads the messages of `source`'s stream at offsets [`from`, `until`) in offset order and

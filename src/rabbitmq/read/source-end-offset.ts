@@ -1,6 +1,6 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import { IDLE, orIdle } from '../ports/idle-timeout.js';
-import type { MemberReach } from './node-connection.js';
+import { IDLE, orIdle } from '../../ports/idle-timeout.js';
+import type { MemberReach } from '../cluster/node-connection.js';
 import { Subscription } from './source-subscription.js';
 import { streamStats } from './stream-stats.js';
 

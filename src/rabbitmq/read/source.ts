@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import type { GroupObserver, ReadStart, Source, SourceChunk } from '../ports/ports.js';
-import { checkLogger, type Logger } from '../common/logger.js';
-import { timerMs } from '../common/timer-duration.js';
-import { checkProtocolString, checkReference } from '../common/stream-protocol.js';
+import type { GroupObserver, ReadStart, Source, SourceChunk } from '../../ports/ports.js';
+import { checkLogger, type Logger } from '../../common/logger.js';
+import { timerMs } from '../../common/timer-duration.js';
+import { checkProtocolString, checkReference } from '../../common/stream-protocol.js';
 import {
   ConfigError,
   SourceDeactivatedError,
@@ -11,19 +11,23 @@ import {
   StreamWindowsError,
   describe,
   isRetriable,
-} from '../common/errors.js';
-import { backoffDelay, backoffDelays } from './backoff-delays.js';
+} from '../../common/errors.js';
+import { backoffDelay, backoffDelays, type BackoffDelays } from '../backoff-delays.js';
 import { endOffset } from './source-end-offset.js';
 import {
   Subscription,
   type ActivationStart,
   type SingleActiveOptions,
 } from './source-subscription.js';
-import { resolveReadStart } from '../ports/read-start.js';
-import { checkAddressResolver, type AddressResolver, type MemberReach } from './node-connection.js';
-import { KnownNodes } from './known-nodes.js';
+import { resolveReadStart } from '../../ports/read-start.js';
+import {
+  checkAddressResolver,
+  type AddressResolver,
+  type MemberReach,
+} from '../cluster/node-connection.js';
+import { KnownNodes } from '../cluster/known-nodes.js';
 import { queryStoredOffset, storeOffset } from './stored-offset.js';
-import { nodeName, type NodeAddress, type StreamMembers } from './stream-members.js';
+import { nodeName, type NodeAddress, type StreamMembers } from '../cluster/stream-members.js';
 
 /** The probe gets half the bound to be answered: much less, and a busy node looks frozen. */
 const MIN_STALL_TIMEOUT_MS = 1_000;
@@ -73,18 +77,6 @@ export interface RabbitSourceOptions {
 }
 
 /**
- * A RabbitMQ source. `close()` matters only with `singleActive`: a reader told to step down
- * stays in its group for the next read (up to `timeoutMs`), and closing leaves it at once.
- */
-export interface RabbitSource extends Source {
-  /** Asked on the stream's leader, on a connection of its own (./stored-offset.ts). */
-  storedOffset(reference: string): Promise<bigint | undefined>;
-  /** Resolves once the leader answers it back (./stored-offset.ts). */
-  storeOffset(reference: string, offset: bigint): Promise<void>;
-  close(): Promise<void>;
-}
-
-/**
  * The `Source` port over a RabbitMQ stream. Every `read` has its own connection and
  * subscription, so several readers never share a socket; chunks are handed over as slices
  * of the Deliver frames (./deliver-chunk.ts), never decoded here.
@@ -99,49 +91,77 @@ export interface RabbitSource extends Source {
  * broker keeps it active (see `Source.read` for the contract). Once activated, a lost
  * connection fails the read (retriable) instead of resuming here: another member may have
  * been activated meanwhile, so the runner starts again from its resume point.
+ *
+ * `close()` matters only with `singleActive`: a reader told to step down stays in its group
+ * for the next read (up to `timeoutMs`), and closing leaves it at once.
  */
-
-export function rabbitSource(stream: string, options: RabbitSourceOptions): RabbitSource {
-  checkProtocolString('stream', stream);
-  const credit = options.credit ?? 8;
-  if (!Number.isInteger(credit) || credit < 1 || credit > 0xffff) {
-    throw new ConfigError('credit', 'must be an integer from 1 to 65535', options.credit);
-  }
-  const attempts = options.reconnect?.attempts ?? 10;
-  if (!Number.isInteger(attempts) || attempts < 1) {
-    throw new ConfigError('reconnect.attempts', 'must be an integer >= 1', attempts);
-  }
-  const delays = backoffDelays('reconnect.', options.reconnect ?? {});
-  const timeoutMs = timerMs('timeoutMs', options.timeoutMs ?? 10_000);
-  const stallTimeoutMs = checkStallTimeoutMs(options.stallTimeoutMs ?? 10_000);
-  const logger = checkLogger('logger', options.logger);
-  const broker = `${options.connection.hostname}:${options.connection.port}`;
-  const groupName = options.singleActive?.name;
-  if (options.singleActive !== undefined && (typeof groupName !== 'string' || groupName === '')) {
-    throw new ConfigError('singleActive.name', 'must be a non-empty string', groupName);
-  }
-  if (groupName !== undefined) checkReference('singleActive.name', groupName);
-  const resolver = checkAddressResolver(options.addressResolver);
-  const superStream = options.singleActive?.superStream;
-  if (superStream !== undefined && (typeof superStream !== 'string' || superStream === '')) {
-    throw new ConfigError('singleActive.superStream', 'must be a non-empty string', superStream);
-  }
-  if (superStream !== undefined) checkProtocolString('singleActive.superStream', superStream);
-
+export class RabbitSource implements Source {
+  readonly group: string | undefined;
+  private readonly credit: number;
+  private readonly attempts: number;
+  private readonly delays: BackoffDelays;
+  private readonly timeoutMs: number;
+  private readonly stallTimeoutMs: number;
+  private readonly logger: Logger;
+  private readonly broker: string;
+  private readonly resolver: AddressResolver | undefined;
+  /** Asked where the stream is while the URL's node is down; told every member met. */
+  private readonly knownNodes: KnownNodes;
+  private readonly reach: MemberReach;
   /**
    * A single active source's group membership kept between reads: after a step-down the
    * subscription stands by for the next read, for at most `timeoutMs`, instead of leaving
    * the group and joining again at its end (which on a super-stream partition would move the
    * active member around the group again).
    */
-  let standby: { subscription: Subscription; timer: NodeJS.Timeout } | undefined;
+  private standby: { subscription: Subscription; timer: NodeJS.Timeout } | undefined;
+  /** The node the last stalled read was on: tried last by the reads after it. */
+  private avoid: NodeAddress | undefined;
+  /** The members the stalled read met, for the next read only (a direct connection). */
+  private lastMembers: StreamMembers | undefined;
 
-  async function* read(
+  constructor(
+    readonly stream: string,
+    private readonly options: RabbitSourceOptions,
+  ) {
+    checkProtocolString('stream', stream);
+    const credit = options.credit ?? 8;
+    if (!Number.isInteger(credit) || credit < 1 || credit > 0xffff) {
+      throw new ConfigError('credit', 'must be an integer from 1 to 65535', options.credit);
+    }
+    this.credit = credit;
+    const attempts = options.reconnect?.attempts ?? 10;
+    if (!Number.isInteger(attempts) || attempts < 1) {
+      throw new ConfigError('reconnect.attempts', 'must be an integer >= 1', attempts);
+    }
+    this.attempts = attempts;
+    this.delays = backoffDelays('reconnect.', options.reconnect ?? {});
+    this.timeoutMs = timerMs('timeoutMs', options.timeoutMs ?? 10_000);
+    this.stallTimeoutMs = checkStallTimeoutMs(options.stallTimeoutMs ?? 10_000);
+    this.logger = checkLogger('logger', options.logger);
+    this.broker = `${options.connection.hostname}:${options.connection.port}`;
+    const groupName = options.singleActive?.name;
+    if (options.singleActive !== undefined && (typeof groupName !== 'string' || groupName === '')) {
+      throw new ConfigError('singleActive.name', 'must be a non-empty string', groupName);
+    }
+    if (groupName !== undefined) checkReference('singleActive.name', groupName);
+    this.group = groupName;
+    this.resolver = checkAddressResolver(options.addressResolver);
+    const superStream = options.singleActive?.superStream;
+    if (superStream !== undefined && (typeof superStream !== 'string' || superStream === '')) {
+      throw new ConfigError('singleActive.superStream', 'must be a non-empty string', superStream);
+    }
+    if (superStream !== undefined) checkProtocolString('singleActive.superStream', superStream);
+    this.knownNodes = options.knownNodes ?? new KnownNodes();
+    this.reach = { addressResolver: this.resolver, knownNodes: this.knownNodes };
+  }
+
+  async *read(
     from: ReadStart,
     signal: AbortSignal,
     group?: GroupObserver,
-  ): AsyncGenerator<SourceChunk> {
-    const singleActive = options.singleActive;
+  ): AsyncIterable<SourceChunk> {
+    const singleActive = this.options.singleActive;
     // A plain source may begin at once; a single active one starts where its activation
     // answers (the subscribe's own offset is then unused).
     let next: bigint | 'first' =
@@ -155,11 +175,11 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
     while (!signal.aborted) {
       let subscription: Subscription;
       try {
-        subscription = takeStandby() ?? (await open(next));
+        subscription = this.takeStandby() ?? (await this.open(next));
       } catch (error) {
         if (!retriable(error)) throw error;
-        if (++failures >= attempts) throw gaveUp(error, next);
-        await backoff(error, failures, next, signal);
+        if (++failures >= this.attempts) throw this.gaveUp(error, next);
+        await this.backoff(error, failures, next, signal);
         continue;
       }
       if (signal.aborted) {
@@ -183,9 +203,9 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
           // Only a delivery proves the broker is back: a broker that accepts and then drops
           // every subscription must still run out of attempts.
           if (failures > 0) {
-            logger.info(
-              { broker, stream, retries: failures, offset: String(next) },
-              `reading '${stream}' again`,
+            this.logger.info(
+              { broker: this.broker, stream: this.stream, retries: failures, offset: String(next) },
+              `reading '${this.stream}' again`,
             );
           }
           failures = 0;
@@ -196,55 +216,86 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
         // A frozen node is still named a member by the others, and holds up their answers
         // to the Metadata query: the next read goes to another member it met, directly.
         if (subscription.stalled) {
-          avoid = subscription.node;
-          lastMembers = subscription.members;
+          this.avoid = subscription.node;
+          this.lastMembers = subscription.members;
         }
         steppedDown = error instanceof SourceDeactivatedError;
         // Once activated, another member may have taken over meanwhile: the reader must
         // start again from its resume point, not from here.
         if (steppedDown || !retriable(error) || subscription.activated) throw error;
-        if (++failures >= attempts) throw gaveUp(error, next);
-        await backoff(error, failures, next, signal);
+        if (++failures >= this.attempts) throw this.gaveUp(error, next);
+        await this.backoff(error, failures, next, signal);
       } finally {
         signal.removeEventListener('abort', stop);
-        if (steppedDown) answerWhenAborted(subscription, signal);
+        if (steppedDown) this.answerWhenAborted(subscription, signal);
         else await subscription.close();
       }
     }
   }
 
-  /** Asked where the stream is while the URL's node is down; told every member met. */
-  const knownNodes = options.knownNodes ?? new KnownNodes();
-  /** The node the last stalled read was on: tried last by the reads after it. */
-  let avoid: NodeAddress | undefined;
-  /** The members the stalled read met, for the next read only (a direct connection). */
-  let lastMembers: StreamMembers | undefined;
+  endOffset(): Promise<bigint> {
+    return endOffset(this.options.connection, this.stream, this.timeoutMs, this.reach);
+  }
 
-  async function open(next: bigint | 'first'): Promise<Subscription> {
-    const members = lastMembers;
-    lastMembers = undefined;
-    const subscription = await Subscription.open(options.connection, {
-      stream,
+  /** Asked on the stream's leader, on a connection of its own (./stored-offset.ts). */
+  storedOffset(reference: string): Promise<bigint | undefined> {
+    return queryStoredOffset(
+      this.options.connection,
+      this.stream,
+      reference,
+      this.timeoutMs,
+      this.reach,
+    );
+  }
+
+  /** Resolves once the leader answers it back (./stored-offset.ts). */
+  storeOffset(reference: string, offset: bigint): Promise<void> {
+    return storeOffset(
+      this.options.connection,
+      this.stream,
+      reference,
+      offset,
+      this.timeoutMs,
+      this.reach,
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.takeStandby()?.close();
+  }
+
+  private async open(next: bigint | 'first'): Promise<Subscription> {
+    const members = this.lastMembers;
+    this.lastMembers = undefined;
+    const subscription = await Subscription.open(this.options.connection, {
+      stream: this.stream,
       from: next,
-      credit,
-      connectTimeoutMs: timeoutMs,
-      stallTimeoutMs,
-      avoid,
+      credit: this.credit,
+      connectTimeoutMs: this.timeoutMs,
+      stallTimeoutMs: this.stallTimeoutMs,
+      avoid: this.avoid,
       members,
-      addressResolver: resolver,
-      knownNodes,
-      ...(options.singleActive === undefined ? {} : { singleActive: options.singleActive }),
+      addressResolver: this.resolver,
+      knownNodes: this.knownNodes,
+      ...(this.options.singleActive === undefined
+        ? {}
+        : { singleActive: this.options.singleActive }),
     });
-    logger.debug(
-      { broker, stream, node: nodeName(subscription.node), offset: String(next) },
-      `reading '${stream}' on ${nodeName(subscription.node)}`,
+    this.logger.debug(
+      {
+        broker: this.broker,
+        stream: this.stream,
+        node: nodeName(subscription.node),
+        offset: String(next),
+      },
+      `reading '${this.stream}' on ${nodeName(subscription.node)}`,
     );
     return subscription;
   }
 
-  function takeStandby(): Subscription | undefined {
-    const kept = standby;
-    standby = undefined;
+  private takeStandby(): Subscription | undefined {
+    const kept = this.standby;
+    this.standby = undefined;
     if (kept === undefined) return undefined;
     clearTimeout(kept.timer);
     if (kept.subscription.usable) return kept.subscription;
@@ -256,14 +307,14 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
    * The contract of a step-down: the broker gets its answer (and activates the next member)
    * only when the reader's signal aborts, which the runner does once its confirms landed.
    */
-  function answerWhenAborted(subscription: Subscription, signal: AbortSignal): void {
+  private answerWhenAborted(subscription: Subscription, signal: AbortSignal): void {
     const release = (): void => {
       // Standing by at once: a read that comes before the answers are written takes it.
       void subscription.releaseStepDown();
-      void takeStandby()?.close(); // at most one standing by
-      standby = {
+      void this.takeStandby()?.close(); // at most one standing by
+      this.standby = {
         subscription,
-        timer: setTimeout(() => void takeStandby()?.close(), timeoutMs),
+        timer: setTimeout(() => void this.takeStandby()?.close(), this.timeoutMs),
       };
     };
     if (signal.aborted) release();
@@ -274,43 +325,40 @@ export function rabbitSource(stream: string, options: RabbitSourceOptions): Rabb
    * Out of attempts: still retriable for the engine, which resumes from its own resume point
    * after its own backoff, so an outage longer than ours does not end the job.
    */
-  function gaveUp(error: unknown, next: bigint | 'first'): SourceError {
+  private gaveUp(error: unknown, next: bigint | 'first'): SourceError {
     return new SourceError(
-      stream,
+      this.stream,
       true,
-      `no connection after ${attempts} attempts: ${describe(error)}`,
+      `no connection after ${this.attempts} attempts: ${describe(error)}`,
       next === 'first' ? undefined : next,
     );
   }
 
-  function backoff(
+  private backoff(
     error: unknown,
     failures: number,
     next: bigint | 'first',
     signal: AbortSignal,
   ): Promise<void> {
-    const delayMs = backoffDelay(delays, failures);
-    logger.warn(
-      { broker, stream, retry: failures, delayMs, offset: String(next), cause: describe(error) },
-      `reading '${stream}' again in ${delayMs} ms`,
+    const delayMs = backoffDelay(this.delays, failures);
+    this.logger.warn(
+      {
+        broker: this.broker,
+        stream: this.stream,
+        retry: failures,
+        delayMs,
+        offset: String(next),
+        cause: describe(error),
+      },
+      `reading '${this.stream}' again in ${delayMs} ms`,
     );
     return sleep(delayMs, undefined, { signal }).catch(() => undefined);
   }
+}
 
-  const reach: MemberReach = { addressResolver: resolver, knownNodes };
-  return {
-    stream,
-    group: groupName,
-    read,
-    endOffset: () => endOffset(options.connection, stream, timeoutMs, reach),
-    storedOffset: (reference) =>
-      queryStoredOffset(options.connection, stream, reference, timeoutMs, reach),
-    storeOffset: (reference, offset) =>
-      storeOffset(options.connection, stream, reference, offset, timeoutMs, reach),
-    close: async () => {
-      await takeStandby()?.close();
-    },
-  };
+/** A RabbitMQ source of `stream` (the public factory; `connect()` has `rabbit.source()`). */
+export function rabbitSource(stream: string, options: RabbitSourceOptions): RabbitSource {
+  return new RabbitSource(stream, options);
 }
 
 /** `value` as a `stallTimeoutMs`: a timer duration of at least `MIN_STALL_TIMEOUT_MS`. */

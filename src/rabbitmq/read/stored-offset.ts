@@ -3,10 +3,10 @@ import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { QueryOffsetRequest } from 'rabbitmq-stream-js-client/dist/requests/query_offset_request.js';
 import { StoreOffsetRequest } from 'rabbitmq-stream-js-client/dist/requests/store_offset_request.js';
 import type { QueryOffsetResponse } from 'rabbitmq-stream-js-client/dist/responses/query_offset_response.js';
-import { describe, isRetriable, SourceError, StreamWindowsError } from '../common/errors.js';
-import { OK, codeName, isRetriableCode } from '../common/stream-protocol.js';
-import { abandon } from './gaps/client-socket.js';
-import { openMemberConnection, type MemberReach } from './node-connection.js';
+import { describe, isRetriable, SourceError, StreamWindowsError } from '../../common/errors.js';
+import { OK, codeName, isRetriableCode } from '../../common/stream-protocol.js';
+import { abandon } from '../gaps/client-socket.js';
+import { openMemberConnection, type MemberReach } from '../cluster/node-connection.js';
 
 /** QueryOffset's answer for a reference nothing was stored under. */
 const NO_OFFSET = 0x13;

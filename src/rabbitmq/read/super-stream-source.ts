@@ -1,6 +1,6 @@
-import type { PartitionedSource } from '../ports/ports.js';
-import { ConfigError } from '../common/errors.js';
-import { checkProtocolString } from '../common/stream-protocol.js';
+import type { PartitionedSource } from '../../ports/ports.js';
+import { ConfigError } from '../../common/errors.js';
+import { checkProtocolString } from '../../common/stream-protocol.js';
 import { rabbitSource, type RabbitSource, type RabbitSourceOptions } from './source.js';
 
 /**

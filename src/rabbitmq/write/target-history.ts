@@ -1,10 +1,10 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import { ResultProperty } from '../result-format/result-format.js';
-import type { SourceChunk } from '../ports/ports.js';
-import { storedProperties } from '../result-format/stored-result.js';
-import type { MemberReach } from './node-connection.js';
-import { rabbitSource } from './source.js';
-import { readRange } from './stream-range.js';
+import { ResultProperty } from '../../result-format/result-format.js';
+import type { SourceChunk } from '../../ports/ports.js';
+import { storedProperties } from '../../result-format/stored-result.js';
+import type { MemberReach } from '../cluster/node-connection.js';
+import { rabbitSource } from '../read/source.js';
+import { readRange } from '../read/stream-range.js';
 
 /**
  * Whether `producer` ever stored a result on `stream` (the Target port's `hasPublished`).
@@ -14,7 +14,7 @@ import { readRange } from './stream-range.js';
  *
  * Cost: reads the stream from its first offset still stored with the adapter's own source
  * (one connection, `timeoutMs` bounding connect, subscribe and each wait for a chunk; see
- * ./stream-range.ts) and decodes each message's
+ * ../read/stream-range.ts) and decodes each message's
  * header and properties until a result of `producer` turns up, so a producer that never
  * published here costs a read of the whole stream (measured on RabbitMQ 4.0.5 here: 50,000
  * one-message results in about 2.5 s). The runner asks only when the last

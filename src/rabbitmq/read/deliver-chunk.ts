@@ -1,7 +1,7 @@
-import type { SourceChunk } from '../ports/ports.js';
-import { CodecError } from '../codecs/codec-error.js';
-import { subEntrySize, walkSubEntryBatch } from '../codecs/sub-entry.js';
-import { SourceError } from '../common/errors.js';
+import type { SourceChunk } from '../../ports/ports.js';
+import { CodecError } from '../../codecs/codec-error.js';
+import { subEntrySize, walkSubEntryBatch } from '../../codecs/sub-entry.js';
+import { SourceError } from '../../common/errors.js';
 
 /**
  * Slices a raw stream-protocol Deliver frame into a `SourceChunk` without copying or decoding

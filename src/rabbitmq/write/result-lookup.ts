@@ -1,10 +1,10 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import { RetentionGapError } from '../common/errors.js';
-import { findResultIn } from '../result-format/stored-result.js';
-import { messageAt } from '../ports/chunk-message.js';
-import type { MemberReach } from './node-connection.js';
-import { rabbitSource, type RabbitSource } from './source.js';
-import { readRange } from './stream-range.js';
+import { RetentionGapError } from '../../common/errors.js';
+import { findResultIn } from '../../result-format/stored-result.js';
+import { messageAt } from '../../ports/chunk-message.js';
+import type { MemberReach } from '../cluster/node-connection.js';
+import { rabbitSource, type RabbitSource } from '../read/source.js';
+import { readRange } from '../read/stream-range.js';
 
 /** The first window: the stream's last 64 offsets. */
 const FIRST_WINDOW = 64n;
@@ -67,7 +67,7 @@ export interface ResultLookup {
  * for a 'batch' result a window cut, or for a window retention cut), whatever other
  * producers write to the stream; plus one end-offset query (two connections). An id this
  * producer never published, with no earlier result of it, costs a read of the whole stream.
- * `timeoutMs` bounds each connect, subscribe and wait for a chunk (see ./stream-range.ts);
+ * `timeoutMs` bounds each connect, subscribe and wait for a chunk (see ../read/stream-range.ts);
  * failures are the source's `SourceError`s.
  */
 export async function lookUpResult(
