@@ -287,9 +287,10 @@ export class StepProcessor<T, A, R> implements Processor<R> {
    * From the last id + 1 (rules 2 and 3 of ./resume/resume-point.ts); a flushing job past the
    * window its last result flushed (rule 6).
    */
-  async resume(start: ResumeStart): Promise<ResumeAt> {
+  resume(start: ResumeStart): Promise<ResumeAt> {
     if (!this.flushing.flushes) {
-      return { from: afterLast(start.last), published: undefined, atOneAfterRetention: true };
+      const from = afterLast(start.last);
+      return Promise.resolve({ from, published: undefined, atOneAfterRetention: true });
     }
     const result = this.readsLastResult ? start.lastResult : undefined;
     return resumeAfterFlush(start, result, this.config.window.describe(), (window) =>

@@ -120,11 +120,13 @@ export class WindowOperator<T, A, R> implements Processor<R> {
    * From the recovery state of the producer's last result (rule 5 of ./resume/resume-point.ts),
    * or from the first offset when it never published.
    */
-  async resume(start: ResumeStart): Promise<ResumeAt> {
-    const state = recoveryStateOf(start);
-    if (state === undefined) return { from: 'first', published: false, atOneAfterRetention: false };
+  resume(start: ResumeStart): Promise<ResumeAt> {
+    const state = recoveryStateOf(start); // throws what stops the job
+    if (state === undefined) {
+      return Promise.resolve({ from: 'first', published: false, atOneAfterRetention: false });
+    }
     this.restore(state, start.last);
-    return { from: state.offset, published: true, atOneAfterRetention: false };
+    return Promise.resolve({ from: state.offset, published: true, atOneAfterRetention: false });
   }
 
   /**

@@ -3,8 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { tumbling } from '../../../src/windows/tumbling.js';
 import { count } from '../../../src/windows/count.js';
-import { ProcessingError } from '../../../src/common/errors.js';
+import { ProcessingError, RecoveryError } from '../../../src/common/errors.js';
 import type { Processor } from '../../../src/engine/processor.js';
+import type { StepResult } from '../../../src/result-format/step-result.js';
+import { decodeResultHeader, encodeResult } from '../../../src/result-format/result-format.js';
 import { chunkOf, processorFor, sumOfValues, type Reading } from './readings-chunks.js';
 
 const MINUTE = 60_000;
@@ -42,17 +44,17 @@ describe('the step processor through the Processor interface', () => {
     const start = {
       lastResult: undefined,
       hasPublished: () => Promise.resolve(true),
-      recoveryError: (reason: string) => new Error(reason),
+      recoveryError: (reason: string) => new RecoveryError('totals', 'job', 0n, reason),
       warn: () => undefined,
     };
     const processor = processorFor(count(2));
     expect(processor.readsLastResult).toBe(false);
-    await expect(processor.resume({ ...start, last: 41n } as never)).resolves.toEqual({
+    await expect(processor.resume({ ...start, last: 41n })).resolves.toEqual({
       from: 42n,
       published: undefined,
       atOneAfterRetention: true,
     });
-    await expect(processor.resume({ ...start, last: 0n } as never)).resolves.toMatchObject({
+    await expect(processor.resume({ ...start, last: 0n })).resolves.toMatchObject({
       from: 'first',
     });
   });
@@ -98,15 +100,17 @@ describe('the window operator through the Processor interface', () => {
     first.process(chunk);
     const results = first.takeReady(false);
     expect(results.map((result) => result.lastOffset)).toEqual([1n, 2n]);
-    const recovery = results[1]?.recovery;
-    expect(recovery?.offset).toBe(2n); // the window of offset 2 is still open
+    const published = results[1] as StepResult<number>;
+    expect(published.recovery?.offset).toBe(2n); // the window of offset 2 is still open
+    const metadata = { source: 'readings', producer: 'job', window: window.describe() };
+    const header = decodeResultHeader(encodeResult(published, metadata, 'single')[0] as Uint8Array);
     const restarted = processorFor(window);
     expect(restarted.readsLastResult).toBe(true);
     const at1 = await restarted.resume({
       last: 2n,
-      lastResult: { kind: 'read', header: { recovery } as never },
+      lastResult: { kind: 'read', header },
       hasPublished: () => Promise.resolve(true),
-      recoveryError: (reason) => new Error(reason) as never,
+      recoveryError: (reason) => new RecoveryError('totals', 'job', 2n, reason),
       warn: () => undefined,
     });
     expect(at1).toEqual({ from: 2n, published: true, atOneAfterRetention: false });
