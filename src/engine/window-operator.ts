@@ -1,4 +1,4 @@
-import { describe, ProcessingError, type ProcessingStage } from '../common/errors.js';
+import { ProcessingError, type ProcessingStage } from '../common/errors.js';
 import type { Key, KeyedOutput } from '../common/keyed-output.js';
 import type { Aggregator } from '../common/aggregator.js';
 import type { EventTimeWindowSpec } from '../windows/event-time-spec.js';
@@ -13,6 +13,9 @@ import { Rejections } from './rejections.js';
 import type { StepProcessorConfig } from './step-processor.js';
 import type { EarlyUpdates } from '../api/policies.js';
 import type { MessageValuesDecoder } from '../result-format/results-source.js';
+import { NO_OFFSET, NONE, type Processor } from './processor.js';
+import type { ResumeAt, ResumeStart } from './resume/resume-point.js';
+import { recoveryStateOf } from './resume/recovery-state.js';
 
 export interface WindowOperatorConfig<T, A, R> extends Omit<
   StepProcessorConfig<T, A, R>,
@@ -25,11 +28,6 @@ export interface WindowOperatorConfig<T, A, R> extends Omit<
   /** When open windows are published before they close, as outputs marked not final. */
   readonly early: EarlyUpdates | undefined;
 }
-
-const NO_OFFSET = -1n;
-const NONE: readonly never[] = Object.freeze([]);
-/** The message of a dead letter that stands for a window's result rather than one message. */
-const NO_MESSAGE = new Uint8Array(0);
 
 /**
  * The synchronous heart of a job over event-time windows (Flink's WindowOperator): every
@@ -44,7 +42,7 @@ const NO_MESSAGE = new Uint8Array(0);
  * (RecoveryState); `restore` takes it back, and the re-read up to the restored result's id
  * rebuilds the open windows without publishing anything again.
  */
-export class WindowOperator<T, A, R> {
+export class WindowOperator<T, A, R> implements Processor<R> {
   /** Results decided so far, in order; the runner takes them after each chunk. */
   readonly ready: StepResult<R>[] = [];
 
@@ -111,6 +109,22 @@ export class WindowOperator<T, A, R> {
     );
   }
 
+  /** Its windows stay open across results: a start always goes on from the last result. */
+  readonly readsLastResult = true;
+
+  /**
+   * From the recovery state of the producer's last result (rule 5 of ./resume/resume-point.ts),
+   * or from the first offset when it never published.
+   */
+  resume(start: ResumeStart): Promise<ResumeAt> {
+    const state = recoveryStateOf(start); // throws what stops the job
+    if (state === undefined) {
+      return Promise.resolve({ from: 'first', published: false, atOneAfterRetention: false });
+    }
+    this.restore(state, start.last);
+    return Promise.resolve({ from: state.offset, published: true, atOneAfterRetention: false });
+  }
+
   /**
    * Continues from a stored result: the source is then read from `state.offset`, and nothing
    * is decided for offsets up to `through` (the result's publishing id) but the windows still
@@ -123,10 +137,6 @@ export class WindowOperator<T, A, R> {
     this.kind.restore?.(state);
   }
 
-  /**
-   * Under 'stop', a message that fails at or below `offset` is dead-lettered as skipped by
-   * the operator (./skip-request.ts); set by the runner at every (re)start.
-   */
   skipThrough(offset: bigint): void {
     this.rejections.skipsThrough = offset;
   }
@@ -276,19 +286,27 @@ export class WindowOperator<T, A, R> {
   }
 
   /**
-   * Whether a flush would publish anything: messages were read since the last result (its
-   * publishing id is the last one's offset, which must be above every id published).
+   * Whether a flush would decide a result of its own: messages were read since the last result
+   * (its publishing id is the last one's offset, which must be above every id published).
    */
-  get canFlush(): boolean {
+  private get readSinceResult(): boolean {
     return this.resultFirstOffset !== NO_OFFSET && this.lastRead > this.replayThrough;
   }
 
+  /** Messages read since the last result, or a result held back for the flush to join. */
+  get canFlush(): boolean {
+    return this.readSinceResult || this.ready.length > 0;
+  }
+
   /**
-   * Whether the last result decided is at the last offset read while windows stay open: a
+   * Holds back the last result when it is at the last offset read while windows stay open: a
    * flush after it is published could go under no new id, so an idle flush must join it.
    */
-  get holdsDecision(): boolean {
-    return this.ready.at(-1)?.lastOffset === this.lastRead && this.windows.size > 0;
+  takeReady(idleFlushMayFollow: boolean): StepResult<R>[] {
+    const { ready } = this;
+    const holds =
+      idleFlushMayFollow && ready.at(-1)?.lastOffset === this.lastRead && this.windows.size > 0;
+    return ready.splice(0, holds ? ready.length - 1 : ready.length);
   }
 
   /**
@@ -302,7 +320,7 @@ export class WindowOperator<T, A, R> {
   flush(): void {
     const decided = this.ready.at(-1);
     const joins = decided !== undefined && decided.lastOffset === this.lastRead;
-    if (!joins && !this.canFlush) return;
+    if (!joins && !this.readSinceResult) return;
     const lastOffset = this.lastRead;
     this.emptyWindows(this.closing);
     if (joins && this.closing.length === 0) return; // no window holds anything to add to it
@@ -468,19 +486,8 @@ export class WindowOperator<T, A, R> {
     lastOffset: bigint,
     cause: unknown,
   ): void {
-    if (this.config.onError === 'stop') {
-      throw new ProcessingError(this.config.stream, lastOffset, 'result', cause);
-    }
-    const { key } = window;
-    this.rejections.add({
-      offset: lastOffset,
-      stage: 'result',
-      error:
-        `result failed for key ${key === null ? 'null' : JSON.stringify(key)} over ` +
-        `${window.count} messages of window [${bounds.start}, ${bounds.end}) from offset ` +
-        `${window.firstOffset}: ${describe(cause)}`,
-      message: NO_MESSAGE,
-    });
+    const over = `window [${bounds.start}, ${bounds.end}) from offset ${window.firstOffset}`;
+    this.rejections.resultFailed(lastOffset, window.key, window.count, over, cause);
   }
 }
 
