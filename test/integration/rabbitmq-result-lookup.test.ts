@@ -3,14 +3,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeResult } from '../../src/index.js';
 import { lookUpResult, windowsReaching } from '../../src/rabbitmq/result-lookup.js';
-import { rabbitForTests } from '../support/rabbitmq.js';
+import { rabbitForTests } from '../support/brokers/rabbitmq.js';
 import {
   othersResults,
   producerTargets,
   publishResults,
   resultMessages,
   type ResultWrite,
-} from '../support/stored-results.js';
+} from '../support/results/stored-results.js';
 
 const real = rabbitForTests();
 const TIMEOUT_MS = 10_000;

@@ -5,7 +5,7 @@ import { murmur32 } from 'rabbitmq-stream-js-client/dist/hash/murmur32.js';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/common/errors.js';
 import { ROUTING_SEED, murmur3x86, partitionFor } from '../../../src/common/partition-routing.js';
-import { Coverage, propertyParameters } from '../../support/coverage.js';
+import { Coverage, propertyParameters } from '../../support/arbitraries/coverage.js';
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 

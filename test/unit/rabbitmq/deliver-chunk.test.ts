@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { MalformedChunkError, parseDeliver } from '../../../src/rabbitmq/deliver-chunk.js';
 import { sourceMessage } from '../../../src/index.js';
 import { encodeSubEntryBatch } from '../../../src/codecs/sub-entry.js';
-import { messagesOf, offsetsOf } from '../../support/rabbitmq.js';
+import { messagesOf, offsetsOf } from '../../support/brokers/rabbitmq.js';
 
 const amqpMessage = (text: string): Buffer => Buffer.from(sourceMessage(text));
 
