@@ -21,7 +21,10 @@ const params = parseStreamUrl(url);
 const real = rabbitForTests();
 const stock = stockForTests();
 
-/** The job's writes for a packing: five results of three outputs (test/support/results/job-writes.ts). */
+/**
+ * The job's writes for a packing: five results of three outputs
+ * (test/support/results/job-writes.ts).
+ */
 const writesOf = (pack: PackMode, format?: SingleFormat): Promise<Write[]> =>
   jobWrites({ pack, format });
 

@@ -1,5 +1,6 @@
 // Super-stream routing must agree with the RabbitMQ clients byte for byte, with the JS client's
-// implementation as an oracle (the clients' own vectors: test/unit/common/partition-routing.test.ts).
+// implementation as an oracle (the clients' own vectors:
+// test/unit/common/partition-routing.test.ts).
 import fc from 'fast-check';
 import { murmur32 } from 'rabbitmq-stream-js-client/dist/hash/murmur32.js';
 import { describe, expect, it } from 'vitest';

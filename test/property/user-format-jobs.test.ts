@@ -29,9 +29,9 @@ import {
 import { expectStrictlyIncreasing } from '../support/results/target-stream.js';
 
 /**
- * Runs `job` on the scenario's broker through `crashes` (test/support/arbitraries/crashes.ts) and checks
- * what both properties ask first: the target is the uninterrupted run's, byte for byte, and
- * its publishing ids strictly increase. Returns that broker and how many runs crashed.
+ * Runs `job` on the scenario's broker through `crashes` (test/support/arbitraries/crashes.ts)
+ * and checks what both properties ask first: the target is the uninterrupted run's, byte for
+ * byte, and its publishing ids strictly increase. Returns that broker and how many runs crashed.
  */
 async function throughCrashes(
   source: SourceSpec,

@@ -1,6 +1,7 @@
-// What an event-time case exercised, counted on a Coverage (test/support/arbitraries/coverage.ts) from the
-// reference model's run of it: a property that checks the engine against the model uses the
-// same labels, so that both report the same figures for the same generator.
+// What an event-time case exercised, counted on a Coverage
+// (test/support/arbitraries/coverage.ts) from the reference model's run of it: a property that
+// checks the engine against the model uses the same labels, so that both report the same
+// figures for the same generator.
 import type { Coverage } from './coverage.js';
 import type { EventTimeCase } from './event-time-arbitrary.js';
 import type { ReferenceRun } from '../models/event-time-reference.js';

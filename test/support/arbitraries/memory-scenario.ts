@@ -1,5 +1,6 @@
-// A random scenario (test/support/arbitraries/scenario.ts) on the embedded broker: the source stream it
-// describes, and the target an uninterrupted run of its job writes, to compare others with.
+// A random scenario (test/support/arbitraries/scenario.ts) on the embedded broker: the source
+// stream it describes, and the target an uninterrupted run of its job writes, to compare others
+// with.
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { buildJob, encodeSource, type JobSpec, type SourceSpec } from './scenario.js';
 

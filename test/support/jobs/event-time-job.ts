@@ -1,6 +1,6 @@
-// An event-time case (test/support/arbitraries/event-time-arbitrary.ts) as a job of the library: its source
-// messages, the job over them, and its results read back in the reference model's terms
-// (with the model's aggregate, `sumOfValues`).
+// An event-time case (test/support/arbitraries/event-time-arbitrary.ts) as a job of the
+// library: its source messages, the job over them, and its results read back in the reference
+// model's terms (with the model's aggregate, `sumOfValues`).
 import {
   aggregate,
   count,

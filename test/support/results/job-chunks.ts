@@ -1,5 +1,5 @@
-// A job's five writes (test/support/results/job-writes.ts) on the real broker in the chunks a running
-// job's pipelined publishes often make: some alone, two sharing one chunk.
+// A job's five writes (test/support/results/job-writes.ts) on the real broker in the chunks a
+// running job's pipelined publishes often make: some alone, two sharing one chunk.
 import type { ClientParams } from 'rabbitmq-stream-js-client';
 import { offsetsOf, type RabbitForTests } from '../brokers/rabbitmq.js';
 import { publishInFrames, type Write } from './shared-chunks.js';
