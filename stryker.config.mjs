@@ -1,7 +1,8 @@
 // @ts-check
-// `npm run mutate`: mutation testing of the window and engine code with the unit and property
-// tests (no broker). Not part of CI: it is CPU-heavy. The property tests run fewer cases under
-// a fixed seed, so every mutant meets the same cases and their coverage floors stay met.
+// `npm run mutate`: mutation testing of the window and engine code with the unit, component
+// and property tests (no broker). Not part of CI: it is CPU-heavy. The property tests run fewer
+// cases under a fixed seed, so every mutant meets the same cases and their coverage floors stay
+// met.
 process.env.PROPERTY_RUNS ??= '15';
 process.env.PROPERTY_SEED ??= '7';
 

@@ -1,11 +1,12 @@
 import { defineConfig } from 'vitest/config';
 import { timeouts, workers } from './vitest.config.js';
 
-// `npm run test:unit`: the unit and property tests, without a broker (no global setup).
+// `npm run test:unit`: the unit, component and property tests, without a broker (no global
+// setup): they run on the embedded broker and PGlite. test/README.md says which test goes where.
 export default defineConfig({
   test: {
     ...timeouts,
     ...workers,
-    include: ['test/unit/**/*.test.ts', 'test/property/**/*.test.ts'],
+    include: ['test/{unit,component,property}/**/*.test.ts'],
   },
 });

@@ -14,7 +14,7 @@ import type { CaseResult } from './report.js';
 const CHILD = fileURLToPath(new URL('./partition-child.ts', import.meta.url));
 const WORKER = new URL('./partitions-worker.ts', import.meta.url);
 /** Worker threads on Node 20 do not inherit `--import tsx`: this registers it in each. */
-const REGISTER_TSX = new URL('../test/support/register-tsx.mjs', import.meta.url);
+const REGISTER_TSX = new URL('../test/support/children/register-tsx.mjs', import.meta.url);
 const KEYS = 100;
 const START = Date.UTC(2025, 0, 1);
 /** As the e2e case: 1 ms of event time per message, so 1,000 messages per 1-second window. */

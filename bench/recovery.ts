@@ -1,7 +1,7 @@
 import { aggregate } from '../src/dsl/pipeline.js';
 import type { Target } from '../src/ports/ports.js';
 import { MemoryBroker } from '../src/memory/broker.js';
-import { forwarding } from '../test/support/forwarding-target.js';
+import { forwarding } from '../test/support/doubles/forwarding-target.js';
 import {
   CHUNK_MESSAGES,
   encodeReading,

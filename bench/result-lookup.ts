@@ -10,7 +10,7 @@ import {
   publishResults,
   resultMessages,
   type ResultWrite,
-} from '../test/support/stored-results.js';
+} from '../test/support/results/stored-results.js';
 import { interleavedRounds, median, perSecond } from './measure.js';
 import type { CaseResult } from './report.js';
 

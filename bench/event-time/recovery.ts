@@ -3,7 +3,7 @@ import type { Target } from '../../src/ports/ports.js';
 import { decodeResult, decodeResultHeader } from '../../src/result-format/result-format.js';
 import { MemoryBroker } from '../../src/memory/broker.js';
 import { tumbling } from '../../src/windows/tumbling.js';
-import { forwarding } from '../../test/support/forwarding-target.js';
+import { forwarding } from '../../test/support/doubles/forwarding-target.js';
 import { CHUNK_MESSAGES, type Reading } from '../corpus.js';
 import { crashBeforeSecondResult } from '../crash.js';
 import { interleavedRounds, median } from '../measure.js';

@@ -13,14 +13,14 @@ import {
   startNode,
   stopNode,
   type ClusterNode,
-} from '../support/rabbitmq-cluster.js';
-import { runRecorded } from '../support/cli-run.js';
-import { keepingLogger } from '../support/keeping-logger.js';
-import { readAll, uniqueStream } from '../support/rabbitmq.js';
-import { startBalancer } from '../support/tcp-balancer.js';
+} from '../support/brokers/rabbitmq-cluster.js';
+import { runRecorded } from '../support/clients/cli-run.js';
+import { keepingLogger } from '../support/doubles/keeping-logger.js';
+import { readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
+import { startBalancer } from '../support/brokers/tcp-balancer.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
-import { readingsPartitionJob } from '../support/readings-job.js';
-import { CHUNK, feeder } from '../support/cluster-feeder.js';
+import { readingsPartitionJob } from '../support/jobs/readings-job.js';
+import { CHUNK, feeder } from '../support/brokers/cluster-feeder.js';
 
 let admins: RabbitMQ[] = [];
 const streams: string[] = [];

@@ -6,12 +6,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrokerUnavailableError } from '../../src/index.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
-import { CHUNK, feeder } from '../support/cluster-feeder.js';
-import { freezeNode } from '../support/frozen-node.js';
-import { keepingLogger, type KeepingLogger } from '../support/keeping-logger.js';
-import { clusterUrls, startNode, stopNode, type ClusterNode } from '../support/rabbitmq-cluster.js';
-import { readAll, uniqueStream } from '../support/rabbitmq.js';
-import { readingsPartitionJob } from '../support/readings-job.js';
+import { CHUNK, feeder } from '../support/brokers/cluster-feeder.js';
+import { freezeNode } from '../support/brokers/frozen-node.js';
+import { keepingLogger, type KeepingLogger } from '../support/doubles/keeping-logger.js';
+import {
+  clusterUrls,
+  startNode,
+  stopNode,
+  type ClusterNode,
+} from '../support/brokers/rabbitmq-cluster.js';
+import { readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
+import { readingsPartitionJob } from '../support/jobs/readings-job.js';
 
 /** rabbit.source()'s default stallTimeoutMs, the bound the README gives. */
 const STALL_TIMEOUT_MS = 10_000;

@@ -19,7 +19,7 @@ import {
   streamMembers,
   type ClusterNode,
   type StreamMembers,
-} from '../support/rabbitmq-cluster.js';
+} from '../support/brokers/rabbitmq-cluster.js';
 
 const script = fileURLToPath(new URL('../../scripts/rabbitmq.sh', import.meta.url));
 // A leader change takes about a second here; a node that starts is back as a replica within

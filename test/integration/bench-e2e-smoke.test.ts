@@ -3,7 +3,7 @@ import { e2eCases } from '../../bench/e2e.js';
 import { formatTable } from '../../bench/report.js';
 
 // The e2e bench case at a tiny size against the real broker, so that it keeps building and
-// running (test/unit/bench-smoke.test.ts runs the cases that need no broker). Nothing here
+// running (test/unit/bench/bench-smoke.test.ts runs the cases that need no broker). Nothing here
 // asserts a timing: figures at this size mean nothing.
 describe('bench smoke, end to end', () => {
   it('runs the e2e case: the job, its hot path and the consume floors in the same rounds', async () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { sinkCases } from '../../bench/sink.js';
-import { postgresForTests } from '../support/postgres.js';
+import { postgresForTests } from '../support/brokers/postgres.js';
 
 // The sink bench case at a tiny size against the real PostgreSQL, so that it keeps building
-// and running (test/unit/bench-smoke.test.ts runs its PGlite half). Nothing here asserts a
+// and running (test/unit/bench/bench-smoke.test.ts runs its PGlite half). Nothing here asserts a
 // timing: figures at this size mean nothing.
 const database = postgresForTests();
 

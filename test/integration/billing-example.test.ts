@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { usageEvents } from '../../examples/billing/usage-events.js';
-import { postgresForTests } from '../support/postgres.js';
+import { postgresForTests } from '../support/brokers/postgres.js';
 
 const database = postgresForTests();
 

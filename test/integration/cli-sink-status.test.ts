@@ -9,8 +9,8 @@ import { beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest'
 import { databaseSink, eachBatch, jsonMessage } from '../../src/index.js';
 import { postgres } from '../../src/postgres/index.js';
 import type { Source } from '../../src/ports/ports.js';
-import { postgresForTests } from '../support/postgres.js';
-import { publishAll, rabbitForTests } from '../support/rabbitmq.js';
+import { postgresForTests } from '../support/brokers/postgres.js';
+import { publishAll, rabbitForTests } from '../support/brokers/rabbitmq.js';
 
 const real = rabbitForTests();
 const database = postgresForTests();
@@ -212,7 +212,7 @@ describe('stream-windows status --sink', () => {
   });
 
   it('should exit 1 saying to install pg where it is not, and need it for nothing else', async () => {
-    const withoutPg = ['./test/support/without-pg.mjs'];
+    const withoutPg = ['./test/support/children/without-pg.mjs'];
     const run = await cli(
       ['status', '--sink', 'billing', '--source', 'any', '--database', database.url],
       {},

@@ -17,7 +17,7 @@ import {
 } from '../../src/index.js';
 import { partitionProducer } from '../../src/partitioning/partitioned-runner.js';
 import { encodeResult } from '../../src/result-format/result-format.js';
-import { publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
+import { publishAll, rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
 
 const real = rabbitForTests();
 const url = inject('rabbitmqUrl');

@@ -2,7 +2,7 @@
 // has caught up with the source, then exit 0. The parent kills it at random moments.
 import { aggregate, type Target } from '../../src/index.js';
 import { connect } from '../../src/rabbitmq/connection.js';
-import { forwarding } from '../support/forwarding-target.js';
+import { forwarding } from '../support/doubles/forwarding-target.js';
 
 export interface CrashEvent {
   readonly sensor: number;

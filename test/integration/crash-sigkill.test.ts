@@ -4,9 +4,9 @@
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { decodeResult, jsonMessage } from '../../src/index.js';
-import { killWhilePublishing, runChild } from '../support/killed-child.js';
-import { rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
-import { seededRandom } from '../support/seeded-random.js';
+import { killWhilePublishing, runChild } from '../support/children/killed-child.js';
+import { rabbitForTests, readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
+import { seededRandom } from '../support/arbitraries/seeded-random.js';
 import type { CrashEvent } from './crash-child.js';
 
 const MESSAGES = 100_000;

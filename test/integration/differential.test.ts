@@ -14,9 +14,9 @@ import {
   type JobSpec,
   type SourceSpec,
   EVERY_WINDOW_KIND,
-} from '../support/scenario.js';
-import { rabbitForTests, targetAfterJob, uniqueStream } from '../support/rabbitmq.js';
-import { expectEveryMessageCountedOnce, stepsOf } from '../support/target-stream.js';
+} from '../support/arbitraries/scenario.js';
+import { rabbitForTests, targetAfterJob, uniqueStream } from '../support/brokers/rabbitmq.js';
+import { expectEveryMessageCountedOnce, stepsOf } from '../support/results/target-stream.js';
 
 const real = rabbitForTests();
 

@@ -14,14 +14,17 @@ import {
   type Target,
 } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
-import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/coverage.js';
-import { eventTimeCaseArbitrary, type EventTimeCase } from '../support/event-time-arbitrary.js';
-import { caseJob, caseMessages } from '../support/event-time-job.js';
-import type { ReferenceMessage } from '../support/event-time-reference.js';
-import { forwarding } from '../support/forwarding-target.js';
-import { rabbitForTests, targetAfterJob, uniqueStream } from '../support/rabbitmq.js';
-import { packings } from '../support/scenario.js';
-import { expectStepsTile, stepsOf } from '../support/target-stream.js';
+import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/arbitraries/coverage.js';
+import {
+  eventTimeCaseArbitrary,
+  type EventTimeCase,
+} from '../support/arbitraries/event-time-arbitrary.js';
+import { caseJob, caseMessages } from '../support/jobs/event-time-job.js';
+import type { ReferenceMessage } from '../support/models/event-time-reference.js';
+import { forwarding } from '../support/doubles/forwarding-target.js';
+import { rabbitForTests, targetAfterJob, uniqueStream } from '../support/brokers/rabbitmq.js';
+import { packings } from '../support/arbitraries/scenario.js';
+import { expectStepsTile, stepsOf } from '../support/results/target-stream.js';
 
 const real = rabbitForTests();
 const PRODUCER = 'event-time-job';

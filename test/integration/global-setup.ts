@@ -10,7 +10,8 @@
  * (its user must be allowed to create databases); without it, `scripts/postgres.sh start`
  * starts (and on the first run builds) the local one on port 5433. All start at once. Tests
  * read the URLs with `inject('rabbitmqUrl')`, `inject('rabbitmqClusterUrls')` (or
- * test/support/rabbitmq-cluster.ts) and `inject('postgresUrl')` (or test/support/postgres.ts);
+ * test/support/brokers/rabbitmq-cluster.ts) and `inject('postgresUrl')` (or
+ * test/support/brokers/postgres.ts);
  * `process.env.RABBITMQ_STREAM_URL`, `RABBITMQ_CLUSTER_URLS` and `POSTGRES_URL` are set as
  * well, for child processes such as the crash tests' aggregator.
  *
@@ -34,7 +35,10 @@ declare module 'vitest' {
     rabbitmqUrl: string;
     /** The stream URLs of the cluster's nodes, node 1 first. */
     rabbitmqClusterUrls: string[];
-    /** A PostgreSQL server whose user may create databases (test/support/postgres.ts makes one per file). */
+    /**
+     * A PostgreSQL server whose user may create databases (test/support/brokers/postgres.ts
+     * makes one per file).
+     */
     postgresUrl: string;
   }
 }

@@ -17,9 +17,9 @@ import {
   type FlushWorld,
   type JobOf,
   type Step,
-} from '../support/idle-flush-instances.js';
-import { rabbitForTests, readAll } from '../support/rabbitmq.js';
-import { expectEveryMessageCountedOnce, stepsOf } from '../support/target-stream.js';
+} from '../support/jobs/idle-flush-instances.js';
+import { rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
+import { expectEveryMessageCountedOnce, stepsOf } from '../support/results/target-stream.js';
 
 const real = rabbitForTests();
 

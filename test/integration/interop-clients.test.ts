@@ -1,7 +1,7 @@
 // What an AMQP 1.0 client (rhea) and an AMQP 0-9-1 client (amqplib) receive of a job's
 // target on the real broker, for every packing and for a user `encode`, reading from the
 // first offset as another service would. The expected views are the README's table
-// (test/support/interop-contract.ts); the stock stream client's column is
+// (test/support/clients/interop-contract.ts); the stock stream client's column is
 // stock-client-view.test.ts's, except for `encode`, checked here.
 import { decode as decodeMsgpack, decodeMulti } from '@msgpack/msgpack';
 import { describe, expect, inject, it } from 'vitest';
@@ -30,13 +30,13 @@ import {
   readWithAmqplib,
   readWithRhea,
   type AmqpDelivery,
-} from '../support/amqp-clients.js';
-import { publishInFrames } from '../support/shared-chunks.js';
-import { INTEROP_CONTRACT, type Packing } from '../support/interop-contract.js';
-import { onRabbit } from '../support/job-chunks.js';
-import { jobWrites, LAST_OFFSETS } from '../support/job-writes.js';
-import { rabbitForTests } from '../support/rabbitmq.js';
-import { stockForTests } from '../support/stock-client.js';
+} from '../support/clients/amqp-clients.js';
+import { publishInFrames } from '../support/results/shared-chunks.js';
+import { INTEROP_CONTRACT, type Packing } from '../support/clients/interop-contract.js';
+import { onRabbit } from '../support/results/job-chunks.js';
+import { jobWrites, LAST_OFFSETS } from '../support/results/job-writes.js';
+import { rabbitForTests } from '../support/brokers/rabbitmq.js';
+import { stockForTests } from '../support/clients/stock-client.js';
 
 const url = inject('rabbitmqUrl');
 const real = rabbitForTests();

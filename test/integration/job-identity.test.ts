@@ -12,7 +12,7 @@ import {
   type Target,
 } from '../../src/index.js';
 import type { RabbitTarget } from '../../src/rabbitmq/write/target.js';
-import { publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
+import { publishAll, rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
 
 const real = rabbitForTests();
 

@@ -20,7 +20,7 @@ import {
   repository as root,
   repositoryModules as modules,
   run,
-} from '../support/packed-package.js';
+} from '../support/package/packed-package.js';
 
 interface Manifest {
   readonly scripts?: Record<string, string>;

@@ -1,5 +1,5 @@
 // The process of the PartitionWorkers tests that need one of their own: the job of
-// test/support/partition-worker-job.ts over two worker threads, under runUntilSignal.
+// test/support/jobs/partition-worker-job.ts over two worker threads, under runUntilSignal.
 // `node partition-workers-child.ts CONFIG_JSON until` runs until caught up and prints the
 // summary, then returns (the process must end by itself); `... signal` prints 'published'
 // at the first confirm and runs until SIGTERM; both print runUntilSignal's log lines.
@@ -8,10 +8,10 @@ import { PartitionWorkers } from '../../src/partitioning/partition-workers.js';
 
 const [config = '{}', mode = 'until'] = process.argv.slice(2);
 const workers = new PartitionWorkers(
-  new URL('../support/partition-worker-job.ts', import.meta.url),
+  new URL('../support/jobs/partition-worker-job.ts', import.meta.url),
   {
     workers: 2,
-    imports: [new URL('../support/register-tsx.mjs', import.meta.url)],
+    imports: [new URL('../support/children/register-tsx.mjs', import.meta.url)],
     config: JSON.parse(config) as unknown,
   },
 );

@@ -4,8 +4,8 @@ import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { jsonMessage, PartitionWorkerError, PartitionWorkers } from '../../src/index.js';
-import ordersJob, { type OrdersJobConfig } from '../support/partition-worker-job.js';
-import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
+import ordersJob, { type OrdersJobConfig } from '../support/jobs/partition-worker-job.js';
+import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
 
 const broker = rabbitForTests();
 const ORDERS_PER_PARTITION = 12; // four results of three each
@@ -38,9 +38,9 @@ const targets = (config: OrdersJobConfig) =>
   Promise.all([0, 1, 2].map((index) => readAll(broker.rabbit, `${config.target}-${index}`)));
 
 function workersOf(config: OrdersJobConfig): PartitionWorkers {
-  return new PartitionWorkers(new URL('../support/partition-worker-job.ts', import.meta.url), {
+  return new PartitionWorkers(new URL('../support/jobs/partition-worker-job.ts', import.meta.url), {
     workers: 2,
-    imports: [new URL('../support/register-tsx.mjs', import.meta.url)],
+    imports: [new URL('../support/children/register-tsx.mjs', import.meta.url)],
     config,
   });
 }

@@ -17,8 +17,8 @@ import {
   type JobSpec,
   type SourceSpec,
   EVERY_WINDOW_KIND,
-} from '../support/scenario.js';
-import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
+} from '../support/arbitraries/scenario.js';
+import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
 
 const real = rabbitForTests();
 const PARTITIONS = 3;

@@ -12,8 +12,8 @@
 import { createInterface } from 'node:readline';
 import type { Target } from '../../src/index.js';
 import { connect } from '../../src/rabbitmq/connection.js';
-import { forwarding } from '../support/forwarding-target.js';
-import { JOB, readingsJob } from '../support/readings-job.js';
+import { forwarding } from '../support/doubles/forwarding-target.js';
+import { JOB, readingsJob } from '../support/jobs/readings-job.js';
 
 const [url, superStream, targetStream] = process.argv.slice(2);
 if (url === undefined || superStream === undefined || targetStream === undefined) {

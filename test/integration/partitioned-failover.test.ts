@@ -17,12 +17,12 @@ import { partitionProducer } from '../../src/partitioning/partitioned-runner.js'
 import { connect } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { rabbitSource } from '../../src/rabbitmq/read/source.js';
-import { bundleChild, type BundledChild } from '../support/bundled-child.js';
-import { forwarding } from '../support/forwarding-target.js';
-import { rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
-import { JOB, reading, readingsJob, readingsPartitionJob } from '../support/readings-job.js';
-import { seededRandom } from '../support/seeded-random.js';
-import { startProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { bundleChild, type BundledChild } from '../support/children/bundled-child.js';
+import { forwarding } from '../support/doubles/forwarding-target.js';
+import { rabbitForTests, readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
+import { JOB, reading, readingsJob, readingsPartitionJob } from '../support/jobs/readings-job.js';
+import { seededRandom } from '../support/arbitraries/seeded-random.js';
+import { startProxy, type TcpProxy } from '../support/brokers/tcp-proxy.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { PackMode } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
 import { minutesOfReadings, stageOne, stageTwo } from '../../examples/pipeline-stages.js';
-import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
+import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
 
 const real = rabbitForTests();
 

@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/index.js';
 import { postgres } from '../../src/postgres/index.js';
 import type { SinkDatabase } from '../../src/sink/sink-database.js';
-import { postgresForTests } from '../support/postgres.js';
+import { postgresForTests } from '../support/brokers/postgres.js';
 
 const db = postgresForTests();
 

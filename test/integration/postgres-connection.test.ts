@@ -6,8 +6,8 @@ import { once } from 'node:events';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { postgres } from '../../src/postgres/index.js';
-import { postgresForTests } from '../support/postgres.js';
-import { freePort } from '../support/tcp-proxy.js';
+import { postgresForTests } from '../support/brokers/postgres.js';
+import { freePort } from '../support/brokers/tcp-proxy.js';
 
 const db = postgresForTests();
 

@@ -11,8 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pglite } from '../../src/pglite/index.js';
 import { postgres } from '../../src/postgres/index.js';
 import type { SinkDatabase } from '../../src/sink/sink-database.js';
-import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
-import { postgresForTests } from '../support/postgres.js';
+import {
+  Coverage,
+  PROPERTY_TIMEOUT_MS,
+  propertyParameters,
+} from '../support/arbitraries/coverage.js';
+import { postgresForTests } from '../support/brokers/postgres.js';
 
 const db = postgresForTests();
 

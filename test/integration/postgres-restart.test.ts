@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { databaseUrl } from '../support/postgres.js';
+import { databaseUrl } from '../support/brokers/postgres.js';
 
 const script = fileURLToPath(new URL('../../scripts/postgres.sh', import.meta.url));
 const child = fileURLToPath(new URL('./postgres-restart-child.ts', import.meta.url));

@@ -1,5 +1,5 @@
 // A PostgreSQL server that stops answering mid-statement (a TCP proxy that stops forwarding
-// the server's bytes; test/support/tcp-proxy.ts frames RabbitMQ's protocol, so a plain one here): the sink's transactionTimeoutMs ends the transaction, close() returns
+// the server's bytes; test/support/brokers/tcp-proxy.ts frames RabbitMQ's protocol, so a plain one here): the sink's transactionTimeoutMs ends the transaction, close() returns
 // within its bound, and nothing is left keeping the process alive. Run in a child process,
 // which must exit by itself.
 import { spawn } from 'node:child_process';
@@ -8,7 +8,7 @@ import { createServer, connect, type AddressInfo, type Server, type Socket } fro
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { postgresForTests } from '../support/postgres.js';
+import { postgresForTests } from '../support/brokers/postgres.js';
 
 const db = postgresForTests();
 const child = fileURLToPath(new URL('./postgres-silent-child.ts', import.meta.url));

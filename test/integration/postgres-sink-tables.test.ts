@@ -7,8 +7,8 @@ import { MemoryBroker } from '../../src/memory/index.js';
 import { postgres } from '../../src/postgres/index.js';
 import { databaseSink } from '../../src/sink/database-sink.js';
 import { processedIds } from '../../src/sink/processed-ids.js';
-import { postgresForTests } from '../support/postgres.js';
-import { appendJson } from '../support/sink-fixture.js';
+import { postgresForTests } from '../support/brokers/postgres.js';
+import { appendJson } from '../support/jobs/sink-fixture.js';
 
 const db = postgresForTests();
 

@@ -13,7 +13,7 @@ import {
   type Partition,
 } from '../../src/index.js';
 import type { RabbitTarget } from '../../src/rabbitmq/write/target.js';
-import { publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
+import { publishAll, rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
 
 const real = rabbitForTests();
 

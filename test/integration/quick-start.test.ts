@@ -8,9 +8,9 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { readGuide, type GuideCommand } from '../support/getting-started-guide.js';
-import { packPackage, run } from '../support/packed-package.js';
-import { rabbitForTests, readAll } from '../support/rabbitmq.js';
+import { readGuide, type GuideCommand } from '../support/package/getting-started-guide.js';
+import { packPackage, run } from '../support/package/packed-package.js';
+import { rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
 
 const real = rabbitForTests();
 /** The streams the guide names: fixed there, so the test clears them first. */

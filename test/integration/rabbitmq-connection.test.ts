@@ -4,8 +4,8 @@ import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { silentLogger } from '../../src/common/logger.js';
-import { rabbitForTests, uniqueStream } from '../support/rabbitmq.js';
-import { startProxy as startProxyTo } from '../support/tcp-proxy.js';
+import { rabbitForTests, uniqueStream } from '../support/brokers/rabbitmq.js';
+import { startProxy as startProxyTo } from '../support/brokers/tcp-proxy.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);

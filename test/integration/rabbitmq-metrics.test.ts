@@ -3,8 +3,8 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { aggregate, jsonMessage } from '../../src/index.js';
 import { jobMetrics } from '../../src/metrics/index.js';
-import { reading, type Reading } from '../support/memory-job.js';
-import { publishAll, rabbitForTests } from '../support/rabbitmq.js';
+import { reading, type Reading } from '../support/jobs/memory-job.js';
+import { publishAll, rabbitForTests } from '../support/brokers/rabbitmq.js';
 
 const real = rabbitForTests();
 

@@ -9,7 +9,7 @@ import {
   ProcessingError,
 } from '../../src/index.js';
 import { encodeMessage } from '../../src/codecs/amqp-message.js';
-import { publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
+import { publishAll, rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
 
 const real = rabbitForTests();
 

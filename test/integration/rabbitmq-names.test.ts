@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { aggregate, ConfigError, decodeResult, jsonMessage } from '../../src/index.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/index.js';
-import { keepingLogger } from '../support/keeping-logger.js';
-import { publishAll, readAll, uniqueStream } from '../support/rabbitmq.js';
+import { keepingLogger } from '../support/doubles/keeping-logger.js';
+import { publishAll, readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
 
 const url = inject('rabbitmqUrl');
 const child = fileURLToPath(new URL('./names-child.ts', import.meta.url));

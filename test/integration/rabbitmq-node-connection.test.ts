@@ -8,8 +8,8 @@ import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { advertisedNode, openNodeConnection } from '../../src/rabbitmq/cluster/node-connection.js';
 import type { NodeAddress } from '../../src/rabbitmq/cluster/stream-members.js';
-import { uniqueStream } from '../support/rabbitmq.js';
-import { startBalancer, type TcpBalancer } from '../support/tcp-balancer.js';
+import { uniqueStream } from '../support/brokers/rabbitmq.js';
+import { startBalancer, type TcpBalancer } from '../support/brokers/tcp-balancer.js';
 
 const params = parseStreamUrl(inject('rabbitmqUrl'));
 

@@ -10,8 +10,8 @@ import { describe, expect, inject, it } from 'vitest';
 import { isRetriable, SourceError } from '../../src/index.js';
 import { parseStreamUrl, rabbitSource } from '../../src/rabbitmq/index.js';
 import { streamStats } from '../../src/rabbitmq/read/stream-stats.js';
-import { rabbitForTests } from '../support/rabbitmq.js';
-import { freePort, startProxy } from '../support/tcp-proxy.js';
+import { rabbitForTests } from '../support/brokers/rabbitmq.js';
+import { freePort, startProxy } from '../support/brokers/tcp-proxy.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);

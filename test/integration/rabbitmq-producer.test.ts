@@ -12,8 +12,8 @@ import {
 } from '../../src/index.js';
 import { decodeMessage } from '../../src/codecs/amqp-message.js';
 import { connect, parseStreamUrl, type RabbitMQ } from '../../src/rabbitmq/index.js';
-import { readAll, rabbitForTests, uniqueStream } from '../support/rabbitmq.js';
-import { startProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { readAll, rabbitForTests, uniqueStream } from '../support/brokers/rabbitmq.js';
+import { startProxy, type TcpProxy } from '../support/brokers/tcp-proxy.js';
 
 const real = rabbitForTests();
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,11 +1,11 @@
 // A rebalance on the real broker as a job's observers see it: two instances of a partitioned
 // job share a two-partition super stream through RabbitMQ's single active consumer groups, and
 // tell the same events, in the same order and with the same figures, as the embedded broker
-// does for the same rebalance (test/unit/core/rebalance-events.test.ts).
+// does for the same rebalance (test/component/partitioning/rebalance-events.test.ts).
 import { afterAll, describe, it } from 'vitest';
-import { publishAll, rabbitForTests, uniqueStream } from '../support/rabbitmq.js';
-import { JOB, reading, readingsJob } from '../support/readings-job.js';
-import { expectRebalanceEvents, rebalance } from '../support/rebalance.js';
+import { publishAll, rabbitForTests, uniqueStream } from '../support/brokers/rabbitmq.js';
+import { JOB, reading, readingsJob } from '../support/jobs/readings-job.js';
+import { expectRebalanceEvents, rebalance } from '../support/jobs/rebalance.js';
 
 const real = rabbitForTests();
 const superStreams: string[] = [];

@@ -9,9 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { jsonMessage, type Target } from '../../src/index.js';
-import { forwarding } from '../support/forwarding-target.js';
-import { readingsPartitionJob } from '../support/readings-job.js';
-import { rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
+import { forwarding } from '../support/doubles/forwarding-target.js';
+import { readingsPartitionJob } from '../support/jobs/readings-job.js';
+import { rabbitForTests, readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
 
 const MESSAGES = 30_000;
 /** Results the job may publish past the last finished restart: restarts land mid-run. */

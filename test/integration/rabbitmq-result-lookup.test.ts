@@ -1,16 +1,16 @@
 // The RabbitMQ target's readResult: a producer's result under a publishing id, searched
-// backward from the stream's end in growing windows (src/rabbitmq/write/result-lookup.ts).
+// backward from the stream's end in growing windows (src/rabbitmq/result-lookup.ts).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeResult } from '../../src/index.js';
 import { lookUpResult, windowsReaching } from '../../src/rabbitmq/write/result-lookup.js';
-import { rabbitForTests } from '../support/rabbitmq.js';
+import { rabbitForTests } from '../support/brokers/rabbitmq.js';
 import {
   othersResults,
   producerTargets,
   publishResults,
   resultMessages,
   type ResultWrite,
-} from '../support/stored-results.js';
+} from '../support/results/stored-results.js';
 
 const real = rabbitForTests();
 const TIMEOUT_MS = 10_000;

@@ -11,8 +11,8 @@ import {
   type Source,
   type Target,
 } from '../../src/index.js';
-import { brokerWithReadings, reading, type Reading } from '../support/memory-job.js';
-import { publishAll, rabbitForTests } from '../support/rabbitmq.js';
+import { brokerWithReadings, reading, type Reading } from '../support/jobs/memory-job.js';
+import { publishAll, rabbitForTests } from '../support/brokers/rabbitmq.js';
 
 const real = rabbitForTests();
 

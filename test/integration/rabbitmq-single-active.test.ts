@@ -10,9 +10,14 @@ import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { rabbitSource } from '../../src/rabbitmq/read/source.js';
 import { Subscription } from '../../src/rabbitmq/read/source-subscription.js';
-import { offsetsOf, publishAll, rabbitForTests, uniqueStream } from '../support/rabbitmq.js';
-import { stockForTests } from '../support/stock-client.js';
-import { startProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import {
+  offsetsOf,
+  publishAll,
+  rabbitForTests,
+  uniqueStream,
+} from '../support/brokers/rabbitmq.js';
+import { stockForTests } from '../support/clients/stock-client.js';
+import { startProxy, type TcpProxy } from '../support/brokers/tcp-proxy.js';
 
 const params = parseStreamUrl(inject('rabbitmqUrl'));
 const real = rabbitForTests();

@@ -15,9 +15,9 @@ import {
 import { parseStreamUrl, rabbitSource, type RabbitMQ } from '../../src/rabbitmq/index.js';
 import { silentLogger } from '../../src/common/logger.js';
 import { streamStats } from '../../src/rabbitmq/read/stream-stats.js';
-import { offsetsOf, publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
-import { keepingLogger } from '../support/keeping-logger.js';
-import { startProxy } from '../support/tcp-proxy.js';
+import { offsetsOf, publishAll, rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
+import { keepingLogger } from '../support/doubles/keeping-logger.js';
+import { startProxy } from '../support/brokers/tcp-proxy.js';
 
 const url = inject('rabbitmqUrl');
 const real = rabbitForTests();

@@ -6,9 +6,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, inject, it } from 'vitest';
 import { jsonMessage, type SourceChunk } from '../../src/index.js';
 import { parseStreamUrl, rabbitSource } from '../../src/rabbitmq/index.js';
-import { keepingLogger, type KeepingLogger } from '../support/keeping-logger.js';
-import { offsetsOf, publishAll, rabbitForTests } from '../support/rabbitmq.js';
-import { startProxy } from '../support/tcp-proxy.js';
+import { keepingLogger, type KeepingLogger } from '../support/doubles/keeping-logger.js';
+import { offsetsOf, publishAll, rabbitForTests } from '../support/brokers/rabbitmq.js';
+import { startProxy } from '../support/brokers/tcp-proxy.js';
 
 const url = inject('rabbitmqUrl');
 const real = rabbitForTests();

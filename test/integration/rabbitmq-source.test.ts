@@ -8,7 +8,7 @@ import type { SourceChunk } from '../../src/ports/ports.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { rabbitSource } from '../../src/rabbitmq/read/source.js';
 import { silentLogger } from '../../src/common/logger.js';
-import { messagesOf, offsetsOf } from '../support/rabbitmq.js';
+import { messagesOf, offsetsOf } from '../support/brokers/rabbitmq.js';
 
 // Against the real broker: RABBITMQ_STREAM_URL, or the one scripts/rabbitmq.sh announced.
 const url = inject('rabbitmqUrl');

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { jsonMessage } from '../../src/index.js';
 import { MAX_REFERENCE_BYTES } from '../../src/common/stream-protocol.js';
 import { skipReference } from '../../src/engine/skip-request.js';
-import { publishAll, rabbitForTests } from '../support/rabbitmq.js';
+import { publishAll, rabbitForTests } from '../support/brokers/rabbitmq.js';
 
 const real = rabbitForTests();
 

@@ -2,8 +2,8 @@
 // deleting them, and routing that agrees with the stock client's hash routing.
 import { afterAll, describe, expect, it } from 'vitest';
 import { StreamCommandError } from '../../src/rabbitmq/stream-command-error.js';
-import { rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
-import { stockForTests } from '../support/stock-client.js';
+import { rabbitForTests, readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
+import { stockForTests } from '../support/clients/stock-client.js';
 
 const real = rabbitForTests();
 const stock = stockForTests();

@@ -2,7 +2,7 @@
 // stream, which a last publishing id of 0 cannot tell (src/rabbitmq/write/target-history.ts).
 import { describe, expect, it } from 'vitest';
 import { aggregate, jsonMessage } from '../../src/index.js';
-import { publishAll, rabbitForTests } from '../support/rabbitmq.js';
+import { publishAll, rabbitForTests } from '../support/brokers/rabbitmq.js';
 
 const real = rabbitForTests();
 

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { describe, expect, it, vi } from 'vitest';
 import { PublishError, sourceMessage } from '../../src/index.js';
-import { rabbitForTests, readAll } from '../support/rabbitmq.js';
+import { rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
 
 const real = rabbitForTests();
 

@@ -10,8 +10,8 @@ import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
 import { parsePublishErrors } from '../../src/rabbitmq/gaps/publish-errors.js';
 import { publishFrame, sendFrame } from '../../src/rabbitmq/gaps/raw-publish.js';
 import { silentLogger } from '../../src/common/logger.js';
-import { messagesOf, offsetsOf, rabbitForTests } from '../support/rabbitmq.js';
-import { stockForTests } from '../support/stock-client.js';
+import { messagesOf, offsetsOf, rabbitForTests } from '../support/brokers/rabbitmq.js';
+import { stockForTests } from '../support/clients/stock-client.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);

@@ -9,9 +9,9 @@ import { describe, expect, inject, it } from 'vitest';
 import { AccessRefusedError, BrokerUnavailableError } from '../../src/common/errors.js';
 import { connect } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
-import { keepingLogger, type LogLine } from '../support/keeping-logger.js';
-import { publishAll, rabbitForTests, uniqueStream } from '../support/rabbitmq.js';
-import { freePort, startProxy } from '../support/tcp-proxy.js';
+import { keepingLogger, type LogLine } from '../support/doubles/keeping-logger.js';
+import { publishAll, rabbitForTests, uniqueStream } from '../support/brokers/rabbitmq.js';
+import { freePort, startProxy } from '../support/brokers/tcp-proxy.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);

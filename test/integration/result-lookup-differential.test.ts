@@ -5,9 +5,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Target } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
-import { Coverage } from '../support/coverage.js';
-import { rabbitForTests } from '../support/rabbitmq.js';
-import { producerTargets, resultMessages } from '../support/stored-results.js';
+import { Coverage } from '../support/arbitraries/coverage.js';
+import { rabbitForTests } from '../support/brokers/rabbitmq.js';
+import { producerTargets, resultMessages } from '../support/results/stored-results.js';
 import type { PackMode } from '../../src/result-format/result-format.js';
 
 const real = rabbitForTests();

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { jsonMessage } from '../../src/index.js';
-import { rabbitForTests, readAll } from '../support/rabbitmq.js';
+import { rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
 import type { SignalChildMode, SignalEvent } from './signal-child.js';
 
 const child = fileURLToPath(new URL('./signal-child.ts', import.meta.url));

@@ -3,8 +3,8 @@
 // exit 0. It prints 's' when it has recovered and starts reading, and 'p' each time it hands
 // a result to the broker, so that the parent can kill it during recovery or while publishing.
 import { connect } from '../../src/rabbitmq/connection.js';
-import { forwarding } from '../support/forwarding-target.js';
-import { SESSIONS_PRODUCER, sessionsJob } from '../support/sessions-job.js';
+import { forwarding } from '../support/doubles/forwarding-target.js';
+import { SESSIONS_PRODUCER, sessionsJob } from '../support/jobs/sessions-job.js';
 
 const [url, source, targetStream] = process.argv.slice(2);
 if (url === undefined || source === undefined || targetStream === undefined) {

@@ -7,11 +7,16 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { decodeResult } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
-import { killWhilePublishing, runChild } from '../support/killed-child.js';
-import { rabbitForTests, readAll } from '../support/rabbitmq.js';
-import { seededRandom } from '../support/seeded-random.js';
-import { clickMessage, clicks, SESSIONS_PRODUCER, sessionsJob } from '../support/sessions-job.js';
-import { expectStepsTile } from '../support/target-stream.js';
+import { killWhilePublishing, runChild } from '../support/children/killed-child.js';
+import { rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
+import { seededRandom } from '../support/arbitraries/seeded-random.js';
+import {
+  clickMessage,
+  clicks,
+  SESSIONS_PRODUCER,
+  sessionsJob,
+} from '../support/jobs/sessions-job.js';
+import { expectStepsTile } from '../support/results/target-stream.js';
 
 const MESSAGES = 10_000;
 const KILLS = 20;

@@ -12,8 +12,8 @@ import {
   type TargetOptions,
 } from '../../src/index.js';
 import { connect } from '../../src/rabbitmq/connection.js';
-import { forwarding } from '../support/forwarding-target.js';
-import { brokerWithCountedReadings, type Reading } from '../support/memory-job.js';
+import { forwarding } from '../support/doubles/forwarding-target.js';
+import { brokerWithCountedReadings, type Reading } from '../support/jobs/memory-job.js';
 
 export interface SignalEvent {
   readonly sensor: number;

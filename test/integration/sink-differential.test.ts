@@ -18,10 +18,10 @@ import { latestState } from '../../src/sink/latest-state.js';
 import { processedIds } from '../../src/sink/processed-ids.js';
 import type { SinkDatabase } from '../../src/sink/sink-database.js';
 import { windowOutputs } from '../../src/sink/window-outputs.js';
-import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/coverage.js';
-import { lateReadingsArb } from '../support/late-readings-arbitrary.js';
-import { brokerWithReadings, totalOfReadings, type Reading } from '../support/memory-job.js';
-import { postgresForTests } from '../support/postgres.js';
+import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/arbitraries/coverage.js';
+import { lateReadingsArb } from '../support/arbitraries/late-readings-arbitrary.js';
+import { brokerWithReadings, totalOfReadings, type Reading } from '../support/jobs/memory-job.js';
+import { postgresForTests } from '../support/brokers/postgres.js';
 
 const db = postgresForTests();
 

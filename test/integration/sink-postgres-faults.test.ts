@@ -7,8 +7,8 @@ import { databaseSink, eachBatch, jsonMessage, SinkError } from '../../src/index
 import { postgres } from '../../src/postgres/index.js';
 import type { SinkTransaction } from '../../src/sink/sink-database.js';
 import type { SinkBatch } from '../../src/sink/sink-shape.js';
-import { postgresForTests } from '../support/postgres.js';
-import { publishAll, rabbitForTests } from '../support/rabbitmq.js';
+import { postgresForTests } from '../support/brokers/postgres.js';
+import { publishAll, rabbitForTests } from '../support/brokers/rabbitmq.js';
 
 const real = rabbitForTests();
 const db = postgresForTests();

@@ -7,7 +7,7 @@ import { jsonMessage } from '../../src/codecs/source-message.js';
 import { databaseSink, eachBatch } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
 import { postgres } from '../../src/postgres/index.js';
-import { postgresForTests } from '../support/postgres.js';
+import { postgresForTests } from '../support/brokers/postgres.js';
 
 const db = postgresForTests();
 const MESSAGES = 10;

@@ -5,8 +5,8 @@ import { jsonMessage, SinkError } from '../../src/index.js';
 import { databaseSink } from '../../src/sink/database-sink.js';
 import { eachBatch } from '../../src/sink/each-batch.js';
 import type { SinkDatabase } from '../../src/sink/sink-database.js';
-import { publishAll, rabbitForTests } from '../support/rabbitmq.js';
-import { faultyDatabase, rows, sqlError, pgliteForTests } from '../support/sink-fixture.js';
+import { publishAll, rabbitForTests } from '../support/brokers/rabbitmq.js';
+import { faultyDatabase, rows, sqlError, pgliteForTests } from '../support/jobs/sink-fixture.js';
 
 const real = rabbitForTests();
 const db = pgliteForTests();

@@ -6,10 +6,10 @@
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { jsonMessage } from '../../src/index.js';
-import { runChild } from '../support/killed-child.js';
-import { postgresForTests } from '../support/postgres.js';
-import { rabbitForTests, uniqueStream } from '../support/rabbitmq.js';
-import { seededRandom } from '../support/seeded-random.js';
+import { runChild } from '../support/children/killed-child.js';
+import { postgresForTests } from '../support/brokers/postgres.js';
+import { rabbitForTests, uniqueStream } from '../support/brokers/rabbitmq.js';
+import { seededRandom } from '../support/arbitraries/seeded-random.js';
 import type { Usage } from './sink-sigkill-child.js';
 
 const MESSAGES = 30_000;

@@ -11,10 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { decodeResult, jsonMessage, type Target } from '../../src/index.js';
-import { readingsPartitionJob } from '../support/readings-job.js';
+import { readingsPartitionJob } from '../support/jobs/readings-job.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
-import { forwarding } from '../support/forwarding-target.js';
-import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
+import { forwarding } from '../support/doubles/forwarding-target.js';
+import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
 
 const MESSAGES = 12_000;
 /** Source offsets an instance gets ahead of the other in each phase of the test. */

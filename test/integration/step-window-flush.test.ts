@@ -3,7 +3,7 @@
 // read the flushed result back with the RabbitMQ target's readResult (a 'batch' result's part).
 import { describe, expect, it } from 'vitest';
 import { aggregate, decodeResult, jsonMessage } from '../../src/index.js';
-import { publishAll, rabbitForTests, readAll } from '../support/rabbitmq.js';
+import { publishAll, rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
 
 const real = rabbitForTests();
 const T0 = Date.UTC(2026, 0, 1);

@@ -8,12 +8,12 @@ import { describe, expect, inject, it } from 'vitest';
 import { Offset } from 'rabbitmq-stream-js-client';
 import { readResults, type PackMode, type SingleFormat } from '../../src/index.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
-import { INTEROP_CONTRACT } from '../support/interop-contract.js';
-import { jobWrites, LAST_OFFSETS } from '../support/job-writes.js';
-import { chunkSizes, onRabbit } from '../support/job-chunks.js';
-import { rabbitForTests } from '../support/rabbitmq.js';
-import { stockForTests } from '../support/stock-client.js';
-import type { Write } from '../support/shared-chunks.js';
+import { INTEROP_CONTRACT } from '../support/clients/interop-contract.js';
+import { jobWrites, LAST_OFFSETS } from '../support/results/job-writes.js';
+import { chunkSizes, onRabbit } from '../support/results/job-chunks.js';
+import { rabbitForTests } from '../support/brokers/rabbitmq.js';
+import { stockForTests } from '../support/clients/stock-client.js';
+import type { Write } from '../support/results/shared-chunks.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);
@@ -21,7 +21,10 @@ const params = parseStreamUrl(url);
 const real = rabbitForTests();
 const stock = stockForTests();
 
-/** The job's writes for a packing: five results of three outputs (test/support/job-writes.ts). */
+/**
+ * The job's writes for a packing: five results of three outputs
+ * (test/support/results/job-writes.ts).
+ */
 const writesOf = (pack: PackMode, format?: SingleFormat): Promise<Write[]> =>
   jobWrites({ pack, format });
 

@@ -8,8 +8,8 @@ import { MemoryBroker } from '../../src/memory/index.js';
 import { pglite } from '../../src/pglite/index.js';
 import { databaseSink } from '../../src/sink/database-sink.js';
 import { eachBatch } from '../../src/sink/each-batch.js';
-import { publishAll, rabbitForTests } from '../support/rabbitmq.js';
-import { rows, startPglite } from '../support/sink-fixture.js';
+import { publishAll, rabbitForTests } from '../support/brokers/rabbitmq.js';
+import { rows, startPglite } from '../support/jobs/sink-fixture.js';
 
 const real = rabbitForTests();
 let db: PGlite;

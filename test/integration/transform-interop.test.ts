@@ -4,8 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { aggregate, jsonMessage, type Source, type Target } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
-import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/rabbitmq.js';
-import { stockForTests } from '../support/stock-client.js';
+import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
+import { stockForTests } from '../support/clients/stock-client.js';
 
 const real = rabbitForTests();
 const stock = stockForTests();

@@ -18,11 +18,11 @@ import {
 import { eachBatch } from '../../src/sink/each-batch.js';
 import { windowOutputs } from '../../src/sink/window-outputs.js';
 import { aggregate, type PackMode } from '../../src/index.js';
-import { lateReadingsArb } from '../support/late-readings-arbitrary.js';
-import { brokerWithReadings, totalOfReadings, type Reading } from '../support/memory-job.js';
+import { lateReadingsArb } from '../support/arbitraries/late-readings-arbitrary.js';
+import { brokerWithReadings, totalOfReadings, type Reading } from '../support/jobs/memory-job.js';
 import type { SinkDatabase } from '../../src/sink/sink-database.js';
 import { pglite } from '../../src/pglite/index.js';
-import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/coverage.js';
+import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/arbitraries/coverage.js';
 import {
   appendJson,
   checkpointOf,
@@ -30,7 +30,7 @@ import {
   rows,
   sqlError,
   pgliteForTests,
-} from '../support/sink-fixture.js';
+} from '../support/jobs/sink-fixture.js';
 
 /** Runs of the property: each starts up to a dozen sink instances on PGlite. */
 const RUNS = 100;

@@ -1,15 +1,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryBroker } from '../../src/memory/index.js';
-import { crashArb, runThroughCrashes } from '../support/crashes.js';
-import { brokerWith, targetBytes, uninterrupted } from '../support/memory-scenario.js';
-import { buildJob, jobArb, sourceArb, type JobSpec } from '../support/scenario.js';
-import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
+import { crashArb, runThroughCrashes } from '../support/arbitraries/crashes.js';
+import { brokerWith, targetBytes, uninterrupted } from '../support/arbitraries/memory-scenario.js';
+import { buildJob, jobArb, sourceArb, type JobSpec } from '../support/arbitraries/scenario.js';
+import {
+  Coverage,
+  PROPERTY_TIMEOUT_MS,
+  propertyParameters,
+} from '../support/arbitraries/coverage.js';
 import {
   expectEveryMessageCountedOnce,
   expectStrictlyIncreasing,
   stepsOf,
-} from '../support/target-stream.js';
+} from '../support/results/target-stream.js';
 
 // Hundreds of messages: tens to hundreds of steps per run, so crashes land deep in a job.
 const source = (garbage: boolean) => sourceArb({ garbage, minLength: 50, maxLength: 300 });

@@ -14,7 +14,11 @@ import {
 import type { EventTimeWindowSpec } from '../../src/windows/event-time-spec.js';
 import { KeyedWindows } from '../../src/windows/keyed-windows.js';
 import { MemoryBroker } from '../../src/memory/index.js';
-import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
+import {
+  Coverage,
+  PROPERTY_TIMEOUT_MS,
+  propertyParameters,
+} from '../support/arbitraries/coverage.js';
 
 // Event times at the edges of Date's range (±8.64e15 ms), for every window kind: an edge time
 // whose windows cannot be represented must be refused as an 'event-time' dead letter before

@@ -4,14 +4,21 @@
 // passes end + grace, results chained over contiguous offsets).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
-import { eventTimeCaseArbitrary, type EventTimeCase } from '../support/event-time-arbitrary.js';
-import { countEventTimeCoverage } from '../support/event-time-coverage.js';
+import {
+  Coverage,
+  PROPERTY_TIMEOUT_MS,
+  propertyParameters,
+} from '../support/arbitraries/coverage.js';
+import {
+  eventTimeCaseArbitrary,
+  type EventTimeCase,
+} from '../support/arbitraries/event-time-arbitrary.js';
+import { countEventTimeCoverage } from '../support/arbitraries/event-time-coverage.js';
 import {
   referenceRunDetailed,
   type ReferenceOutput,
   type ReferenceRun,
-} from '../support/event-time-reference.js';
+} from '../support/models/event-time-reference.js';
 
 const cases = eventTimeCaseArbitrary({ minMessages: 0, maxMessages: 300 });
 

@@ -2,23 +2,30 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryBroker } from '../../src/memory/index.js';
 import { decodeResult, type EarlyUpdates, type PackMode } from '../../src/index.js';
-import { crashArb, runThroughCrashes } from '../support/crashes.js';
-import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
-import { eventTimeCaseArbitrary, type EventTimeCase } from '../support/event-time-arbitrary.js';
-import { countEventTimeCoverage } from '../support/event-time-coverage.js';
+import { crashArb, runThroughCrashes } from '../support/arbitraries/crashes.js';
+import {
+  Coverage,
+  PROPERTY_TIMEOUT_MS,
+  propertyParameters,
+} from '../support/arbitraries/coverage.js';
+import {
+  eventTimeCaseArbitrary,
+  type EventTimeCase,
+} from '../support/arbitraries/event-time-arbitrary.js';
+import { countEventTimeCoverage } from '../support/arbitraries/event-time-coverage.js';
 import {
   referenceRunDetailed,
   type ReferenceOutput,
   type ReferenceWindow,
-} from '../support/event-time-reference.js';
+} from '../support/models/event-time-reference.js';
 import {
   asReferenceResults,
   caseJob,
   caseMessages,
   sumOfValues,
-} from '../support/event-time-job.js';
-import { targetBytes } from '../support/memory-scenario.js';
-import { expectStepsTile } from '../support/target-stream.js';
+} from '../support/jobs/event-time-job.js';
+import { targetBytes } from '../support/arbitraries/memory-scenario.js';
+import { expectStepsTile } from '../support/results/target-stream.js';
 
 // Hundreds of messages, so that windows stay open across many results and crashes land deep.
 const cases = eventTimeCaseArbitrary({ minMessages: 20, maxMessages: 300 });

@@ -6,15 +6,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SimulatedCrash } from '../../src/memory/index.js';
-import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
-import { faultPointArb } from '../support/crashes.js';
+import {
+  Coverage,
+  PROPERTY_TIMEOUT_MS,
+  propertyParameters,
+} from '../support/arbitraries/coverage.js';
+import { faultPointArb } from '../support/arbitraries/crashes.js';
 import {
   JOB,
   ordersBroker,
   ordersJob,
   rollupsByProducer,
   type Order,
-} from '../support/partitioned-job.js';
+} from '../support/jobs/partitioned-job.js';
 import { isRetriable, type PartitionedRunner } from '../../src/index.js';
 
 /** What happens once the target holds `atResults` results in all (of up to 4 × 8 = 32). */

@@ -1,17 +1,21 @@
 // Effectively-once with publishes pipelined over a connection that behaves like RabbitMQ's
-// (test/support/pipelined-target.ts): delayed confirms landing in any order, lost confirms,
+// (test/support/doubles/pipelined-target.ts): delayed confirms landing in any order, lost confirms,
 // connection losses and crashes with several publishes in flight. The target must end as an
 // uninterrupted run writes it, and no run may end or re-read its resume point while one of
 // its publishes is still in flight.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SimulatedCrash } from '../../src/memory/index.js';
-import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
-import { brokerWith, targetBytes, uninterrupted } from '../support/memory-scenario.js';
-import { Link, type LinkFaultKind } from '../support/pipelined-target.js';
-import { buildJob, jobArb, sourceArb } from '../support/scenario.js';
-import { seededRandom } from '../support/seeded-random.js';
-import { expectEveryMessageCountedOnce, stepsOf } from '../support/target-stream.js';
+import {
+  Coverage,
+  PROPERTY_TIMEOUT_MS,
+  propertyParameters,
+} from '../support/arbitraries/coverage.js';
+import { brokerWith, targetBytes, uninterrupted } from '../support/arbitraries/memory-scenario.js';
+import { Link, type LinkFaultKind } from '../support/doubles/pipelined-target.js';
+import { buildJob, jobArb, sourceArb } from '../support/arbitraries/scenario.js';
+import { seededRandom } from '../support/arbitraries/seeded-random.js';
+import { expectEveryMessageCountedOnce, stepsOf } from '../support/results/target-stream.js';
 
 const linkFaultsArb = fc.array(
   fc.record({

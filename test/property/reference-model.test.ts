@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { aggregate, decodeResult, jsonMessage, type LatePolicy } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
-import { Coverage, propertyParameters } from '../support/coverage.js';
+import { Coverage, propertyParameters } from '../support/arbitraries/coverage.js';
 
 interface Event {
   key: string;

@@ -8,8 +8,8 @@ import { CodecError } from '../../src/codecs/codec-error.js';
 import { encodeResult } from '../../src/result-format/result-format.js';
 import type { StepResult } from '../../src/result-format/step-result.js';
 import { decodeResult } from '../../src/index.js';
-import { Coverage, propertyParameters } from '../support/coverage.js';
-import { packingName, packings } from '../support/scenario.js';
+import { Coverage, propertyParameters } from '../support/arbitraries/coverage.js';
+import { packingName, packings } from '../support/arbitraries/scenario.js';
 
 // Without '__proto__' keys, which the encoder refuses on purpose (canonical-msgpack.ts).
 const jsonValue = fc

@@ -6,7 +6,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryBroker, type SingleActiveMember } from '../../src/memory/index.js';
-import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
+import {
+  Coverage,
+  PROPERTY_TIMEOUT_MS,
+  propertyParameters,
+} from '../support/arbitraries/coverage.js';
 
 const INSTANCES = 5;
 

@@ -1,7 +1,7 @@
 // Split brain on the embedded broker: two or three instances of ONE job, with the same producer
 // name, all active at once over the same source and target (as RabbitMQ's single-active-consumer
 // coordinator admits may briefly happen after a network partition heals). Each publishes over
-// its own connection (test/support/pipelined-target.ts: writes stored in the order sent, at
+// its own connection (test/support/doubles/pipelined-target.ts: writes stored in the order sent, at
 // random moments, confirms in any order, lost confirms, lost connections, crashes), reads its
 // chunks at its own random pace, and resumes from the broker's last publishing id after every
 // failure. Because steps tile the source from every resume point alike and every instance
@@ -11,13 +11,17 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Source, Target } from '../../src/index.js';
 import { MemoryBroker, SimulatedCrash } from '../../src/memory/index.js';
-import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
-import { forwarding } from '../support/forwarding-target.js';
-import { brokerWith, targetBytes, uninterrupted } from '../support/memory-scenario.js';
-import { Link, type LinkFaultKind } from '../support/pipelined-target.js';
-import { buildJob, jobArb, sourceArb, type JobSpec } from '../support/scenario.js';
-import { seededRandom } from '../support/seeded-random.js';
-import { expectEveryMessageCountedOnce, stepsOf } from '../support/target-stream.js';
+import {
+  Coverage,
+  PROPERTY_TIMEOUT_MS,
+  propertyParameters,
+} from '../support/arbitraries/coverage.js';
+import { forwarding } from '../support/doubles/forwarding-target.js';
+import { brokerWith, targetBytes, uninterrupted } from '../support/arbitraries/memory-scenario.js';
+import { Link, type LinkFaultKind } from '../support/doubles/pipelined-target.js';
+import { buildJob, jobArb, sourceArb, type JobSpec } from '../support/arbitraries/scenario.js';
+import { seededRandom } from '../support/arbitraries/seeded-random.js';
+import { expectEveryMessageCountedOnce, stepsOf } from '../support/results/target-stream.js';
 
 const PRODUCER = 'job-1';
 

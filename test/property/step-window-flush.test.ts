@@ -8,8 +8,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryBroker } from '../../src/memory/index.js';
 import type { DecodedResult, ResultOutput } from '../../src/index.js';
-import { faultPointArb, runCrashing } from '../support/crashes.js';
-import { brokerWith, targetBytes } from '../support/memory-scenario.js';
+import { faultPointArb, runCrashing } from '../support/arbitraries/crashes.js';
+import { brokerWith, targetBytes } from '../support/arbitraries/memory-scenario.js';
 import {
   buildJob,
   encodeSource,
@@ -17,13 +17,17 @@ import {
   sourceArb,
   type JobSpec,
   type SourceSpec,
-} from '../support/scenario.js';
-import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
+} from '../support/arbitraries/scenario.js';
+import {
+  Coverage,
+  PROPERTY_TIMEOUT_MS,
+  propertyParameters,
+} from '../support/arbitraries/coverage.js';
 import {
   expectEveryMessageCountedOnce,
   expectStrictlyIncreasing,
   stepsOf,
-} from '../support/target-stream.js';
+} from '../support/results/target-stream.js';
 
 const FLUSH = { flush: { caughtUp: true } } as const;
 

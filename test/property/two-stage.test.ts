@@ -2,7 +2,11 @@
 // every packing for stage 1, keys, and crashes in both stages (stage 2 also runs while stage 1
 // is only part-way). The final target must not depend on any of it.
 import fc from 'fast-check';
-import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
+import {
+  Coverage,
+  PROPERTY_TIMEOUT_MS,
+  propertyParameters,
+} from '../support/arbitraries/coverage.js';
 import { describe, expect, it } from 'vitest';
 import {
   aggregate,
@@ -15,8 +19,8 @@ import {
   type Target,
 } from '../../src/index.js';
 import { MemoryBroker, SimulatedCrash } from '../../src/memory/index.js';
-import { faultPointArb, type Crash } from '../support/crashes.js';
-import { brokerWith } from '../support/memory-scenario.js';
+import { faultPointArb, type Crash } from '../support/arbitraries/crashes.js';
+import { brokerWith } from '../support/arbitraries/memory-scenario.js';
 import {
   buildJob,
   jobArb,
@@ -26,12 +30,12 @@ import {
   type JobSpec,
   type SourceSpec,
   type WindowChoice,
-} from '../support/scenario.js';
+} from '../support/arbitraries/scenario.js';
 import {
   expectEveryMessageCountedOnce,
   expectStrictlyIncreasing,
   stepsOf,
-} from '../support/target-stream.js';
+} from '../support/results/target-stream.js';
 
 /**
  * Expected occurrences per run, a little below what 200 runs measure (see

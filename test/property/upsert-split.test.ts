@@ -7,8 +7,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pglite } from '../../src/pglite/index.js';
 import { upsertRows } from '../../src/sink/upsert.js';
-import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/coverage.js';
-import { rows, startPglite } from '../support/sink-fixture.js';
+import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/arbitraries/coverage.js';
+import { rows, startPglite } from '../support/jobs/sink-fixture.js';
 
 let db: PGlite;
 beforeAll(async () => {

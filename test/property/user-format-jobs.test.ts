@@ -3,7 +3,11 @@
 // and every source message is counted once (aggregated, late, dropped, dead-lettered or
 // filtered) — in the user's own format.
 import fc from 'fast-check';
-import { Coverage, PROPERTY_TIMEOUT_MS, propertyParameters } from '../support/coverage.js';
+import {
+  Coverage,
+  PROPERTY_TIMEOUT_MS,
+  propertyParameters,
+} from '../support/arbitraries/coverage.js';
 import { describe, expect, it } from 'vitest';
 import {
   aggregate,
@@ -12,16 +16,22 @@ import {
   type StepResult,
 } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
-import { crashArb, runThroughCrashes, type Crash } from '../support/crashes.js';
-import { userWrites } from '../support/memory-job.js';
-import { brokerWith, targetBytes } from '../support/memory-scenario.js';
-import { buildJob, jobArb, sourceArb, type Event, type SourceSpec } from '../support/scenario.js';
-import { expectStrictlyIncreasing } from '../support/target-stream.js';
+import { crashArb, runThroughCrashes, type Crash } from '../support/arbitraries/crashes.js';
+import { userWrites } from '../support/jobs/memory-job.js';
+import { brokerWith, targetBytes } from '../support/arbitraries/memory-scenario.js';
+import {
+  buildJob,
+  jobArb,
+  sourceArb,
+  type Event,
+  type SourceSpec,
+} from '../support/arbitraries/scenario.js';
+import { expectStrictlyIncreasing } from '../support/results/target-stream.js';
 
 /**
- * Runs `job` on the scenario's broker through `crashes` (test/support/crashes.ts) and checks
- * what both properties ask first: the target is the uninterrupted run's, byte for byte, and
- * its publishing ids strictly increase. Returns that broker and how many runs crashed.
+ * Runs `job` on the scenario's broker through `crashes` (test/support/arbitraries/crashes.ts)
+ * and checks what both properties ask first: the target is the uninterrupted run's, byte for
+ * byte, and its publishing ids strictly increase. Returns that broker and how many runs crashed.
  */
 async function throughCrashes(
   source: SourceSpec,

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { brokerUrls } from '../../../src/cli/broker-urls.js';
 import { ConfigError } from '../../../src/index.js';
-import { runRecorded } from '../../support/cli-run.js';
+import { runRecorded } from '../../support/clients/cli-run.js';
 
 const NODES = [
   'rabbitmq-stream://u:p@10.0.0.1:5561/v',

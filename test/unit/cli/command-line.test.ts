@@ -1,7 +1,7 @@
 // The command line of stream-windows, run in-process (no broker is reached: every case here
 // ends before connecting). test/integration/cli.test.ts runs the command itself.
 import { describe, expect, it } from 'vitest';
-import { runRecorded } from '../../support/cli-run.js';
+import { runRecorded } from '../../support/clients/cli-run.js';
 
 describe('the stream-windows command line', () => {
   it('should print the help of a command on stdout, asked either way', async () => {

@@ -9,8 +9,8 @@ import { styleFor } from '../../../src/cli/style.js';
 import { databaseSink, eachBatch, jsonMessage } from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { pglite } from '../../../src/pglite/index.js';
-import { runRecorded } from '../../support/cli-run.js';
-import { startPglite } from '../../support/sink-fixture.js';
+import { runRecorded } from '../../support/clients/cli-run.js';
+import { startPglite } from '../../support/jobs/sink-fixture.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { aggregate, jsonMessage, readResults, type PackMode } from '../../../src/index.js';
 import { tailStart } from '../../../src/cli/tail-start.js';
-import { brokerWithReadings, reading, type Reading } from '../../support/memory-job.js';
+import { brokerWithReadings, reading, type Reading } from '../../support/jobs/memory-job.js';
 
 /** Four one-minute windows of keys a, b, c (values 0..11): three results, the fourth open. */
 const readings = Array.from({ length: 12 }, (_, i) => reading('abc'[i % 3] as string, i, 20 * i));

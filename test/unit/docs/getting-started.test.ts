@@ -2,7 +2,11 @@
 // takes its files and commands from the Markdown: this checks, without a broker, that every
 // step is there to be run, in the order the guide promises.
 import { describe, expect, it } from 'vitest';
-import { parseGuide, readGuide, type GuideCommand } from '../../support/getting-started-guide.js';
+import {
+  parseGuide,
+  readGuide,
+  type GuideCommand,
+} from '../../support/package/getting-started-guide.js';
 
 const nodeFiles = (commands: readonly GuideCommand[]) =>
   commands.flatMap((c) => (c.kind === 'node' ? [c.file] : []));

@@ -1,8 +1,8 @@
 // The README's "What a consumer sees of each packing" table states what the real-client
-// tests assert (test/support/interop-contract.ts): it cannot drift from them.
+// tests assert (test/support/clients/interop-contract.ts): it cannot drift from them.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { INTEROP_TABLE_HEADER, interopTableRows } from '../../support/interop-contract.js';
+import { INTEROP_TABLE_HEADER, interopTableRows } from '../../support/clients/interop-contract.js';
 
 const README = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
 const HEADING = '**What a consumer sees of each packing.**';

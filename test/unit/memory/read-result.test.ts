@@ -3,7 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import { decodeResult, jsonMessage } from '../../../src/index.js';
 import { MemoryBroker, StreamNotFoundError } from '../../../src/memory/index.js';
-import { othersResults, publishResults, resultMessages } from '../../support/stored-results.js';
+import {
+  othersResults,
+  publishResults,
+  resultMessages,
+} from '../../support/results/stored-results.js';
 
 /** The decoded result; fails the test when there is none. */
 function decoded(message: Uint8Array | undefined) {

@@ -6,13 +6,13 @@ import { jobMetrics, sinkMetrics } from '../../../src/metrics/index.js';
 import { pglite } from '../../../src/pglite/index.js';
 import { databaseSink } from '../../../src/sink/database-sink.js';
 import { eachBatch } from '../../../src/sink/each-batch.js';
-import { countJob, brokerWithCountedReadings } from '../../support/memory-job.js';
+import { countJob, brokerWithCountedReadings } from '../../support/jobs/memory-job.js';
 import {
   appendJson,
   faultyDatabase,
   sqlError,
   pgliteForTests,
-} from '../../support/sink-fixture.js';
+} from '../../support/jobs/sink-fixture.js';
 
 const db = pgliteForTests();
 

@@ -1,0 +1,16 @@
+// The base of the test targets that watch or disturb a real one.
+import type { Target } from '../../../src/index.js';
+
+/** A target that hands every call to `target`: spread it and override what a test changes. */
+export function forwarding(target: Target): Target {
+  return {
+    stream: target.stream,
+    producer: target.producer,
+    maxWriteBytes: target.maxWriteBytes,
+    lastPublishingId: () => target.lastPublishingId(),
+    lastPublishingIdOf: (producer) => target.lastPublishingIdOf?.(producer) ?? Promise.resolve(0n),
+    hasPublished: () => target.hasPublished(),
+    readResult: (publishingId) => target.readResult(publishingId),
+    publish: (id, messages) => target.publish(id, messages),
+  };
+}

@@ -1,0 +1,99 @@
+// Results as the runner writes them, for the tests of `Target.readResult`.
+import { encodeResult, type PackMode } from '../../../src/result-format/result-format.js';
+import type { Target } from '../../../src/index.js';
+import type { RabbitMQ } from '../../../src/rabbitmq/connection.js';
+import type { RabbitTarget } from '../../../src/rabbitmq/write/target.js';
+
+/**
+ * The messages of `producer`'s result for the step ending at offset `lastOffset`, as
+ * `encodeResult` makes them: with `outputs` outputs ('batch' packing: one message each).
+ */
+export function resultMessages(
+  producer: string,
+  lastOffset: bigint,
+  pack: PackMode = 'sections',
+  outputs = 1,
+): Uint8Array[] {
+  return encodeResult(
+    {
+      firstOffset: lastOffset,
+      lastOffset,
+      messages: 1,
+      window: { start: 0, end: 60_000 },
+      outputs: Array.from({ length: outputs }, (_, i) => ({
+        key: `key-${i}`,
+        count: 1,
+        value: Number(lastOffset),
+      })),
+      late: [],
+      lateDropped: 0,
+      filtered: 0,
+      deadLetters: [],
+    },
+    { source: 'readings', producer, window: 'count(1)' },
+    pack,
+  );
+}
+
+/** One write: `producer`'s result `id`, with the result's packing and outputs. */
+export interface ResultWrite {
+  readonly producer: string;
+  readonly id: bigint;
+  readonly pack?: PackMode;
+  readonly outputs?: number;
+}
+
+/** A target per producer on `stream`, each made on its first use; `close` closes them all. */
+export function producerTargets(
+  rabbit: RabbitMQ,
+  stream: string,
+): { targetOf: (producer: string) => RabbitTarget; close: () => Promise<void> } {
+  const targets = new Map<string, RabbitTarget>();
+  return {
+    targetOf: (producer) => {
+      let target = targets.get(producer);
+      if (target === undefined) {
+        target = rabbit.target(stream, { producer });
+        targets.set(producer, target);
+      }
+      return target;
+    },
+    close: async () => {
+      for (const target of targets.values()) await target.close();
+    },
+  };
+}
+
+/**
+ * Publishes `writes` in order, each through its producer's target and under its own id as
+ * the runner does, pipelined; resolves once all are confirmed. Writes of different producers
+ * may be stored in another order than given (each target declares its producer first).
+ */
+export async function publishResults(
+  writes: readonly ResultWrite[],
+  targetOf: (producer: string) => Target,
+): Promise<void> {
+  await Promise.all(
+    writes.map((write) =>
+      targetOf(write.producer).publish(
+        write.id,
+        resultMessages(write.producer, write.id, write.pack, write.outputs),
+      ),
+    ),
+  );
+}
+
+/**
+ * `count` results of the producers `others`, taking turns, with ids from `firstId` up:
+ * what other jobs writing to the same target add after a result.
+ */
+export function othersResults(
+  others: readonly string[],
+  count: number,
+  firstId: bigint,
+): ResultWrite[] {
+  return Array.from({ length: count }, (_, i) => ({
+    producer: others[i % others.length] as string,
+    id: firstId + BigInt(Math.floor(i / others.length)),
+  }));
+}

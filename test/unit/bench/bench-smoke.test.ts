@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { codecCases } from '../../../bench/codec.js';
+import { eventTimeCases } from '../../../bench/event-time.js';
+import { buildChunks, checkEncoding, corpusShape } from '../../../bench/corpus.js';
+import { frameAssemblyCases } from '../../../bench/frame-assembly.js';
+import { hotPathCases } from '../../../bench/hot-path/case.js';
+import { memoryCases } from '../../../bench/memory.js';
+import { observeCases } from '../../../bench/observe.js';
+import { recoveryCases } from '../../../bench/recovery.js';
+import { formatTable, verdicts } from '../../../bench/report.js';
+import { sinkCases } from '../../../bench/sink.js';
+
+// Each bench case at a tiny size, so that the benches keep building and running. Nothing here
+// asserts a timing: figures at these sizes mean nothing.
+describe('bench smoke', () => {
+  it('builds the corpus as a producer using jsonMessage would write it', () => {
+    expect(() =>
+      checkEncoding({ sensor: 'sensor-7', value: 12.5 }, Date.UTC(2025, 0, 1)),
+    ).not.toThrow();
+    const chunks = buildChunks(corpusShape(1_200, 10));
+    expect(chunks.map((chunk) => chunk.count)).toEqual([500, 500, 200]);
+    expect(chunks[2]?.firstOffset).toBe(1_000n);
+  });
+
+  it('runs every hot-path case, whose baselines compute the same windows as the engine', () => {
+    const results = hotPathCases(400, 1, [1, 100]);
+    expect(results.map((result) => result.name)).toContain('session/100-keys');
+    for (const result of results) {
+      expect(result.msgsPerSec).toBeGreaterThan(0);
+      expect(Object.keys(result.ratios)).toEqual(['floor', 'rxjs']);
+    }
+    expect(verdicts(results)).toHaveLength(8);
+    expect(formatTable(results)).toContain('tumbling-1m/1-keys');
+  });
+
+  it('runs the codec cases, checking the stock decoder reads the same bodies', async () => {
+    const results = await codecCases(5);
+    expect(
+      results.find((result) => result.name === 'source-decode/scanMessage')?.ratios,
+    ).toHaveProperty('stockClient');
+  });
+
+  it('runs the frame-assembly case in a child, whose routers hand over the same frames', async () => {
+    const [assembler, concat] = await frameAssemblyCases(40, 1);
+    expect(assembler?.msgsPerSec).toBeGreaterThan(0);
+    expect(Object.keys(assembler?.ratios ?? {})).toEqual(['concat']);
+    // Frames of 20-65 KB in 64 KiB reads: most span reads, so both copy, the router before more.
+    expect(assembler?.values?.copiedMB).toBeGreaterThan(0);
+    expect(concat?.values?.copiedMB).toBeGreaterThan(assembler?.values?.copiedMB ?? 0);
+  });
+
+  it('runs the memory probe in a child process', async () => {
+    const results = await memoryCases(50, 1_000);
+    expect(results).toHaveLength(3);
+    for (const result of results) {
+      expect(Object.keys(result.values ?? {})).not.toHaveLength(0);
+      for (const value of Object.values(result.values ?? {}))
+        expect(Number.isFinite(value)).toBe(true);
+    }
+  });
+
+  it('runs the observe case: the same job unobserved, with no-op listeners and with metrics', async () => {
+    const results = await observeCases(2_000, 1);
+    expect(results.map((result) => result.name)).toEqual([
+      'observe/no-listeners',
+      'observe/no-op-listeners',
+      'observe/metrics',
+    ]);
+    for (const result of results) expect(result.msgsPerSec).toBeGreaterThan(0);
+    expect(Object.keys(results[2]?.ratios ?? {})).toEqual(['no-listeners']);
+  });
+
+  it('runs the recovery case: crash with an open window, restart, first result', async () => {
+    const results = await recoveryCases(1, [20]);
+    expect(results[0]?.values?.msToFirstResult).toBeGreaterThan(0);
+  });
+
+  it('runs the event-time cases, whose windows are checked against the step window first', async () => {
+    const results = await eventTimeCases(400, 1, {
+      openKeys: [1, 20],
+      restartKeys: [20],
+      countKeys: [20, 200],
+      frameMax: 8_192,
+    });
+    const byName = new Map(results.map((result) => [result.name, result]));
+    expect(byName.get('event-time/session/20-open-keys')?.ratios).toHaveProperty('stepTumbling');
+    expect(
+      byName.get('event-time-state/hopping/20-open-keys')?.values?.retainedBytes,
+    ).toBeGreaterThan(0);
+    expect(
+      byName.get('event-time-restart/20-open-windows')?.values?.reReadMessages,
+    ).toBeGreaterThan(0);
+    expect(Object.keys(byName.get('event-time-restart/20-open-windows')?.ratios ?? {})).toEqual([
+      'uninterruptedSpan',
+      'uninterruptedCaughtUp',
+    ]);
+    const counts = byName.get('event-time-recovery-state/count-per-key')?.values;
+    // Under an 8 KB frame some hundreds of open keys fit; the bisection found a bound, not 0.
+    expect(counts?.mostOpenKeysInOneResult).toBeGreaterThan(20);
+    expect(counts?.mostOpenKeysInOneResult).toBeLessThan(8_192);
+  });
+
+  it('runs the sink case into PGlite (no POSTGRES_URL), the tables of both sides checked equal first', async () => {
+    const results = await sinkCases({
+      messages: 30,
+      singleMessages: 5,
+      repeats: 1,
+      sizes: [1, 10],
+    });
+    expect(results.map((result) => result.name)).toEqual([
+      'sink/pglite/1-per-transaction',
+      'sink/pglite/10-per-transaction',
+    ]);
+    for (const result of results) {
+      expect(result.msgsPerSec).toBeGreaterThan(0);
+      expect(result.values?.plainMin).toBeLessThanOrEqual(result.values?.plainMax ?? 0);
+    }
+    expect(results.map((result) => result.values?.rows)).toEqual([5, 30]);
+  });
+});
