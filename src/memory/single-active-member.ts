@@ -6,7 +6,7 @@ import type { GroupMember } from './single-active-group.js';
 import type { StreamLog } from './stream-log.js';
 import { tail } from './tail.js';
 import { Wakeups } from './wakeups.js';
-import { brokerCall } from './broker-call.js';
+import { asPromise } from '../common/as-promise.js';
 
 /**
  * A single active consumer on an embedded stream: the RabbitMQ source's `SingleActiveOptions`
@@ -116,7 +116,7 @@ export class SingleActiveMember implements GroupMember {
 
   /** Leaves the group (the next member takes over at once) and ends every read. */
   close(): Promise<void> {
-    return brokerCall(() => {
+    return asPromise(() => {
       if (this.closed) return;
       this.closed = true;
       this.stopDelivery();

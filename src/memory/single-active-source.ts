@@ -5,7 +5,7 @@ import { resolveReadStart } from '../ports/read-start.js';
 import type { SingleActiveMember, SingleActiveMemberOptions } from './single-active-member.js';
 import type { StreamLog } from './stream-log.js';
 import { Wakeups } from './wakeups.js';
-import { brokerCall } from './broker-call.js';
+import { asPromise } from '../common/as-promise.js';
 
 /** A job's source as one member of a single active consumer group (`broker.source(stream, { singleActive })`). */
 export interface SingleActiveSourceOptions {
@@ -93,21 +93,21 @@ export class SingleActiveSource implements Source {
   }
 
   endOffset(): Promise<bigint> {
-    return brokerCall(() => {
+    return asPromise(() => {
       this.log.assertExists();
       return this.log.endOffset;
     });
   }
 
   storedOffset(reference: string): Promise<bigint | undefined> {
-    return brokerCall(() => {
+    return asPromise(() => {
       this.log.assertExists();
       return this.log.storedOffset(reference);
     });
   }
 
   storeOffset(reference: string, offset: bigint): Promise<void> {
-    return brokerCall(() => {
+    return asPromise(() => {
       this.log.assertExists();
       this.log.storeOffset(reference, offset);
     });

@@ -2,7 +2,7 @@ import type { ReadStart, Source, SourceChunk } from '../ports/ports.js';
 import { resolveReadStart } from '../ports/read-start.js';
 import type { StreamLog } from './stream-log.js';
 import { tail } from './tail.js';
-import { brokerCall } from './broker-call.js';
+import { asPromise } from '../common/as-promise.js';
 
 /** The engine's view of an embedded stream: one `SourceChunk` per stored chunk, as RabbitMQ delivers them. */
 export class MemorySource implements Source {
@@ -23,21 +23,21 @@ export class MemorySource implements Source {
   }
 
   endOffset(): Promise<bigint> {
-    return brokerCall(() => {
+    return asPromise(() => {
       this.log.assertExists();
       return this.log.endOffset;
     });
   }
 
   storedOffset(reference: string): Promise<bigint | undefined> {
-    return brokerCall(() => {
+    return asPromise(() => {
       this.log.assertExists();
       return this.log.storedOffset(reference);
     });
   }
 
   storeOffset(reference: string, offset: bigint): Promise<void> {
-    return brokerCall(() => {
+    return asPromise(() => {
       this.log.assertExists();
       this.log.storeOffset(reference, offset);
     });

@@ -1,6 +1,6 @@
 import type { PartitionedSource, Source } from '../ports/ports.js';
 import type { SingleActiveSourceOptions } from './single-active-source.js';
-import { brokerCall } from './broker-call.js';
+import { asPromise } from '../common/as-promise.js';
 
 /** What the broker hands this: a source per partition stream, plain or single active. */
 export interface PartitionSources {
@@ -33,7 +33,7 @@ export class MemoryPartitionedSource implements PartitionedSource {
   }
 
   partitions(): Promise<readonly Source[]> {
-    return brokerCall(() => {
+    return asPromise(() => {
       return this.broker.partitions(this.superStream).map((stream) => {
         const known = this.made.get(stream);
         if (known !== undefined) return known;

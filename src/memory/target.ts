@@ -8,7 +8,7 @@ import type { ConfirmHolds } from './confirm-holds.js';
 import type { FaultPlan } from './faults.js';
 import type { StreamLog } from './stream-log.js';
 import { writeRefusal } from '../ports/write-size.js';
-import { brokerCall } from './broker-call.js';
+import { asPromise } from '../common/as-promise.js';
 
 /**
  * A named producer on an embedded stream. Deduplicates like osiris_writer: a publishing id not
@@ -39,7 +39,7 @@ export class MemoryTarget implements Target {
   }
 
   lastPublishingId(): Promise<bigint> {
-    return brokerCall(() => {
+    return asPromise(() => {
       this.assertAlive();
       this.log.assertExists();
       this.fenced = undefined;
@@ -48,7 +48,7 @@ export class MemoryTarget implements Target {
   }
 
   lastPublishingIdOf(producer: string): Promise<bigint> {
-    return brokerCall(() => {
+    return asPromise(() => {
       this.assertAlive();
       this.log.assertExists();
       return this.log.sequence(producer) ?? 0n;
@@ -57,7 +57,7 @@ export class MemoryTarget implements Target {
 
   /** From the producer table, which retention leaves in place. */
   hasPublished(): Promise<boolean> {
-    return brokerCall(() => {
+    return asPromise(() => {
       this.assertAlive();
       this.log.assertExists();
       return this.log.sequence(this.producer) !== undefined;
@@ -69,7 +69,7 @@ export class MemoryTarget implements Target {
    * the first chunk holding an earlier result of this producer (see the Target port).
    */
   readResult(publishingId: bigint): Promise<Uint8Array | undefined> {
-    return brokerCall(() => {
+    return asPromise(() => {
       this.assertAlive();
       this.log.assertExists();
       const { chunks } = this.log;
