@@ -5,9 +5,13 @@ import tseslint from 'typescript-eslint';
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.cache/', 'bench/results/', '.stryker-tmp/', 'reports/'] },
   js.configs.recommended,
-  ...tseslint.configs.strict,
+  // Type-aware: every linted .ts file is in tsconfig.json, which the project service finds.
+  ...tseslint.configs.strictTypeChecked,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+    languageOptions: {
+      globals: { process: 'readonly', console: 'readonly' },
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': [
         'error',
@@ -15,6 +19,54 @@ export default tseslint.config(
       ],
       // bigint/number loops on the hot path are written with explicit ++/--.
       'no-plusplus': 'off',
+      // Offsets, counts and ids (numbers and bigints) in messages print as their decimal digits,
+      // which is what a reader wants; anything else (undefined, objects) still needs String().
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
+      // House style: a one-line arrow that calls a void function (`() => resolve()`,
+      // `(error) => reject(error)`) reads as the call; a `return voidCall()` in a block still fails.
+      '@typescript-eslint/no-confusing-void-expression': ['error', { ignoreArrowShorthand: true }],
+      // Rejecting with what a catch caught passes it on, as `throw error` there does (which
+      // only-throw-error allows by default); rejecting with a literal still fails.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
+    },
+  },
+  // The JavaScript config files (this one, stryker's, test support .mjs) are not in a tsconfig.
+  { files: ['**/*.js', '**/*.mjs'], extends: [tseslint.configs.disableTypeChecked] },
+  // TEMPORARY: these folders are being restructured elsewhere (issue 18); the type-aware rules
+  // they still fail are off here only.
+  // second pass after the structure merge
+  {
+    files: ['src/engine/**', 'src/dsl/**', 'src/windows/**', 'src/rabbitmq/**'],
+    rules: {
+      '@typescript-eslint/no-meaningless-void-operator': 'off',
+      '@typescript-eslint/no-unnecessary-condition': 'off',
+      '@typescript-eslint/no-unnecessary-type-assertion': 'off',
+      '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+  // second pass after the structure merge
+  {
+    files: ['test/**'],
+    rules: {
+      '@typescript-eslint/await-thenable': 'off',
+      '@typescript-eslint/no-confusing-void-expression': 'off',
+      '@typescript-eslint/no-deprecated': 'off',
+      '@typescript-eslint/no-meaningless-void-operator': 'off',
+      '@typescript-eslint/no-misused-promises': 'off',
+      '@typescript-eslint/no-misused-spread': 'off',
+      '@typescript-eslint/no-unnecessary-condition': 'off',
+      '@typescript-eslint/no-unnecessary-type-arguments': 'off',
+      '@typescript-eslint/no-unnecessary-type-assertion': 'off',
+      '@typescript-eslint/no-unnecessary-type-parameters': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-class-instance-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/prefer-promise-reject-errors': 'off',
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/unbound-method': 'off',
+      '@typescript-eslint/use-unknown-in-catch-callback-variable': 'off',
     },
   },
 );

@@ -301,9 +301,9 @@ export function discardingTarget(target: Target): Target {
     stream: target.stream,
     producer: `${target.producer}-discarded`,
     maxWriteBytes: target.maxWriteBytes,
-    lastPublishingId: async () => 0n,
-    hasPublished: async () => false,
-    readResult: async () => undefined,
-    publish: async () => undefined,
+    lastPublishingId: () => Promise.resolve(0n),
+    hasPublished: () => Promise.resolve(false),
+    readResult: () => Promise.resolve(undefined),
+    publish: () => Promise.resolve(),
   };
 }

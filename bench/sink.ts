@@ -145,8 +145,8 @@ export interface SinkSides {
   create(): Promise<void>;
   /** Runs both sides once and throws unless their tables are equal, `messages` rows each. */
   checkSameTables(): Promise<void>;
-  runSink(): Promise<number>;
-  runPlain(): Promise<number>;
+  readonly runSink: () => Promise<number>;
+  readonly runPlain: () => Promise<number>;
   drop(): Promise<void>;
 }
 

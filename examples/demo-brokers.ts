@@ -39,16 +39,23 @@ export function memoryBroker(streams: readonly string[] = DEFAULT_STREAMS): Demo
   const [source = '', target = ''] = streams;
   return {
     name: 'the embedded broker',
-    write: async (messages) => void broker.append(source, messages),
+    write: (messages) => {
+      broker.append(source, messages);
+      return Promise.resolve();
+    },
     producer: (name) => broker.producer(source, { name }),
     source: (stream = source) => broker.source(stream),
-    target: async (producer, stream = target) => broker.target(stream, { producer }),
-    createSuperStream: async (name, partitions) => broker.createSuperStream(name, { partitions }),
-    writePartition: async (name, index, messages) =>
-      void broker.append(broker.partitions(name)[index] ?? '', messages),
+    target: (producer, stream = target) => Promise.resolve(broker.target(stream, { producer })),
+    createSuperStream: (name, partitions) =>
+      Promise.resolve(broker.createSuperStream(name, { partitions })),
+    writePartition: (name, index, messages) => {
+      broker.append(broker.partitions(name)[index] ?? '', messages);
+      return Promise.resolve();
+    },
     superStreamSource: (name) => broker.superStreamSource(name),
-    targetMessages: async (stream = target) => broker.messages(stream).map((m) => m.bytes),
-    close: async () => undefined,
+    targetMessages: (stream = target) =>
+      Promise.resolve(broker.messages(stream).map((m) => m.bytes)),
+    close: () => Promise.resolve(),
   };
 }
 

@@ -156,7 +156,7 @@ async function crashAfterFirstResult(
   ) {
     throw new Error('event-time recovery bench: run 1 did not crash after its first result');
   }
-  return { from: recovery.offset, through: stored[0]?.lastOffset ?? 0n };
+  return { from: recovery.offset, through: stored[0].lastOffset };
 }
 
 /**

@@ -20,7 +20,10 @@ export async function readWithAmqp091(
   await channel.consume(
     stream,
     (message) => {
-      if (message === null) return fail(new Error('the broker cancelled the consumer'));
+      if (message === null) {
+        fail(new Error('the broker cancelled the consumer'));
+        return;
+      }
       deliver(
         () => {
           const { 'x-stream-offset': offset, ...headers } = message.properties.headers ?? {};

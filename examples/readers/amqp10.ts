@@ -1,6 +1,6 @@
 // Reading a stream-windows target over AMQP 1.0 with rhea (RabbitMQ 4 serves a stream at
 // /queues/<stream>): every packing, each data section of a message apart.
-import rhea from 'rhea';
+import rhea, { type EventContext, type Message } from 'rhea';
 import { inOrder, sectionsOf, type Apply, type Reader } from './result-message.js';
 
 export async function readWithAmqp10(
@@ -24,7 +24,8 @@ export async function readWithAmqp10(
     autoaccept: false,
     credit_window: 500,
   });
-  receiver.on('message', ({ message, delivery }) => {
+  // rhea types its listeners' context loosely: these say what each event gives.
+  receiver.on('message', ({ message, delivery }: EventContext & { message: Message }) => {
     deliver(
       () => {
         const { content } = message.body as { content: Buffer | Buffer[] };
@@ -40,18 +41,23 @@ export async function readWithAmqp10(
   });
   // Whatever ends the link or the connection ends the reading: resume from your stored offset.
   const failed = (what: string, error: unknown) => fail(new Error(`${what}: ${String(error)}`));
-  receiver.on('receiver_error', ({ receiver: link }) => failed('receiver', link?.error));
-  connection.on('connection_error', ({ connection: c }) => failed('connection', c.error));
-  connection.on('disconnected', ({ error }) => failed('disconnected', error));
+  receiver.on('receiver_error', ({ receiver: link }: EventContext) =>
+    failed('receiver', link?.error),
+  );
+  connection.on('connection_error', ({ connection: c }: EventContext) =>
+    failed('connection', c.error),
+  );
+  connection.on('disconnected', ({ error }: EventContext) => failed('disconnected', error));
   await new Promise<void>((resolve, reject) => {
     receiver.once('receiver_open', () => resolve());
     done.catch(reject);
   });
   return {
     done,
-    close: async () => {
+    close: () => {
       connection.close();
       end();
+      return Promise.resolve();
     },
   };
 }

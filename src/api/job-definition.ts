@@ -43,7 +43,7 @@ export function refusedChange(found: string, current: string): string | undefine
   const now = parseDefinition(current);
   if (was === undefined || now === undefined) return undefined;
   if (was.source !== now.source) {
-    return `its publishing ids are offsets of '${was.source}', not of '${now.source}'`;
+    return `its publishing ids are offsets of '${String(was.source)}', not of '${String(now.source)}'`;
   }
   if (was.eventTime) {
     return 'the windows open at that result would be lost or rebuilt wrong after an event-time window';

@@ -115,11 +115,11 @@ export const JOB_EVENT_NAMES = [
   'caughtUp',
   'stopped',
 ] as const satisfies readonly JobEventName[];
-// Fails to compile when an event of JobEventMap is missing from the list above.
-const everyEventListed: Exclude<JobEventName, (typeof JOB_EVENT_NAMES)[number]> extends never
+// Fails to compile when an event of JobEventMap is missing from the list above (the leading _
+// tells the linter it is a compile-time check, never read).
+const _everyEventListed: Exclude<JobEventName, (typeof JOB_EVENT_NAMES)[number]> extends never
   ? true
   : never = true;
-void everyEventListed;
 export type JobListener<K extends JobEventName> = (event: JobEventMap[K]) => void;
 
 export interface ListenerOptions {

@@ -129,7 +129,7 @@ function parse(command: Command, args: readonly string[]): OptionValues {
       options: { ...COMMON_OPTIONS, ...command.options },
       strict: true,
       allowPositionals: false,
-    }).values as OptionValues;
+    }).values;
   } catch (error) {
     // node:util reports a bad command line as a TypeError with an ERR_PARSE_ARGS_* code.
     const code = (error as { code?: unknown }).code;

@@ -177,6 +177,8 @@ export class AmqpDecoder {
     for (let i = 0; i < count; i += 2) {
       const at = this.pos;
       const key = this.readValue();
+      // A compound key prints as JavaScript's default; the offset says where to look.
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the message's words stay as they are
       if (map.has(key)) throw new CodecError(`duplicate map key ${String(key)}`, at);
       map.set(key, this.readValue());
     }

@@ -3,6 +3,7 @@ import { Code } from './format-codes.js';
 import {
   MAX_DEPTH,
   isInt32,
+  isList,
   type AmqpArray,
   type AmqpArrayElementType,
   type AmqpTyped,
@@ -534,12 +535,10 @@ export class AmqpEncoder {
   }
 }
 
-function isList(value: unknown): value is readonly AmqpValue[] {
-  return Array.isArray(value);
-}
-
 function isArrayValue(value: unknown): value is AmqpArray {
-  return typeof value === 'object' && value !== null && (value as AmqpArray).type === 'array';
+  return (
+    typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'array'
+  );
 }
 
 function checkInteger(
@@ -662,7 +661,8 @@ function arrayElementCode(array: AmqpArray, encoder: AmqpEncoder): number {
     default: {
       const code = FIXED_CODES[array.elementType] as number | undefined;
       if (code === undefined) {
-        throw encoder.error(`unknown array element type '${String(array.elementType)}'`);
+        const given: unknown = array.elementType; // a JavaScript caller may pass anything
+        throw encoder.error(`unknown array element type '${String(given)}'`);
       }
       return code;
     }

@@ -16,7 +16,12 @@
 import { AmqpDecoder } from './amqp-decoder.js';
 import { encodeWith, type AmqpEncoder } from './amqp-encoder.js';
 import { symbol, timestamp, ubyte, uint } from './amqp-constructors.js';
-import type { AmqpTaggedBigint, AmqpTaggedString, AmqpValue } from './amqp-value.js';
+import {
+  isList,
+  type AmqpTaggedBigint,
+  type AmqpTaggedString,
+  type AmqpValue,
+} from './amqp-value.js';
 import { CodecError, hex } from './codec-error.js';
 import { Code, Section } from './format-codes.js';
 import {
@@ -254,8 +259,8 @@ function readSection(message: AmqpMessage, code: number, value: AmqpValue, at: n
       return;
     }
     case Section.AmqpSequence: {
-      if (!Array.isArray(value)) throw new CodecError('amqp-sequence section is not a list', at);
-      const body = message.body as { sections: AmqpValue[][] } | undefined;
+      if (!isList(value)) throw new CodecError('amqp-sequence section is not a list', at);
+      const body = message.body as { sections: (readonly AmqpValue[])[] } | undefined;
       if (body === undefined) message.body = { type: 'sequence', sections: [value] };
       else body.sections.push(value);
       return;
@@ -269,7 +274,7 @@ function readSection(message: AmqpMessage, code: number, value: AmqpValue, at: n
 }
 
 function fieldList(value: AmqpValue, section: string, at: number): readonly AmqpValue[] {
-  if (!Array.isArray(value)) throw new CodecError(`${section} section is not a list`, at);
+  if (!isList(value)) throw new CodecError(`${section} section is not a list`, at);
   return value;
 }
 

@@ -115,6 +115,11 @@ export type AmqpArrayElementType =
 /** Deepest nesting of lists, maps, arrays and described values either codec accepts. */
 export const MAX_DEPTH = 64;
 
+/** Whether a value is an AMQP list (Array.isArray alone would narrow a readonly list to any[]). */
+export function isList(value: unknown): value is readonly AmqpValue[] {
+  return Array.isArray(value);
+}
+
 /** Whether a plain number encodes as an AMQP int (otherwise it encodes as a double). */
 export function isInt32(value: number): boolean {
   return (value | 0) === value && !Object.is(value, -0);

@@ -1,3 +1,5 @@
+import { jsonText } from './json-text.js';
+
 /**
  * Every error the library throws on purpose. Each names what went wrong, where (stream and
  * offset when there is one) and what happens next, so a log line is enough to act on.
@@ -260,7 +262,7 @@ function formatGiven(value: unknown): string {
   if (typeof value === 'function') return 'a function';
   if (typeof value === 'number' && !Number.isFinite(value)) return String(value); // JSON says null
   try {
-    return JSON.stringify(value) ?? String(value);
+    return jsonText(value) ?? String(value);
   } catch {
     return String(value);
   }

@@ -38,7 +38,8 @@ function layoutPartitions(name: string, layout: SuperStreamLayout): string[] {
   if (!Array.isArray(bindingKeys) || bindingKeys.length === 0) {
     throw new ConfigError('bindingKeys', 'must be a non-empty array', bindingKeys);
   }
-  const invalid = bindingKeys.find((key) => typeof key !== 'string' || key === '');
+  // Array.isArray left the keys untyped (a JavaScript caller's may be anything).
+  const invalid: unknown = bindingKeys.find((key) => typeof key !== 'string' || key === '');
   if (invalid !== undefined) {
     throw new ConfigError('bindingKeys', 'must hold non-empty strings', invalid);
   }

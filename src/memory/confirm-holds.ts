@@ -4,7 +4,10 @@
  * what waits on confirms (a producer's `maxInFlight`, a job's pipelined publishes).
  */
 export class ConfirmHolds {
-  private readonly held = new Map<string, { readonly released: Promise<void>; release(): void }>();
+  private readonly held = new Map<
+    string,
+    { readonly released: Promise<void>; readonly release: () => void }
+  >();
 
   /** Holds `stream`'s confirms from now on; the function releases them (again: nothing). */
   hold(stream: string): () => void {

@@ -6,6 +6,7 @@ import type { GroupMember } from './single-active-group.js';
 import type { StreamLog } from './stream-log.js';
 import { tail } from './tail.js';
 import { Wakeups } from './wakeups.js';
+import { asPromise } from '../common/as-promise.js';
 
 /**
  * A single active consumer on an embedded stream: the RabbitMQ source's `SingleActiveOptions`
@@ -77,7 +78,9 @@ export class SingleActiveMember implements GroupMember {
   activate(): void {
     const update = ++this.updates;
     const current = (): boolean => update === this.updates && !this.closed;
-    this.serially('resumeFrom', async () => {
+    // Not awaited: activating answers later, in turn; `serially` never rejects (a failing
+    // callback becomes this member's failure and ends its reads).
+    void this.serially('resumeFrom', async () => {
       if (!current()) return; // superseded before its turn: nothing to answer for
       const from = await this.options.resumeFrom();
       if (!current()) return;
@@ -112,12 +115,14 @@ export class SingleActiveMember implements GroupMember {
   }
 
   /** Leaves the group (the next member takes over at once) and ends every read. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.stopDelivery();
-    this.wake();
-    this.leaveGroup(this);
+  close(): Promise<void> {
+    return asPromise(() => {
+      if (this.closed) return;
+      this.closed = true;
+      this.stopDelivery();
+      this.wake();
+      this.leaveGroup(this);
+    });
   }
 
   private async nextActivation(signal: AbortSignal): Promise<Activation | undefined> {

@@ -5,6 +5,7 @@ import { resolveReadStart } from '../ports/read-start.js';
 import type { SingleActiveMember, SingleActiveMemberOptions } from './single-active-member.js';
 import type { StreamLog } from './stream-log.js';
 import { Wakeups } from './wakeups.js';
+import { asPromise } from '../common/as-promise.js';
 
 /** A job's source as one member of a single active consumer group (`broker.source(stream, { singleActive })`). */
 export interface SingleActiveSourceOptions {
@@ -91,19 +92,25 @@ export class SingleActiveSource implements Source {
     }
   }
 
-  async endOffset(): Promise<bigint> {
-    this.log.assertExists();
-    return this.log.endOffset;
+  endOffset(): Promise<bigint> {
+    return asPromise(() => {
+      this.log.assertExists();
+      return this.log.endOffset;
+    });
   }
 
-  async storedOffset(reference: string): Promise<bigint | undefined> {
-    this.log.assertExists();
-    return this.log.storedOffset(reference);
+  storedOffset(reference: string): Promise<bigint | undefined> {
+    return asPromise(() => {
+      this.log.assertExists();
+      return this.log.storedOffset(reference);
+    });
   }
 
-  async storeOffset(reference: string, offset: bigint): Promise<void> {
-    this.log.assertExists();
-    this.log.storeOffset(reference, offset);
+  storeOffset(reference: string, offset: bigint): Promise<void> {
+    return asPromise(() => {
+      this.log.assertExists();
+      this.log.storeOffset(reference, offset);
+    });
   }
 
   /** Leaves the group, if in it; a later read joins again (at the end of the group). */

@@ -2,6 +2,7 @@ import type { ReadStart, Source, SourceChunk } from '../ports/ports.js';
 import { resolveReadStart } from '../ports/read-start.js';
 import type { StreamLog } from './stream-log.js';
 import { tail } from './tail.js';
+import { asPromise } from '../common/as-promise.js';
 
 /** The engine's view of an embedded stream: one `SourceChunk` per stored chunk, as RabbitMQ delivers them. */
 export class MemorySource implements Source {
@@ -21,18 +22,24 @@ export class MemorySource implements Source {
     for await (const { chunk } of tail(this.log, start, signal)) yield chunk;
   }
 
-  async endOffset(): Promise<bigint> {
-    this.log.assertExists();
-    return this.log.endOffset;
+  endOffset(): Promise<bigint> {
+    return asPromise(() => {
+      this.log.assertExists();
+      return this.log.endOffset;
+    });
   }
 
-  async storedOffset(reference: string): Promise<bigint | undefined> {
-    this.log.assertExists();
-    return this.log.storedOffset(reference);
+  storedOffset(reference: string): Promise<bigint | undefined> {
+    return asPromise(() => {
+      this.log.assertExists();
+      return this.log.storedOffset(reference);
+    });
   }
 
-  async storeOffset(reference: string, offset: bigint): Promise<void> {
-    this.log.assertExists();
-    this.log.storeOffset(reference, offset);
+  storeOffset(reference: string, offset: bigint): Promise<void> {
+    return asPromise(() => {
+      this.log.assertExists();
+      this.log.storeOffset(reference, offset);
+    });
   }
 }

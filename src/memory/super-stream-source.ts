@@ -1,5 +1,6 @@
 import type { PartitionedSource, Source } from '../ports/ports.js';
 import type { SingleActiveSourceOptions } from './single-active-source.js';
+import { asPromise } from '../common/as-promise.js';
 
 /** What the broker hands this: a source per partition stream, plain or single active. */
 export interface PartitionSources {
@@ -31,17 +32,21 @@ export class MemoryPartitionedSource implements PartitionedSource {
     this.group = singleActive?.name;
   }
 
-  async partitions(): Promise<readonly Source[]> {
-    return this.broker.partitions(this.superStream).map((stream) => {
-      const known = this.made.get(stream);
-      if (known !== undefined) return known;
-      const source = this.broker.source(stream, this.singleActive);
-      this.made.set(stream, source);
-      return source;
+  partitions(): Promise<readonly Source[]> {
+    return asPromise(() => {
+      return this.broker.partitions(this.superStream).map((stream) => {
+        const known = this.made.get(stream);
+        if (known !== undefined) return known;
+        const source = this.broker.source(stream, this.singleActive);
+        this.made.set(stream, source);
+        return source;
+      });
     });
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.made.values()].map((source) => source.close?.()));
+    await Promise.all(
+      [...this.made.values()].map((source) => source.close?.() ?? Promise.resolve()),
+    );
   }
 }

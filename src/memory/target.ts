@@ -8,6 +8,7 @@ import type { ConfirmHolds } from './confirm-holds.js';
 import type { FaultPlan } from './faults.js';
 import type { StreamLog } from './stream-log.js';
 import { writeRefusal } from '../ports/write-size.js';
+import { asPromise } from '../common/as-promise.js';
 
 /**
  * A named producer on an embedded stream. Deduplicates like osiris_writer: a publishing id not
@@ -37,43 +38,51 @@ export class MemoryTarget implements Target {
     this.stream = log.name;
   }
 
-  async lastPublishingId(): Promise<bigint> {
-    this.assertAlive();
-    this.log.assertExists();
-    this.fenced = undefined;
-    return this.log.sequence(this.producer) ?? 0n;
+  lastPublishingId(): Promise<bigint> {
+    return asPromise(() => {
+      this.assertAlive();
+      this.log.assertExists();
+      this.fenced = undefined;
+      return this.log.sequence(this.producer) ?? 0n;
+    });
   }
 
-  async lastPublishingIdOf(producer: string): Promise<bigint> {
-    this.assertAlive();
-    this.log.assertExists();
-    return this.log.sequence(producer) ?? 0n;
+  lastPublishingIdOf(producer: string): Promise<bigint> {
+    return asPromise(() => {
+      this.assertAlive();
+      this.log.assertExists();
+      return this.log.sequence(producer) ?? 0n;
+    });
   }
 
   /** From the producer table, which retention leaves in place. */
-  async hasPublished(): Promise<boolean> {
-    this.assertAlive();
-    this.log.assertExists();
-    return this.log.sequence(this.producer) !== undefined;
+  hasPublished(): Promise<boolean> {
+    return asPromise(() => {
+      this.assertAlive();
+      this.log.assertExists();
+      return this.log.sequence(this.producer) !== undefined;
+    });
   }
 
   /**
    * Searches the stored chunks backward from the end: it stops at the wanted result or at
    * the first chunk holding an earlier result of this producer (see the Target port).
    */
-  async readResult(publishingId: bigint): Promise<Uint8Array | undefined> {
-    this.assertAlive();
-    this.log.assertExists();
-    const { chunks } = this.log;
-    for (let at = chunks.length - 1; at >= 0; at--) {
-      const chunk = chunks[at];
-      if (chunk === undefined) continue;
-      const finding = findResultIn(chunk, chunk.count, this.producer, publishingId);
-      // A write is one chunk here, so the first match is a 'batch' result's first part.
-      if ('index' in finding) return messageAt(chunk, finding.index);
-      if (finding.earlier) return undefined;
-    }
-    return undefined;
+  readResult(publishingId: bigint): Promise<Uint8Array | undefined> {
+    return asPromise(() => {
+      this.assertAlive();
+      this.log.assertExists();
+      const { chunks } = this.log;
+      for (let at = chunks.length - 1; at >= 0; at--) {
+        const chunk = chunks[at];
+        if (chunk === undefined) continue;
+        const finding = findResultIn(chunk, chunk.count, this.producer, publishingId);
+        // A write is one chunk here, so the first match is a 'batch' result's first part.
+        if ('index' in finding) return messageAt(chunk, finding.index);
+        if (finding.earlier) return undefined;
+      }
+      return undefined;
+    });
   }
 
   async publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void> {

@@ -4,6 +4,7 @@ import type { JobEventMap, JobEventName } from '../api/job-events.js';
 import type { PartitionedSource, Source, Target } from '../ports/ports.js';
 import type { Runner } from '../engine/runner.js';
 import type { RunOptions, RunSummary } from '../api/run-options.js';
+import { asPromise } from '../common/as-promise.js';
 
 /** One partition of a partitioned job, as its target factory and its event listeners see it. */
 export interface Partition {
@@ -133,7 +134,7 @@ export class PartitionedRunner<T = unknown, A = unknown, R = unknown> {
     // would otherwise stay a passive member, which the broker could pick and never hear from.
     const {
       partitions: taken = () => true,
-      checkProducers: check = async (job, producers) => checkProducers(job, producers),
+      checkProducers: check = (job, producers) => asPromise(() => checkProducers(job, producers)),
       ...runOptions
     }: PartOfJobRunOptions = options;
     if (typeof taken !== 'function') {

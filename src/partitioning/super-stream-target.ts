@@ -43,7 +43,10 @@ export class SuperStreamTarget implements Target {
     readonly partitions: readonly Target[],
     private readonly options: SuperStreamTargetOptions,
   ) {
-    if (!Array.isArray(partitions) || partitions.length === 0) {
+    // A JavaScript caller may pass anything; checked as unknown, as Array.isArray would narrow
+    // a readonly array to any[] for what follows.
+    const given: unknown = partitions;
+    if (!Array.isArray(given) || partitions.length === 0) {
       throw new ConfigError('partitions', 'must be a non-empty array of targets', partitions);
     }
     const producers = new Set(partitions.map((partition) => partition.producer));
@@ -73,7 +76,9 @@ export class SuperStreamTarget implements Target {
   /** Another name's highest last publishing id across the partitions that can tell it. */
   async lastPublishingIdOf(producer: string): Promise<bigint> {
     const ids = await Promise.all(
-      this.partitions.map((partition) => partition.lastPublishingIdOf?.(producer) ?? 0n),
+      this.partitions.map(
+        (partition) => partition.lastPublishingIdOf?.(producer) ?? Promise.resolve(0n),
+      ),
     );
     return ids.reduce((highest, id) => (id > highest ? id : highest), 0n);
   }

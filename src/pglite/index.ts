@@ -14,6 +14,7 @@ export function pglite(db: PGlite): SinkDatabase {
     transaction: (work) =>
       db.transaction((tx) => {
         const statements: SinkTransaction = {
+          // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names its rows' type, as pg's query<R>
           query: async <Row>(sql: string, params?: readonly unknown[]) => {
             const result = await tx.query<Row>(sql, params === undefined ? undefined : [...params]);
             // rowCount is the command tag's count, as pg reports it (affectedRows sums a script's).

@@ -21,6 +21,7 @@ import { isLostConnection } from './lost-connection.js';
 export function postgres(poolOrConfig: Pool | PoolConfig): SinkDatabase {
   // pg would take a URL string, or nothing, for an empty configuration and connect to its
   // defaults (localhost:5432): say what to give instead.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a JavaScript caller may pass anything
   if (typeof poolOrConfig !== 'object' || poolOrConfig === null) {
     throw new ConfigError(
       'postgres()',
@@ -93,8 +94,9 @@ async function inTransaction<T>(
       broken = error instanceof Error ? error : new Error(String(error));
     }
     if (broken === undefined) {
-      await client.query('ROLLBACK').catch((rollbackFailed: Error) => {
-        broken = rollbackFailed;
+      await client.query('ROLLBACK').catch((rollbackFailed: unknown) => {
+        broken =
+          rollbackFailed instanceof Error ? rollbackFailed : new Error(String(rollbackFailed));
       });
     }
     throw error;
@@ -115,6 +117,7 @@ function statementsOf(client: PoolClient): SinkTransaction & { readonly pending:
     get pending() {
       return pending;
     },
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names its rows' type, as pg's query<R>
     query: async <Row>(sql: string, params?: readonly unknown[]) => {
       pending++;
       try {

@@ -47,6 +47,7 @@ export function readResults<R = unknown>(
   if (from !== 'first' && from !== 'next' && !(typeof from === 'bigint' && from >= 0n)) {
     throw new ConfigError('from', "must be an offset (a bigint >= 0n), 'first' or 'next'", from);
   }
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a JavaScript caller may pass anything
   if (invalid !== 'error' && invalid !== 'skip') {
     throw new ConfigError('invalid', "must be 'error' or 'skip'", invalid);
   }

@@ -90,6 +90,7 @@ export function fromResults<R = unknown>(
   source: Source,
   options: ResultsSourceOptions,
 ): ResultsSource<OutputValue<R> | LateValue | DeadLetterValue> {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a JavaScript caller may pass anything
   const { late, deadLetters } = (options ?? {}) as Partial<ResultsSourceOptions>;
   if (late !== 'skip' && late !== 'count' && late !== 'pass') {
     throw new ConfigError('fromResults late', "must be 'skip', 'count' or 'pass'", late);

@@ -122,6 +122,7 @@ export async function applyBatch<V>(
  */
 function bounded(tx: SinkTransaction, started: number, bound: number): SinkTransaction {
   return {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names its rows' type, as pg's query<R>
     async query<Row>(sql: string, params?: readonly unknown[]) {
       const left = bound - (performance.now() - started);
       if (left <= 0) throw new TransactionOverdue(bound);

@@ -132,7 +132,10 @@ export class DatabaseSink<V> {
         database,
       );
     }
-    if (typeof into?.decode !== 'function' || typeof into.apply !== 'function') {
+    if (
+      typeof (into as Partial<typeof into> | undefined)?.decode !== 'function' ||
+      typeof into.apply !== 'function'
+    ) {
       throw new ConfigError('into', 'must be a sink shape (eachBatch, windowOutputs, ...)', into);
     }
     const maxMessages = options.maxBatchMessages ?? 500;
@@ -152,7 +155,7 @@ export class DatabaseSink<V> {
     this.maxRetries = maxRetries;
     const bound = options.transactionTimeoutMs;
     const onError = options.onError ?? 'stop';
-    if (onError !== 'stop' && typeof onError?.deadLetterTable !== 'string') {
+    if (onError !== 'stop' && typeof onError.deadLetterTable !== 'string') {
       throw new ConfigError('onError', "must be 'stop' or { deadLetterTable: 'table' }", onError);
     }
     this.logger = checkLogger('logger', options.logger);
@@ -318,8 +321,8 @@ export class DatabaseSink<V> {
     try {
       await checkpoints.create(database);
       await deadLetters?.create(database);
-      const { prepare } = shape;
-      if (prepare !== undefined) await createIfMissing(database, (tx) => prepare.call(shape, tx));
+      const prepare = shape.prepare?.bind(shape);
+      if (prepare !== undefined) await createIfMissing(database, (tx) => prepare(tx));
     } catch (error) {
       const { source } = this.options;
       const stream = 'partitions' in source ? source.superStream : source.stream;
@@ -348,6 +351,8 @@ export class DatabaseSink<V> {
         });
         return;
       } catch (error) {
+        // TypeScript keeps the loop top's narrowing; the awaits above may have aborted it.
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
         if (signal.aborted) return; // stopping: what failed is read again on the next start
         const retriable =
           (error instanceof SinkError && error.retriable) ||

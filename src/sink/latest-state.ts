@@ -44,7 +44,7 @@ export function latestState<R = unknown>(
     async apply(tx, batch) {
       const rows = batch.messages.flatMap(({ value }) => value.outputs.map(row));
       await upsertRows(tx, { table, conflict: key, guard: version }, rows);
-      await sides(tx, batch as Parameters<typeof sides>[1]);
+      await sides(tx, batch);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { createMessageScan, scanMessage } from '../codecs/message-scan.js';
 import { MultiSectionMessageError } from '../common/errors.js';
-import { decodeFailure, decodeResult, type DecodedResult } from '../result-format/result-format.js';
+import { decodeFailure, decodeResult } from '../result-format/result-format.js';
 import { bodyDecoder, type ValueFormat } from '../api/value-decoder.js';
 
 /**
@@ -11,7 +11,7 @@ export type SinkFormat<V> = ValueFormat<V> | 'result';
 
 /** The value a message of `format` gives; throws for a message that does not decode. */
 export function messageDecoder<V>(format: SinkFormat<V>): (bytes: Uint8Array) => V {
-  if (format === 'result') return (bytes) => decodeResult(bytes) as DecodedResult as V;
+  if (format === 'result') return (bytes) => decodeResult(bytes) as V;
   const decode = bodyDecoder(format);
   const scan = createMessageScan();
   return (bytes) => {

@@ -2,6 +2,7 @@ import type { DecodedResult } from '../result-format/result-format.js';
 import type { SinkTransaction } from './sink-database.js';
 import type { SinkBatch } from './sink-shape.js';
 import { quoteIdentifier } from './sql-identifier.js';
+import { jsonText } from '../common/json-text.js';
 
 /** Where a result's late values and dead letters go (`windowOutputs`, `latestState`). */
 export interface ResultSideOptions {
@@ -41,7 +42,7 @@ export function resultSideTables(
         for (const [position, value] of result.late.entries()) {
           await tx.query(
             `INSERT INTO ${late} (result_offset, position, value) VALUES ($1, $2, $3::text::jsonb)`,
-            [offset.toString(), position, JSON.stringify(value) ?? 'null'],
+            [offset.toString(), position, jsonText(value) ?? 'null'],
           );
         }
       }

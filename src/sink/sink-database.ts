@@ -19,6 +19,7 @@ export interface SinkDatabase {
 
 /** The statements of one transaction. */
 export interface SinkTransaction {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names its rows' type, as pg's query<R>
   query<Row = Record<string, unknown>>(
     sql: string,
     params?: readonly unknown[],

@@ -69,7 +69,7 @@ export function windowOutputs<R = unknown>(
         }),
       );
       await upsertRows(tx, { table, conflict: ['key', 'window_start'] }, rows);
-      await sides(tx, batch as Parameters<typeof sides>[1]);
+      await sides(tx, batch);
     },
   };
 }
