@@ -56,14 +56,18 @@ export function extractBlocks(file: string, text: string): DocBlock[] {
   const lines = text.split('\n');
   const blocks: DocBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
-    const open = /^```(ts|typescript)(?:\s+(\S+))?\s*$/.exec(lines[i] ?? '');
+    // A fence may be indented (a block inside a list item): its lines lose that indentation.
+    const open = /^( *)```(ts|typescript)(?:\s+(\S+))?\s*$/.exec(lines[i] ?? '');
     if (open === null) {
-      if (/^```/.test(lines[i] ?? '')) i = closingFence(lines, i, file);
+      if (/^ *```/.test(lines[i] ?? '')) i = closingFence(lines, i, file);
       continue;
     }
-    const marker = open[2];
+    const indent = open[1] as string;
+    const marker = open[3];
     if (marker !== undefined && marker !== 'fragment') {
-      throw new Error(`${file}:${i + 1}: unknown code block marker '${marker}' (ts or ts fragment)`);
+      throw new Error(
+        `${file}:${i + 1}: unknown code block marker '${marker}' (ts or ts fragment)`,
+      );
     }
     const end = closingFence(lines, i, file);
     const previous = lines.slice(Math.max(0, i - 2), i).join('\n');
@@ -77,7 +81,11 @@ export function extractBlocks(file: string, text: string): DocBlock[] {
       kind: shows !== undefined ? 'shown' : marker === 'fragment' ? 'fragment' : 'program',
       run,
       ...(shows === undefined ? {} : { shows }),
-      code: lines.slice(i + 1, end).join('\n') + '\n',
+      code:
+        lines
+          .slice(i + 1, end)
+          .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line))
+          .join('\n') + '\n',
     });
     i = end;
   }
@@ -85,7 +93,7 @@ export function extractBlocks(file: string, text: string): DocBlock[] {
 }
 
 function closingFence(lines: readonly string[], open: number, file: string): number {
-  for (let j = open + 1; j < lines.length; j++) if (/^```\s*$/.test(lines[j] ?? '')) return j;
+  for (let j = open + 1; j < lines.length; j++) if (/^ *```\s*$/.test(lines[j] ?? '')) return j;
   throw new Error(`${file}:${open + 1}: a code block is never closed`);
 }
 
@@ -186,7 +194,10 @@ export interface BlockDiagnostic {
  */
 export function compileBlocks(blocks: readonly DocBlock[]): BlockDiagnostic[] {
   const options = compilerOptions();
-  const base = ts.createProgram(Object.values(ENTRY_POINTS).map((p) => join(ROOT, p)), options);
+  const base = ts.createProgram(
+    Object.values(ENTRY_POINTS).map((p) => join(ROOT, p)),
+    options,
+  );
   const exported = publicNames(base);
   const virtual = new Map<string, { block: DocBlock; text: string }>();
   blocks.forEach((block, index) => {
@@ -235,7 +246,9 @@ export function runnableSource(code: string, dir: string): string {
   return code.replace(/from '(stream-windows(?:\/\w+)?)'/g, (whole, specifier: string) => {
     const path = ENTRY_POINTS[specifier];
     if (path === undefined) throw new Error(`no entry point ${specifier}`);
-    return `from '${relative(dir, join(ROOT, path)).replaceAll('\\', '/').replace(/^(?!\.)/, './')}'`;
+    return `from '${relative(dir, join(ROOT, path))
+      .replaceAll('\\', '/')
+      .replace(/^(?!\.)/, './')}'`;
   });
 }
 

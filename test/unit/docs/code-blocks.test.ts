@@ -84,7 +84,10 @@ describe('the TypeScript blocks of the README and docs/', () => {
         log.mockRestore();
       }
       const expected = expectedOutput(block.code);
-      expect(expected.length, 'a run block ends with what it prints, as // comments').toBeGreaterThan(0);
+      expect(
+        expected.length,
+        'a run block ends with what it prints, as // comments',
+      ).toBeGreaterThan(0);
       expect(printed).toEqual(expected);
     }, 60_000);
   });
