@@ -166,10 +166,10 @@ console.log(JSON.stringify({ sums, connect: typeof connect }));
   });
 });
 
-/** The esbuild command of the README's "Installing and bundling", continuation lines joined. */
+/** The esbuild command of the guide "Installing and bundling", continuation lines joined. */
 async function bundleCommand(): Promise<string> {
-  const readme = await readFile(join(root, 'README.md'), 'utf8');
-  const command = /^npx esbuild (?:.*\\\n)*.*$/m.exec(readme)?.[0];
-  expect(command, 'the README gives an npx esbuild command').toBeDefined();
+  const guide = await readFile(join(root, 'docs/guides/installing-and-bundling.md'), 'utf8');
+  const command = /^npx esbuild (?:.*\\\n)*.*$/m.exec(guide)?.[0];
+  expect(command, 'the guide gives an npx esbuild command').toBeDefined();
   return (command ?? '').replaceAll('\\\n', ' ');
 }
