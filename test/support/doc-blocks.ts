@@ -37,7 +37,7 @@ export interface DocBlock {
   readonly shows?: string;
 }
 
-/** README.md and every Markdown file under docs/, relative to the repository. */
+/** README.md, CONTRIBUTING.md and every Markdown file under docs/, relative to the repository. */
 export function documentationFiles(root = ROOT): string[] {
   const walk = (dir: string): string[] =>
     readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -45,7 +45,7 @@ export function documentationFiles(root = ROOT): string[] {
       if (entry.isDirectory()) return walk(path);
       return entry.name.endsWith('.md') ? [path] : [];
     });
-  return ['README.md', ...walk('docs').sort()];
+  return ['README.md', 'CONTRIBUTING.md', ...walk('docs').sort()];
 }
 
 /**
