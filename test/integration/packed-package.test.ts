@@ -140,7 +140,7 @@ void main();
     });
   }, 180_000); // tsc over the package's declarations: 5 s alone, far more on a busy machine
 
-  it("should bundle with the README's esbuild command into one file that runs a job", async () => {
+  it("should bundle with the bundling guide's esbuild command into one file that runs a job", async () => {
     // The script of a job on RabbitMQ: the adapter's entry point brings in the stock client.
     await writeFile(
       join(app, 'job.mjs'),
