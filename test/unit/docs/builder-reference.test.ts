@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { ROOT, readDoc } from '../../support/doc-blocks.js';
+import { ROOT, readDoc } from './doc-blocks.js';
 
 const BUILDERS = ['PipelineBuilder', 'AggregationBuilder', 'TransformBuilder'];
 const OPTIONS = ['TargetOptions', 'FlushOptions', 'DeadLetterOptions'];

@@ -13,7 +13,7 @@ import {
   readDoc,
   runnableSource,
   type DocBlock,
-} from '../../support/doc-blocks.js';
+} from './doc-blocks.js';
 
 const blocks = documentationFiles().flatMap((file) => extractBlocks(file, readDoc(file)));
 const runnable = blocks.filter((b) => b.run);

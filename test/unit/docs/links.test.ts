@@ -1,8 +1,8 @@
 // The link checker of README.md and docs/: every relative link and #anchor resolves, and no
 // link leaves the repository.
 import { describe, expect, it } from 'vitest';
-import { ROOT, documentationFiles, readDoc } from '../../support/doc-blocks.js';
-import { anchorsOf, brokenLinks, linksOf, slug } from '../../support/doc-links.js';
+import { ROOT, documentationFiles, readDoc } from './doc-blocks.js';
+import { anchorsOf, brokenLinks, linksOf, slug } from './doc-links.js';
 
 const files = documentationFiles();
 
