@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   ROOT,
   compileBlocks,
@@ -67,21 +67,21 @@ describe('the TypeScript blocks of the README and docs/', () => {
     expect(found[2]?.message).toMatch(/onError/);
   }, 180_000);
 
-  describe.each(runnable.map((b) => [b.where, b] as const))('the program at %s', (_, block) => {
-    const dir = mkdtempSync(join(ROOT, 'test', 'unit', 'docs', '.run-'));
-    afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-    it('runs on the embedded broker and prints what its closing comment says', async () => {
-      const file = join(dir, 'program.ts');
-      writeFileSync(file, runnableSource(block.code, dir));
+  it.each(runnable.map((b) => [b.where, b] as const))(
+    'runs the program at %s on the embedded broker; it prints what its closing comment says',
+    async (_, block) => {
+      const dir = mkdtempSync(join(ROOT, 'test', 'unit', 'docs', '.run-'));
       const printed: string[] = [];
       const log = vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => {
         printed.push(args.map(String).join(' '));
       });
       try {
+        const file = join(dir, 'program.ts');
+        writeFileSync(file, runnableSource(block.code, dir));
         await import(pathToFileURL(file).href);
       } finally {
         log.mockRestore();
+        rmSync(dir, { recursive: true, force: true });
       }
       const expected = expectedOutput(block.code);
       expect(
@@ -89,6 +89,7 @@ describe('the TypeScript blocks of the README and docs/', () => {
         'a run block ends with what it prints, as // comments',
       ).toBeGreaterThan(0);
       expect(printed).toEqual(expected);
-    }, 60_000);
-  });
+    },
+    60_000,
+  );
 });
