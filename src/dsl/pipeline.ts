@@ -27,9 +27,8 @@ import { encodeResult, type PackMode, type SingleFormat } from '../result-format
 import { jobDefinition } from '../api/job-definition.js';
 import { Runner } from '../engine/runner.js';
 import type { StandardSchemaV1 } from '../api/standard-schema.js';
-import type { StepProcessorConfig } from '../engine/step-processor.js';
+import { processorConfig, type ProcessorConfig } from '../engine/processor-factory.js';
 import type { ErrorPolicy, LatePolicy } from '../api/policies.js';
-import type { WindowOperatorConfig } from '../engine/window-operator.js';
 import type { EarlyUpdates } from '../api/policies.js';
 import type { StepResult } from '../result-format/step-result.js';
 import { userEncoder, type EncodedBodies } from '../result-format/user-encoder.js';
@@ -662,10 +661,6 @@ export class AggregationBuilder<T, A, R> {
     const { caughtUp, idleMs } = flushSettings(options.flush, this.settings.source);
     if (target === undefined || isPartitioned(source)) return undefined;
     const { window } = this.settings;
-    // Only the library's results can be read back, and only a window with event-time bounds
-    // stays open after a flush (see Runner.resumeAfterFlush).
-    const readsLastResult =
-      encode === undefined && !isEventTimeSpec(window) && window.hasEventTimeBounds;
     const described = window.describe();
     const definition = jobDefinition({
       source: source.stream,
@@ -698,14 +693,11 @@ export class AggregationBuilder<T, A, R> {
           ? { current: definition, allowChange: allowDefinitionChange }
           : undefined,
       formerProducer,
-      flush: { caughtUp, idleMs, readsLastResult },
+      flush: { caughtUp, idleMs, resultFormat: encode === undefined },
     });
   }
 
-  private processorConfig(
-    stream: string,
-    window: AnyWindowSpec,
-  ): StepProcessorConfig<T, A, R> | WindowOperatorConfig<T, A, R> {
+  private processorConfig(stream: string, window: AnyWindowSpec): ProcessorConfig<T, A, R> {
     const { settings } = this;
     const common = {
       stream,
@@ -718,14 +710,7 @@ export class AggregationBuilder<T, A, R> {
       onError: settings.onError,
       maxDeadLetters: settings.maxDeadLetters,
     };
-    if (!isEventTimeSpec(window)) return { ...common, window, late: settings.late ?? 'side' };
-    return {
-      ...common,
-      window,
-      late: settings.late === 'drop' ? 'drop' : 'side',
-      maxOutOfOrderness: settings.maxOutOfOrderness ?? 0,
-      early: settings.early,
-    };
+    return processorConfig(common, window, settings);
   }
 }
 

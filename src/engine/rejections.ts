@@ -10,6 +10,8 @@ import type { DeadLetter } from '../result-format/step-result.js';
 import { messageAt } from '../ports/chunk-message.js';
 import type { ErrorPolicy } from '../api/policies.js';
 import { skippedByOperator } from './skip-request.js';
+import type { Key } from '../common/keyed-output.js';
+import { NO_OFFSET, NONE } from './processor.js';
 
 /**
  * The job's error policy applied to a message a stage rejected, shared by both processors:
@@ -21,8 +23,8 @@ import { skippedByOperator } from './skip-request.js';
 export class Rejections {
   /** Dead letters of the result being built; `take()` hands them over. */
   private letters: DeadLetter[] = [];
-  /** Under 'stop', the last offset an operator let the job step over; -1: none. */
-  skipsThrough = -1n;
+  /** Under 'stop', the last offset an operator let the job step over. */
+  skipsThrough = NO_OFFSET;
 
   constructor(
     private readonly stream: string,
@@ -63,9 +65,24 @@ export class Rejections {
     this.letters.push({ offset, stage, error, message: messageAt(chunk, index) });
   }
 
-  /** Records a dead letter that stands for something other than one message (a key's result). */
-  add(letter: DeadLetter): void {
-    this.letters.push(letter);
+  /**
+   * A key's `result` threw as its result was decided. Under 'stop' the job stops at the
+   * result's publishing id `lastOffset`; under 'dead-letter' the key's output is replaced by
+   * one dead letter there, with an empty message (no single source message failed), naming the
+   * key, how many messages it folded and `over` (the step's offsets, or the window).
+   */
+  resultFailed(lastOffset: bigint, key: Key, count: number, over: string, cause: unknown): void {
+    if (this.onError === 'stop') {
+      throw new ProcessingError(this.stream, lastOffset, 'result', cause);
+    }
+    this.letters.push({
+      offset: lastOffset,
+      stage: 'result',
+      error:
+        `result failed for key ${key === null ? 'null' : JSON.stringify(key)} over ` +
+        `${count} messages of ${over}: ${describe(cause)}`,
+      message: NO_MESSAGE,
+    });
   }
 
   /** The pending dead letters, handed over (a shared empty array when none). */
@@ -77,4 +94,5 @@ export class Rejections {
   }
 }
 
-const NONE: readonly never[] = Object.freeze([]);
+/** The message of a dead letter that stands for a key's result rather than one message. */
+const NO_MESSAGE = new Uint8Array(0);

@@ -4,7 +4,7 @@ import type { WindowSpec } from '../windows/window-spec.js';
 import type { Key } from '../common/keyed-output.js';
 import { WindowBuffer } from '../windows/window-buffer.js';
 import type { Aggregator } from '../common/aggregator.js';
-import { describe, ProcessingError, type ProcessingStage } from '../common/errors.js';
+import { ProcessingError, type ProcessingStage } from '../common/errors.js';
 import type { SourceChunk } from '../ports/ports.js';
 import type { StepResult } from '../result-format/step-result.js';
 import type { BodyDecoder } from '../api/value-decoder.js';
@@ -13,6 +13,9 @@ import type { ValueStage } from './value-stage.js';
 import { MessageReader, ReadOutcome } from './message-reader.js';
 import { Rejections } from './rejections.js';
 import type { ErrorPolicy, LatePolicy } from '../api/policies.js';
+import { NO_OFFSET, NONE, type Processor } from './processor.js';
+import { afterLast, type ResumeAt, type ResumeStart } from './resume/resume-point.js';
+import { resumeAfterFlush } from './resume/after-flush.js';
 
 export interface StepProcessorConfig<T, A, R> {
   readonly stream: string;
@@ -34,10 +37,15 @@ export interface StepProcessorConfig<T, A, R> {
   readonly maxDeadLetters: number;
 }
 
-const NO_OFFSET = -1n;
-const NONE: readonly never[] = Object.freeze([]);
-/** The message of a dead letter that stands for a key's result rather than one message. */
-const NO_MESSAGE = new Uint8Array(0);
+/** What a step job's flushes ask of a start (see ./resume/after-flush.ts). */
+export interface StepFlushing {
+  /** The job flushes (on catching up, or when idle). */
+  readonly flushes: boolean;
+  /** Its results are the library's format, which a start can read back. */
+  readonly resultFormat: boolean;
+}
+
+const NO_FLUSHES: StepFlushing = { flushes: false, resultFormat: false };
 
 /**
  * The synchronous heart of a job: feeds each message of a chunk through
@@ -51,7 +59,7 @@ const NO_MESSAGE = new Uint8Array(0);
  * functions allocate): offsets are kept as (chunk, index) and turned into bigints only
  * at step boundaries and on errors.
  */
-export class StepProcessor<T, A, R> {
+export class StepProcessor<T, A, R> implements Processor<R> {
   /** Results of the steps that ended, in order; the runner takes them after each chunk. */
   readonly ready: StepResult<R>[] = [];
 
@@ -78,7 +86,10 @@ export class StepProcessor<T, A, R> {
   private previousChunkOffset = NO_OFFSET;
   private previousIndex = 0;
 
-  constructor(private readonly config: StepProcessorConfig<T, A, R>) {
+  constructor(
+    private readonly config: StepProcessorConfig<T, A, R>,
+    private readonly flushing: StepFlushing = NO_FLUSHES,
+  ) {
     this.assigner = config.window.createAssigner();
     this.trigger = config.window.createTrigger();
     this.buffer = new WindowBuffer(config.aggregator);
@@ -86,10 +97,6 @@ export class StepProcessor<T, A, R> {
     this.rejections = new Rejections(config.stream, config.onError, config.maxDeadLetters);
   }
 
-  /**
-   * Under 'stop', a message that fails at or below `offset` is dead-lettered as skipped by
-   * the operator (./skip-request.ts); set by the runner at every (re)start.
-   */
   skipThrough(offset: bigint): void {
     this.rejections.skipsThrough = offset;
   }
@@ -247,12 +254,12 @@ export class StepProcessor<T, A, R> {
   }
 
   /**
-   * Whether a result must wait for an idle flush to join it. Never: a step is decided at a
-   * message that either ends it (a count), leaving nothing open, or starts the next one,
-   * which a flush then publishes under a later offset.
+   * Every result decided: none waits for an idle flush, as a step is decided at a message that
+   * either ends it (a count), leaving nothing open, or starts the next one, which a flush then
+   * publishes under a later offset.
    */
-  get holdsDecision(): boolean {
-    return false;
+  takeReady(): StepResult<R>[] {
+    return this.ready.splice(0);
   }
 
   /** Whether a flush would publish anything: a step is open. */
@@ -270,13 +277,34 @@ export class StepProcessor<T, A, R> {
     if (this.stepMessages > 0) this.fire(this.previousOffset(), true);
   }
 
+  /** Only a flushing job's window with event-time bounds goes on from its last result. */
+  get readsLastResult(): boolean {
+    const { flushes, resultFormat } = this.flushing;
+    return flushes && resultFormat && this.config.window.hasEventTimeBounds;
+  }
+
+  /**
+   * From the last id + 1 (rules 2 and 3 of ./resume/resume-point.ts); a flushing job past the
+   * window its last result flushed (rule 6).
+   */
+  resume(start: ResumeStart): Promise<ResumeAt> {
+    if (!this.flushing.flushes) {
+      const from = afterLast(start.last);
+      return Promise.resolve({ from, published: undefined, atOneAfterRetention: true });
+    }
+    const result = this.readsLastResult ? start.lastResult : undefined;
+    return resumeAfterFlush(start, result, this.config.window.describe(), (window) =>
+      this.reopenFlushed(window),
+    );
+  }
+
   /**
    * After a restart at a result a flush published: reopens its window from the bounds the
    * result carries, as the flush left it, so that the next step tells whether it continues
    * it. A window without event-time bounds ended with the flush, and an assigner that cannot
    * reopen starts afresh.
    */
-  reopenFlushed(window: { readonly start: number; readonly end: number }): void {
+  private reopenFlushed(window: { readonly start: number; readonly end: number }): void {
     const { assigner } = this;
     if (!this.config.window.hasEventTimeBounds || assigner.reopen === undefined) return;
     assigner.reopen(window.start, window.end);
@@ -313,25 +341,13 @@ export class StepProcessor<T, A, R> {
   }
 
   /**
-   * A key's `result` threw when its step ended. Under 'dead-letter' the key's output is
-   * replaced by one dead letter at the step's last offset (the result's publishing id), with
-   * an empty message: no single source message failed, and the key's inputs are the step's
-   * offsets, which the error names with the key and how many messages it folded.
+   * A key's `result` threw when its step ended: the key's inputs are the step's offsets.
+   * Bound once: a step of `count(1)` or `.transform()` fires at every message.
    */
-  /** Bound once: a step of `count(1)` or `.transform()` fires at every message. */
   private readonly resultFailed = (key: Key, count: number, cause: unknown): void => {
     const lastOffset = this.firingOffset;
-    if (this.config.onError === 'stop') {
-      throw new ProcessingError(this.config.stream, lastOffset, 'result', cause);
-    }
-    this.rejections.add({
-      offset: lastOffset,
-      stage: 'result',
-      error:
-        `result failed for key ${key === null ? 'null' : JSON.stringify(key)} over ` +
-        `${count} messages of offsets ${this.stepFirstOffset}..${lastOffset}: ${describe(cause)}`,
-      message: NO_MESSAGE,
-    });
+    const offsets = `offsets ${this.stepFirstOffset}..${lastOffset}`;
+    this.rejections.resultFailed(lastOffset, key, count, offsets, cause);
   };
 
   private previousOffset(): bigint {

@@ -1,11 +1,9 @@
-import { describe, ProcessingError, type ProcessingStage } from '../common/errors.js';
+import { ProcessingError, type ProcessingStage } from '../common/errors.js';
 import type { Key, KeyedOutput } from '../common/keyed-output.js';
 import type { Aggregator } from '../common/aggregator.js';
-import {
-  isClosed,
-  type AlignedAssigner,
-  type EventTimeWindowSpec,
-} from '../windows/event-time-spec.js';
+import type { EventTimeWindowSpec } from '../windows/event-time-spec.js';
+import type { EventTimeWindows } from '../windows/event-time-kind.js';
+import { createWindows } from '../windows/event-time-kinds.js';
 import { closingOrder, KeyedWindows, type OpenWindow } from '../windows/keyed-windows.js';
 import { Watermark } from '../windows/watermark.js';
 import type { SourceChunk } from '../ports/ports.js';
@@ -15,6 +13,9 @@ import { Rejections } from './rejections.js';
 import type { StepProcessorConfig } from './step-processor.js';
 import type { EarlyUpdates } from '../api/policies.js';
 import type { MessageValuesDecoder } from '../result-format/results-source.js';
+import { NO_OFFSET, NONE, type Processor } from './processor.js';
+import type { ResumeAt, ResumeStart } from './resume/resume-point.js';
+import { recoveryStateOf } from './resume/recovery-state.js';
 
 export interface WindowOperatorConfig<T, A, R> extends Omit<
   StepProcessorConfig<T, A, R>,
@@ -28,15 +29,11 @@ export interface WindowOperatorConfig<T, A, R> extends Omit<
   readonly early: EarlyUpdates | undefined;
 }
 
-const NO_OFFSET = -1n;
-const NONE: readonly never[] = Object.freeze([]);
-/** The message of a dead letter that stands for a window's result rather than one message. */
-const NO_MESSAGE = new Uint8Array(0);
-
 /**
  * The synchronous heart of a job over event-time windows (Flink's WindowOperator): every
- * message goes through the shared reader, then to its key's windows (the spec's assignment),
- * moves the watermark, and closes every window the watermark has passed. A message that
+ * message goes through the shared reader, then to its key's windows (placed by the window
+ * kind, ../windows/event-time-kinds.ts), moves the watermark, and closes every window the
+ * kind's trigger fires (the watermark passing it, or a count reached). A message that
  * closes windows is the decision point: ONE result, published with that message's offset as
  * its publishing id, holds the closed windows and what else was read since the previous
  * result (late values or count, filtered count, dead letters).
@@ -45,7 +42,7 @@ const NO_MESSAGE = new Uint8Array(0);
  * (RecoveryState); `restore` takes it back, and the re-read up to the restored result's id
  * rebuilds the open windows without publishing anything again.
  */
-export class WindowOperator<T, A, R> {
+export class WindowOperator<T, A, R> implements Processor<R> {
   /** Results decided so far, in order; the runner takes them after each chunk. */
   readonly ready: StepResult<R>[] = [];
 
@@ -54,27 +51,16 @@ export class WindowOperator<T, A, R> {
   private readonly reader: MessageReader<T>;
   private readonly rejections: Rejections;
   private readonly aggregator: Aggregator<T, A, R>;
-  /** Which aligned windows hold an event time (tumbling, hopping); none for the other kinds. */
-  private readonly assigner: AlignedAssigner | undefined;
-  /** Reused by the assigner and by closing, so a message allocates no arrays. */
-  private readonly starts: number[] = [];
-  private readonly ends: number[] = [];
+  /** Where a value goes and when its window fires: the spec's kind. */
+  private readonly kind: EventTimeWindows<T, A>;
+  /** The windows closing at this message; reused, so a message allocates no array. */
   private readonly closing: OpenWindow<A>[] = [];
-  private readonly merging: OpenWindow<A>[] = [];
   /**
    * Open windows whose early update is due at this message (`early: { every }`): a set, so
    * that a message of several values updates each window once, after all of them.
    */
   private readonly updating = new Set<OpenWindow<A>>();
   private readonly earlyEvery: number;
-  /** Reused by `placeAligned`: a message's accumulators and windows between fold and create. */
-  private readonly accumulators: (A | undefined)[] = [];
-  private readonly targets: (OpenWindow<A> | undefined)[] = [];
-  /** The closing rule `closedBy` asks, made once: its grace and watermark are set per message. */
-  private readonly isDue = (end: number): boolean =>
-    isClosed(end, this.dueGrace, this.dueWatermark);
-  private dueGrace = 0;
-  private dueWatermark = Number.NEGATIVE_INFINITY;
 
   /** What the result being built holds besides windows. */
   private resultFirstOffset = NO_OFFSET;
@@ -97,13 +83,6 @@ export class WindowOperator<T, A, R> {
 
   /** Set by `restore`: offsets up to here were published; their results are rebuilt only. */
   private replayThrough = NO_OFFSET;
-  /** Count windows per key, while replaying: where each key's open window began. */
-  private openCountsAt: Map<Key, { offset: bigint; skip: number }> | undefined;
-  /**
-   * Count windows over a multi-value message: how many values of each key the message placed
-   * so far (a key's window may close inside a message and the next one open there).
-   */
-  private readonly valuesOfKey = new Map<Key, number>();
 
   constructor(private readonly config: WindowOperatorConfig<T, A, R>) {
     this.watermark = new Watermark(config.maxOutOfOrderness);
@@ -111,8 +90,39 @@ export class WindowOperator<T, A, R> {
     this.rejections = new Rejections(config.stream, config.onError, config.maxDeadLetters);
     this.aggregator = config.aggregator;
     this.earlyEvery = typeof config.early === 'object' ? config.early.every : 0;
-    const { assignment } = config.window;
-    this.assigner = assignment.type === 'aligned' ? assignment.createAssigner() : undefined;
+    this.kind = createWindows(
+      config.window.assignment,
+      {
+        windows: this.windows,
+        watermark: this.watermark,
+        aggregator: this.aggregator,
+        offset: () => this.offsetNow(),
+        open: (key, start, end) => this.open(key, start, end),
+        accumulatorOf: (window) => this.accumulatorOf(window),
+        fold: (window, accumulator, time) => this.fold(window, accumulator, time),
+        close: (window) => {
+          this.windows.remove(window);
+          this.closing.push(window);
+        },
+      },
+      { multiValue: config.readValues !== undefined },
+    );
+  }
+
+  /** Its windows stay open across results: a start always goes on from the last result. */
+  readonly readsLastResult = true;
+
+  /**
+   * From the recovery state of the producer's last result (rule 5 of ./resume/resume-point.ts),
+   * or from the first offset when it never published.
+   */
+  resume(start: ResumeStart): Promise<ResumeAt> {
+    const state = recoveryStateOf(start); // throws what stops the job
+    if (state === undefined) {
+      return Promise.resolve({ from: 'first', published: false, atOneAfterRetention: false });
+    }
+    this.restore(state, start.last);
+    return Promise.resolve({ from: state.offset, published: true, atOneAfterRetention: false });
   }
 
   /**
@@ -124,17 +134,9 @@ export class WindowOperator<T, A, R> {
     this.watermark.restore(state.offsetWatermark); // -Infinity (none yet) stays -Infinity
     this.replayThrough = through;
     this.lastFlush = state.lastFlush ?? NO_OFFSET;
-    if (this.config.window.assignment.type === 'count') {
-      this.openCountsAt = new Map(
-        (state.openCounts ?? []).map(([key, offset, skip = 0]) => [key, { offset, skip }]),
-      );
-    }
+    this.kind.restore?.(state);
   }
 
-  /**
-   * Under 'stop', a message that fails at or below `offset` is dead-lettered as skipped by
-   * the operator (./skip-request.ts); set by the runner at every (re)start.
-   */
   skipThrough(offset: bigint): void {
     this.rejections.skipsThrough = offset;
   }
@@ -207,7 +209,7 @@ export class WindowOperator<T, A, R> {
       return;
     }
     const { values, keys, times } = reader;
-    this.valuesOfKey.clear();
+    this.kind.beginMessage?.();
     if (!replaying) this.lateDropped += reader.counted;
     let latest = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < values.length; i++) {
@@ -233,125 +235,10 @@ export class WindowOperator<T, A, R> {
 
   /** Adds a value to its key's windows, or counts it late. Throws what `add` throws. */
   private place(key: Key, value: T, time: number, replaying: boolean): void {
-    const { assignment } = this.config.window;
-    let placed: boolean;
-    if (assignment.type === 'aligned')
-      placed = this.placeAligned(key, value, time, assignment.grace);
-    else if (assignment.type === 'merging') placed = this.placeSession(key, value, time);
-    else placed = this.placeCounted(key, value, time, assignment.n, replaying);
-    if (!placed && !replaying) {
+    if (!this.kind.place(key, value, time, replaying) && !replaying) {
       if (this.config.late === 'drop') this.lateDropped++;
       else this.late.push(value);
     }
-  }
-
-  private placeAligned(key: Key, value: T, time: number, grace: number): boolean {
-    const { starts, ends, accumulators, targets } = this;
-    // Emptied by pop: setting `length` is a runtime call, a few percent of the hot path.
-    while (starts.length > 0) starts.pop();
-    while (ends.length > 0) ends.pop();
-    (this.assigner as AlignedAssigner).assign(time, starts, ends);
-    const watermark = this.watermark.value;
-    const own = this.windows.of(key);
-    // Folded first, windows created after: an `add` that throws leaves no window behind.
-    let placed = 0;
-    for (let i = 0; i < starts.length; i++) {
-      if (isClosed(ends[i] as number, grace, watermark)) continue;
-      const window = startingAt(own, starts[i] as number);
-      accumulators[placed] = this.aggregator.add(this.accumulatorOf(window), value);
-      targets[placed] = window;
-      placed++;
-    }
-    let next = 0;
-    for (let i = 0; i < starts.length; i++) {
-      const end = ends[i] as number;
-      if (isClosed(end, grace, watermark)) continue;
-      let window = targets[next];
-      if (window === undefined) {
-        window = this.open(key, starts[i] as number, end);
-        this.windows.schedule(window);
-      }
-      this.fold(window, accumulators[next] as A, time);
-      // Not kept past this message: the slots would hold closed windows alive.
-      accumulators[next] = undefined;
-      targets[next] = undefined;
-      next++;
-    }
-    return placed > 0;
-  }
-
-  private placeSession(key: Key, value: T, time: number): boolean {
-    const { gap, grace } = this.config.window.assignment as { gap: number; grace: number };
-    const { merging } = this;
-    merging.length = 0;
-    for (const window of this.windows.of(key)) {
-      if (time <= window.end && time + gap >= window.start) merging.push(window);
-    }
-    if (merging.length === 0) {
-      if (isClosed(time + gap, grace, this.watermark.value)) return false;
-      const accumulator = this.aggregator.add(this.aggregator.init(), value);
-      const window = this.open(key, time, time + gap);
-      this.fold(window, accumulator, time);
-      this.windows.schedule(window);
-      return true;
-    }
-    // The oldest session absorbs the others, their accumulators merged in creation order (a
-    // session a flush emptied has none).
-    const survivor = merging[0] as OpenWindow<A>;
-    let accumulator: A | undefined;
-    let filled = false;
-    for (const window of merging) {
-      if (window.count === 0) continue;
-      accumulator = filled
-        ? this.mergeAccumulators(accumulator as A, window.accumulator)
-        : window.accumulator;
-      filled = true;
-    }
-    accumulator = this.aggregator.add(filled ? (accumulator as A) : this.aggregator.init(), value);
-    for (let i = 1; i < merging.length; i++) {
-      const other = merging[i] as OpenWindow<A>;
-      survivor.start = Math.min(survivor.start, other.start);
-      survivor.end = Math.max(survivor.end, other.end);
-      survivor.count += other.count;
-      survivor.minTime = Math.min(survivor.minTime, other.minTime);
-      survivor.maxTime = Math.max(survivor.maxTime, other.maxTime);
-      if (other.continues) survivor.continues = true;
-      this.windows.remove(other);
-    }
-    survivor.start = Math.min(survivor.start, time);
-    // Still filed under its old end: the heap re-files a grown session when it comes up.
-    survivor.end = Math.max(survivor.end, time + gap);
-    this.fold(survivor, accumulator, time);
-    return true;
-  }
-
-  private placeCounted(key: Key, value: T, time: number, n: number, replaying: boolean): boolean {
-    // Values of this key earlier in this message (several only in a multi-value message).
-    // Only a multi-value job counts them: a single-value message has no map lookup.
-    const multiValue = this.config.readValues !== undefined;
-    const before = multiValue ? (this.valuesOfKey.get(key) ?? 0) : 0;
-    if (multiValue) this.valuesOfKey.set(key, before + 1);
-    const { openCountsAt } = this;
-    if (replaying && openCountsAt !== undefined) {
-      // A key's values before its open window began were published in closed windows.
-      const from = openCountsAt.get(key);
-      const offset = this.offsetNow();
-      if (from === undefined || offset < from.offset) return true;
-      if (offset === from.offset && before < from.skip) return true;
-    }
-    const window = this.windows.of(key)[0];
-    const accumulator = this.aggregator.add(this.accumulatorOf(window), value);
-    let target = window;
-    if (target === undefined) {
-      target = this.open(key, time, time + 1);
-      target.skip = before;
-    }
-    this.fold(target, accumulator, time);
-    if (target.count >= n) {
-      this.windows.remove(target);
-      this.closing.push(target);
-    }
-    return true;
   }
 
   /**
@@ -382,24 +269,12 @@ export class WindowOperator<T, A, R> {
     if (this.earlyEvery > 0 && window.count % this.earlyEvery === 0) this.updating.add(window);
   }
 
-  private mergeAccumulators(first: A, second: A): A {
-    const { merge } = this.aggregator;
-    // The pipeline refuses merging windows without `merge`; this guards direct use.
-    if (merge === undefined) throw new TypeError('session windows need the aggregate to merge');
-    return merge(first, second);
-  }
-
   /** After a message: the watermark moves, and every window it passed closes in one result. */
   private closeWindows(time: number, replaying: boolean): void {
     this.watermark.advance(time);
-    const { assignment } = this.config.window;
-    if (assignment.type !== 'count') {
-      this.dueGrace = assignment.grace;
-      this.dueWatermark = this.watermark.value;
-      this.windows.closedBy(this.isDue, this.closing);
-      // A window a flush emptied and no message filled again closes without an output.
-      if (this.lastFlush !== NO_OFFSET) dropEmpty(this.closing);
-    }
+    this.kind.closeDue(this.closing);
+    // A window a flush emptied and no message filled again closes without an output.
+    if (this.lastFlush !== NO_OFFSET) dropEmpty(this.closing);
     if (this.closing.length === 0 && this.updating.size === 0) return;
     if (replaying) {
       // Published before the crash: rebuilt only to leave the same windows open.
@@ -411,19 +286,27 @@ export class WindowOperator<T, A, R> {
   }
 
   /**
-   * Whether a flush would publish anything: messages were read since the last result (its
-   * publishing id is the last one's offset, which must be above every id published).
+   * Whether a flush would decide a result of its own: messages were read since the last result
+   * (its publishing id is the last one's offset, which must be above every id published).
    */
-  get canFlush(): boolean {
+  private get readSinceResult(): boolean {
     return this.resultFirstOffset !== NO_OFFSET && this.lastRead > this.replayThrough;
   }
 
+  /** Messages read since the last result, or a result held back for the flush to join. */
+  get canFlush(): boolean {
+    return this.readSinceResult || this.ready.length > 0;
+  }
+
   /**
-   * Whether the last result decided is at the last offset read while windows stay open: a
+   * Holds back the last result when it is at the last offset read while windows stay open: a
    * flush after it is published could go under no new id, so an idle flush must join it.
    */
-  get holdsDecision(): boolean {
-    return this.ready.at(-1)?.lastOffset === this.lastRead && this.windows.size > 0;
+  takeReady(idleFlushMayFollow: boolean): StepResult<R>[] {
+    const { ready } = this;
+    const holds =
+      idleFlushMayFollow && ready.at(-1)?.lastOffset === this.lastRead && this.windows.size > 0;
+    return ready.splice(0, holds ? ready.length - 1 : ready.length);
   }
 
   /**
@@ -437,7 +320,7 @@ export class WindowOperator<T, A, R> {
   flush(): void {
     const decided = this.ready.at(-1);
     const joins = decided !== undefined && decided.lastOffset === this.lastRead;
-    if (!joins && !this.canFlush) return;
+    if (!joins && !this.readSinceResult) return;
     const lastOffset = this.lastRead;
     this.emptyWindows(this.closing);
     if (joins && this.closing.length === 0) return; // no window holds anything to add to it
@@ -448,17 +331,17 @@ export class WindowOperator<T, A, R> {
 
   /**
    * What a flush does to the open windows: each non-empty one is output (into `into`, unless
-   * replaying) and emptied, to be continued; count windows are closed.
+   * replaying) and emptied, to be continued; or closed, when the kind ends windows at a flush.
    */
   private emptyWindows(into: OpenWindow<A>[] | undefined): void {
-    const counted = this.config.window.assignment.type === 'count';
+    const ends = this.kind.endsAtFlush;
     const flushed: OpenWindow<A>[] = [];
     for (const window of this.windows.openInCreationOrder()) {
-      if (window.count > 0 || counted) flushed.push(window);
+      if (window.count > 0 || ends) flushed.push(window);
     }
     if (into !== undefined) flushed.sort(closingOrder); // output in the closing order
     for (const window of flushed) {
-      if (counted) this.windows.remove(window);
+      if (ends) this.windows.remove(window);
       if (into === undefined) this.empty(window);
       else into.push(window);
     }
@@ -526,10 +409,7 @@ export class WindowOperator<T, A, R> {
     outputs: KeyedOutput<R>[],
     span: { start: number; end: number },
   ): void {
-    const bounds =
-      this.config.window.assignment.type === 'count'
-        ? { start: window.minTime, end: window.maxTime + 1 }
-        : { start: window.start, end: window.end };
+    const bounds = this.kind.bounds(window);
     if (bounds.start < span.start) span.start = bounds.start;
     if (bounds.end > span.end) span.end = bounds.end;
     try {
@@ -560,22 +440,14 @@ export class WindowOperator<T, A, R> {
       offsetWatermark: oldest?.watermarkBefore ?? watermark,
       ...(this.lastFlush === NO_OFFSET ? {} : { lastFlush: this.lastFlush }),
     };
-    if (this.config.window.assignment.type !== 'count') return base;
-    const openCounts: [Key, bigint, number?][] = [];
-    for (const window of this.windows.openInCreationOrder()) {
-      openCounts.push(
-        window.skip > 0
-          ? [window.key, window.firstOffset, window.skip]
-          : [window.key, window.firstOffset],
-      );
-    }
-    return { ...base, openCounts };
+    const own = this.kind.recovery?.();
+    return own === undefined ? base : { ...base, ...own };
   }
 
   /** The last published offset was re-read: from here on, results are new. */
   private endReplay(): void {
     this.replayThrough = NO_OFFSET;
-    this.openCountsAt = undefined;
+    this.kind.endReplay?.();
     this.resetPending();
     // The result at that offset updated every window that had changed ('each-result').
     if (this.config.early === 'each-result') {
@@ -614,19 +486,8 @@ export class WindowOperator<T, A, R> {
     lastOffset: bigint,
     cause: unknown,
   ): void {
-    if (this.config.onError === 'stop') {
-      throw new ProcessingError(this.config.stream, lastOffset, 'result', cause);
-    }
-    const { key } = window;
-    this.rejections.add({
-      offset: lastOffset,
-      stage: 'result',
-      error:
-        `result failed for key ${key === null ? 'null' : JSON.stringify(key)} over ` +
-        `${window.count} messages of window [${bounds.start}, ${bounds.end}) from offset ` +
-        `${window.firstOffset}: ${describe(cause)}`,
-      message: NO_MESSAGE,
-    });
+    const over = `window [${bounds.start}, ${bounds.end}) from offset ${window.firstOffset}`;
+    this.rejections.resultFailed(lastOffset, window.key, window.count, over, cause);
   }
 }
 
@@ -635,15 +496,6 @@ function dropEmpty<A>(windows: OpenWindow<A>[]): void {
   let kept = 0;
   for (const window of windows) if (window.count > 0) windows[kept++] = window;
   windows.length = kept;
-}
-
-/** The window of `windows` that starts at `start` (a loop: `find` would allocate a closure). */
-function startingAt<A>(
-  windows: readonly OpenWindow<A>[],
-  start: number,
-): OpenWindow<A> | undefined {
-  for (const window of windows) if (window.start === start) return window;
-  return undefined;
 }
 
 /**

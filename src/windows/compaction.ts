@@ -5,6 +5,7 @@ import { sessionSpec, type SessionSpec } from './session.js';
 import type { Trigger } from './trigger.js';
 import { tumblingSpec, type TumblingOptions, type TumblingSpec } from './tumbling.js';
 import type { WindowAssigner } from './window-assigner.js';
+import { probeWindows, stepWindowsOf, type Probed, type WindowProbe } from './window-probe.js';
 import type { WindowSpec } from './window-spec.js';
 
 /**
@@ -20,7 +21,7 @@ export type CompactionOptions =
   | { readonly gap: Duration; readonly count?: never; readonly every?: never };
 
 /** A validated compaction step configuration; build it with `compaction()`. */
-export class CompactionSpec implements WindowSpec {
+export class CompactionSpec implements WindowSpec, Probed {
   readonly kind = 'compact';
 
   constructor(
@@ -42,6 +43,11 @@ export class CompactionSpec implements WindowSpec {
 
   createTrigger(): Trigger {
     return this.step.createTrigger();
+  }
+
+  // Its step kind's windows, from this spec's own assigner (the step's).
+  [probeWindows](): WindowProbe {
+    return { windowsOf: stepWindowsOf(this), calendar: this.step[probeWindows]().calendar };
   }
 }
 

@@ -1,11 +1,13 @@
 import { ConfigError } from '../common/errors.js';
-import type { EventTimeWindowSpec, WindowAssignment } from './event-time-spec.js';
+import type { EventTimeWindowSpec } from './event-time-spec.js';
+import type { CountAssignment } from './per-key-counts.js';
 import { TriggerResult, type Trigger } from './trigger.js';
 import { Placement, type WindowAssigner } from './window-assigner.js';
+import { probeWindows, stepWindowsOf, type Probed, type WindowProbe } from './window-probe.js';
 import type { WindowSpec } from './window-spec.js';
 
 /** A validated count window configuration; build it with `count()`. */
-export class CountSpec implements WindowSpec {
+export class CountSpec implements WindowSpec, Probed {
   readonly kind = 'count';
   // Every element is Inside the global window, so nothing is ever late.
   readonly hasEventTimeBounds = false;
@@ -28,6 +30,10 @@ export class CountSpec implements WindowSpec {
   createTrigger(): Trigger {
     return new CountTrigger(this.n);
   }
+
+  [probeWindows](): WindowProbe {
+    return { windowsOf: stepWindowsOf(this), calendar: false };
+  }
 }
 
 export interface CountOptions {
@@ -41,7 +47,7 @@ export interface CountOptions {
 /** Per-key count windows: `count(n, { perKey: true })`. */
 export class KeyedCountSpec implements EventTimeWindowSpec {
   readonly kind = 'count';
-  readonly assignment: WindowAssignment;
+  readonly assignment: CountAssignment;
 
   constructor(readonly n: number) {
     this.assignment = { type: 'count', n };

@@ -1,10 +1,8 @@
-import { CompactionSpec } from './compaction.js';
-import { CountSpec } from './count.js';
 import { MAX_DURATION_MS } from './duration.js';
+import type { WindowsOf } from './event-time-kind.js';
+import { windowsOfAssignment } from './event-time-kinds.js';
 import { isEventTimeSpec, type EventTimeWindowSpec } from './event-time-spec.js';
-import { EventTimeTumblingSpec } from './event-time-tumbling.js';
-import { SessionSpec } from './session.js';
-import { TumblingSpec } from './tumbling.js';
+import { isProbed, probeWindows, type WindowProbe } from './window-probe.js';
 import type { WindowSpec } from './window-spec.js';
 
 /** Date's range, epoch ms: every event time and every window bound lies within ±this. */
@@ -40,10 +38,10 @@ const SURELY_HELD = MAX_EVENT_TIME - MAX_DURATION_MS;
  */
 export function eventTimeCheck(spec: WindowSpec | EventTimeWindowSpec): EventTimeCheck {
   const inDateRange = (time: number): boolean => time >= -MAX_EVENT_TIME && time <= MAX_EVENT_TIME;
-  const windowsOf = windowsOfTime(spec);
-  if (windowsOf === undefined) return inDateRange;
-  const fits = allRepresentable(windowsOf);
-  if (tumblingOf(spec)?.size.type !== 'calendar') {
+  const probe = probeOf(spec);
+  if (probe === undefined) return inDateRange;
+  const fits = allRepresentable(probe.windowsOf);
+  if (!probe.calendar) {
     return (time) =>
       (time >= -SURELY_HELD && time <= SURELY_HELD) || (inDateRange(time) && fits(time));
   }
@@ -58,50 +56,15 @@ export function eventTimeCheck(spec: WindowSpec | EventTimeWindowSpec): EventTim
   };
 }
 
-/** The tumbling windows of a spec, if its windows are tumbling ones. */
-function tumblingOf(spec: WindowSpec | EventTimeWindowSpec): TumblingSpec | undefined {
-  if (spec instanceof TumblingSpec) return spec;
-  if (spec instanceof EventTimeTumblingSpec) return spec.windows;
-  if (spec instanceof CompactionSpec && spec.step instanceof TumblingSpec) return spec.step;
+/**
+ * How a spec's windows are probed: a built-in step kind and calendar windows say; any other
+ * event-time spec (yours too) is probed as its assignment's kind places a lone element.
+ */
+function probeOf(spec: WindowSpec | EventTimeWindowSpec): WindowProbe | undefined {
+  if (isProbed(spec)) return spec[probeWindows]();
+  if (isEventTimeSpec(spec))
+    return { windowsOf: windowsOfAssignment(spec.assignment), calendar: false };
   return undefined;
-}
-
-/** Fills `starts`/`ends` with the windows of an element at `time` alone. */
-type WindowsOf = (time: number, starts: number[], ends: number[]) => void;
-
-function windowsOfTime(spec: WindowSpec | EventTimeWindowSpec): WindowsOf | undefined {
-  if (isEventTimeSpec(spec)) {
-    const { assignment } = spec;
-    switch (assignment.type) {
-      case 'aligned': {
-        const assigner = assignment.createAssigner();
-        return (time, starts, ends) => assigner.assign(time, starts, ends);
-      }
-      // An element's own session or count window: what it opens, or adds to one that holds
-      // it, so a window of several elements is representable when each element's is.
-      case 'merging':
-        return stepWindowsOf(new SessionSpec(assignment.gap));
-      case 'count':
-        return stepWindowsOf(new CountSpec(assignment.n));
-    }
-  }
-  const builtIn =
-    spec instanceof TumblingSpec ||
-    spec instanceof SessionSpec ||
-    spec instanceof CountSpec ||
-    spec instanceof CompactionSpec;
-  return builtIn ? stepWindowsOf(spec) : undefined;
-}
-
-/** The window a step window opens for an element at `time` (its first element). */
-function stepWindowsOf(spec: WindowSpec): WindowsOf {
-  const assigner = spec.createAssigner();
-  return (time, starts, ends) => {
-    assigner.open(time);
-    assigner.add(time);
-    starts.push(assigner.start);
-    ends.push(assigner.end);
-  };
 }
 
 /**

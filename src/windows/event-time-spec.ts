@@ -1,10 +1,12 @@
+import type { WindowAssignment } from './event-time-kinds.js';
+
+export type { WindowAssignment };
+
 /**
  * Event-time windows (watermark-driven, per key, several open at once) as the window operator
- * reads their configuration. Four questions, four places, as in Flink:
- * - which windows an element belongs to: `assignment` (an AlignedAssigner for tumbling and
- *   hopping windows, the gap for merging sessions, none for count windows);
- * - when a window fires: `closesAt` (the watermark passing end + grace; count windows at their
- *   n-th element);
+ * reads their configuration. Three questions, three places, as in Flink:
+ * - which windows an element belongs to, and when a window fires: the kind `assignment` names
+ *   (./event-time-kinds.ts: aligned for tumbling and hopping, merging for sessions, count);
  * - what is computed: the job's Aggregator;
  * - where state lives: KeyedWindows (src/windows/keyed-windows.ts).
  */
@@ -15,27 +17,6 @@ export interface EventTimeWindowSpec {
   describe(): string;
   readonly assignment: WindowAssignment;
 }
-
-/** How elements are assigned to windows, and the closing rule that goes with it. */
-export type WindowAssignment =
-  | {
-      /** Fixed bounds from the event time alone (tumbling, hopping). */
-      readonly type: 'aligned';
-      /** Milliseconds after a window's end during which it still takes elements. */
-      readonly grace: number;
-      createAssigner(): AlignedAssigner;
-    }
-  | {
-      /** Per-key sessions, merged when an element bridges two. */
-      readonly type: 'merging';
-      readonly gap: number;
-      readonly grace: number;
-    }
-  | {
-      /** Per-key count windows: closed by their n-th element, never by the watermark. */
-      readonly type: 'count';
-      readonly n: number;
-    };
 
 /** Which aligned windows hold an event time: fills `starts`/`ends`, earliest window first. */
 export interface AlignedAssigner {

@@ -1,6 +1,8 @@
+import type { AlignedAssignment } from './aligned-windows.js';
 import { formatDuration } from './duration.js';
-import type { AlignedAssigner, EventTimeWindowSpec, WindowAssignment } from './event-time-spec.js';
+import type { AlignedAssigner, EventTimeWindowSpec } from './event-time-spec.js';
 import type { TumblingSpec } from './tumbling.js';
+import { probeWindows, type Probed, type WindowProbe } from './window-probe.js';
 
 /**
  * Tumbling windows closed by the watermark: `tumbling(size, { grace })`. The windows are those
@@ -8,9 +10,9 @@ import type { TumblingSpec } from './tumbling.js';
  * (the watermark passing end + grace, not the first element of a later window), so several
  * may be open at once, one set per key.
  */
-export class EventTimeTumblingSpec implements EventTimeWindowSpec {
+export class EventTimeTumblingSpec implements EventTimeWindowSpec, Probed {
   readonly kind = 'tumbling';
-  readonly assignment: WindowAssignment;
+  readonly assignment: AlignedAssignment;
 
   constructor(
     /** The size and alignment of the windows. */
@@ -26,6 +28,15 @@ export class EventTimeTumblingSpec implements EventTimeWindowSpec {
 
   describe(): string {
     return `${this.kind}(${this.windows.describeSettings()}, grace=${formatDuration(this.grace)})`;
+  }
+
+  // Its assigner's windows, and calendar ones are probed as such.
+  [probeWindows](): WindowProbe {
+    const assigner = tumblingAssigner(this.windows);
+    return {
+      windowsOf: (time, starts, ends) => assigner.assign(time, starts, ends),
+      calendar: this.windows[probeWindows]().calendar,
+    };
   }
 }
 

@@ -1,6 +1,7 @@
 import { ConfigError } from '../common/errors.js';
+import type { AlignedAssignment } from './aligned-windows.js';
 import { formatDuration, parseDuration, type Duration } from './duration.js';
-import type { AlignedAssigner, EventTimeWindowSpec, WindowAssignment } from './event-time-spec.js';
+import type { AlignedAssigner, EventTimeWindowSpec } from './event-time-spec.js';
 import { parseGrace } from './grace.js';
 import { alignedStart } from './tumbling-assigner.js';
 
@@ -21,7 +22,7 @@ export const MAX_HOPPING_WINDOWS_PER_ELEMENT = 1000;
 /** A validated hopping window configuration; build it with `hopping()`. */
 export class HoppingSpec implements EventTimeWindowSpec {
   readonly kind = 'hopping';
-  readonly assignment: WindowAssignment;
+  readonly assignment: AlignedAssignment;
 
   constructor(
     readonly size: number,

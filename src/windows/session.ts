@@ -1,12 +1,14 @@
 import { formatDuration, parseDuration, type Duration } from './duration.js';
-import type { EventTimeWindowSpec, WindowAssignment } from './event-time-spec.js';
+import type { EventTimeWindowSpec } from './event-time-spec.js';
 import { parseGrace } from './grace.js';
+import type { MergingAssignment } from './merging-sessions.js';
 import { neverTrigger, type Trigger } from './trigger.js';
 import { Placement, type WindowAssigner } from './window-assigner.js';
+import { probeWindows, stepWindowsOf, type Probed, type WindowProbe } from './window-probe.js';
 import type { WindowSpec } from './window-spec.js';
 
 /** A validated session window configuration; build it with `session()`. */
-export class SessionSpec implements WindowSpec {
+export class SessionSpec implements WindowSpec, Probed {
   readonly kind = 'session';
   readonly hasEventTimeBounds = true;
 
@@ -28,6 +30,10 @@ export class SessionSpec implements WindowSpec {
   createTrigger(): Trigger {
     return neverTrigger;
   }
+
+  [probeWindows](): WindowProbe {
+    return { windowsOf: stepWindowsOf(this), calendar: false };
+  }
 }
 
 export interface SessionOptions {
@@ -41,7 +47,7 @@ export interface SessionOptions {
 /** Per-key sessions closed by the watermark: `session(gap, { grace })`. */
 export class KeyedSessionSpec implements EventTimeWindowSpec {
   readonly kind = 'session';
-  readonly assignment: WindowAssignment;
+  readonly assignment: MergingAssignment;
 
   constructor(
     readonly gap: number,

@@ -18,6 +18,7 @@ import { parseGrace } from './grace.js';
 import { neverTrigger, type Trigger } from './trigger.js';
 import { FixedTumblingAssigner } from './tumbling-assigner.js';
 import type { WindowAssigner } from './window-assigner.js';
+import { probeWindows, stepWindowsOf, type Probed, type WindowProbe } from './window-probe.js';
 import type { WindowSpec } from './window-spec.js';
 
 export interface TumblingOptions {
@@ -35,7 +36,7 @@ export interface TumblingOptions {
 }
 
 /** A validated tumbling window configuration; build it with `tumbling()`. */
-export class TumblingSpec implements WindowSpec {
+export class TumblingSpec implements WindowSpec, Probed {
   readonly kind = 'tumbling';
   readonly hasEventTimeBounds = true;
 
@@ -70,6 +71,10 @@ export class TumblingSpec implements WindowSpec {
 
   createTrigger(): Trigger {
     return neverTrigger;
+  }
+
+  [probeWindows](): WindowProbe {
+    return { windowsOf: stepWindowsOf(this), calendar: this.size.type === 'calendar' };
   }
 }
 

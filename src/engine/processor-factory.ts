@@ -1,0 +1,57 @@
+import type { EarlyUpdates, LatePolicy } from '../api/policies.js';
+import { isEventTimeSpec, type EventTimeWindowSpec } from '../windows/event-time-spec.js';
+import type { WindowSpec } from '../windows/window-spec.js';
+import type { Processor } from './processor.js';
+import { StepProcessor, type StepFlushing, type StepProcessorConfig } from './step-processor.js';
+import { WindowOperator, type WindowOperatorConfig } from './window-operator.js';
+
+/*
+ * The one place that tells the two processors apart: event-time windows (their spec says so)
+ * get the window operator, every other window the step processor. Everything else (the
+ * runner, the resume point) sees a Processor.
+ */
+
+/** A step processor's config, or for event-time windows a window operator's. */
+export type ProcessorConfig<T, A, R> = StepProcessorConfig<T, A, R> | WindowOperatorConfig<T, A, R>;
+
+/** What every processor is configured with, whatever its window. */
+export type CommonProcessorConfig<T, A, R> = Omit<StepProcessorConfig<T, A, R>, 'window' | 'late'>;
+
+/** The builder's settings that depend on the window's kind. */
+export interface WindowSettings {
+  readonly late: LatePolicy | undefined;
+  readonly maxOutOfOrderness: number | undefined;
+  readonly early: EarlyUpdates | undefined;
+}
+
+/** The config of the processor `window` needs, with the defaults of its kind. */
+export function processorConfig<T, A, R>(
+  common: CommonProcessorConfig<T, A, R>,
+  window: WindowSpec | EventTimeWindowSpec,
+  settings: WindowSettings,
+): ProcessorConfig<T, A, R> {
+  if (!isEventTimeSpec(window)) return { ...common, window, late: settings.late ?? 'side' };
+  return {
+    ...common,
+    window,
+    late: settings.late === 'drop' ? 'drop' : 'side',
+    maxOutOfOrderness: settings.maxOutOfOrderness ?? 0,
+    early: settings.early,
+  };
+}
+
+/** A fresh processor for a (re)start; `flushing` concerns the step processor only. */
+export function createProcessor<T, A, R>(
+  config: ProcessorConfig<T, A, R>,
+  flushing: StepFlushing,
+): Processor<R> {
+  return isOperatorConfig(config)
+    ? new WindowOperator(config)
+    : new StepProcessor(config, flushing);
+}
+
+function isOperatorConfig<T, A, R>(
+  config: ProcessorConfig<T, A, R>,
+): config is WindowOperatorConfig<T, A, R> {
+  return isEventTimeSpec(config.window);
+}

@@ -1,0 +1,141 @@
+import type { Logger } from '../../common/logger.js';
+import { RecoveryError } from '../../common/errors.js';
+import type { Target } from '../../ports/ports.js';
+import type { Processor } from '../processor.js';
+import { checkDefinition, type JobDefinitionCheck } from './definition-check.js';
+import { FormerProducerCheck } from './former-producer.js';
+import { readLastResult, type LastResult } from './last-result.js';
+
+/*
+ * Where a job resumes: the product's central promise, in one place. The rules, as a start
+ * applies them:
+ *
+ * 1. The resume point is read when the source may deliver (for a single active consumer, at
+ *    its activation, maybe long after the start), so that what another instance published
+ *    until then is where this one goes on.
+ * 2. The broker's last publishing id for the producer (`last`) is the offset of the last
+ *    source message a published result covers: the source is read from `last + 1`.
+ * 3. A last id of 0 means "never published" or "published offset 0": the source is read from
+ *    'first' (the first offset still stored). Re-publishing id 0 is discarded by the broker,
+ *    so it is harmless. With a last id of 0, a former producer name that did publish stops the
+ *    job (ProducerRenamedError): it would read the source again and publish every result twice.
+ * 4. The producer's last result (the one under `last`) is read once per start when the
+ *    processor needs it, or to check the job's definition when `last` is above 0: a result of
+ *    another definition stops the job, unless the change was asked for.
+ * 5. Event-time windows (the window operator) resume at the offset their last result's
+ *    recovery state names (the first offset a window still open then needs), with the
+ *    watermark, last flush and per-key counts it records; the offsets up to `last` are read
+ *    again only to rebuild those windows, publishing nothing. No result under a last id above 0,
+ *    or one without recovery state, stops the job (RecoveryError); none under 0: never
+ *    published, from 'first'.
+ * 6. A step job that flushes reopens the window its last result flushed (a readable result of
+ *    the same window), so that the next step says it continues it; a missing or unreadable
+ *    result costs only that mark (a warning). A flushed step of offset 0 alone is no step a read
+ *    from 'first' makes again: with a last id of 0 it resumes at 1 when the producer published.
+ * 7. Retention at the head: a step job reading from 'first' (last id 0) whose first chunk
+ *    starts above 1, while the producer did publish (offset 0), must resume at 1: the source is
+ *    read again from 1, so that it reports the removed offsets rather than skip them. An
+ *    event-time job never: it reads from where its last result says.
+ * 8. Whether the producer ever published is a scan of the whole target on RabbitMQ: asked at
+ *    most once per start, by the first rule that needs it (all before this start publishes, so
+ *    one answer serves them all).
+
+ *
+ * The target finds the producer's result under an id, and whether it ever published, by the
+ * properties every result carries (the adapters' `readResult` and `hasPublished`, over
+ * src/result-format/stored-result.ts).
+ */
+
+/** What a start found on the broker, handed to `Processor.resume` (rules 5 and 6). */
+export interface ResumeStart {
+  /** The producer's last publishing id. */
+  readonly last: bigint;
+  /** The producer's result under `last`, when read (rule 4); undefined when not. */
+  readonly lastResult: LastResult | undefined;
+  /** Whether the producer ever published (rule 8). */
+  readonly hasPublished: () => Promise<boolean>;
+  /** A RecoveryError naming the target, the producer, `last` and `reason`. */
+  recoveryError(reason: string): RecoveryError;
+  /** Logs a warning about the producer's last result. */
+  warn(message: string): void;
+}
+
+/** Where a processor resumes, as `Processor.resume` says. */
+export interface ResumeAt {
+  readonly from: bigint | 'first';
+  /** Whether the producer ever published, when the processor found out; undefined if not asked. */
+  readonly published: boolean | undefined;
+  /** Whether a read from 'first' past a removed head resumes at 1 instead (rule 7). */
+  readonly atOneAfterRetention: boolean;
+}
+
+/** A start's resume point: the producer's last id and where the processor resumes. */
+export interface FoundStart extends ResumeAt {
+  readonly last: bigint;
+}
+
+export interface ResumePointConfig {
+  readonly target: Target;
+  readonly logger: Logger;
+  /** The fields every log line of the job carries. */
+  readonly where: () => Record<string, unknown>;
+  readonly definition: JobDefinitionCheck | undefined;
+  /** A partitioned job's earlier producer name (rule 3); undefined: not checked. */
+  readonly formerProducer: string | undefined;
+}
+
+/** Reads a start's resume point by the rules above; one per loop, across its restarts. */
+export class ResumePoint {
+  private readonly formerProducer: FormerProducerCheck;
+
+  constructor(private readonly config: ResumePointConfig) {
+    this.formerProducer = new FormerProducerCheck(config);
+  }
+
+  /**
+   * What the broker tells a start, read in this order: the producer's last publishing id; when
+   * 0, whether the producer was renamed (rule 3); its last result with its definition checked
+   * (rule 4); then where the processor resumes (rules 2, 5, 6).
+   */
+  async read(
+    processor: Processor<unknown>,
+    hasPublished: () => Promise<boolean>,
+  ): Promise<FoundStart> {
+    const { target, definition, logger } = this.config;
+    const last = await target.lastPublishingId();
+    if (last === 0n) await this.formerProducer.check(hasPublished);
+    const needed = processor.readsLastResult || (definition !== undefined && last > 0n);
+    const lastResult = needed ? await readLastResult(target, last) : undefined;
+    if (lastResult?.kind === 'read') {
+      checkDefinition(this.config, lastResult.header.definition, last);
+    }
+    const at = await processor.resume({
+      last,
+      lastResult,
+      hasPublished,
+      recoveryError: (reason) => new RecoveryError(target.stream, target.producer, last, reason),
+      warn: (message) =>
+        logger.warn({ ...this.config.where(), lastPublishingId: String(last) }, message),
+    });
+    return { last, ...at };
+  }
+}
+
+/** Rule 2 and 3: `last + 1`, or 'first' for a last id of 0. */
+export function afterLast(last: bigint): bigint | 'first' {
+  return last > 0n ? last + 1n : 'first';
+}
+
+/**
+ * Rule 7, asked of the first chunk a read from the resume point delivers: whether the job must
+ * read from 1 instead.
+ */
+export async function resumesAtOne(
+  start: FoundStart,
+  firstOffset: bigint,
+  hasPublished: () => Promise<boolean>,
+): Promise<boolean> {
+  return (
+    start.atOneAfterRetention && start.last === 0n && firstOffset > 1n && (await hasPublished())
+  );
+}

@@ -1,0 +1,391 @@
+import type { RunOptions, RunSummary } from '../api/run-options.js';
+import { OutputTooLargeError, ProcessingError, SourceDeactivatedError } from '../common/errors.js';
+import type { JobEvents } from '../api/job-events.js';
+import type { GroupObserver, SourceChunk } from '../ports/ports.js';
+import type { StepResult } from '../result-format/step-result.js';
+import { writeSize } from '../ports/write-size.js';
+import { IDLE, orIdle } from '../ports/idle-timeout.js';
+import { OrderedPublisher } from './ordered-publisher.js';
+import { createProcessor } from './processor-factory.js';
+import type { Processor } from './processor.js';
+import { skipsThrough } from './skip-request.js';
+import { resumesAtOne, type FoundStart, type ResumePoint } from './resume/resume-point.js';
+import type { RunnerConfig } from './runner.js';
+
+/** What a run loop needs of its job (the Runner), which outlives every start. */
+export interface LoopJob<T, A, R> {
+  readonly config: RunnerConfig<T, A, R>;
+  readonly events: JobEvents;
+  readonly resumePoint: ResumePoint;
+  /** The fields every log line of this job carries. */
+  where(): { source: string; target: string; producer: string };
+  /** Told the publisher of this start once it publishes, for the job's `inFlight`. */
+  publishing(publisher: OrderedPublisher): void;
+}
+
+/** The job's counts, kept across its starts. */
+type Counters = { -readonly [K in keyof RunSummary]: RunSummary[K] };
+
+/**
+ * One start of the read-process-write loop: from the resume point (./resume/resume-point.ts),
+ * read when the source may deliver, until the job stops, catches up (`untilCaughtUp`) or fails.
+ * Each (re)start is a new RunLoop with a fresh processor: whatever was not confirmed is
+ * computed again, and the broker discards what it already has.
+ */
+export class RunLoop<T, A, R> {
+  // Aborted during an await below: an abort listener added then would never fire, so the
+  // reader is handed a signal that already knows.
+  private readonly reading = new AbortController();
+  private readonly signal: AbortSignal;
+  private readonly processor: Processor<R>;
+  private readonly publisher: OrderedPublisher;
+  /** The end when the job (re)started: `untilCaughtUp` stops there. */
+  private sourceEnd: bigint | undefined;
+  /**
+   * The resume point is read when the source may deliver (for a single active consumer, at
+   * its activation, maybe long after this start), so that what another instance published
+   * until then is where this one goes on. Everything uses the `found` read then.
+   */
+  private found: FoundStart | undefined;
+  private caughtUp = false;
+  private stopAtStart = false;
+  /**
+   * Whether the producer ever published: a scan of the whole target on RabbitMQ, so asked at
+   * most once per start, by the first read that needs it (all of them before this start
+   * publishes anything, so one answer serves them all).
+   */
+  private publishedScan: Promise<boolean> | undefined;
+  /**
+   * Reading from last + 1, only a result for offset 0 can be one the broker already has,
+   * and only when the last id is 0: then it is a duplicate if the producer did publish.
+   * Asked once, before that publish (after it, the answer would be yes either way).
+   */
+  private zeroWasStored: Promise<boolean> | undefined;
+  /** The read under way, kept across an idle flush: the chunk it brings is the next one. */
+  private pending: Promise<IteratorResult<SourceChunk, void>> | undefined;
+  private readonly countResult = (): void => void this.counters.results++;
+  private readonly countDuplicate = (): void => void this.counters.duplicates++;
+
+  constructor(
+    private readonly job: LoopJob<T, A, R>,
+    private readonly options: RunOptions,
+    private readonly counters: Counters,
+    /** The operator's skip request this run applies (see Runner.run). */
+    private readonly skipRequest: bigint | undefined,
+  ) {
+    const { signal } = options;
+    this.signal =
+      signal === undefined ? this.reading.signal : AbortSignal.any([signal, this.reading.signal]);
+    const { config } = job;
+    const { caughtUp, idleMs, resultFormat } = config.flush;
+    const flushes = caughtUp || idleMs !== undefined;
+    this.processor = createProcessor(config.processor, { flushes, resultFormat });
+    this.publisher = new OrderedPublisher(config.target, config.maxInFlight);
+  }
+
+  async run(): Promise<void> {
+    const { options, processor, publisher, signal } = this;
+    this.sourceEnd = await this.readSourceEnd();
+    if (signal.aborted) return;
+    // An empty source is caught up whatever the resume point: it is not even read.
+    if (this.sourceEnd === 0n && options.untilCaughtUp === true) {
+      await this.resumePoint();
+      return;
+    }
+    this.job.publishing(publisher);
+    const { idleMs } = this.job.config.flush;
+    const chunks = this.readFromResumePoint();
+    try {
+      for (;;) {
+        this.pending ??= chunks.next();
+        // While writes are under way, a failed one ends the wait: nothing else may come to
+        // notice it (the source may stay quiet), and the job must resume at once.
+        const read = publisher.idle ? this.pending : publisher.unlessFailed(this.pending);
+        // The idle timer runs only here, between results' publishes, never during one: a
+        // flush is published in the loop like any result, so nothing is reordered.
+        const next =
+          idleMs !== undefined && processor.canFlush ? await orIdle(read, idleMs) : await read;
+        if (next === IDLE) {
+          if (signal.aborted) break; // stopped while the timer ran: nothing more is decided
+          processor.flush();
+          await this.publishReady(performance.now());
+          continue;
+        }
+        this.pending = undefined;
+        if (next === undefined) await publisher.drain(); // throws the failure
+        if (next === undefined || next.done === true || this.stopAtStart) break;
+        if (await this.step(next.value)) break;
+      }
+      await this.publishReady(performance.now()); // a result held for an idle flush that did not come
+      await publisher.drain();
+    } catch (error) {
+      if (error instanceof SourceDeactivatedError) {
+        this.reportStepDown(error, publisher.unconfirmed);
+      }
+      // Whatever stopped us, let the confirms already under way land before reporting.
+      await publisher.drain().catch(() => undefined);
+      throw error;
+    } finally {
+      // In this order whatever ended the loop: the confirms landed (above), then the read is
+      // aborted, and only then is the source left. A single active source answers a
+      // step-down on that abort, so the next instance's resume point sees every result.
+      this.reading.abort();
+      // A read left waiting by a failure during an idle flush: its end must not go unhandled.
+      this.pending?.catch(() => undefined);
+      await chunks.return(undefined).catch(() => undefined);
+    }
+  }
+
+  /** Processes one chunk and publishes what it decided; true when the loop stops there. */
+  private async step(chunk: SourceChunk): Promise<boolean> {
+    const { events, config } = this.job;
+    const { options, processor, sourceEnd } = this;
+    // Read once per chunk: with nobody listening, observing costs no more than this.
+    const readAt = events.has('published') ? performance.now() : 0;
+    if (events.has('read')) {
+      events.emit('read', {
+        firstOffset: chunk.firstOffset,
+        messages: chunk.count,
+        timestamp: chunk.timestamp,
+      });
+    }
+    let failure: { error: unknown } | undefined;
+    try {
+      processor.process(chunk);
+    } catch (error) {
+      failure = { error };
+    }
+    const reachedEnd =
+      failure === undefined &&
+      !this.caughtUp &&
+      sourceEnd !== undefined &&
+      chunk.firstOffset + BigInt(chunk.count) >= sourceEnd;
+    // Flushed before the chunk's results go out: a result decided at the last message read
+    // takes the flushed windows too (a flush after it would have no new id to go under).
+    if (reachedEnd && options.untilCaughtUp === true && config.flush.caughtUp) {
+      processor.flush();
+    }
+    // With an idle flush, a result decided at the chunk's last message may wait (until the
+    // next chunk, or the flush it then joins): a flush after it could go under no new id.
+    const idleFlushMayFollow =
+      config.flush.idleMs !== undefined &&
+      failure === undefined &&
+      !(reachedEnd && options.untilCaughtUp === true);
+    // Steps that ended before a failing message are complete: publish them first.
+    await this.publishReady(readAt, idleFlushMayFollow);
+    if (failure !== undefined) throw failure.error;
+    if (reachedEnd) {
+      this.caughtUp = true;
+      this.reportCaughtUp(sourceEnd);
+      if (options.untilCaughtUp === true) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Where the source is read from, asked by the source when it may deliver: the resume point
+   * found, the skip request applied, the start and a catch-up at once reported. Bound once:
+   * the source holds it.
+   */
+  private readonly resumePoint = async (): Promise<bigint | 'first'> => {
+    const { config, resumePoint } = this.job;
+    const { options, processor, sourceEnd } = this;
+    const found = await resumePoint.read(processor, this.hasPublished);
+    this.found = found;
+    const { last, from } = found;
+    // A last id of 0 counts as published when the job found its result under it.
+    const published = last > 0n || found.published === true;
+    if (config.processor.onError === 'stop') {
+      processor.skipThrough(skipsThrough(this.skipRequest, last, published));
+    }
+    this.reportStarted(last, from, sourceEnd, this.counters.restarts);
+    // Nothing to read up to the end known at the start: caught up before the first chunk.
+    this.caughtUp =
+      sourceEnd !== undefined && (sourceEnd === 0n || (published && last + 1n >= sourceEnd));
+    if (this.caughtUp) this.reportCaughtUp(sourceEnd ?? 0n);
+    if (this.caughtUp && options.untilCaughtUp === true) {
+      this.stopAtStart = true;
+      this.reading.abort();
+    }
+    return from;
+  };
+
+  private readonly hasPublished = (): Promise<boolean> =>
+    (this.publishedScan ??= this.job.config.target.hasPublished());
+
+  private zeroStored(): Promise<boolean> {
+    const published = this.found?.published;
+    return (this.zeroWasStored ??=
+      published === undefined ? this.hasPublished() : Promise.resolve(published));
+  }
+
+  /** `idleFlushMayFollow`: a result an idle flush would join stays behind (see `step`). */
+  private async publishReady(readAt: number, idleFlushMayFollow = false): Promise<void> {
+    const observed = this.job.events.has('published');
+    for (const result of this.processor.takeReady(idleFlushMayFollow)) {
+      const id = result.lastOffset;
+      const duplicate = id === 0n && (this.found?.last ?? 0n) === 0n && (await this.zeroStored());
+      const count = duplicate ? this.countDuplicate : this.countResult;
+      // Counted on the confirm: a publish lost with its connection is published again.
+      await this.publisher.publish(
+        id,
+        this.encode(result),
+        observed ? this.confirmObserved(result, duplicate, readAt, count) : count,
+        this.routingKey(result),
+      );
+    }
+  }
+
+  /**
+   * The source from the broker's resume point, read when the source asks (`resumePoint`), and
+   * from 1 instead when retention removed the source's head (rule 7 of
+   * ./resume/resume-point.ts).
+   */
+  private async *readFromResumePoint(): AsyncGenerator<SourceChunk, void, undefined> {
+    const { source } = this.job.config;
+    const { signal } = this;
+    const group: GroupObserver = { standby: (name) => this.reportStandby(name) };
+    let checked = false;
+    let resumeAtOne = false;
+    for await (const chunk of source.read(this.resumePoint, signal, group)) {
+      if (!checked) {
+        checked = true;
+        // The source asked the resume point before delivering anything.
+        const start = this.found;
+        resumeAtOne =
+          start !== undefined && (await resumesAtOne(start, chunk.firstOffset, this.hasPublished));
+        if (resumeAtOne) break;
+      }
+      yield chunk;
+    }
+    if (resumeAtOne) yield* source.read(1n, signal, group);
+  }
+
+  /**
+   * The source's end at the start: needed to stop `untilCaughtUp`, and asked as well when
+   * someone waits for `caughtUp` — then a failure to answer costs only that event.
+   */
+  private async readSourceEnd(): Promise<bigint | undefined> {
+    if (this.options.untilCaughtUp === true) return this.job.config.source.endOffset();
+    if (!this.job.events.has('caughtUp')) return undefined;
+    try {
+      return await this.job.config.source.endOffset();
+    } catch (error) {
+      this.job.config.logger.warn(
+        { ...this.job.where(), err: error },
+        "the source's end offset could not be read: no caughtUp event in this start",
+      );
+      return undefined;
+    }
+  }
+
+  private reportStarted(
+    last: bigint,
+    from: bigint | 'first',
+    sourceEnd: bigint | undefined,
+    restarts: number,
+  ): void {
+    this.job.events.emit('started', { lastPublishingId: last, from, sourceEnd, restarts });
+    this.job.config.logger.info(
+      {
+        ...this.job.where(),
+        lastPublishingId: String(last),
+        from: String(from),
+        sourceEnd: sourceEnd === undefined ? undefined : String(sourceEnd),
+      },
+      "job started from the broker's last publishing id",
+    );
+  }
+
+  private reportStandby(group: string): void {
+    const { stream } = this.job.config.source;
+    this.job.events.emit('standby', { stream, group });
+    this.job.config.logger.info(
+      { ...this.job.where(), group },
+      'standing by in the consumer group until the broker activates this instance',
+    );
+  }
+
+  private reportStepDown(error: SourceDeactivatedError, inFlight: number): void {
+    const { stream, group, offset: nextOffset } = error;
+    this.job.events.emit('stepDown', { stream, group, nextOffset, inFlight });
+    this.job.config.logger.info(
+      {
+        ...this.job.where(),
+        group,
+        nextOffset: nextOffset === undefined ? undefined : String(nextOffset),
+        inFlight,
+      },
+      'told to step down; answering once the results in flight are confirmed',
+    );
+  }
+
+  private reportCaughtUp(offset: bigint): void {
+    this.job.events.emit('caughtUp', { offset });
+    this.job.config.logger.info({ ...this.job.where(), offset: String(offset) }, 'job caught up');
+  }
+
+  /** The confirm callback of one result, when someone listens for `published`. */
+  private confirmObserved(
+    result: StepResult<R>,
+    duplicate: boolean,
+    readAt: number,
+    count: () => void,
+  ): () => void {
+    return () => {
+      count();
+      this.job.events.emit('published', {
+        firstOffset: result.firstOffset,
+        lastOffset: result.lastOffset,
+        messages: result.messages,
+        outputs: result.outputs.length,
+        late: result.late.length,
+        lateDropped: result.lateDropped,
+        filtered: result.filtered,
+        deadLetters: result.deadLetters.length,
+        duplicate,
+        windowEnd: result.window?.end ?? null,
+        processingMs: performance.now() - readAt,
+      });
+    };
+  }
+
+  private routingKey(result: StepResult<R>): string | undefined {
+    const { route } = this.job.config;
+    if (route === undefined) return undefined;
+    let key: unknown;
+    try {
+      key = route(result);
+    } catch (cause) {
+      throw new ProcessingError(this.job.config.source.stream, result.lastOffset, 'route', cause);
+    }
+    if (typeof key !== 'string') {
+      const cause = new TypeError(`route must return a string, returned ${typeof key}`);
+      throw new ProcessingError(this.job.config.source.stream, result.lastOffset, 'route', cause);
+    }
+    return key;
+  }
+
+  private encode(result: StepResult<R>): Uint8Array[] {
+    let messages: Uint8Array[];
+    try {
+      messages = this.job.config.encode(result);
+    } catch (cause) {
+      // An aggregate value msgpack cannot carry: the job stops before publishing it.
+      throw new ProcessingError(this.job.config.source.stream, result.lastOffset, 'encode', cause);
+    }
+    const size = writeSize(messages);
+    if (size > this.job.config.target.maxWriteBytes) {
+      throw new OutputTooLargeError(
+        this.job.config.source.stream,
+        result.firstOffset,
+        result.lastOffset,
+        size,
+        this.job.config.target.maxWriteBytes,
+        result.deadLetters.length,
+        result.recovery?.openCounts?.length ?? 0,
+      );
+    }
+    return messages;
+  }
+}

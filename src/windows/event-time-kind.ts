@@ -1,0 +1,72 @@
+import type { Aggregator } from '../common/aggregator.js';
+import type { Key } from '../common/keyed-output.js';
+import type { KeyedWindows, OpenWindow } from './keyed-windows.js';
+import type { Watermark } from './watermark.js';
+
+/**
+ * What the window operator lends a window kind while it places values (Flink's WindowContext):
+ * the windows' state, and the operations on a window whose bookkeeping is the operator's (the
+ * message's offset, early updates, the result being decided).
+ */
+export interface WindowContext<T, A> {
+  readonly windows: KeyedWindows<A>;
+  readonly watermark: Watermark;
+  readonly aggregator: Aggregator<T, A, unknown>;
+  /** The offset of the message being placed. */
+  offset(): bigint;
+  /** Opens an empty window of `key` at the message being placed (not filed for the watermark). */
+  open(key: Key, start: number, end: number): OpenWindow<A>;
+  /** What a window folds its next value into: `init()` for a new window or one a flush emptied. */
+  accumulatorOf(window: OpenWindow<A> | undefined): A;
+  /** Stores a window's accumulator after one more value at `time`. */
+  fold(window: OpenWindow<A>, accumulator: A, time: number): void;
+  /** Closes a window now, whatever the watermark: it goes out in the result of this message. */
+  close(window: OpenWindow<A>): void;
+}
+
+/** What a kind adds to a result's recovery state (a part of RecoveryState, which it matches). */
+export interface KindRecovery {
+  readonly openCounts?: readonly (readonly [key: Key, firstOffset: bigint, skip?: number])[];
+}
+
+/**
+ * One event-time window kind for one run of a job (Flink's WindowAssigner with its Trigger):
+ * where a value goes and when its window fires. The operator runs the same sequence for every
+ * kind: `place` each value, move the watermark, `closeDue`, publish what closed; and asks the
+ * kind what a window reports and what a restart needs.
+ */
+export interface EventTimeWindows<T, A> {
+  /**
+   * Adds a value of `key` at `time` to its windows; false when no window takes it (late).
+   * Throws what the aggregate throws, before changing any window.
+   */
+  place(key: Key, value: T, time: number, replaying: boolean): boolean;
+  /** Puts into `into` the windows the watermark has closed, in the documented closing order. */
+  closeDue(into: OpenWindow<A>[]): void;
+  /** true: a flush ends the open windows (count windows); false: it empties them, to be continued. */
+  readonly endsAtFlush: boolean;
+  /** The bounds a window's output reports. */
+  bounds(window: OpenWindow<A>): { start: number; end: number };
+  /** A message of several values begins (only a kind that counts a key's values needs it). */
+  beginMessage?(): void;
+  /** What a result records for a restart beyond the windows' offsets and watermark. */
+  recovery?(): KindRecovery;
+  /** Takes back what `recovery` recorded, before the re-read. */
+  restore?(state: KindRecovery): void;
+  /** The re-read reached the restored result's offset: from here on, values are new. */
+  endReplay?(): void;
+}
+
+/** Fills `starts`/`ends` with the windows of an element at `time` alone. */
+export type WindowsOf = (time: number, starts: number[], ends: number[]) => void;
+
+/** A registered window kind: builds its windows from a spec's assignment `S` (./event-time-kinds.ts). */
+export interface WindowKind<S> {
+  create<T, A>(
+    assignment: S,
+    context: WindowContext<T, A>,
+    options: { readonly multiValue: boolean },
+  ): EventTimeWindows<T, A>;
+  /** The windows an element opens alone: what the event-time range check probes. */
+  windowsOf(assignment: S): WindowsOf;
+}

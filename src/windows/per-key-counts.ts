@@ -1,0 +1,107 @@
+import type { Key } from '../common/keyed-output.js';
+import type {
+  EventTimeWindows,
+  KindRecovery,
+  WindowContext,
+  WindowKind,
+} from './event-time-kind.js';
+import type { OpenWindow } from './keyed-windows.js';
+
+/** Per-key count windows: closed by their n-th element, never by the watermark. */
+export interface CountAssignment {
+  readonly type: 'count';
+  readonly n: number;
+}
+
+/**
+ * Count windows per key (Flink's keyed count window: a global window and a count trigger):
+ * a key's values go to its one open window, which closes at its n-th value. The windows of
+ * different keys overlap in offsets, so a result records where each key's open window began.
+ */
+export const perKeyCounts: WindowKind<CountAssignment> = {
+  create: (assignment, context, { multiValue }) =>
+    new PerKeyCounts(assignment.n, context, multiValue),
+  // An element's own window: one of several elements is representable when each element's is.
+  windowsOf: () => (time, starts, ends) => {
+    starts.push(time);
+    ends.push(time + 1);
+  },
+};
+
+class PerKeyCounts<T, A> implements EventTimeWindows<T, A> {
+  // A flush ends count windows: a window continued after it would not count to n.
+  readonly endsAtFlush = true;
+  /** While replaying: where each key's open window began. */
+  private openCountsAt: Map<Key, { offset: bigint; skip: number }> | undefined;
+  /**
+   * Over a multi-value message: how many values of each key the message placed so far (a
+   * key's window may close inside a message and the next one open there).
+   */
+  private readonly valuesOfKey = new Map<Key, number>();
+
+  constructor(
+    private readonly n: number,
+    private readonly context: WindowContext<T, A>,
+    /** Only a multi-value job counts a key's values per message: a single value needs no lookup. */
+    private readonly multiValue: boolean,
+  ) {}
+
+  beginMessage(): void {
+    this.valuesOfKey.clear();
+  }
+
+  place(key: Key, value: T, time: number, replaying: boolean): boolean {
+    const { context } = this;
+    // Values of this key earlier in this message (several only in a multi-value message).
+    const before = this.multiValue ? (this.valuesOfKey.get(key) ?? 0) : 0;
+    if (this.multiValue) this.valuesOfKey.set(key, before + 1);
+    const { openCountsAt } = this;
+    if (replaying && openCountsAt !== undefined) {
+      // A key's values before its open window began were published in closed windows.
+      const from = openCountsAt.get(key);
+      const offset = context.offset();
+      if (from === undefined || offset < from.offset) return true;
+      if (offset === from.offset && before < from.skip) return true;
+    }
+    const window = context.windows.of(key)[0];
+    const accumulator = context.aggregator.add(context.accumulatorOf(window), value);
+    let target = window;
+    if (target === undefined) {
+      target = context.open(key, time, time + 1);
+      target.skip = before;
+    }
+    context.fold(target, accumulator, time);
+    if (target.count >= this.n) context.close(target);
+    return true;
+  }
+
+  // Closed at their n-th value only: never filed for the watermark.
+  closeDue(): void {}
+
+  /** [earliest, latest + 1) of the window's event times: exact, end-exclusive, never empty. */
+  bounds(window: OpenWindow<A>): { start: number; end: number } {
+    return { start: window.minTime, end: window.maxTime + 1 };
+  }
+
+  recovery(): KindRecovery {
+    const openCounts: [Key, bigint, number?][] = [];
+    for (const window of this.context.windows.openInCreationOrder()) {
+      openCounts.push(
+        window.skip > 0
+          ? [window.key, window.firstOffset, window.skip]
+          : [window.key, window.firstOffset],
+      );
+    }
+    return { openCounts };
+  }
+
+  restore(state: KindRecovery): void {
+    this.openCountsAt = new Map(
+      (state.openCounts ?? []).map(([key, offset, skip = 0]) => [key, { offset, skip }]),
+    );
+  }
+
+  endReplay(): void {
+    this.openCountsAt = undefined;
+  }
+}

@@ -1,0 +1,86 @@
+import type { Key } from '../../../src/common/keyed-output.js';
+import type { EventTimeWindows } from '../../../src/windows/event-time-kind.js';
+import { createWindows, type WindowAssignment } from '../../../src/windows/event-time-kinds.js';
+import { KeyedWindows, type OpenWindow } from '../../../src/windows/keyed-windows.js';
+import { Watermark } from '../../../src/windows/watermark.js';
+
+/**
+ * One event-time window kind driven directly, over a context that does what the window
+ * operator does (open, fold, close) and nothing more. The accumulator is the list of values,
+ * so an output shows which values a window took and in which order (a merge concatenates);
+ * `add` throws for the value `throwOn`.
+ */
+export class KindHarness {
+  readonly windows = new KeyedWindows<string[]>();
+  readonly watermark = new Watermark(0);
+  readonly kind: EventTimeWindows<string, string[]>;
+  /** Windows the kind closed itself (a count reached), in the order it closed them. */
+  readonly closed: OpenWindow<string[]>[] = [];
+  /** The offset of the message being placed. */
+  offset = 0n;
+
+  constructor(
+    assignment: WindowAssignment,
+    { multiValue = false, throwOn }: { multiValue?: boolean; throwOn?: string } = {},
+  ) {
+    this.kind = createWindows<string, string[]>(
+      assignment,
+      {
+        windows: this.windows,
+        watermark: this.watermark,
+        aggregator: {
+          init: () => [],
+          add: (values, value) => {
+            if (value === throwOn) throw new Error(`add refuses ${value}`);
+            return [...values, value];
+          },
+          result: (values) => values,
+          merge: (first, second) => [...first, ...second],
+        },
+        offset: () => this.offset,
+        open: (key, start, end) =>
+          this.windows.create(key, start, end, this.offset, this.watermark.value, []),
+        accumulatorOf: (window) =>
+          window !== undefined && window.count > 0 ? window.accumulator : [],
+        fold: (window, accumulator, time) => {
+          window.accumulator = accumulator;
+          window.count++;
+          window.minTime = Math.min(window.minTime, time);
+          window.maxTime = Math.max(window.maxTime, time);
+        },
+        close: (window) => {
+          this.windows.remove(window);
+          this.closed.push(window);
+        },
+      },
+      { multiValue },
+    );
+  }
+
+  /** Places `value` of `key` at `time` as a new message, then moves the watermark to it. */
+  place(key: Key, value: string, time: number, replaying = false): boolean {
+    const placed = this.kind.place(key, value, time, replaying);
+    this.watermark.advance(time);
+    return placed;
+  }
+
+  /** The windows the watermark has closed now, as [key, bounds, values]. */
+  closeDue(): [Key, [number, number], string[]][] {
+    const into: OpenWindow<string[]>[] = [];
+    this.kind.closeDue(into);
+    return into.map((window) => this.describe(window));
+  }
+
+  /** A key's open windows, as [bounds, values]. */
+  open(key: Key): [[number, number], string[]][] {
+    return this.windows.of(key).map((window) => {
+      const [, bounds, values] = this.describe(window);
+      return [bounds, values];
+    });
+  }
+
+  describe(window: OpenWindow<string[]>): [Key, [number, number], string[]] {
+    const { start, end } = this.kind.bounds(window);
+    return [window.key, [start, end], window.accumulator];
+  }
+}
