@@ -140,7 +140,7 @@ void main();
     });
   }, 180_000); // tsc over the package's declarations: 5 s alone, far more on a busy machine
 
-  it("should bundle with the README's esbuild command into one file that runs a job", async () => {
+  it("should bundle with the bundling guide's esbuild command into one file that runs a job", async () => {
     // The script of a job on RabbitMQ: the adapter's entry point brings in the stock client.
     await writeFile(
       join(app, 'job.mjs'),
@@ -166,10 +166,10 @@ console.log(JSON.stringify({ sums, connect: typeof connect }));
   });
 });
 
-/** The esbuild command of the README's "Installing and bundling", continuation lines joined. */
+/** The esbuild command of the guide "Installing and bundling", continuation lines joined. */
 async function bundleCommand(): Promise<string> {
-  const readme = await readFile(join(root, 'README.md'), 'utf8');
-  const command = /^npx esbuild (?:.*\\\n)*.*$/m.exec(readme)?.[0];
-  expect(command, 'the README gives an npx esbuild command').toBeDefined();
+  const guide = await readFile(join(root, 'docs/guides/installing-and-bundling.md'), 'utf8');
+  const command = /^npx esbuild (?:.*\\\n)*.*$/m.exec(guide)?.[0];
+  expect(command, 'the guide gives an npx esbuild command').toBeDefined();
   return (command ?? '').replaceAll('\\\n', ' ');
 }

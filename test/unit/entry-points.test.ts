@@ -46,9 +46,13 @@ function sourceFiles(dir: string): string[] {
 }
 
 describe('the entry points', () => {
-  // Every identifier ending in "Error" that the README names, JavaScript's own excepted.
+  // Every identifier ending in "Error" that the README and docs/ name, JavaScript's own excepted.
+  const docs = [
+    join(root, 'README.md'),
+    ...sourceFiles(join(root, 'docs')).filter((f) => f.endsWith('.md')),
+  ];
   const documented = [
-    ...new Set(readFileSync(join(root, 'README.md'), 'utf8').match(/\b[A-Z]\w*Error\b/g)),
+    ...new Set(docs.flatMap((f) => readFileSync(f, 'utf8').match(/\b[A-Z]\w*Error\b/g) ?? [])),
   ].filter((name) => !(name in globalThis));
 
   it('should find the error classes the README documents', () => {

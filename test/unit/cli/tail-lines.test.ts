@@ -108,8 +108,8 @@ describe('tail --json lines', () => {
     expect(deadLetter).toEqual([...common, 'sourceOffset', 'stage', 'error', 'message']);
   });
 
-  it("should have every field, and no other, in the README's table", () => {
-    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  it("should have every field, and no other, in the CLI reference's table", () => {
+    const readme = readFileSync(new URL('../../../docs/reference/cli.md', import.meta.url), 'utf8');
     const table = readme.slice(
       readme.indexOf('| field '),
       readme.indexOf('\n\n', readme.indexOf('| field ')),

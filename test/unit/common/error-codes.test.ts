@@ -44,10 +44,13 @@ const INSTANCES: Readonly<Record<string, () => main.StreamWindowsError>> = {
   UsageError: () => new cli.UsageError('x'),
 };
 
-/** The README's "Errors" table: class name → code. */
+/** The "Errors" table of the reference (docs/reference/errors.md): class name → code. */
 function documented(): Map<string, string> {
-  const readme = readFileSync(resolve(import.meta.dirname, '../../../README.md'), 'utf8');
-  const section = readme.split('\n### Errors\n')[1]?.split('\n#')[0] ?? '';
+  const reference = readFileSync(
+    resolve(import.meta.dirname, '../../../docs/reference/errors.md'),
+    'utf8',
+  );
+  const section = reference.split('\n## Errors\n')[1]?.split('\n#')[0] ?? '';
   return new Map(
     [...section.matchAll(/^\| `(\w+)`\s*\| `([A-Z_]+)`/gm)].map((m) => [m[1] ?? '', m[2] ?? '']),
   );

@@ -1,10 +1,14 @@
-// The README's "What a consumer sees of each packing" table states what the real-client
-// tests assert (test/support/clients/interop-contract.ts): it cannot drift from them.
+// The "What a consumer sees of each packing" table (docs/concepts/steps-and-results.md) states
+// what the real-client tests assert (test/support/clients/interop-contract.ts): it cannot drift
+// from them.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { INTEROP_TABLE_HEADER, interopTableRows } from '../../support/clients/interop-contract.js';
 
-const README = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+const README = readFileSync(
+  new URL('../../../docs/concepts/steps-and-results.md', import.meta.url),
+  'utf8',
+);
 const HEADING = '**What a consumer sees of each packing.**';
 
 /** The cells of the first Markdown table after `heading`, header row first, rule row left out. */

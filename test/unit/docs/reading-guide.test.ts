@@ -37,12 +37,10 @@ describe('the reading guide', () => {
     ]);
   });
 
-  it("should be linked from the README's Reading results section", () => {
-    const readme = read('README.md');
-    const section = readme.slice(
-      readme.indexOf('### Reading results'),
-      readme.indexOf('### Chaining stages'),
-    );
-    expect(section).toContain(`](${GUIDE})`);
+  it('should be linked from the README and from the Reading results section', () => {
+    expect(read('README.md')).toContain(`](${GUIDE})`);
+    const concept = read('docs/concepts/steps-and-results.md');
+    const section = concept.slice(concept.indexOf('## Reading results'));
+    expect(section).toContain('](../guides/reading-results.md)');
   });
 });

@@ -1,0 +1,115 @@
+// The links of README.md and docs/**/*.md: each must lead to a file of the repository and, with
+// a #fragment, to a heading (or an <a id>) of that file. No link leaves the repository: the
+// project's README and docs stand on their own (and render on any code host).
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
+
+/** Files a link may name before they exist, each with who writes it. */
+export const RESERVED: Readonly<Record<string, string>> = {
+  'docs/internals/architecture.md': 'written by the coordinator of issue 21',
+};
+
+export interface Link {
+  /** `docs/x.md:12` */
+  readonly where: string;
+  readonly target: string;
+}
+
+/** The Markdown text without fenced blocks (and inline code spans, unless `spans`), lines kept. */
+function withoutCode(text: string, spans = false): string {
+  let fenced = false;
+  return text
+    .split('\n')
+    .map((line) => {
+      if (/^```/.test(line)) {
+        fenced = !fenced;
+        return '';
+      }
+      if (fenced) return '';
+      return spans ? line : line.replace(/`[^`]*`/g, '``');
+    })
+    .join('\n');
+}
+
+export function linksOf(file: string, text: string): Link[] {
+  const links: Link[] = [];
+  withoutCode(text)
+    .split('\n')
+    .forEach((line, i) => {
+      for (const m of line.matchAll(/!?\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
+        links.push({ where: `${file}:${i + 1}`, target: m[1] as string });
+      }
+      for (const m of line.matchAll(/<(?:a|img)\s[^>]*(?:href|src)="([^"]+)"/g)) {
+        links.push({ where: `${file}:${i + 1}`, target: m[1] as string });
+      }
+    });
+  return links;
+}
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
+export function slug(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}_\- ]/gu, '')
+    .replace(/ /g, '-');
+}
+
+/** Every anchor of a Markdown text: its headings' (numbered when repeated) and its <a id>s. */
+export function anchorsOf(text: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  for (const line of withoutCode(text, true).split('\n')) {
+    const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (heading !== null) {
+      const base = slug(heading[1] as string);
+      const n = seen.get(base) ?? 0;
+      seen.set(base, n + 1);
+      anchors.add(n === 0 ? base : `${base}-${n}`);
+    }
+    for (const m of line.matchAll(/<a\s+(?:id|name)="([^"]+)"/g)) anchors.add(m[1] as string);
+  }
+  return anchors;
+}
+
+/**
+ * What is wrong with each link, one line each: a link outside the repository, a file that does
+ * not exist, an anchor its file does not have. `read` gives a Markdown file's text.
+ */
+export function brokenLinks(
+  root: string,
+  files: readonly string[],
+  read: (file: string) => string,
+): string[] {
+  const problems: string[] = [];
+  for (const file of files) {
+    for (const { where, target } of linksOf(file, read(file))) {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('//')) {
+        problems.push(`${where}: ${target} leads outside the repository`);
+        continue;
+      }
+      const [path = '', anchor] = target.split('#');
+      const resolved = path === '' ? file : normalize(join(dirname(file), decodeURI(path)));
+      if (resolved.startsWith('..')) {
+        problems.push(`${where}: ${target} leads outside the repository`);
+        continue;
+      }
+      if (path !== '' && !existsSync(join(root, resolved))) {
+        if (!(resolved in RESERVED)) problems.push(`${where}: ${target}: no file ${resolved}`);
+        continue;
+      }
+      if (anchor === undefined) continue;
+      if (
+        !resolved.endsWith('.md') ||
+        (path !== '' && statSync(join(root, resolved)).isDirectory())
+      ) {
+        problems.push(`${where}: ${target}: an anchor into a file that is not Markdown`);
+        continue;
+      }
+      if (!anchorsOf(read(resolved)).has(anchor)) {
+        problems.push(`${where}: ${target}: ${resolved} has no heading #${anchor}`);
+      }
+    }
+  }
+  return problems;
+}
