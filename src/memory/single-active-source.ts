@@ -5,7 +5,7 @@ import { resolveReadStart } from '../ports/read-start.js';
 import type { SingleActiveMember, SingleActiveMemberOptions } from './single-active-member.js';
 import type { StreamLog } from './stream-log.js';
 import { Wakeups } from './wakeups.js';
-import { asPromise } from '../common/as-promise.js';
+import { MemorySource } from './source.js';
 
 /** A job's source as one member of a single active consumer group (`broker.source(stream, { singleActive })`). */
 export interface SingleActiveSourceOptions {
@@ -33,8 +33,7 @@ interface Read {
  * aborts it after its confirms landed). A read that ends any other way (aborted while
  * active or waiting, a member failure) leaves the group; so does `close()`.
  */
-export class SingleActiveSource implements Source {
-  readonly stream: string;
+export class SingleActiveSource extends MemorySource implements Source {
   readonly group: string;
   private member: SingleActiveMember | undefined;
   private current: Read | undefined;
@@ -44,15 +43,15 @@ export class SingleActiveSource implements Source {
   private readonly reads = new Wakeups();
 
   constructor(
-    private readonly log: StreamLog,
+    log: StreamLog,
     options: SingleActiveSourceOptions,
     private readonly join: (options: SingleActiveMemberOptions) => SingleActiveMember,
   ) {
+    super(log);
     if (typeof options.name !== 'string' || options.name === '') {
       throw new ConfigError('singleActive.name', 'must be a non-empty string', options.name);
     }
     checkReference('singleActive.name', options.name); // as RabbitMQ: a consumer reference
-    this.stream = log.name;
     this.group = options.name;
   }
 
@@ -61,7 +60,7 @@ export class SingleActiveSource implements Source {
     return this.member;
   }
 
-  async *read(
+  override async *read(
     from: ReadStart,
     signal: AbortSignal,
     group?: GroupObserver,
@@ -90,27 +89,6 @@ export class SingleActiveSource implements Source {
       this.current = undefined;
       if (!deactivated) await this.leave(member);
     }
-  }
-
-  endOffset(): Promise<bigint> {
-    return asPromise(() => {
-      this.log.assertExists();
-      return this.log.endOffset;
-    });
-  }
-
-  storedOffset(reference: string): Promise<bigint | undefined> {
-    return asPromise(() => {
-      this.log.assertExists();
-      return this.log.storedOffset(reference);
-    });
-  }
-
-  storeOffset(reference: string, offset: bigint): Promise<void> {
-    return asPromise(() => {
-      this.log.assertExists();
-      this.log.storeOffset(reference, offset);
-    });
   }
 
   /** Leaves the group, if in it; a later read joins again (at the end of the group). */

@@ -4,11 +4,14 @@ import type { StreamLog } from './stream-log.js';
 import { tail } from './tail.js';
 import { asPromise } from '../common/as-promise.js';
 
-/** The engine's view of an embedded stream: one `SourceChunk` per stored chunk, as RabbitMQ delivers them. */
+/**
+ * The engine's view of an embedded stream: one `SourceChunk` per stored chunk, as RabbitMQ
+ * delivers them. `SingleActiveSource` reads it as one member of a group, with the same offsets.
+ */
 export class MemorySource implements Source {
   readonly stream: string;
 
-  constructor(private readonly log: StreamLog) {
+  constructor(protected readonly log: StreamLog) {
     this.stream = log.name;
   }
 
