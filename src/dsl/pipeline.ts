@@ -8,7 +8,7 @@ import {
   type TumblingOptions,
 } from '../windows/tumbling.js';
 import type { WindowSpec } from '../windows/window-spec.js';
-import { isEventTimeSpec, type EventTimeWindowSpec } from '../windows/event-time-spec.js';
+import type { EventTimeWindowSpec } from '../windows/event-time-spec.js';
 import { parseDuration, type Duration } from '../windows/duration.js';
 import { fold, latest, reduceFirst, type Aggregator } from '../common/aggregator.js';
 import type { KeyedOutput } from '../common/keyed-output.js';
@@ -27,7 +27,7 @@ import { encodeResult, type PackMode, type SingleFormat } from '../result-format
 import { jobDefinition } from '../api/job-definition.js';
 import { Runner } from '../engine/runner.js';
 import type { StandardSchemaV1 } from '../api/standard-schema.js';
-import { processorConfig, type ProcessorConfig } from '../engine/processor-factory.js';
+import { processorConfig, windowRules, type ProcessorConfig } from '../engine/processor-factory.js';
 import type { ErrorPolicy, LatePolicy } from '../api/policies.js';
 import type { EarlyUpdates } from '../api/policies.js';
 import type { StepResult } from '../result-format/step-result.js';
@@ -484,11 +484,7 @@ export class AggregationBuilder<T, A, R> {
     private readonly aggregator: Aggregator<T, A, R>,
   ) {
     const { window } = settings;
-    if (
-      isEventTimeSpec(window) &&
-      window.assignment.type === 'merging' &&
-      aggregator.merge === undefined
-    ) {
+    if (windowRules(window).mergesWindows && aggregator.merge === undefined) {
       throw new ConfigError(
         'aggregate merge',
         `is needed by ${window.describe()}: a message that bridges two sessions of a key merges them (reduce(fn) without init has one; give aggregate({ init, add, result, merge }))`,
@@ -601,7 +597,7 @@ export class AggregationBuilder<T, A, R> {
     }
     if (encode !== undefined) {
       requireFunction('encode', encode);
-      if (isEventTimeSpec(this.settings.window)) {
+      if (windowRules(this.settings.window).recoversFromResults) {
         throw new ConfigError(
           'encode',
           `cannot be used with ${this.settings.window.describe()}: a restart reads its recovery state from the result format's properties, which your own messages would not carry`,
@@ -665,7 +661,7 @@ export class AggregationBuilder<T, A, R> {
     const definition = jobDefinition({
       source: source.stream,
       window: described,
-      ...(isEventTimeSpec(window)
+      ...(windowRules(window).watermark
         ? { maxOutOfOrderness: this.settings.maxOutOfOrderness ?? 0 }
         : {}),
     });
@@ -748,27 +744,18 @@ export class TransformBuilder {
 
 /** Checked by `.late()` and by the window methods, whichever comes second. */
 function checkLatePolicy(policy: LatePolicy, window: AnyWindowSpec): void {
-  if (isEventTimeSpec(window)) {
-    if (window.assignment.type === 'count') {
-      throw new ConfigError(
-        'late policy',
-        `applies only to windows with event-time bounds, not ${window.describe()}`,
-        policy,
-      );
-    }
-    if (policy === 'include') {
-      throw new ConfigError(
-        'late policy',
-        `must be 'drop' or 'side' for ${window.describe()}: its late messages belong to windows already published`,
-        policy,
-      );
-    }
-    return;
-  }
-  if (!window.hasEventTimeBounds) {
+  const rules = windowRules(window);
+  if (!rules.lateMessages) {
     throw new ConfigError(
       'late policy',
       `applies only to windows with event-time bounds, not ${window.describe()}`,
+      policy,
+    );
+  }
+  if (policy === 'include' && !rules.includesLate) {
+    throw new ConfigError(
+      'late policy',
+      `must be 'drop' or 'side' for ${window.describe()}: its late messages belong to windows already published`,
       policy,
     );
   }
@@ -776,7 +763,7 @@ function checkLatePolicy(policy: LatePolicy, window: AnyWindowSpec): void {
 
 /** Checked by `.maxOutOfOrderness()` and by the window methods, whichever comes second. */
 function checkOutOfOrderness(window: AnyWindowSpec): void {
-  if (!isEventTimeSpec(window) || window.assignment.type === 'count') {
+  if (!windowRules(window).closedByWatermark) {
     throw new ConfigError(
       'maxOutOfOrderness',
       `applies only to event-time windows with a grace (tumbling, hopping or session with grace), not ${window.describe()}`,
@@ -787,7 +774,7 @@ function checkOutOfOrderness(window: AnyWindowSpec): void {
 
 /** Checked by `.emit()` and by the window methods, whichever comes second. */
 function checkEmit(window: AnyWindowSpec): void {
-  if (!isEventTimeSpec(window)) {
+  if (!windowRules(window).earlyUpdates) {
     throw new ConfigError(
       'emit',
       `applies only to event-time windows (with a grace, or count per key), not ${window.describe()}: a step window publishes each step once`,

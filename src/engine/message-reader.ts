@@ -13,6 +13,7 @@ import {
   MAX_EVENT_TIME,
   type EventTimeCheck,
 } from '../windows/event-time-range.js';
+import type { WindowProbe } from '../windows/window-probe.js';
 import type { WindowSpec } from '../windows/window-spec.js';
 
 /** What became of a message the reader read. */
@@ -30,7 +31,7 @@ export interface MessageReaderConfig<T> {
   readonly stages: readonly ValueStage[];
   readonly eventTime: ((value: T) => number | Date) | undefined;
   readonly key: ((value: T) => string | number) | undefined;
-  /** The job's windows: an event time they cannot hold is refused (`eventTimeCheck`). */
+  /** The job's windows, named when an event time they cannot hold is refused. */
   readonly window: WindowSpec | EventTimeWindowSpec;
 }
 const NO_VALUES: readonly never[] = [];
@@ -59,8 +60,12 @@ export class MessageReader<T> {
   private readonly scan = createMessageScan();
   private readonly takesTime: EventTimeCheck;
 
-  constructor(private readonly config: MessageReaderConfig<T>) {
-    this.takesTime = eventTimeCheck(config.window);
+  /** `probe`: the windows' probe, its processor's choice (`eventTimeCheck`). */
+  constructor(
+    private readonly config: MessageReaderConfig<T>,
+    probe: WindowProbe | undefined,
+  ) {
+    this.takesTime = eventTimeCheck(probe);
   }
 
   /** Reads message `index` of `chunk` (whose bytes are `bytes`) into `value`, `time`, `key`. */

@@ -1,4 +1,5 @@
 import type { EarlyUpdates, LatePolicy } from '../api/policies.js';
+import { rulesOf } from '../windows/event-time-kinds.js';
 import { isEventTimeSpec, type EventTimeWindowSpec } from '../windows/event-time-spec.js';
 import type { WindowSpec } from '../windows/window-spec.js';
 import type { Processor } from './processor.js';
@@ -22,6 +23,59 @@ export interface WindowSettings {
   readonly late: LatePolicy | undefined;
   readonly maxOutOfOrderness: number | undefined;
   readonly early: EarlyUpdates | undefined;
+}
+
+/**
+ * What the builder checks of a job's window, answered by the processor the window gets and,
+ * for event-time windows, by its kind (../windows/event-time-kinds.ts): the builder never
+ * asks which processor or kind it is.
+ */
+export interface WindowRules {
+  /** A message can be late for its window: a late policy applies. */
+  readonly lateMessages: boolean;
+  /**
+   * A late message can still join a window to be published (step windows): late policy
+   * 'include' applies. An event-time window's late messages belong to windows already published.
+   */
+  readonly includesLate: boolean;
+  /** The watermark closes the windows: maxOutOfOrderness applies. */
+  readonly closedByWatermark: boolean;
+  /** The processor keeps a watermark: a job's definition records how far it trails. */
+  readonly watermark: boolean;
+  /** Open windows can publish early updates: `.emit()` applies. */
+  readonly earlyUpdates: boolean;
+  /**
+   * A restart reads recovery state from the result format's properties: a job's own `encode`,
+   * whose messages would not carry it, is refused.
+   */
+  readonly recoversFromResults: boolean;
+  /** Windows merge: the aggregate must give `merge`. */
+  readonly mergesWindows: boolean;
+}
+
+/** What the processor `window` gets, and its kind, take and need (see WindowRules). */
+export function windowRules(window: WindowSpec | EventTimeWindowSpec): WindowRules {
+  if (!isEventTimeSpec(window)) {
+    return {
+      lateMessages: window.hasEventTimeBounds,
+      includesLate: true,
+      closedByWatermark: false,
+      watermark: false,
+      earlyUpdates: false,
+      recoversFromResults: false,
+      mergesWindows: false,
+    };
+  }
+  const kind = rulesOf(window.assignment);
+  return {
+    lateMessages: kind.closedByWatermark,
+    includesLate: false,
+    closedByWatermark: kind.closedByWatermark,
+    watermark: true,
+    earlyUpdates: true,
+    recoversFromResults: true,
+    mergesWindows: kind.mergesWindows,
+  };
 }
 
 /** The config of the processor `window` needs, with the defaults of its kind. */

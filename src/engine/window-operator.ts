@@ -6,6 +6,7 @@ import type { EventTimeWindows } from '../windows/event-time-kind.js';
 import { createWindows } from '../windows/event-time-kinds.js';
 import { closingOrder, KeyedWindows, type OpenWindow } from '../windows/keyed-windows.js';
 import { Watermark } from '../windows/watermark.js';
+import { eventTimeProbe } from '../windows/event-time-range.js';
 import type { SourceChunk } from '../ports/ports.js';
 import type { RecoveryState, StepResult } from '../result-format/step-result.js';
 import { MessageReader, ReadOutcome } from './message-reader.js';
@@ -86,7 +87,7 @@ export class WindowOperator<T, A, R> implements Processor<R> {
 
   constructor(private readonly config: WindowOperatorConfig<T, A, R>) {
     this.watermark = new Watermark(config.maxOutOfOrderness);
-    this.reader = new MessageReader(config);
+    this.reader = new MessageReader(config, eventTimeProbe(config.window));
     this.rejections = new Rejections(config.stream, config.onError, config.maxDeadLetters);
     this.aggregator = config.aggregator;
     this.earlyEvery = typeof config.early === 'object' ? config.early.every : 0;

@@ -18,6 +18,8 @@ export interface AlignedAssignment {
  * watermark has not closed takes it, and closes when the watermark passes its end + grace.
  */
 export const alignedWindows: WindowKind<AlignedAssignment> = {
+  closedByWatermark: true,
+  mergesWindows: false,
   create: (assignment, context) => new AlignedWindows(assignment, context),
   windowsOf(assignment) {
     const assigner = assignment.createAssigner();

@@ -60,8 +60,22 @@ export interface EventTimeWindows<T, A> {
 /** Fills `starts`/`ends` with the windows of an element at `time` alone. */
 export type WindowsOf = (time: number, starts: number[], ends: number[]) => void;
 
+/**
+ * What a kind takes of a job's settings and needs of its aggregate. The builder's checks ask
+ * this (through src/engine/processor-factory.ts), never the kind's name.
+ */
+export interface KindRules {
+  /**
+   * The watermark closes its windows: a message can be late for them, and maxOutOfOrderness
+   * applies (false for count windows, closed by their n-th value).
+   */
+  readonly closedByWatermark: boolean;
+  /** Its windows merge (sessions): the aggregate must give `merge`. */
+  readonly mergesWindows: boolean;
+}
+
 /** A registered window kind: builds its windows from a spec's assignment `S` (./event-time-kinds.ts). */
-export interface WindowKind<S> {
+export interface WindowKind<S> extends KindRules {
   create<T, A>(
     assignment: S,
     context: WindowContext<T, A>,

@@ -1,5 +1,11 @@
 import { alignedWindows } from './aligned-windows.js';
-import type { EventTimeWindows, WindowContext, WindowKind, WindowsOf } from './event-time-kind.js';
+import type {
+  EventTimeWindows,
+  KindRules,
+  WindowContext,
+  WindowKind,
+  WindowsOf,
+} from './event-time-kind.js';
 import { mergingSessions } from './merging-sessions.js';
 import { perKeyCounts } from './per-key-counts.js';
 
@@ -38,4 +44,9 @@ export function createWindows<T, A>(
 /** The windows an element at a time opens alone under an assignment (the range check's probe). */
 export function windowsOfAssignment(assignment: WindowAssignment): WindowsOf {
   return kindOf(assignment).windowsOf(assignment);
+}
+
+/** What an assignment's kind takes of a job's settings and needs of its aggregate. */
+export function rulesOf(assignment: WindowAssignment): KindRules {
+  return kindOf(assignment);
 }

@@ -1,9 +1,8 @@
 import { MAX_DURATION_MS } from './duration.js';
 import type { WindowsOf } from './event-time-kind.js';
 import { windowsOfAssignment } from './event-time-kinds.js';
-import { isEventTimeSpec, type EventTimeWindowSpec } from './event-time-spec.js';
-import { isProbed, probeWindows, type WindowProbe } from './window-probe.js';
-import type { WindowSpec } from './window-spec.js';
+import type { EventTimeWindowSpec } from './event-time-spec.js';
+import { probeOf, type WindowProbe } from './window-probe.js';
 
 /** Date's range, epoch ms: every event time and every window bound lies within ±this. */
 export const MAX_EVENT_TIME = 8.64e15;
@@ -27,18 +26,17 @@ export function isRepresentable(start: number, end: number): boolean {
 const SURELY_HELD = MAX_EVENT_TIME - MAX_DURATION_MS;
 
 /**
- * Which event times a job over `spec` takes: those whose windows are all representable (see
- * isRepresentable). The message reader refuses any other as an 'event-time' error, so that no
+ * Which event times a job takes, its windows given by `probe`: those whose windows are all
+ * representable (see isRepresentable). The message reader refuses any other as an 'event-time' error, so that no
  * window of it ever reaches the state. Windows computed by arithmetic are checked one by one
  * only within MAX_DURATION_MS of the edge of Date's range (two comparisons elsewhere);
  * calendar windows always, as date-fns fails unevenly (in some zones for every time tens of
  * thousands of years away), but only once per window: a time inside the last window checked
- * is in that window. A step window of your own is given Date's range: its assigner may hold
- * state, so it is not probed, and its bounds are its own.
+ * is in that window. A step window of your own is given Date's range (no probe): its assigner
+ * may hold state, so it is not probed, and its bounds are its own.
  */
-export function eventTimeCheck(spec: WindowSpec | EventTimeWindowSpec): EventTimeCheck {
+export function eventTimeCheck(probe: WindowProbe | undefined): EventTimeCheck {
   const inDateRange = (time: number): boolean => time >= -MAX_EVENT_TIME && time <= MAX_EVENT_TIME;
-  const probe = probeOf(spec);
   if (probe === undefined) return inDateRange;
   const fits = allRepresentable(probe.windowsOf);
   if (!probe.calendar) {
@@ -57,14 +55,11 @@ export function eventTimeCheck(spec: WindowSpec | EventTimeWindowSpec): EventTim
 }
 
 /**
- * How a spec's windows are probed: a built-in step kind and calendar windows say; any other
- * event-time spec (yours too) is probed as its assignment's kind places a lone element.
+ * How an event-time spec's windows are probed: calendar ones say; any other (yours too) is
+ * probed as its assignment's kind places a lone element.
  */
-function probeOf(spec: WindowSpec | EventTimeWindowSpec): WindowProbe | undefined {
-  if (isProbed(spec)) return spec[probeWindows]();
-  if (isEventTimeSpec(spec))
-    return { windowsOf: windowsOfAssignment(spec.assignment), calendar: false };
-  return undefined;
+export function eventTimeProbe(spec: EventTimeWindowSpec): WindowProbe {
+  return probeOf(spec) ?? { windowsOf: windowsOfAssignment(spec.assignment), calendar: false };
 }
 
 /**

@@ -17,6 +17,8 @@ export interface MergingAssignment {
  * oldest one, and a session closes when the watermark passes its end + grace.
  */
 export const mergingSessions: WindowKind<MergingAssignment> = {
+  closedByWatermark: true,
+  mergesWindows: true,
   create: (assignment, context) => new MergingSessions(assignment, context),
   // An element's own session: one of several elements is representable when each element's is.
   windowsOf: ({ gap }) => {

@@ -19,6 +19,8 @@ export interface CountAssignment {
  * different keys overlap in offsets, so a result records where each key's open window began.
  */
 export const perKeyCounts: WindowKind<CountAssignment> = {
+  closedByWatermark: false,
+  mergesWindows: false,
   create: (assignment, context, { multiValue }) =>
     new PerKeyCounts(assignment.n, context, multiValue),
   // An element's own window: one of several elements is representable when each element's is.

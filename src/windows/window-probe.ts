@@ -28,6 +28,11 @@ export function isProbed(spec: object): spec is Probed {
   return probeWindows in spec;
 }
 
+/** How a spec's windows are probed, if it says (a built-in one). */
+export function probeOf(spec: object): WindowProbe | undefined {
+  return isProbed(spec) ? spec[probeWindows]() : undefined;
+}
+
 /** The window a step window opens for an element at `time` (its first element). */
 export function stepWindowsOf(spec: WindowSpec): WindowsOf {
   const assigner = spec.createAssigner();
