@@ -24,8 +24,8 @@ export function undocumented(surfaces: readonly EntrySurface[]): string[] {
   );
 }
 
-function apiReport({ entry, symbols }: EntrySurface): string {
-  return [
+function apiReport({ entry, symbols, referenced }: EntrySurface): string {
+  const lines = [
     `# API report: \`${entry.specifier}\``,
     '',
     `${GENERATED} Every symbol \`${entry.source}\` exports, as the published \`.d.ts\` declares it.`,
@@ -33,8 +33,20 @@ function apiReport({ entry, symbols }: EntrySurface): string {
     '```ts',
     symbols.map((s) => s.declaration).join('\n\n'),
     '```',
-    '',
-  ].join('\n');
+  ];
+  if (referenced.length > 0) {
+    lines.push(
+      '',
+      '## Referenced, not exported',
+      '',
+      'Declarations the ones above use that no entry point exports: users meet them through those.',
+      '',
+      '```ts',
+      referenced.join('\n\n'),
+      '```',
+    );
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 function referencePage({ entry, symbols }: EntrySurface): string {

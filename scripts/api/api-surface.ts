@@ -4,7 +4,7 @@
  * TSDoc (summary and `@example`s). The API report and the API reference are written from this.
  */
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import ts from 'typescript';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -32,6 +32,12 @@ export interface ApiSymbol {
 export interface EntrySurface {
   readonly entry: EntryPoint;
   readonly symbols: readonly ApiSymbol[];
+  /**
+   * The declarations the exported ones name, directly or through each other, that no entry
+   * point exports (api-extractor's "forgotten exports"): a user meets them through the
+   * exported ones, so a change to them is a change to the surface too. By name.
+   */
+  readonly referenced: readonly string[];
 }
 
 /** The entry points, from package.json's `exports` (`./dist/x/index.d.ts` → `src/x/index.ts`). */
@@ -72,6 +78,7 @@ export function apiSurface(root = ROOT): EntrySurface[] {
   // Declarations are emitted only for the files that declare an exported symbol: checking
   // those files alone, not all of src/, keeps the report a matter of seconds.
   const declarations = new Map<ts.SourceFile, ts.SourceFile>();
+  const sources = new Map<ts.SourceFile, ts.SourceFile>();
   const dtsOf = (file: ts.SourceFile): ts.SourceFile => {
     const known = declarations.get(file);
     if (known !== undefined) return known;
@@ -91,31 +98,56 @@ export function apiSurface(root = ROOT): EntrySurface[] {
     const [dts] = written;
     if (dts === undefined) throw new Error(`no declarations emitted for ${file.fileName}`);
     declarations.set(file, dts);
+    sources.set(dts, file);
     return dts;
   };
 
-  return entries.map((entry) => {
+  const print = (statement: ts.Statement): string =>
+    printer.printNode(
+      ts.EmitHint.Unspecified,
+      withoutPrivates(statement),
+      statement.getSourceFile(),
+    );
+  /** The statements of the .d.ts of `file` that declare `name`: overloads, merged declarations. */
+  const statementsOf = (file: ts.SourceFile, name: string): ts.Statement[] =>
+    dtsOf(file).statements.filter((s) => declares(s, name));
+  /** Where `name`, as a .d.ts uses it, is declared: in it, or through its relative imports. */
+  const locate = (name: string, dts: ts.SourceFile): Located | undefined => {
+    const file = sources.get(dts);
+    if (file === undefined) return undefined;
+    if (dts.statements.some((s) => declares(s, name))) return { file, name };
+    for (const statement of dts.statements) {
+      const link = importedAs(statement, name);
+      if (link === undefined || !link.from.startsWith('.')) continue;
+      const path = resolve(dirname(file.fileName), link.from.replace(/\.js$/, '.ts'));
+      const target = program.getSourceFile(path);
+      return target && locate(link.name, dtsOf(target));
+    }
+    return undefined;
+  };
+
+  const exported = new Set<string>();
+  const surfaces = entries.map((entry) => {
     const file = program.getSourceFile(join(root, entry.source));
     const module = file && checker.getSymbolAtLocation(file);
     if (module === undefined) throw new Error(`${entry.source}: not a module`);
-    const symbols = checker.getExportsOfModule(module).map((exported): ApiSymbol => {
-      const symbol =
-        exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
-      const statements = new Set<ts.Statement>();
-      // Every statement declaring the name: overloads, and a const merged with a type.
+    const statements: ts.Statement[] = [];
+    const symbols = checker.getExportsOfModule(module).map((alias): ApiSymbol => {
+      const symbol = alias.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(alias) : alias;
+      const own = new Set<ts.Statement>();
       for (const declaration of symbol.declarations ?? []) {
-        const dts = dtsOf(declaration.getSourceFile());
-        for (const s of dts.statements) if (declares(s, symbol.name)) statements.add(s);
+        const source = declaration.getSourceFile();
+        exported.add(locationKey({ file: source, name: symbol.name }));
+        for (const s of statementsOf(source, symbol.name)) own.add(s);
       }
-      if (statements.size === 0) {
+      if (own.size === 0) {
         throw new Error(`${entry.source}: ${symbol.name} not found in the declarations`);
       }
-      const printed = [...statements].map((s) =>
-        printer.printNode(ts.EmitHint.Unspecified, withoutPrivates(s), s.getSourceFile()),
-      );
-      if (exported.name !== symbol.name) printed.unshift(`// exported as ${exported.name}`);
+      statements.push(...own);
+      const printed = [...own].map(print);
+      if (alias.name !== symbol.name) printed.unshift(`// exported as ${alias.name}`);
       return {
-        name: exported.name,
+        name: alias.name,
         declaration: printed.join('\n'),
         documentation: ts.displayPartsToString(symbol.getDocumentationComment(checker)).trim(),
         examples: symbol
@@ -124,8 +156,72 @@ export function apiSurface(root = ROOT): EntrySurface[] {
           .map((tag) => ts.displayPartsToString(tag.text).trim()),
       };
     });
-    return { entry, symbols };
+    return { entry, symbols, statements };
   });
+
+  return surfaces.map(({ entry, symbols, statements }) => {
+    // Followed from the exported declarations until only exported or outside names remain.
+    const seen = new Set<string>();
+    const referenced: string[] = [];
+    const queue = [...statements];
+    for (let statement = queue.shift(); statement; statement = queue.shift()) {
+      for (const name of typeNamesIn(statement)) {
+        const location = locate(name, statement.getSourceFile());
+        if (location === undefined) continue;
+        const key = locationKey(location);
+        if (exported.has(key) || seen.has(key)) continue;
+        seen.add(key);
+        const own = statementsOf(location.file, location.name);
+        referenced.push(own.map(print).join('\n'));
+        queue.push(...own);
+      }
+    }
+    return { entry, symbols, referenced: referenced.sort() };
+  });
+}
+
+/** A declaration's home: the source file and the name it is declared under there. */
+interface Located {
+  readonly file: ts.SourceFile;
+  readonly name: string;
+}
+
+function locationKey({ file, name }: Located): string {
+  return `${file.fileName}#${name}`;
+}
+
+/** The module and original name of `name` when `statement` imports or re-exports it. */
+function importedAs(
+  statement: ts.Statement,
+  name: string,
+): { readonly from: string; readonly name: string } | undefined {
+  let bindings: ts.NamedImportBindings | ts.NamedExportBindings | undefined;
+  if (ts.isImportDeclaration(statement)) bindings = statement.importClause?.namedBindings;
+  else if (ts.isExportDeclaration(statement)) bindings = statement.exportClause;
+  const specifier = (statement as ts.ImportDeclaration | ts.ExportDeclaration).moduleSpecifier;
+  if (bindings === undefined || specifier === undefined || !ts.isStringLiteral(specifier)) {
+    return undefined;
+  }
+  if (!ts.isNamedImports(bindings) && !ts.isNamedExports(bindings)) return undefined;
+  const elements: readonly (ts.ImportSpecifier | ts.ExportSpecifier)[] = bindings.elements;
+  const element = elements.find((e) => e.name.text === name);
+  return element && { from: specifier.text, name: (element.propertyName ?? element.name).text };
+}
+
+/** The type names a declaration uses: type references, `extends`/`implements`, `typeof`. */
+function typeNamesIn(node: ts.Node): string[] {
+  const names: string[] = [];
+  const leftmost = (name: ts.EntityName): string =>
+    ts.isIdentifier(name) ? name.text : leftmost(name.left);
+  const visit = (n: ts.Node): void => {
+    if (ts.isTypeReferenceNode(n)) names.push(leftmost(n.typeName));
+    else if (ts.isExpressionWithTypeArguments(n) && ts.isIdentifier(n.expression)) {
+      names.push(n.expression.text);
+    } else if (ts.isTypeQueryNode(n)) names.push(leftmost(n.exprName));
+    ts.forEachChild(n, visit);
+  };
+  visit(node);
+  return names;
 }
 
 /** Whether a top-level statement of a .d.ts declares `name`. */

@@ -54,17 +54,26 @@ describe('the API report and the API reference', () => {
     expect(missing, 'add an @example to each').toEqual([]);
   });
 
-  it('name a symbol without documentation, and print overloads and no private member', () => {
+  it('name a symbol without documentation; print overloads, no private member, and the types the exported ones name', () => {
     const [main] = surfaces;
     if (main === undefined) throw new Error('no entry point');
     const bare = {
       entry: main.entry,
       symbols: [{ name: 'x', declaration: 'declare const x: 1;', documentation: '', examples: [] }],
+      referenced: [],
     };
     expect(undocumented([bare])).toEqual(['stream-windows: x']);
     const broker = surfaces.flatMap((s) => s.symbols).find((s) => s.name === 'MemoryBroker');
     expect(broker?.declaration).toContain('source(stream: string): MemorySource;');
     expect(broker?.declaration).toMatch(/source\(stream: string, options: \{/);
     expect(broker?.declaration).not.toContain('private');
+    // MemoryBroker's public methods name types no entry point exports: the report shows them.
+    const memory = surfaces.find((s) => s.entry.slug === 'memory');
+    expect(memory?.referenced.length).toBeGreaterThan(0);
+    const exportedNames = new Set(memory?.symbols.map((s) => s.name));
+    for (const declaration of memory?.referenced ?? []) {
+      const name = /(?:class|interface|type|function|const|enum) (\w+)/.exec(declaration)?.[1];
+      expect(exportedNames.has(name ?? ''), declaration).toBe(false);
+    }
   });
 });
