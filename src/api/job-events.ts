@@ -101,6 +101,7 @@ export interface JobEventMap {
   readonly stopped: { readonly summary: RunSummary; readonly error: unknown };
 }
 
+/** The name of a job event, as `runner.on(name, listener)` takes it. */
 export type JobEventName = keyof JobEventMap;
 
 /** Every event a job emits, in the order they are documented above. */
@@ -120,8 +121,10 @@ export const JOB_EVENT_NAMES = [
 const _everyEventListed: Exclude<JobEventName, (typeof JOB_EVENT_NAMES)[number]> extends never
   ? true
   : never = true;
+/** A listener of the job event `K`, given that event. */
 export type JobListener<K extends JobEventName> = (event: JobEventMap[K]) => void;
 
+/** The options of `runner.on(name, listener, options)`. */
 export interface ListenerOptions {
   /**
    * Run before the listeners added so far, as EventEmitter's `prependListener` (default: after

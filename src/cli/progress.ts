@@ -12,6 +12,7 @@ export interface ObservableJob {
   ): () => void;
 }
 
+/** The options of `showProgress`: where the bar is drawn, and how often. */
 export interface ProgressOptions {
   /** Where the bar is drawn, default `process.stderr`; nothing is drawn unless it is a terminal. */
   readonly stream?: NodeJS.WritableStream & { readonly isTTY?: boolean };

@@ -1,5 +1,6 @@
 import { encodeMessage, type AmqpProperties } from './amqp-message.js';
 
+/** The properties `sourceMessage` and `jsonMessage` set: the creation time (event time) and the content type. */
 export interface SourceMessageOptions {
   /** The message's creation-time property, which jobs use as event time by default. */
   readonly creationTime?: number | Date;

@@ -70,6 +70,7 @@ const DEFAULT_MAX_DEAD_LETTERS = 1_000;
 /** A step window (one contiguous run of offsets per result) or an event-time window. */
 type AnyWindowSpec = WindowSpec | EventTimeWindowSpec;
 
+/** The options of `.to()` and `.toPartitions()`: how results are packed, encoded, routed and flushed. */
 export interface TargetOptions<R = unknown> {
   /**
    * How a step with several outputs is written (default 'single'): 'single' as ONE array in
@@ -166,6 +167,24 @@ export interface FlushOptions {
  * otherwise; event time is the message's creation-time property, else its chunk's
  * timestamp, unless `.eventTime()` says otherwise. A `fromResults(...)` source gives the
  * outputs of another job's results instead, with their window start as event time.
+ *
+ * @example
+ * ```ts
+ * import { aggregate } from 'stream-windows';
+ * import { MemoryBroker } from 'stream-windows/memory';
+ *
+ * const broker = new MemoryBroker();
+ * broker.createStream('readings');
+ * broker.createStream('max-per-minute');
+ *
+ * // Source stage, window stage, aggregate stage, target stage.
+ * const job = aggregate<{ sensor: string; celsius: number }>(broker.source('readings'))
+ *   .tumbling('1m')
+ *   .key((r) => r.sensor)
+ *   .reduce((max, r) => Math.max(max, r.celsius), -Infinity)
+ *   .to(broker.target('max-per-minute', { producer: 'max-per-minute' }));
+ * await job.run({ untilCaughtUp: true });
+ * ```
  */
 export function aggregate<V>(source: ResultsSource<V>): PipelineBuilder<V>;
 export function aggregate<T = unknown>(source: Source | PartitionedSource): PipelineBuilder<T>;
@@ -190,7 +209,34 @@ export function aggregate<T = unknown>(
   });
 }
 
-/** Immutable: every method returns a new builder, so a partial pipeline can be reused. */
+/**
+ * The source and window stages of a job, from `aggregate()` to `.reduce()`, `.aggregate()` or
+ * `.transform()`. Immutable: every method returns a new builder, so a partial pipeline can be
+ * reused.
+ *
+ * @example
+ * ```ts
+ * import { aggregate } from 'stream-windows';
+ * import { MemoryBroker } from 'stream-windows/memory';
+ *
+ * const broker = new MemoryBroker();
+ * broker.createStream('readings');
+ * broker.createStream('max-per-minute');
+ *
+ * interface Reading {
+ *   sensor: string;
+ *   celsius: number;
+ * }
+ *
+ * // A partial pipeline, reused by two jobs: the source stage comes before the window.
+ * const valid = aggregate<Reading>(broker.source('readings'))
+ *   .filter((r) => Number.isFinite(r.celsius))
+ *   .onError('dead-letter');
+ * const perMinute = valid.tumbling('1m').key((r) => r.sensor);
+ * const perHundred = valid.count(100);
+ * console.log(perMinute, perHundred);
+ * ```
+ */
 export class PipelineBuilder<T> {
   constructor(private readonly settings: Settings<T>) {}
 
@@ -478,6 +524,29 @@ export class PipelineBuilder<T> {
   }
 }
 
+/**
+ * The target stage of a job, after `.reduce()` or `.aggregate()`: where its results go
+ * (`.to()`, `.toPartitions()`).
+ *
+ * @example
+ * ```ts
+ * import { aggregate } from 'stream-windows';
+ * import { MemoryBroker } from 'stream-windows/memory';
+ *
+ * const broker = new MemoryBroker();
+ * broker.createStream('readings');
+ * broker.createStream('max-per-minute');
+ *
+ * const perMinute = aggregate<{ celsius: number }>(broker.source('readings'))
+ *   .tumbling('1m')
+ *   .reduce((max, r) => Math.max(max, r.celsius), -Infinity);
+ * // The target stage: a step's outputs as data sections of one message.
+ * const job = perMinute.to(broker.target('max-per-minute', { producer: 'max-per-minute' }), {
+ *   pack: 'sections',
+ * });
+ * await job.run({ untilCaughtUp: true });
+ * ```
+ */
 export class AggregationBuilder<T, A, R> {
   constructor(
     private readonly settings: Settings<T> & { window: AnyWindowSpec },
@@ -710,7 +779,25 @@ export class AggregationBuilder<T, A, R> {
   }
 }
 
-/** Where a `.transform()` job writes: one target message per source message that passes. */
+/**
+ * Where a `.transform()` job writes: one target message per source message that passes.
+ *
+ * @example
+ * ```ts
+ * import { aggregate } from 'stream-windows';
+ * import { MemoryBroker } from 'stream-windows/memory';
+ *
+ * const broker = new MemoryBroker();
+ * broker.createStream('payments');
+ * broker.createStream('redacted');
+ *
+ * // One target message per source message, published under the source offset.
+ * const job = aggregate<{ card: string; amount: number }>(broker.source('payments'))
+ *   .transform((p) => Buffer.from(JSON.stringify({ ...p, card: p.card.slice(-4) })))
+ *   .to(broker.target('redacted', { producer: 'redact' }));
+ * await job.run({ untilCaughtUp: true });
+ * ```
+ */
 export class TransformBuilder {
   constructor(
     private readonly job: AggregationBuilder<EncodedBodies, EncodedBodies, EncodedBodies>,

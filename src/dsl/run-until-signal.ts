@@ -14,6 +14,7 @@ export interface StoppableJob<S = RunSummary> {
   readonly inFlight: number;
 }
 
+/** The options of `runUntilSignal`: what to close, the grace, a logger, and the run options. */
 export interface RunUntilSignalOptions extends Omit<RunOptions, 'signal'> {
   /**
    * Closes what the job's source and target use (e.g. `() => rabbit.close()`); required,

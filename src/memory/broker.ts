@@ -22,6 +22,7 @@ import {
   type ProducerOptions,
 } from '../producer/stream-producer.js';
 
+/** The options of `new MemoryBroker(options)`: its clock and its frame size. */
 export interface MemoryBrokerOptions {
   /** Clock for chunk timestamps, epoch ms. Default `Date.now`; inject one for replayable tests. */
   readonly now?: () => number;

@@ -17,6 +17,7 @@ export type ObservedJob = Pick<
   'on' | 'inFlight' | 'source' | 'target'
 >;
 
+/** The options of a job's metrics: the prom-client registry, labels, and how the lag is read. */
 export interface JobMetricsOptions {
   /**
    * Where the metrics are registered. Required: the library never touches prom-client's

@@ -9,6 +9,7 @@ import { PROCESSING_BUCKETS, SINK_METRIC_PREFIX } from './job-metric-set.js';
 /** What the metrics read from a sink: its name, events, transactions under way and positions. */
 export type ObservedSink = Pick<DatabaseSink<unknown>, 'name' | 'on' | 'inFlight' | 'positions'>;
 
+/** The options of a database sink's metrics: the registry and how long a scrape waits for the lag. */
 export interface SinkMetricsOptions {
   /** Where the metrics are registered (prom-client's global registry only when passed here). */
   readonly registry: Registry;

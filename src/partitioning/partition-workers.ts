@@ -48,6 +48,7 @@ export type PartitionWorkerModule = (
   worker: PartitionWorker,
 ) => PartitionWorkerJob | Promise<PartitionWorkerJob>;
 
+/** The options of `new PartitionWorkers(module, options)`: how many worker threads, what each imports and is given. */
 export interface PartitionWorkersOptions {
   /**
    * Worker threads (default `os.availableParallelism()`, one per core). Worker `i` runs the

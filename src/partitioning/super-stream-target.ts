@@ -2,6 +2,7 @@ import { ConfigError, PublishError } from '../common/errors.js';
 import { partitionIndexFor } from '../common/partition-routing.js';
 import type { Target } from '../ports/ports.js';
 
+/** The options of `superStreamTarget`: the super stream's name and how a routing key picks a partition. */
 export interface SuperStreamTargetOptions {
   /** The super stream's name (what logs and events call the target). */
   readonly superStream: string;

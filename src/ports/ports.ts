@@ -38,6 +38,7 @@ export interface GroupObserver {
   standby(group: string): void;
 }
 
+/** What a job reads from: one stream, read in chunks from a resume point (a broker adapter implements it). */
 export interface Source {
   readonly stream: string;
   /**
@@ -79,6 +80,7 @@ export interface Source {
   storeOffset?(reference: string, offset: bigint): Promise<void>;
 }
 
+/** What a job writes to: one stream under a named producer, with the broker's deduplication (a broker adapter implements it). */
 export interface Target {
   readonly stream: string;
   /** Named producer: the broker deduplicates on it. Stable across restarts, unique per target. */

@@ -5,6 +5,7 @@ import { jsonMessage } from '../codecs/source-message.js';
 import { plainEntriesFit, writeRefusal, writeSize } from '../ports/write-size.js';
 import { jsonText } from '../common/json-text.js';
 
+/** The options of `broker.producer(stream, options)`: the producer name, sends in flight and the confirm timeout. */
 export interface ProducerOptions {
   /**
    * Producer name: the broker deduplicates on it (a publishing id not greater than the last
@@ -18,6 +19,7 @@ export interface ProducerOptions {
   readonly confirmTimeoutMs?: number;
 }
 
+/** The options of `producer.send(value, options)`: the message's publishing id and creation time. */
 export interface SendOptions {
   /**
    * The message's publishing id, named producers only: it must be above every id this

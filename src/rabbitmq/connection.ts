@@ -51,6 +51,7 @@ import {
   type ProducerOptions,
 } from '../producer/stream-producer.js';
 
+/** The options of a `RabbitMQ` connection: timeouts, reconnection and how cluster nodes are reached. */
 export interface ConnectOptions extends ReconnectOptions {
   /** Bound on stream management requests (create, delete), default 10 s. */
   readonly requestTimeoutMs?: number;

@@ -59,6 +59,7 @@ const READABLE_VERSIONS: readonly string[] = ['1', RESULT_FORMAT_VERSION];
 /** `sw-holds` of a result without any section (a flush of filtered messages only). */
 const HOLDS_NOTHING = 'none';
 
+/** The names of the application properties every result carries (`sw-format`, `sw-source`, …). */
 export const ResultProperty = {
   format: 'sw-format',
   source: 'sw-source',
@@ -112,6 +113,7 @@ export const ResultProperty = {
   lastFlush: 'sw-last-flush',
 } as const;
 
+/** A result's properties, decoded: where it came from, its window and its offsets. */
 export interface ResultMetadata {
   readonly source: string;
   readonly producer: string;

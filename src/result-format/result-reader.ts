@@ -4,6 +4,7 @@ import type { Source } from '../ports/ports.js';
 import { decodeResult, type DecodedResult } from './result-format.js';
 import { messageAt } from '../ports/chunk-message.js';
 
+/** The options of `readResults`: where to start, and whether to stop once caught up. */
 export interface ReadResultsOptions {
   /**
    * Where to start (default 'first'): an offset (the first result whose first message is at

@@ -19,6 +19,7 @@ import type { SinkMessage, SinkShape } from './sink-shape.js';
 import { DeadLetterTable } from './dead-letter-table.js';
 import { createIfMissing } from './create-if-missing.js';
 
+/** The options of `databaseSink`: its name, source, database, shape and batching. */
 export interface DatabaseSinkOptions<V> {
   /**
    * The sink's name: its checkpoint rows are (name, stream). Stable across restarts; two
@@ -64,6 +65,7 @@ export interface DatabaseSinkOptions<V> {
   readonly logger?: Logger;
 }
 
+/** What a database sink did in one `run()`: messages applied, skipped and dead-lettered. */
 export interface SinkRunSummary {
   /** Messages applied by this instance. */
   readonly applied: number;
@@ -99,6 +101,7 @@ export function databaseSink<V>(options: DatabaseSinkOptions<V>): DatabaseSink<V
   return new DatabaseSink(options);
 }
 
+/** A stream applied to a database, each batch in one transaction with the sink's checkpoint (made by `databaseSink`). */
 export class DatabaseSink<V> {
   readonly name: string;
   private readonly events: JobEvents<SinkEventMap>;

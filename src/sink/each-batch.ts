@@ -3,6 +3,7 @@ import { messageDecoder, type SinkFormat } from './message-decoder.js';
 import type { SinkTransaction } from './sink-database.js';
 import type { SinkBatch, SinkShape } from './sink-shape.js';
 
+/** The options of `eachBatch`: how messages are decoded and how a batch is applied. */
 export interface EachBatchOptions<V> {
   /** How each message is decoded (default 'json'); 'result' reads a job's results. */
   readonly decode?: SinkFormat<V>;

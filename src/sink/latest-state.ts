@@ -6,6 +6,7 @@ import type { SinkShape } from './sink-shape.js';
 import { quoteIdentifier } from './sql-identifier.js';
 import { upsertRows } from './upsert.js';
 
+/** The options of `latestState`: the table each key's latest output is upserted into. */
 export interface LatestStateOptions<R> extends ResultSideOptions {
   /** The table holding one row per entity, with a unique constraint on the `key` columns. */
   readonly table: string;

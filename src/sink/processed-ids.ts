@@ -4,6 +4,7 @@ import type { SinkTransaction } from './sink-database.js';
 import type { SinkBatch, SinkMessage, SinkShape } from './sink-shape.js';
 import { quoteIdentifier } from './sql-identifier.js';
 
+/** The options of `processedIds`: the table of ids applied so far, and each message's id. */
 export interface ProcessedIdsOptions<V> {
   /**
    * The table of the ids applied so far: one column `id` (text, primary key), created when

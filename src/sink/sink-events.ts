@@ -52,4 +52,5 @@ export interface SinkEventMap {
   readonly stopped: { readonly summary: SinkRunSummary; readonly error: unknown };
 }
 
+/** The name of a database sink event, as `sink.on(name, listener)` takes it. */
 export type SinkEventName = keyof SinkEventMap;

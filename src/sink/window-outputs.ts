@@ -6,6 +6,7 @@ import type { SinkShape } from './sink-shape.js';
 import { quoteIdentifier } from './sql-identifier.js';
 import { upsertRows } from './upsert.js';
 
+/** The options of `windowOutputs`: the table a job's window outputs are upserted into. */
 export interface WindowOutputsOptions<R> extends ResultSideOptions {
   /**
    * The table of the window outputs, one row per (key, window start): columns `key` (text; ''

@@ -36,6 +36,7 @@ export class CountSpec implements WindowSpec, Probed {
   }
 }
 
+/** The options of `count(n, options)`: one count per key or one for all keys. */
 export interface CountOptions {
   /**
    * true: each key has its own count window, closed at the key's n-th element (Flink's

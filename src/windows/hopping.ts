@@ -5,6 +5,7 @@ import type { AlignedAssigner, EventTimeWindowSpec } from './event-time-spec.js'
 import { parseGrace } from './grace.js';
 import { alignedStart } from './tumbling-assigner.js';
 
+/** The options of `hopping(size, advance, options)`: the grace and where windows start. */
 export interface HoppingOptions {
   /** How long after its end a window still takes late elements (no default: 0 for none). */
   readonly grace: Duration;

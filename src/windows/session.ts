@@ -36,6 +36,7 @@ export class SessionSpec implements WindowSpec, Probed {
   }
 }
 
+/** The options of `session(gap, options)`: the grace that makes sessions event-time windows. */
 export interface SessionOptions {
   /**
    * How long after its end a session still takes late elements (no default: 0 for none).

@@ -8,6 +8,7 @@ export const enum TriggerResult {
   FireAndPurge = 1,
 }
 
+/** Decides when a window's step fires: the part of a `WindowSpec` that counts elements. */
 export interface Trigger {
   onElement(): TriggerResult;
   /** Forgets the fired step. */

@@ -21,6 +21,7 @@ import type { WindowAssigner } from './window-assigner.js';
 import { probeWindows, stepWindowsOf, type Probed, type WindowProbe } from './window-probe.js';
 import type { WindowSpec } from './window-spec.js';
 
+/** The options of `tumbling(size, options)`: where windows start, in which time zone, on which week day. */
 export interface TumblingOptions {
   /**
    * Shifts where windows start. Fixed sizes: from the epoch, 0 <= offset < size (a '1h'

@@ -15,6 +15,7 @@ export const enum Placement {
   Later = 2,
 }
 
+/** Decides which window an element falls in: the part of a `WindowSpec` that places elements. */
 export interface WindowAssigner {
   /** Opens the window that holds `eventTime` (first element of a step). */
   open(eventTime: number): void;

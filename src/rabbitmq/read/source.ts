@@ -41,6 +41,7 @@ export interface SourceReconnectOptions {
   readonly maxDelayMs?: number;
 }
 
+/** The options of a RabbitMQ source: the connection, how nodes are reached, flow, reconnection and single active consumer. */
 export interface RabbitSourceOptions {
   /**
    * Where the broker is (rabbitmq-stream-js-client's connection settings): on a cluster, any

@@ -36,6 +36,7 @@ import type { NodeAddress } from '../cluster/stream-members.js';
 import { producerHasPublished } from './target-history.js';
 import { lookUpResult } from './result-lookup.js';
 
+/** The options of `rabbit.target(stream, options)`: the producer name, and how writes are paced and confirmed. */
 export interface TargetOptions {
   /** Producer name: the broker deduplicates on it. Stable across restarts, unique per target. */
   readonly producer: string;

@@ -5,19 +5,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
+import { entryPoints } from '../../../scripts/api/api-surface.js';
 
 export const ROOT = resolve(import.meta.dirname, '../../..');
 
 /** The entry points a block may import, as the package's `exports` name them. */
-export const ENTRY_POINTS: Readonly<Record<string, string>> = {
-  'stream-windows': 'src/index.ts',
-  'stream-windows/memory': 'src/memory/index.ts',
-  'stream-windows/rabbitmq': 'src/rabbitmq/index.ts',
-  'stream-windows/metrics': 'src/metrics/index.ts',
-  'stream-windows/postgres': 'src/postgres/index.ts',
-  'stream-windows/pglite': 'src/pglite/index.ts',
-  'stream-windows/cli': 'src/cli/index.ts',
-};
+export const ENTRY_POINTS: Readonly<Record<string, string>> = Object.fromEntries(
+  entryPoints(ROOT).map((entry) => [entry.specifier, entry.source]),
+);
 
 /**
  * 'program': a complete module; 'fragment': compiled with its context (`fragmentModule`);
