@@ -32,41 +32,16 @@ export default tseslint.config(
   },
   // The JavaScript config files (this one, stryker's, test support .mjs) are not in a tsconfig.
   { files: ['**/*.js', '**/*.mjs'], extends: [tseslint.configs.disableTypeChecked] },
-  // TEMPORARY: these folders are being restructured elsewhere (issue 18); the type-aware rules
-  // they still fail are off here only.
-  // second pass after the structure merge
-  {
-    files: ['src/engine/**', 'src/dsl/**', 'src/windows/**', 'src/rabbitmq/**'],
-    rules: {
-      '@typescript-eslint/no-meaningless-void-operator': 'off',
-      '@typescript-eslint/no-unnecessary-condition': 'off',
-      '@typescript-eslint/no-unnecessary-type-assertion': 'off',
-      '@typescript-eslint/unbound-method': 'off',
-    },
-  },
-  // second pass after the structure merge
+  // TEMPORARY (second pass): vitest types its asymmetric matchers (expect.any,
+  // expect.stringMatching, expect.objectContaining) as any, so using one inside an expected
+  // value fails these three rules. Left: no-unsafe-assignment 25, no-unsafe-argument 2,
+  // no-unsafe-return 1, all from those matchers in 11 files.
   {
     files: ['test/**'],
     rules: {
-      '@typescript-eslint/await-thenable': 'off',
-      '@typescript-eslint/no-confusing-void-expression': 'off',
-      '@typescript-eslint/no-deprecated': 'off',
-      '@typescript-eslint/no-meaningless-void-operator': 'off',
-      '@typescript-eslint/no-misused-promises': 'off',
-      '@typescript-eslint/no-misused-spread': 'off',
-      '@typescript-eslint/no-unnecessary-condition': 'off',
-      '@typescript-eslint/no-unnecessary-type-arguments': 'off',
-      '@typescript-eslint/no-unnecessary-type-assertion': 'off',
-      '@typescript-eslint/no-unnecessary-type-parameters': 'off',
       '@typescript-eslint/no-unsafe-argument': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',
-      '@typescript-eslint/no-unsafe-class-instance-assignment': 'off',
-      '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-return': 'off',
-      '@typescript-eslint/prefer-promise-reject-errors': 'off',
-      '@typescript-eslint/require-await': 'off',
-      '@typescript-eslint/unbound-method': 'off',
-      '@typescript-eslint/use-unknown-in-catch-callback-variable': 'off',
     },
   },
 );

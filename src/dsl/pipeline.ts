@@ -408,6 +408,7 @@ export class PipelineBuilder<T> {
    * only, 'side' puts its value in the late section of the open step's result.
    */
   late(policy: LatePolicy): PipelineBuilder<T> {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a JavaScript caller may pass anything
     if (policy !== 'include' && policy !== 'drop' && policy !== 'side') {
       throw new ConfigError('late policy', "must be 'include', 'drop' or 'side'", policy);
     }
@@ -422,6 +423,7 @@ export class PipelineBuilder<T> {
    * up to `maxDeadLetters` per step.
    */
   onError(policy: ErrorPolicy, options?: DeadLetterOptions): PipelineBuilder<T> {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a JavaScript caller may pass anything
     if (policy !== 'stop' && policy !== 'dead-letter') {
       throw new ConfigError('error policy', "must be 'stop' or 'dead-letter'", policy);
     }
@@ -458,6 +460,8 @@ export class PipelineBuilder<T> {
   /** A full aggregate function: `init`, `add` and `result`, all pure. */
   aggregate<A, R>(aggregator: Aggregator<T, A, R>): AggregationBuilder<T, A, R> {
     for (const name of ['init', 'add', 'result'] as const) {
+      // A JavaScript caller may pass anything; the method is only checked here, not called.
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition, @typescript-eslint/unbound-method
       requireFunction(`aggregate ${name}`, aggregator?.[name]);
     }
     return new AggregationBuilder(this.checked(), aggregator);
@@ -655,9 +659,11 @@ export class AggregationBuilder<T, A, R> {
     const { pack = 'single', format = 'msgpack', encode, route } = options;
     const { allowDefinitionChange = false } = options;
     const maxInFlight = options.maxInFlight ?? (superStream ? 1 : 32);
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a JavaScript caller may pass anything
     if (pack !== 'sections' && pack !== 'batch' && pack !== 'single') {
       throw new ConfigError('pack', "must be 'sections', 'batch' or 'single'", pack);
     }
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a JavaScript caller may pass anything
     if (format !== 'msgpack' && format !== 'json') {
       throw new ConfigError('format', "must be 'msgpack' or 'json'", format);
     }
@@ -883,6 +889,7 @@ function flushSettings(
   idleMs: number | undefined;
 } {
   if (flush === undefined) return { caughtUp: false, idleMs: undefined };
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a JavaScript caller may pass anything
   if (typeof flush !== 'object' || flush === null) {
     throw new ConfigError('flush', 'must be an object { caughtUp?, idleMs?, oneInstance? }', flush);
   }

@@ -63,8 +63,12 @@ export class RunLoop<T, A, R> {
   private zeroWasStored: Promise<boolean> | undefined;
   /** The read under way, kept across an idle flush: the chunk it brings is the next one. */
   private pending: Promise<IteratorResult<SourceChunk, void>> | undefined;
-  private readonly countResult = (): void => void this.counters.results++;
-  private readonly countDuplicate = (): void => void this.counters.duplicates++;
+  private readonly countResult = (): void => {
+    this.counters.results++;
+  };
+  private readonly countDuplicate = (): void => {
+    this.counters.duplicates++;
+  };
 
   constructor(
     private readonly job: LoopJob<T, A, R>,
@@ -106,6 +110,8 @@ export class RunLoop<T, A, R> {
         const next =
           idleMs !== undefined && processor.canFlush ? await orIdle(read, idleMs) : await read;
         if (next === IDLE) {
+          // TypeScript keeps the narrowing from before the awaits above, which may have aborted it.
+          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
           if (signal.aborted) break; // stopped while the timer ran: nothing more is decided
           processor.flush();
           await this.publishReady(performance.now());

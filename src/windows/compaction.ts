@@ -62,7 +62,8 @@ const TUMBLING_ONLY = ['offset', 'timeZone', 'weekStartsOn'] as const;
  */
 export function compaction(options: CompactionOptions): CompactionSpec {
   // Read loosely: callers from JavaScript (or with casts) can pass any shape.
-  const given = (typeof options === 'object' && options !== null ? options : {}) as Readonly<
+  const raw: unknown = options;
+  const given = (typeof raw === 'object' && raw !== null ? raw : {}) as Readonly<
     Record<string, unknown>
   >;
   const chosen = (['count', 'every', 'gap'] as const).filter((key) => given[key] !== undefined);
@@ -71,12 +72,7 @@ export function compaction(options: CompactionOptions): CompactionSpec {
   }
   if (chosen[0] === 'every') {
     return new CompactionSpec(
-      tumblingSpec(
-        given.every as Duration,
-        given as TumblingOptions,
-        'compaction every',
-        'compaction',
-      ),
+      tumblingSpec(given.every as Duration, given, 'compaction every', 'compaction'),
     );
   }
   for (const key of TUMBLING_ONLY) {

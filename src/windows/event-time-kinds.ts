@@ -28,8 +28,7 @@ export type WindowAssignment = {
 
 /** The kind an assignment's `type` names. */
 function kindOf(assignment: WindowAssignment): WindowKind<WindowAssignment> {
-  // Each entry takes the assignment its key names, which TypeScript cannot follow by index.
-  return KINDS[assignment.type] as WindowKind<WindowAssignment>;
+  return KINDS[assignment.type];
 }
 
 /** The windows of an assignment's kind, for one run of a job. */

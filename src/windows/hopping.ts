@@ -71,7 +71,7 @@ export function hopping(size: Duration, advance: Duration, options: HoppingOptio
       advance,
     );
   }
-  const grace = parseGrace('hopping grace', options?.grace);
+  const grace = parseGrace('hopping grace', options.grace);
   const offset = parseDuration('hopping offset', options.offset ?? 0, 'non-negative');
   if (offset >= advanceMs) {
     throw new ConfigError(

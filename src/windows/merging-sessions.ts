@@ -87,10 +87,12 @@ class MergingSessions<T, A> implements EventTimeWindows<T, A> {
   }
 
   private merge(first: A, second: A): A {
-    const { merge } = this.context.aggregator;
+    const { aggregator } = this.context;
     // The pipeline refuses merging windows without `merge`; this guards direct use.
-    if (merge === undefined) throw new TypeError('session windows need the aggregate to merge');
-    return merge(first, second);
+    if (aggregator.merge === undefined) {
+      throw new TypeError('session windows need the aggregate to merge');
+    }
+    return aggregator.merge(first, second);
   }
 
   closeDue(into: OpenWindow<A>[]): void {

@@ -245,6 +245,7 @@ describe('event-time windows on RabbitMQ through crashes', () => {
         }),
         // Each run costs about a second of broker work: a failure stops shrinking in time to
         // be reported with the smallest case found by then.
+        // eslint-disable-next-line @typescript-eslint/no-deprecated -- still supported; the plugin form is a separate change
         { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS },
       );
       // Cut short by the time limit, a property passes on the runs it made: enough of them.

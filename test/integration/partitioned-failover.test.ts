@@ -150,7 +150,10 @@ class Instance {
       this.last.push(`${Date.now() - this.began}${this.killed ? ' (after the kill)' : ''} ${text}`);
       if (this.last.length > KEPT_LINES) this.last.shift();
       if (this.killed) return; // read after the kill: stale
-      if (text === 'ready') return ready();
+      if (text === 'ready') {
+        ready();
+        return;
+      }
       const [line, partition] = text.split(' ') as [Line, string];
       if (line === 'active') this.active.add(Number(partition));
       if (line === 'inactive') this.active.delete(Number(partition));

@@ -32,6 +32,7 @@ async function terminate(pid: number): Promise<void> {
 }
 
 async function backendPid(tx: {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names its rows' type, as pg's query<R>
   query<R>(sql: string): Promise<{ rows: readonly R[] }>;
 }): Promise<number> {
   const { rows } = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');

@@ -17,8 +17,11 @@ if (url === undefined) throw new Error('usage: postgres-restart-child.ts URL');
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 const step = async (expected: string): Promise<void> => {
-  const { value } = await lines.next();
-  if (value !== expected) throw new Error(`expected '${expected}' from the parent, got '${value}'`);
+  const next = await lines.next();
+  const value = next.done === true ? undefined : next.value;
+  if (value !== expected) {
+    throw new Error(`expected '${expected}' from the parent, got '${String(value)}'`);
+  }
 };
 const sink = postgres({ connectionString: url, connectionTimeoutMillis: 5_000 });
 const apply = (n: number) =>

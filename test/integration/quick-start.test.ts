@@ -26,6 +26,8 @@ beforeAll(async () => {
 }, 300_000); // npm pack builds the package first (tsc)
 
 afterAll(async () => {
+  // Unset when beforeAll failed before making it.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
   if (folder !== undefined) await rm(folder, { recursive: true, force: true });
 });
 

@@ -13,6 +13,7 @@ describe('a connection to the broker', () => {
   });
 
   it('has Nagle turned off on its socket before any handshake frame came back', async () => {
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- called with .call on its socket
     const original = Socket.prototype.setNoDelay;
     const calls: { socket: Socket; noDelay: boolean | undefined; bytesRead: number }[] = [];
     vi.spyOn(Socket.prototype, 'setNoDelay').mockImplementation(function (

@@ -52,8 +52,8 @@ function startChild(...args: string[]): ChildRun {
 }
 
 async function nextLine(run: ChildRun): Promise<string | undefined> {
-  const { value, done } = await run.lines.next();
-  return done === true ? undefined : value;
+  const next = await run.lines.next();
+  return next.done === true ? undefined : next.value;
 }
 
 describe('a process using RabbitMQ', () => {

@@ -45,7 +45,7 @@ async function bodies(stream: string): Promise<unknown[]> {
   return (await readAll(real.rabbit, stream)).map((bytes) => {
     const { body } = decodeMessage(bytes);
     if (body?.type !== 'data') throw new Error('not a data section');
-    return JSON.parse(Buffer.from(body.sections[0] ?? []).toString('utf8'));
+    return JSON.parse(Buffer.from(body.sections[0] ?? []).toString('utf8')) as unknown;
   });
 }
 

@@ -84,6 +84,8 @@ describe('a job whose target stream is restarted while it publishes', () => {
     const running = readingsPartitionJob(real.rabbit.source(source), paced)
       .run({ untilCaughtUp: true })
       .finally(() => (done = true));
+    // The job's finally sets `done`, which TypeScript cannot see.
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- see above */
     while (!done && restarts < RESTARTS) {
       // Once the job is publishing (past the previous restart's results), restart again.
       while (!done && paced.handed <= restarts * RESULTS_PER_RESTART + 200) {
@@ -93,6 +95,7 @@ describe('a job whose target stream is restarted while it publishes', () => {
       await restartStream(restarted);
       restarts++;
     }
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     const summary = await running;
     await target.close();
     console.log(

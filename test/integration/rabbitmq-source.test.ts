@@ -164,9 +164,9 @@ describe('rabbitSource', () => {
     let asked = 0;
     const secondReading = (async () => {
       const source = rabbitSource(stream, { connection: params, singleActive: group });
-      const resumePoint = async (): Promise<bigint> => {
+      const resumePoint = (): Promise<bigint> => {
         asked++;
-        return 6n;
+        return Promise.resolve(6n);
       };
       for await (const chunk of source.read(resumePoint, second.signal)) {
         secondChunks.push(chunk);

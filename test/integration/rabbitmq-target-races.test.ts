@@ -15,7 +15,7 @@ const message = (text: string) => [sourceMessage(text)];
 const settle = (publish: Promise<void>) =>
   publish.then(
     () => 'confirmed',
-    (error: PublishError) => (error.retriable ? 'retriable' : 'final'),
+    (error: unknown) => ((error as PublishError).retriable ? 'retriable' : 'final'),
   );
 
 describe('a RabbitMQ target under races', () => {
@@ -24,6 +24,7 @@ describe('a RabbitMQ target under races', () => {
     const target = real.rabbit.target(stream, { producer: `p-${randomUUID()}`, maxInFlight: 2 });
     await target.publish(0n, message('warm'));
     // The network loses the bytes of publishes 1 and 2, as a cut link does.
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- called with .call on its connection
     const send = Connection.prototype.send;
     const swallow = vi.spyOn(Connection.prototype, 'send').mockImplementation(function (
       this: Connection,

@@ -296,7 +296,7 @@ describe('the stock publisher of rabbitmq-stream-js-client 1.0.0 (gaps worked ar
   });
 
   it('mis-parses publish errors, which parsePublishErrors reads right (publish-errors.ts)', async () => {
-    const stream = await newStream();
+    await newStream();
     const connection = await Connection.connect(
       { ...params, connectionId: randomUUID() },
       silentLogger,
@@ -316,7 +316,6 @@ describe('the stock publisher of rabbitmq-stream-js-client 1.0.0 (gaps worked ar
       errors: [{ publishingId: 42n, code: 0x12 }],
     });
     await connection.close();
-    void stream;
   });
 });
 

@@ -75,6 +75,8 @@ describe('a database sink into PostgreSQL', () => {
     // 40 rounds, 150 ms apart: then the sink finishes undisturbed, however slow the machine
     // (a transaction slower than the interval would otherwise never commit).
     const terminating = (async () => {
+      // The sink's finally sets it, which TypeScript cannot see.
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
       for (let round = 0; round < 40 && running; round++) {
         await new Promise((resolve) => setTimeout(resolve, 150));
         const rows = await db.query<{ ended: boolean }>(

@@ -3,7 +3,7 @@
 // database sink among them) sees the gap on the embedded pair too.
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonMessage, type Source, type SourceChunk } from '../../src/index.js';
+import { jsonMessage, type Source } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
 import { pglite } from '../../src/pglite/index.js';
 import { databaseSink } from '../../src/sink/database-sink.js';
@@ -28,27 +28,28 @@ interface Broker {
   readonly name: string;
   stream(): Promise<{
     source: Source;
-    write(count: number): Promise<void>;
-    store(reference: string, offset: bigint): Promise<void>;
+    write: (count: number) => Promise<void>;
+    store: (reference: string, offset: bigint) => Promise<void>;
   }>;
 }
 
 const embedded: Broker = {
   name: 'embedded',
-  async stream() {
+  stream() {
     const broker = new MemoryBroker();
     broker.createStream('s');
     const source = broker.source('s');
-    return {
+    return Promise.resolve({
       source,
       store: (reference, offset) => source.storeOffset(reference, offset),
-      write: async (count) => {
+      write: (count) => {
         broker.append(
           's',
           Array.from({ length: count }, (_, v) => jsonMessage({ v })),
         );
+        return Promise.resolve();
       },
-    };
+    });
   },
 };
 
@@ -75,7 +76,7 @@ async function offsetsRead(source: Source): Promise<bigint[]> {
   const end = await source.endOffset();
   const offsets: bigint[] = [];
   const reading = new AbortController();
-  for await (const chunk of source.read('first', reading.signal) as AsyncIterable<SourceChunk>) {
+  for await (const chunk of source.read('first', reading.signal)) {
     for (let i = 0; i < chunk.count; i++) offsets.push(chunk.firstOffset + BigInt(i));
     if (chunk.firstOffset + BigInt(chunk.count) >= end) break;
   }

@@ -268,6 +268,7 @@ describe('event times at the edges of the range', () => {
     async () => {
       const coverage = new Coverage('event times at the edges of the range');
       const created: [number, number][] = [];
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- called with .call on its instance
       const create = KeyedWindows.prototype.create;
       vi.spyOn(KeyedWindows.prototype, 'create').mockImplementation(function (
         this: KeyedWindows<unknown>,

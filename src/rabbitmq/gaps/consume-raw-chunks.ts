@@ -87,6 +87,8 @@ export function routeDeliverFrames(
     // The client's listener also feeds its heartbeat idle detection, which closes a
     // connection that neither sent nor received for two intervals: a consumer that only
     // receives Deliver frames must still count as receiving.
+    // The push above runs the listener that sets it, which TypeScript cannot see.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
     if (!forwarded) toClient(EMPTY);
   };
   net.on('data', (data: Buffer) => {

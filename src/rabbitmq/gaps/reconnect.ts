@@ -302,6 +302,8 @@ export class ReconnectingConnection {
       try {
         live = await this.connectOnce();
       } catch (error) {
+        // TypeScript keeps the loop top's narrowing; close() may have run during the await.
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
         if (this.closed) throw this.gaveUp('aborted', started);
         this.failures++;
         this.lastError = describe(error);
@@ -316,6 +318,7 @@ export class ReconnectingConnection {
         await sleep(delayMs, undefined, { signal: this.closing.signal }).catch(() => undefined);
         continue;
       }
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- as in the catch
       if (this.closed) {
         abandon(live.connection);
         throw this.gaveUp('aborted', started);

@@ -183,6 +183,8 @@ export class RabbitSource implements Source {
         await this.backoff(error, failures, next, signal);
         continue;
       }
+      // TypeScript keeps the narrowing from before the awaits above, which may have aborted it.
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
       if (signal.aborted) {
         // Aborted while connecting: the listener below would never fire.
         await subscription.close();

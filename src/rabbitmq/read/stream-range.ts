@@ -43,6 +43,8 @@ export async function readRange(
     throw new SourceError(
       source.stream,
       true,
+      // The timer above sets it, which TypeScript cannot see.
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
       timedOut
         ? `no message arrived within ${timeoutMs} ms`
         : `the read ended before offset ${until}`,

@@ -127,7 +127,7 @@ describe('filter and map before windowing', () => {
       })
       .run({ untilCaughtUp: true });
 
-    expect(userWrites(broker).map((w) => JSON.parse(w.bodies[0] ?? ''))).toEqual([
+    expect(userWrites(broker).map((w) => JSON.parse(w.bodies[0] ?? '') as unknown)).toEqual([
       [
         { start: T0 + 3_600_000, end: T0 + 7_200_000 },
         [
@@ -164,7 +164,7 @@ describe('filter and map before windowing', () => {
         .reduce((sum, r) => sum + r.value, 0)
         .to(target(broker), { encode: counts })
         .run({ untilCaughtUp: true });
-      expect(userWrites(broker).map((w) => JSON.parse(w.bodies[0] ?? ''))).toEqual([
+      expect(userWrites(broker).map((w) => JSON.parse(w.bodies[0] ?? '') as unknown)).toEqual([
         { offsets: '0..0', messages: 1, filtered: 0, dead: [stage], outputs: [] },
         { offsets: '1..1', messages: 1, filtered: 0, dead: [], outputs: [[null, 1, 2]] },
       ]);

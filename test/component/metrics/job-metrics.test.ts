@@ -341,7 +341,9 @@ describe('the Prometheus metrics of a job', () => {
     const lag = 'stream_windows_source_lag_messages{target="target",producer="p"}';
     let atStart: Promise<Map<string, number>> | undefined;
     // Scraped when the job has its resume point and has read nothing yet.
-    job.on('started', () => (atStart ??= scrape(registry)));
+    job.on('started', () => {
+      atStart ??= scrape(registry);
+    });
     await job.run({ untilCaughtUp: true });
     expect((await atStart)?.get(lag)).toBe(6);
   });

@@ -167,6 +167,7 @@ describe('a partitioned job upgraded from the former derived producer names', ()
       .reduce((sum, order) => sum + order.amount, 0)
       .toPartitions(
         (partition) => {
+          // eslint-disable-next-line @typescript-eslint/unbound-method -- dropped, never called
           const { lastPublishingIdOf: _, ...target } = forwarding(
             broker.target('rollups', { producer: partition.producer }),
           );

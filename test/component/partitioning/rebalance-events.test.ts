@@ -37,7 +37,7 @@ async function valueOf(
 }
 
 /** Resolves once `check` holds, checked every 5 ms; fails after 10 s. */
-async function eventually(check: () => Promise<boolean>): Promise<void> {
+async function eventually(check: () => boolean | Promise<boolean>): Promise<void> {
   const deadline = performance.now() + 10_000;
   while (!(await check())) {
     if (performance.now() > deadline) throw new Error('gave up waiting after 10 s');
@@ -82,13 +82,16 @@ describe('a rebalance, as the job tells it', () => {
     const told = (name: string) => order.some((entry) => Array.isArray(entry) && entry[0] === name);
     const stop = new AbortController();
     const running = job.run({ signal: stop.signal });
-    await eventually(async () => order.includes('publish'));
+    await eventually(() => order.includes('publish'));
     // A second member takes partition 1 (1 rem 2): the job is told to step down at once.
-    const other = broker.singleActive(partition, { name: 'job', resumeFrom: async () => 'first' });
-    await eventually(async () => told('stepDown'));
+    const other = broker.singleActive(partition, {
+      name: 'job',
+      resumeFrom: () => Promise.resolve('first' as const),
+    });
+    await eventually(() => told('stepDown'));
     expect(told('deactivated')).toBe(false);
     release();
-    await eventually(async () => told('deactivated') && order.length === 7);
+    await eventually(() => told('deactivated') && order.length === 7);
     const group = { stream: partition, group: 'job' };
     expect(order).toEqual([
       ['standby', group],

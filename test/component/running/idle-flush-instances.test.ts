@@ -44,8 +44,11 @@ function run(jobOf: JobOf, steps: readonly Step[], instances: 1 | 2) {
   const world: FlushWorld = {
     source: () => broker.source('source', { singleActive: { name: GROUP } }),
     target: (producer) => broker.target('target', { producer }),
-    append: async (reading) => void broker.append('source', [jsonMessage(reading)]),
-    stored: async () => broker.messages('target').map((m) => m.bytes),
+    append: (reading) => {
+      broker.append('source', [jsonMessage(reading)]);
+      return Promise.resolve();
+    },
+    stored: () => Promise.resolve(broker.messages('target').map((m) => m.bytes)),
   };
   return runInstances(world, jobOf, steps, { instances, idleMs: 10 });
 }

@@ -217,6 +217,7 @@ describe('the events of a job', () => {
     const source = memory.source('source');
     let asked = 0;
     const counting = {
+      // eslint-disable-next-line @typescript-eslint/no-misused-spread -- its fields; its methods are bound below
       ...source,
       stream: source.stream,
       read: source.read.bind(source),

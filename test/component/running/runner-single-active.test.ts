@@ -66,7 +66,10 @@ describe('a job reading as a single active consumer', () => {
     const run = job.run({ signal: stop.signal });
     await next<unknown>((l) => job.on('published', l));
     // A second member takes partition 1 (1 rem 2); the job steps down and waits, passive.
-    const other = broker.singleActive(partition, { name: 'job', resumeFrom: async () => 'first' });
+    const other = broker.singleActive(partition, {
+      name: 'job',
+      resumeFrom: () => Promise.resolve('first' as const),
+    });
     const deactivated = await next<{ stream: string; nextOffset: bigint | undefined }>((l) =>
       job.on('deactivated', l),
     );

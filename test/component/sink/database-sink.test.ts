@@ -379,7 +379,10 @@ describe('databaseSink: bad input and database errors', () => {
       `sink '${table}' resumes from its checkpoint on 'in' in 2 ms`,
     ]);
     expect(
-      retries.map((r) => [(r.error as SinkError).retriable, (r.error as SinkError).firstOffset]),
+      retries.map((r) => {
+        const { retriable, firstOffset } = r.error as Error & Partial<SinkError>;
+        return [retriable, firstOffset];
+      }),
     ).toEqual([
       [true, 2n],
       [true, 2n],
@@ -515,7 +518,13 @@ describe('databaseSink: running', () => {
     const inner = pglite(db);
     const sink = sinkInto(table, {
       source: broker.source('in'),
-      database: { ...inner, close: async () => void closed++ },
+      database: {
+        ...inner,
+        close: () => {
+          closed++;
+          return Promise.resolve();
+        },
+      },
     });
     const stopped = collect(sink, 'stopped');
     const run = sink.run();
@@ -547,7 +556,7 @@ describe('databaseSink: running', () => {
       name: 's',
       source: broker.source('in'),
       database: pglite(db),
-      into: eachBatch({ apply: async () => undefined }),
+      into: eachBatch({ apply: () => Promise.resolve() }),
     };
     expect(() => databaseSink({ ...base, name: '' })).toThrow(/^name must be a non-empty string/);
     expect(() => databaseSink({ ...base, maxBatchMessages: 0 })).toThrow(ConfigError);
@@ -568,7 +577,7 @@ describe('databaseSink: running', () => {
       source: broker.source('in'),
       database: pglite(db),
       checkpointTable: 'Odd "Name"; DROP TABLE x',
-      into: eachBatch({ apply: async () => undefined }),
+      into: eachBatch({ apply: () => Promise.resolve() }),
     });
     await sink.run({ untilCaughtUp: true });
     expect(

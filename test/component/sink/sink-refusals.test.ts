@@ -156,7 +156,8 @@ describe('databaseSink: errors outside a batch', () => {
   it('ends maxRetries after a source error with a SinkError at stage retries', async () => {
     const failing: Source = {
       stream: 'flaky',
-      // eslint-disable-next-line require-yield
+      // A read that fails at its first pull.
+      // eslint-disable-next-line require-yield, @typescript-eslint/require-await
       async *read(): AsyncIterable<SourceChunk> {
         throw new SourceError('flaky', true, 'connection lost', 0n);
       },

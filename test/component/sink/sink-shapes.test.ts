@@ -202,10 +202,11 @@ describe('windowOutputs', () => {
       database: pglite(db),
       into: eachBatch<DecodedResult<{ total: number }>>({
         decode: 'result',
-        apply: async (_tx, batch) => {
+        apply: (_tx, batch) => {
           for (const m of batch.messages) {
             for (const o of m.value.outputs) seen.push(`${String(o.key)}:${o.value.total}`);
           }
+          return Promise.resolve();
         },
       }),
     }).run({ untilCaughtUp: true });
@@ -249,7 +250,7 @@ describe('windowOutputs', () => {
       name: fresh('one_value'),
       source: broker.source('target'),
       database: pglite(db),
-      into: eachBatch({ apply: async () => undefined }),
+      into: eachBatch({ apply: () => Promise.resolve() }),
     })
       .run({ untilCaughtUp: true })
       .catch((e: unknown) => e);

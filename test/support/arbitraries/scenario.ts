@@ -199,7 +199,7 @@ export function buildPartitionedJob(
   source: PartitionedSource,
   target: (partition: Partition) => Target,
   name: string,
-): PartitionedRunner<Event, unknown, unknown> {
+): PartitionedRunner<Event> {
   const { steps, output } = scenarioSteps(spec, source, {});
   return steps.toPartitions(target, { ...output, name });
 }

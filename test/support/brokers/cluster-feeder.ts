@@ -21,6 +21,8 @@ export function feeder(rabbit: RabbitMQ, stream: string) {
   let appended = 0;
   let failures = 0;
   const done = (async () => {
+    // stop() sets it, which TypeScript cannot see.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
     while (!stopped) {
       try {
         const i = appended;

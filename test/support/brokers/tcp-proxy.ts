@@ -137,7 +137,7 @@ export async function startProxy(
       await Promise.all(
         clients.map((client) =>
           client.destroyed
-            ? undefined
+            ? Promise.resolve()
             : new Promise<void>((resolve) => client.once('close', () => resolve())),
         ),
       );

@@ -2,6 +2,7 @@
 // them to read a stream from its first offset, for tests of what they receive of a target.
 import { createRequire } from 'node:module';
 import { connect as connectAmqp091 } from 'amqplib';
+import { asPromise } from '../../../src/common/as-promise.js';
 import { parseStreamUrl } from '../../../src/rabbitmq/connection-url.js';
 
 /** What a client received of one message, in the terms both protocols share. */
@@ -95,36 +96,41 @@ const rhea = createRequire(import.meta.url)('rhea') as {
 export function readWithRhea(streamUrl: string, stream: string, count: number) {
   const { host, port } = amqpEndpoint(streamUrl);
   const { username, password } = parseStreamUrl(streamUrl);
-  return collect(count, async (push, fail) => {
-    const container = rhea.create_container();
-    // Any error rhea has no handler for (a session or link refused, a lost connection).
-    container.on('error', fail);
-    const connection = container.connect({
-      host,
-      port,
-      username,
-      password,
-      hostname: 'vhost:/',
-      reconnect: false,
-    });
-    const receiver = connection.open_receiver({
-      source: { address: `/queues/${stream}`, filter: { 'rabbitmq:stream-offset-spec': 'first' } },
-      credit_window: 500,
-    });
-    receiver.on('message', ({ message }: { message: RheaMessage }) => {
-      const { content } = message.body;
-      push({
-        offset: Number(message.message_annotations?.['x-stream-offset']),
-        body: Array.isArray(content) ? content : [content],
-        contentType: message.content_type,
-        properties: message.application_properties ?? {},
+  return collect(count, (push, fail) =>
+    asPromise(() => {
+      const container = rhea.create_container();
+      // Any error rhea has no handler for (a session or link refused, a lost connection).
+      container.on('error', fail);
+      const connection = container.connect({
+        host,
+        port,
+        username,
+        password,
+        hostname: 'vhost:/',
+        reconnect: false,
       });
-    });
-    return () => {
-      connection.close();
-      return Promise.resolve();
-    };
-  });
+      const receiver = connection.open_receiver({
+        source: {
+          address: `/queues/${stream}`,
+          filter: { 'rabbitmq:stream-offset-spec': 'first' },
+        },
+        credit_window: 500,
+      });
+      receiver.on('message', ({ message }: { message: RheaMessage }) => {
+        const { content } = message.body;
+        push({
+          offset: Number(message.message_annotations?.['x-stream-offset']),
+          body: Array.isArray(content) ? content : [content],
+          contentType: message.content_type,
+          properties: message.application_properties ?? {},
+        });
+      });
+      return () => {
+        connection.close();
+        return Promise.resolve();
+      };
+    }),
+  );
 }
 
 /** AMQP 0-9-1 (amqplib): prefetch 500, `x-stream-offset: first`, manual acks. */

@@ -89,7 +89,10 @@ export function whenPublished(
   predicate: () => boolean,
 ): Promise<void> {
   return new Promise((resolve) => {
-    if (predicate()) return resolve();
+    if (predicate()) {
+      resolve();
+      return;
+    }
     const offs = jobs.map((job) =>
       job.on('published', () => {
         if (!predicate()) return;

@@ -118,7 +118,7 @@ describe('sinkStatus', () => {
       name: 'counted',
       source: broker.source('source'),
       database: pglite(db),
-      into: eachBatch({ apply: async () => undefined }),
+      into: eachBatch({ apply: () => Promise.resolve() }),
     });
     await sink.run({ untilCaughtUp: true });
     append(2, 7_000);

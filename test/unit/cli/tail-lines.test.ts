@@ -56,7 +56,9 @@ const stepWindow = {
 describe('tail --json lines', () => {
   it('should give one line per output, late value and dead letter, in that order, in every packing', () => {
     for (const pack of ['sections', 'single'] as const) {
-      const lines = tailLines(readBack(step, pack)).map((line) => JSON.parse(toJson(line)));
+      const lines = tailLines(readBack(step, pack)).map(
+        (line) => JSON.parse(toJson(line)) as unknown,
+      );
       expect(lines).toEqual([
         {
           kind: 'output',
@@ -64,6 +66,7 @@ describe('tail --json lines', () => {
           window: stepWindow,
           key: 'a',
           count: 3,
+          // eslint-disable-next-line @typescript-eslint/no-deprecated -- a key of the data, not String.prototype.big
           value: { sum: 12, big: '9223372036854775808' },
           final: true,
           continues: false,

@@ -61,7 +61,8 @@ describe('the codes of errors', () => {
     Object.entries(entry).filter(
       ([, value]) =>
         typeof value === 'function' &&
-        (value === main.StreamWindowsError || value.prototype instanceof main.StreamWindowsError),
+        (value === main.StreamWindowsError ||
+          (value as { prototype: unknown }).prototype instanceof main.StreamWindowsError),
     ),
   );
 

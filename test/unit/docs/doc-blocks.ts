@@ -201,7 +201,9 @@ export function compileBlocks(blocks: readonly DocBlock[]): BlockDiagnostic[] {
     virtual.set(join(ROOT, '.doc-blocks', `block-${index}.mts`), { block, text });
   });
   const host = ts.createCompilerHost(options);
-  const { fileExists, readFile, getSourceFile } = host;
+  const fileExists = host.fileExists.bind(host);
+  const readFile = host.readFile.bind(host);
+  const getSourceFile = host.getSourceFile.bind(host);
   host.fileExists = (name) => virtual.has(name) || fileExists.call(host, name);
   host.readFile = (name) => virtual.get(name)?.text ?? readFile.call(host, name);
   host.getSourceFile = (name, version, onError, create) => {

@@ -35,7 +35,10 @@ describe("the embedded broker's single active source", () => {
     const iterator = source.read('first', stop.signal)[Symbol.asyncIterator]();
     await iterator.next();
     const member = source.groupMember;
-    const other = broker.singleActive(stream, { name: 'job', resumeFrom: async () => 'first' });
+    const other = broker.singleActive(stream, {
+      name: 'job',
+      resumeFrom: () => Promise.resolve('first' as const),
+    });
     await expect(iterator.next()).rejects.toThrow(new SourceDeactivatedError(stream, 'job', 2n));
     await settle();
     expect(broker.consumerGroup(stream, 'job')).toMatchObject({ deactivating: member });

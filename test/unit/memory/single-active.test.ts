@@ -248,6 +248,7 @@ describe('single active consumer groups on super-stream partitions', () => {
     const instances = new Instances(broker);
     const [, stream] = partitions as [string, string, string];
     const [failing] = instances.join('A', [stream], {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a JavaScript caller may reject with anything
       resumeFrom: () => Promise.reject(undefined),
     }) as [SingleActiveMember];
     await settle();

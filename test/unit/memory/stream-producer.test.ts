@@ -19,7 +19,7 @@ function bodies(broker: MemoryBroker): unknown[] {
   return broker.messages('in').map((m) => {
     const body = decodeMessage(m.bytes).body;
     if (body?.type !== 'data') throw new Error('not a data section');
-    return JSON.parse(Buffer.from(body.sections[0] ?? []).toString('utf8'));
+    return JSON.parse(Buffer.from(body.sections[0] ?? []).toString('utf8')) as unknown;
   });
 }
 

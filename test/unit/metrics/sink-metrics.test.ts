@@ -32,7 +32,7 @@ function sinkOn(broker: MemoryBroker, name: string, database = pglite(db)) {
     maxBatchMessages: 2,
     maxBatchDelayMs: 0,
     retryDelayMs: 1,
-    into: eachBatch({ apply: async () => undefined }),
+    into: eachBatch({ apply: () => Promise.resolve() }),
   });
 }
 

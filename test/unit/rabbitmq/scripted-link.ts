@@ -208,6 +208,7 @@ function entryIds(frame: Buffer): bigint[] {
 }
 
 /** A response as the client decodes one; `sequence` is read by resume-point queries only. */
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the response it stands for
 function response<T extends Response>(code: number, sequence = 0n): T {
   const decoded: Response & { sequence: bigint } = {
     code,

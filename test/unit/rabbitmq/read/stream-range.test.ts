@@ -59,7 +59,9 @@ describe('reading a range of a target stream', () => {
 
   it('fails with a retriable SourceError naming the offset when no chunk comes within the timeout', async () => {
     const { source, reads } = fakeSource('silent');
-    const error: unknown = await readRange(source, 7n, 20n, 50, () => false).catch((e) => e);
+    const error: unknown = await readRange(source, 7n, 20n, 50, () => false).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(SourceError);
     expect(error).toMatchObject({ stream: 'results', offset: 7n, retriable: true });
     expect((error as Error).message).toContain('no message arrived within 50 ms');

@@ -9,7 +9,7 @@ import {
   StreamWindowsError,
 } from '../../../../src/common/errors.js';
 
-const failure = vi.hoisted(() => ({ error: undefined as unknown }));
+const failure = vi.hoisted((): { error: unknown } => ({ error: undefined }));
 vi.mock('../../../../src/rabbitmq/gaps/handshake.js', () => ({
   openConnection: () => Promise.reject(failure.error),
 }));

@@ -15,7 +15,7 @@ import { ScriptedLink, scriptedTarget } from '../scripted-link.js';
 function jobAsking(link: ScriptedLink) {
   const broker = new MemoryBroker();
   broker.createStream('in');
-  return aggregate<unknown>(broker.source('in'))
+  return aggregate(broker.source('in'))
     .count(1)
     .reduce((n) => n + 1, 0)
     .to(scriptedTarget(link), { retryDelayMs: 0 })
