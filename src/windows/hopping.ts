@@ -53,6 +53,10 @@ export class HoppingSpec implements EventTimeWindowSpec {
  * end + grace. Fixed sizes only, aligned to the epoch plus `offset`.
  */
 export function hopping(size: Duration, advance: Duration, options: HoppingOptions): HoppingSpec {
+  // A JavaScript caller may leave out the options: say which one is required, not a TypeError.
+  if (typeof (options as unknown) !== 'object' || (options as unknown) === null) {
+    throw new ConfigError('hopping options', 'must be an object with grace (required)', options);
+  }
   const sizeMs = parseDuration('hopping size', size);
   const advanceMs = parseDuration('hopping advance', advance);
   if (advanceMs > sizeMs) {

@@ -17,6 +17,15 @@ function assigned(spec: { assignment: { type: string } }, time: number): [number
 }
 
 describe('event-time window specs', () => {
+  it('refuses hopping windows without their options with a ConfigError naming the required one', () => {
+    const call = (options: unknown) => () =>
+      hopping('1m', '15s', options as Parameters<typeof hopping>[2]);
+    for (const options of [undefined, null, 5]) {
+      expect(call(options)).toThrow(ConfigError);
+      expect(call(options)).toThrow(/hopping options.*grace/);
+    }
+  });
+
   it('describes each kind with its grace', () => {
     expect(tumbling('1m', { grace: '30s' }).describe()).toBe('tumbling(1m, grace=30s)');
     expect(tumbling('1d', { grace: 0, timeZone: 'Europe/Paris' }).describe()).toBe(
