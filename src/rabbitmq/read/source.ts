@@ -121,9 +121,13 @@ export class RabbitSource implements Source {
   /** The members the stalled read met, for the next read only (a direct connection). */
   private lastMembers: StreamMembers | undefined;
 
+  // ES private: a source that is logged or spread shows no password.
+  readonly #connection: ClientParams;
+  readonly #singleActive: SingleActiveOptions | undefined;
+
   constructor(
     readonly stream: string,
-    private readonly options: RabbitSourceOptions,
+    options: RabbitSourceOptions,
   ) {
     checkProtocolString('stream', stream);
     const credit = options.credit ?? 8;
@@ -155,14 +159,40 @@ export class RabbitSource implements Source {
     if (superStream !== undefined) checkProtocolString('singleActive.superStream', superStream);
     this.knownNodes = options.knownNodes ?? new KnownNodes();
     this.reach = { addressResolver: this.resolver, knownNodes: this.knownNodes };
+    this.#connection = options.connection;
+    this.#singleActive = options.singleActive;
   }
 
-  async *read(
+  // The port's methods are own, bound properties, as the plain object this factory used to
+  // return had: a wrapper that spreads a source (`{ ...source, endOffset }`) or takes a method
+  // out keeps them.
+  readonly read = (
+    from: ReadStart,
+    signal: AbortSignal,
+    group?: GroupObserver,
+  ): AsyncIterable<SourceChunk> => this.chunks(from, signal, group);
+
+  readonly endOffset = (): Promise<bigint> =>
+    endOffset(this.#connection, this.stream, this.timeoutMs, this.reach);
+
+  /** Asked on the stream's leader, on a connection of its own (./stored-offset.ts). */
+  readonly storedOffset = (reference: string): Promise<bigint | undefined> =>
+    queryStoredOffset(this.#connection, this.stream, reference, this.timeoutMs, this.reach);
+
+  /** Resolves once the leader answers it back (./stored-offset.ts). */
+  readonly storeOffset = (reference: string, offset: bigint): Promise<void> =>
+    storeOffset(this.#connection, this.stream, reference, offset, this.timeoutMs, this.reach);
+
+  readonly close = async (): Promise<void> => {
+    await this.takeStandby()?.close();
+  };
+
+  private async *chunks(
     from: ReadStart,
     signal: AbortSignal,
     group?: GroupObserver,
   ): AsyncIterable<SourceChunk> {
-    const singleActive = this.options.singleActive;
+    const singleActive = this.#singleActive;
     // A plain source may begin at once; a single active one starts where its activation
     // answers (the subscribe's own offset is then unused).
     let next: bigint | 'first' =
@@ -236,41 +266,10 @@ export class RabbitSource implements Source {
     }
   }
 
-  endOffset(): Promise<bigint> {
-    return endOffset(this.options.connection, this.stream, this.timeoutMs, this.reach);
-  }
-
-  /** Asked on the stream's leader, on a connection of its own (./stored-offset.ts). */
-  storedOffset(reference: string): Promise<bigint | undefined> {
-    return queryStoredOffset(
-      this.options.connection,
-      this.stream,
-      reference,
-      this.timeoutMs,
-      this.reach,
-    );
-  }
-
-  /** Resolves once the leader answers it back (./stored-offset.ts). */
-  storeOffset(reference: string, offset: bigint): Promise<void> {
-    return storeOffset(
-      this.options.connection,
-      this.stream,
-      reference,
-      offset,
-      this.timeoutMs,
-      this.reach,
-    );
-  }
-
-  async close(): Promise<void> {
-    await this.takeStandby()?.close();
-  }
-
   private async open(next: bigint | 'first'): Promise<Subscription> {
     const members = this.lastMembers;
     this.lastMembers = undefined;
-    const subscription = await Subscription.open(this.options.connection, {
+    const subscription = await Subscription.open(this.#connection, {
       stream: this.stream,
       from: next,
       credit: this.credit,
@@ -280,9 +279,7 @@ export class RabbitSource implements Source {
       members,
       addressResolver: this.resolver,
       knownNodes: this.knownNodes,
-      ...(this.options.singleActive === undefined
-        ? {}
-        : { singleActive: this.options.singleActive }),
+      ...(this.#singleActive === undefined ? {} : { singleActive: this.#singleActive }),
     });
     this.logger.debug(
       {

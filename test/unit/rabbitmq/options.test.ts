@@ -1,6 +1,7 @@
 // The RabbitMQ adapter's settings are checked where they are given: every duration is a
 // timer delay (finite, > 0, at most 2^31 - 1 ms), counts are integers in range, and the
 // error names the setting, the rule and the value. Nothing connects with a bad setting.
+import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/common/errors.js';
 import type { Logger } from '../../../src/common/logger.js';
@@ -14,6 +15,28 @@ const nowhere = {
   password: 'guest',
   vhost: '/',
 };
+
+describe('a rabbitSource as a value', () => {
+  const secret = { ...nowhere, password: 'not-to-be-printed' };
+
+  it('keeps its methods, bound, when spread into a wrapper or taken out', async () => {
+    const source = rabbitSource('s', { connection: secret });
+    // eslint-disable-next-line @typescript-eslint/no-misused-spread -- what a user's wrapper does
+    const wrapper = { ...source, endOffset: () => Promise.resolve(7n) };
+    for (const method of ['read', 'storedOffset', 'storeOffset', 'close'] as const) {
+      expect(typeof wrapper[method]).toBe('function');
+    }
+    const { close } = source; // no standby: resolves without touching the broker
+    await expect(close()).resolves.toBeUndefined();
+  });
+
+  it('shows no password when logged or serialised', () => {
+    const source = rabbitSource('s', { connection: secret });
+    expect(inspect(source, { depth: 5 })).not.toContain('not-to-be-printed');
+    // eslint-disable-next-line @typescript-eslint/no-misused-spread -- what a user's wrapper does
+    expect(JSON.stringify({ ...source })).not.toContain('not-to-be-printed');
+  });
+});
 
 describe('rabbitSource settings', () => {
   it.each([
