@@ -67,7 +67,9 @@
 # are fixed (above).
 #
 # Requires root (debootstrap and chroot).
-set -euo pipefail
+set -eEuo pipefail
+# A step that fails or is killed names itself: bash alone says no more than "Terminated".
+trap 'echo "rabbitmq.sh: line $LINENO: $BASH_COMMAND: exit code $?" >&2' ERR
 # shellcheck source=lib/debian-root.sh
 source "$(dirname "$0")/lib/debian-root.sh"
 

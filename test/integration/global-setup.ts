@@ -23,12 +23,10 @@
  * would break another. `scripts/rabbitmq.sh stop`, `scripts/rabbitmq.sh cluster stop` and
  * `scripts/postgres.sh stop` stop them; CI calls them when it is done.
  */
-import { execFile } from 'node:child_process';
 import { connect as connectTcp } from 'node:net';
-import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import type { TestProject } from 'vitest/node';
+import { runStartScript } from '../support/brokers/start-script.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -113,23 +111,13 @@ async function startLocalCluster(): Promise<string[]> {
     .map((line) => line.split(' ')[1] ?? '');
 }
 
-async function runScript(
+function runScript(
   script: string,
   args: string[],
   what: string,
   variable: string,
 ): Promise<string> {
-  try {
-    const { stdout } = await promisify(execFile)(script, args, { timeout: startTimeoutMs });
-    return stdout;
-  } catch (error) {
-    const stderr = (error as { stderr?: string }).stderr?.trim();
-    throw new Error(
-      `integration tests need ${what}: ${variable} is not set and ` +
-        `'scripts/${basename(script)} ${args.join(' ')}' failed: ${stderr || (error as Error).message}`,
-      { cause: error },
-    );
-  }
+  return runStartScript({ script, args, what, variable, timeoutMs: startTimeoutMs });
 }
 
 /** Fails fast, naming the URL, when nothing listens there (rather than every test timing out). */
