@@ -76,19 +76,16 @@ class Samples<K extends string> {
 
 /**
  * Rounds of tasks that time themselves (each resolves to its own milliseconds, leaving its
- * set-up out), awaited one at a time in an order that rotates every round like
+ * set-up out, or to a `Cost`), awaited one at a time in an order that rotates every round like
  * `interleavedMediansAsync`. Returns every timed round per task, for per-round ratios.
  */
-export async function interleavedRounds<K extends string>(
-  tasks: Readonly<Record<K, () => Promise<number>>>,
+export async function interleavedRounds<K extends string, T = number>(
+  tasks: Readonly<Record<K, () => Promise<T>>>,
   repeats: number,
   warmup = 1,
-): Promise<Record<K, number[]>> {
+): Promise<Record<K, T[]>> {
   const names = Object.keys(tasks) as K[];
-  const rounds = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<
-    K,
-    number[]
-  >;
+  const rounds = Object.fromEntries(names.map((name) => [name, [] as T[]])) as Record<K, T[]>;
   for (let round = 0; round < warmup + repeats; round++) {
     for (let i = 0; i < names.length; i++) {
       const name = names[(round + i) % names.length] as K;
@@ -97,6 +94,40 @@ export async function interleavedRounds<K extends string>(
     }
   }
   return rounds;
+}
+
+/** What a round cost: wall time, this process's CPU time (every thread) and the broker's, in ms. */
+export interface Cost {
+  readonly wallMs: number;
+  readonly cpuMs: number;
+  /** The broker's processes' CPU time; undefined when it is not measured (remote, not found). */
+  readonly brokerCpuMs: number | undefined;
+}
+
+/** Runs `task` and returns its cost; `brokerClock` reads the broker's CPU ms when it is known. */
+export async function costOf(task: () => unknown, brokerClock?: () => number): Promise<Cost> {
+  const broker = brokerClock?.();
+  const cpu = cpuClock();
+  const started = performance.now();
+  await task();
+  const wallMs = performance.now() - started;
+  const cpuMs = cpuClock() - cpu;
+  return {
+    wallMs,
+    cpuMs,
+    brokerCpuMs: broker === undefined ? undefined : (brokerClock?.() ?? broker) - broker,
+  };
+}
+
+/** The median of some figures and the min–max of the rounds. */
+export interface Spread {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+export function spreadOf(values: readonly number[]): Spread {
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
 }
 
 /** A ratio of two tasks' throughputs: the median round of each, and the spread of per-round ratios. */
