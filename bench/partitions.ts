@@ -131,7 +131,7 @@ export async function partitionCases(
 }
 
 /** Appends messages [from, to) of the corpus to `stream`, 500 per publish. */
-async function fill(rabbit: RabbitMQ, stream: string, from: number, to: number): Promise<void> {
+export async function fill(rabbit: RabbitMQ, stream: string, from: number, to: number): Promise<void> {
   const feeder = rabbit.target(stream, { producer: 'bench-feeder' });
   const all = [...readings({ messages: to, keys: KEYS, windowMessages: to })];
   const pending: Promise<void>[] = [];

@@ -17,6 +17,7 @@ import { observeCases } from './observe.js';
 import { partitionCases } from './partitions.js';
 import { recoveryCases } from './recovery.js';
 import { resultLookupCases } from './result-lookup.js';
+import { scalingCases } from './scaling.js';
 import { sinkCases, sinkUnavailable } from './sink.js';
 import {
   formatTable,
@@ -66,6 +67,12 @@ const CASES: Readonly<Record<CaseKind, BenchCase>> = {
     unavailable: e2eUnavailable,
     run: (config) =>
       partitionCases(rabbitUrl(), config.partitionMessages, Math.min(config.repeats, 3)),
+  },
+  scaling: {
+    title:
+      'scaling by CPU (PartitionWorkers 2 threads vs 1 embedded; 1, 2, 4 partitions on RabbitMQ)',
+    run: (config) =>
+      scalingCases(config.partitionMessages, Math.min(config.repeats, 3), brokerUrl()),
   },
   lookup: {
     title: 'result lookup (readResult, 0 to 100k other results after ours)',
