@@ -177,7 +177,7 @@ export function formatVerdicts(list: readonly Verdict[]): string {
   );
 }
 
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
   );
@@ -210,4 +210,10 @@ export function writeResults(path: string, results: readonly CaseResult[], runMs
       2,
     )}\n`,
   );
+}
+
+/** A run's or case's duration as the bench prints it: `2 min 8 s`. */
+export function formatMinutes(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
 }

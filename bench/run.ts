@@ -19,7 +19,9 @@ import { recoveryCases } from './recovery.js';
 import { resultLookupCases } from './result-lookup.js';
 import { scalingCases } from './scaling.js';
 import { sinkCases, sinkUnavailable } from './sink.js';
+import { writeLatestFigures } from './latest-figures.js';
 import {
+  formatMinutes,
   formatTable,
   formatVerdicts,
   verdicts,
@@ -132,10 +134,6 @@ const file = new URL(
   import.meta.url,
 );
 writeResults(file.pathname, results, runMs);
+if (selection.full) writeLatestFigures(); // bench/README.md quotes the run that latest.json holds
 log(`\n${formatTable(results)}\n\n${formatVerdicts(verdicts(results))}\n`);
 log(`the run took ${formatMinutes(runMs)}; written to ${file.pathname}`);
-
-function formatMinutes(ms: number): string {
-  const seconds = Math.round(ms / 1000);
-  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
-}
