@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { connect, Offset, type Client } from 'rabbitmq-stream-js-client';
 import { aggregate } from '../src/dsl/pipeline.js';
+import { MemoryBroker } from '../src/memory/broker.js';
 import type { Source, SourceChunk, Target } from '../src/ports/ports.js';
 import { encodeResult } from '../src/result-format/result-format.js';
 import { StepProcessor, type StepProcessorConfig } from '../src/engine/step-processor.js';
@@ -58,7 +59,9 @@ export function brokerUrl(): string | undefined {
  *   - `ownConsume`: this library's source reading the stream with nothing done per chunk,
  *     the copy-free consume floor;
  *   - `rawConsume`: the stock client's consumer that only counts.
- * The same job with a target that discards results gives the cost of publishing them.
+ * The same job with a target that discards results gives the cost of publishing them, and
+ * that job on the embedded broker holding the same chunks (`embeddedJob`) the Runner's own.
+ * Every task's CPU time (this process, every thread) and the broker's are taken too.
  * Every ratio comes with the spread of its rounds (values `<ratio>Min`, `<ratio>Max`), and
  * `seriesBound` is what consuming and the hot path one after the other allow: the ratio to
  * the hot path of 1 / (1 / ownConsume + 1 / hotPath).
@@ -88,6 +91,7 @@ export async function e2eCases(
       );
     }
 
+    const embedded = embeddedSource(chunks);
     const broker = brokerCpu(url);
     const brokerClock = broker.measured ? broker.cpuMs : undefined;
     const cost = (task: () => unknown): Promise<Cost> => costOf(task, brokerClock);
@@ -102,6 +106,7 @@ export async function e2eCases(
           return cost(() => runJob(adapter.source(source), target));
         },
         jobDiscarded: () => cost(() => runJob(adapter.source(source), discardingTarget(sizing))),
+        embeddedJob: () => cost(() => runJob(embedded.source('source'), discardingTarget(sizing))),
         hotPath: () => cost(() => runHotPath(config, chunks, sizing.maxWriteBytes)),
         processOnly: () => cost(() => runEngine(config, chunks)),
         ownConsume: () => cost(() => ownConsume(adapter.source(source), messages)),
@@ -185,7 +190,9 @@ export async function e2eCases(
  * parts' own figures go with the published job.
  */
 function cpuPerMessage(
-  costs: Readonly<Record<'job' | 'jobDiscarded' | 'hotPath' | 'ownConsume', readonly Cost[]>>,
+  costs: Readonly<
+    Record<'job' | 'jobDiscarded' | 'embeddedJob' | 'hotPath' | 'ownConsume', readonly Cost[]>
+  >,
   messages: number,
 ): Record<'job' | 'jobDiscarded', Record<string, number>> {
   const us = (ms: number): number => (ms * 1000) / messages;
@@ -226,8 +233,28 @@ function cpuPerMessage(
         ? {}
         : { ownConsumeBrokerCpuUsPerMsg: ownBroker.brokerCpuUsPerMsg }),
     },
-    jobDiscarded: job(costs.jobDiscarded),
+    jobDiscarded: {
+      ...job(costs.jobDiscarded),
+      ...figures('embeddedJobCpuUsPerMsg', cpuOf(costs.embeddedJob)),
+    },
   };
+}
+
+/**
+ * The stream's chunks on the embedded broker: the same job there (results discarded) is the
+ * Runner's work without a socket, which splits the job's CPU beyond its parts between the
+ * Runner and the RabbitMQ read path.
+ */
+function embeddedSource(chunks: readonly SourceChunk[]): MemoryBroker {
+  const broker = new MemoryBroker();
+  broker.createStream('source');
+  for (const chunk of chunks) {
+    const messages = Array.from({ length: chunk.count }, (_, i) =>
+      chunk.bytes.slice(chunk.starts[i], chunk.ends[i]),
+    );
+    broker.append('source', messages, { timestamp: chunk.timestamp });
+  }
+  return broker;
 }
 
 /** The StepProcessor config the e2e job builds: the hot-path engine's tumbling one, at 1 s. */

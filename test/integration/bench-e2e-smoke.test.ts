@@ -30,6 +30,8 @@ describe('bench smoke, end to end', () => {
       expect(job?.values?.[`${name}Min`]).toBeLessThanOrEqual(job?.values?.[`${name}Max`] ?? 0);
     }
     expect(discarded?.values?.cpuOverParts).toBeGreaterThan(0);
+    // The same job on the embedded broker holding the same chunks: the Runner without a socket.
+    expect(discarded?.values?.embeddedJobCpuUsPerMsg).toBeGreaterThan(0);
     if (job?.values?.brokerCpuUsPerMsg === undefined) {
       expect(job?.notes?.join()).toMatch(/^broker CPU: not measured \(.+\)$/);
     } else {
