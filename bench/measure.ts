@@ -88,14 +88,11 @@ export function spreadOf(values: readonly number[]): Spread {
   return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
 }
 
-/** A ratio of two tasks' throughputs: the median round of each, and the spread of per-round ratios. */
-export type RatioSpread = Spread;
-
 /**
  * Throughput of `task` over `baseline` from their timed rounds (same messages each):
  * `median` is the ratio of the median rounds, `min`-`max` that of the ratios round by round.
  */
-export function ratioSpread(task: readonly number[], baseline: readonly number[]): RatioSpread {
+export function ratioSpread(task: readonly number[], baseline: readonly number[]): Spread {
   const perRound = task.map((ms, round) => (baseline[round] ?? Number.NaN) / ms);
   return {
     median: median(baseline) / median(task),
