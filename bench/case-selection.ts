@@ -11,6 +11,7 @@ export const CASE_KINDS: readonly CaseKind[] = [
   'observe',
   'e2e',
   'partitions',
+  'scaling',
   'lookup',
   'sink',
 ];

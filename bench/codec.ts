@@ -4,6 +4,7 @@ import { createMessageScan, scanMessage } from '../src/codecs/message-scan.js';
 import { decodeResult, encodeResult } from '../src/result-format/result-format.js';
 import type { StepResult } from '../src/result-format/step-result.js';
 import { buildChunks, corpusShape, CHUNK_MESSAGES } from './corpus.js';
+import type { Spread } from './measure.js';
 import type { CaseResult } from './report.js';
 import { deliverFrame, stockDecoder } from './stock-decoder.js';
 
@@ -79,12 +80,20 @@ export async function codecCases(timeMs: number): Promise<CaseResult[]> {
   bench.add('source/stock', () => stock.decode(frame));
   await bench.run();
 
-  const opsPerSec = (name: string): number => {
+  /** Calls per second: the median sample's, and the slowest and fastest sample's. */
+  const rates = (name: string): Spread => {
     const result = bench.getTask(name)?.result;
     if (result === undefined || !('latency' in result)) {
       throw new Error(`codec bench: task ${name} did not complete`);
     }
-    return 1000 / result.latency.p50;
+    const { p50, min, max } = result.latency;
+    // A sample under the timer's resolution reads 0 ms: no fastest rate then.
+    return { median: 1000 / p50, min: 1000 / max, max: min > 0 ? 1000 / min : Number.NaN };
+  };
+  const opsPerSec = (name: string): number => rates(name).median;
+  const spread = (name: string, scale = 1): Pick<CaseResult, 'msgsPerSecMin' | 'msgsPerSecMax'> => {
+    const { min, max } = rates(name);
+    return Number.isFinite(max) ? { msgsPerSecMin: min * scale, msgsPerSecMax: max * scale } : {};
   };
   const results: CaseResult[] = [];
   for (const sections of RESULT_SECTIONS) {
@@ -94,6 +103,7 @@ export async function codecCases(timeMs: number): Promise<CaseResult[]> {
         name: `result-${op}/${sections}-sections`,
         kind: 'codec',
         msgsPerSec: perSec,
+        ...spread(`${op}/${sections}`),
         ratios: {},
         values: { sectionsPerSec: perSec * sections, bytes: encoded.get(sections)?.length ?? 0 },
       });
@@ -106,6 +116,7 @@ export async function codecCases(timeMs: number): Promise<CaseResult[]> {
       name: `source-decode/${decoder}`,
       kind: 'codec',
       msgsPerSec: perSec,
+      ...spread(`source/${decoder}`, chunk.count),
       ratios: { stockClient: perSec / stockPerSec },
     });
   }
@@ -113,6 +124,7 @@ export async function codecCases(timeMs: number): Promise<CaseResult[]> {
     name: 'source-decode/stock-client',
     kind: 'codec',
     msgsPerSec: stockPerSec,
+    ...spread('source/stock', chunk.count),
     ratios: {},
   });
   return results;

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { connect, Offset, type Client } from 'rabbitmq-stream-js-client';
 import { aggregate } from '../src/dsl/pipeline.js';
+import { MemoryBroker } from '../src/memory/broker.js';
 import type { Source, SourceChunk, Target } from '../src/ports/ports.js';
 import { encodeResult } from '../src/result-format/result-format.js';
 import { StepProcessor, type StepProcessorConfig } from '../src/engine/step-processor.js';
@@ -10,8 +11,17 @@ import { tumbling } from '../src/windows/tumbling.js';
 import { connect as connectAdapter, parseStreamUrl, type RabbitMQ } from '../src/rabbitmq/index.js';
 import { corpusShape, readings, type Reading } from './corpus.js';
 import { engineConfig, runEngine } from './hot-path/engine.js';
-import { interleavedRounds, median, perSecond, ratioSpread } from './measure.js';
-import type { CaseResult } from './report.js';
+import { brokerCpu, notMeasured } from './broker-cpu.js';
+import {
+  costOf,
+  interleavedRounds,
+  median,
+  perSecond,
+  ratioSpread,
+  spreadOf,
+  type Cost,
+} from './measure.js';
+import { throughput, type CaseResult } from './report.js';
 
 const STATUS_SCRIPT = fileURLToPath(new URL('../scripts/rabbitmq.sh', import.meta.url));
 const KEYS = 100;
@@ -49,7 +59,9 @@ export function brokerUrl(): string | undefined {
  *   - `ownConsume`: this library's source reading the stream with nothing done per chunk,
  *     the copy-free consume floor;
  *   - `rawConsume`: the stock client's consumer that only counts.
- * The same job with a target that discards results gives the cost of publishing them.
+ * The same job with a target that discards results gives the cost of publishing them, and
+ * that job on the embedded broker holding the same chunks (`embeddedJob`) the Runner's own.
+ * Every task's CPU time (this process, every thread) and the broker's are taken too.
  * Every ratio comes with the spread of its rounds (values `<ratio>Min`, `<ratio>Max`), and
  * `seriesBound` is what consuming and the hot path one after the other allow: the ratio to
  * the hot path of 1 / (1 / ownConsume + 1 / hotPath).
@@ -79,24 +91,38 @@ export async function e2eCases(
       );
     }
 
+    const embedded = embeddedSource(chunks);
+    const broker = brokerCpu(url);
+    const brokerClock = broker.measured ? broker.cpuMs : undefined;
+    const cost = (task: () => unknown): Promise<Cost> => costOf(task, brokerClock);
     let round = 0;
-    const rounds = await interleavedRounds(
+    const costs = await interleavedRounds(
       {
         job: async () => {
           const results = `bench-e2e-results-${process.pid}-${round++}`;
           await adapter.createStream(results);
           created.push(results);
-          return runJob(adapter.source(source), adapter.target(results, { producer: 'bench' }));
+          const target = adapter.target(results, { producer: 'bench' });
+          return cost(() => runJob(adapter.source(source), target));
         },
-        jobDiscarded: () => runJob(adapter.source(source), discardingTarget(sizing)),
-        hotPath: () =>
-          Promise.resolve(timed(() => runHotPath(config, chunks, sizing.maxWriteBytes))),
-        processOnly: () => Promise.resolve(timed(() => runEngine(config, chunks))),
-        ownConsume: () => ownConsume(adapter.source(source), messages),
-        rawConsume: () => rawConsume(stock, source, messages),
+        jobDiscarded: () => cost(() => runJob(adapter.source(source), discardingTarget(sizing))),
+        embeddedJob: () => cost(() => runJob(embedded.source('source'), discardingTarget(sizing))),
+        hotPath: () => cost(() => runHotPath(config, chunks, sizing.maxWriteBytes)),
+        processOnly: () => cost(() => runEngine(config, chunks)),
+        ownConsume: () => cost(() => ownConsume(adapter.source(source), messages)),
+        rawConsume: () => cost(() => rawConsume(stock, source, messages)),
       },
       repeats,
     );
+    const wall = (name: keyof typeof costs): number[] => costs[name].map((c) => c.wallMs);
+    const rounds = {
+      job: wall('job'),
+      jobDiscarded: wall('jobDiscarded'),
+      hotPath: wall('hotPath'),
+      processOnly: wall('processOnly'),
+      ownConsume: wall('ownConsume'),
+      rawConsume: wall('rawConsume'),
+    };
     const rate = (ms: readonly number[]): number => perSecond(messages, median(ms));
     const hotRate = rate(rounds.hotPath);
     const ownRate = rate(rounds.ownConsume);
@@ -118,11 +144,12 @@ export async function e2eCases(
     };
     const [jobRatios, jobRanges] = ratios(rounds.job);
     const [discardedRatios, discardedRanges] = ratios(rounds.jobDiscarded);
+    const cpu = cpuPerMessage(costs, messages);
     return [
       {
         name: `tumbling-1s/${KEYS}-keys/rabbitmq`,
         kind: 'e2e',
-        msgsPerSec: rate(rounds.job),
+        ...throughput(messages, rounds.job),
         ratios: jobRatios,
         values: {
           ...jobRanges,
@@ -132,16 +159,19 @@ export async function e2eCases(
           rawConsumeMsgsPerSec: rate(rounds.rawConsume),
           seriesBound: 1 / (1 / ownRate + 1 / hotRate) / hotRate,
           resultsPublished,
+          ...cpu.job,
         },
+        ...(broker.measured ? {} : { notes: [notMeasured(broker) ?? ''] }),
       },
       {
         name: `tumbling-1s/${KEYS}-keys/rabbitmq-results-discarded`,
         kind: 'e2e',
-        msgsPerSec: rate(rounds.jobDiscarded),
+        ...throughput(messages, rounds.jobDiscarded),
         ratios: discardedRatios,
         values: {
           ...discardedRanges,
           publishingShareOfTime: 1 - median(rounds.jobDiscarded) / median(rounds.job),
+          ...cpu.jobDiscarded,
         },
       },
     ];
@@ -150,6 +180,81 @@ export async function e2eCases(
     await adapter.close();
     await stock.close();
   }
+}
+
+/**
+ * CPU per message of the job (published or discarded), in µs, median and min–max of the rounds:
+ * this process's (every thread) and the broker's when it is measured, and the job's CPU over
+ * the sum of its parts measured in the same round, `ownConsume` + `hotPath` (`cpuOverParts`:
+ * ratio of the medians, min–max of the per-round ratios; issue 22's target is <= 1.15). The
+ * parts' own figures go with the published job.
+ */
+function cpuPerMessage(
+  costs: Readonly<
+    Record<'job' | 'jobDiscarded' | 'embeddedJob' | 'hotPath' | 'ownConsume', readonly Cost[]>
+  >,
+  messages: number,
+): Record<'job' | 'jobDiscarded', Record<string, number>> {
+  const us = (ms: number): number => (ms * 1000) / messages;
+  const figures = (name: string, values: readonly number[]): Record<string, number> => {
+    const spread = spreadOf(values.map(us));
+    return {
+      [name]: spread.median,
+      [`${name}Min`]: spread.min,
+      [`${name}Max`]: spread.max,
+    };
+  };
+  const cpuOf = (list: readonly Cost[]): number[] => list.map((cost) => cost.cpuMs);
+  const brokerOf = (list: readonly Cost[]): Record<string, number> => {
+    const measured = list.flatMap((cost) => cost.brokerCpuMs ?? []);
+    return measured.length === list.length ? figures('brokerCpuUsPerMsg', measured) : {};
+  };
+  const parts = costs.hotPath.map(
+    (hot, round) => hot.cpuMs + (costs.ownConsume[round]?.cpuMs ?? Number.NaN),
+  );
+  const job = (list: readonly Cost[]): Record<string, number> => {
+    const cpu = cpuOf(list);
+    const perRound = cpu.map((ms, round) => ms / (parts[round] ?? Number.NaN));
+    return {
+      ...figures('cpuUsPerMsg', cpu),
+      cpuOverParts: median(cpu) / median(parts),
+      cpuOverPartsMin: Math.min(...perRound),
+      cpuOverPartsMax: Math.max(...perRound),
+      ...brokerOf(list),
+    };
+  };
+  const ownBroker = brokerOf(costs.ownConsume);
+  return {
+    job: {
+      ...job(costs.job),
+      ...figures('hotPathCpuUsPerMsg', cpuOf(costs.hotPath)),
+      ...figures('ownConsumeCpuUsPerMsg', cpuOf(costs.ownConsume)),
+      ...(ownBroker.brokerCpuUsPerMsg === undefined
+        ? {}
+        : { ownConsumeBrokerCpuUsPerMsg: ownBroker.brokerCpuUsPerMsg }),
+    },
+    jobDiscarded: {
+      ...job(costs.jobDiscarded),
+      ...figures('embeddedJobCpuUsPerMsg', cpuOf(costs.embeddedJob)),
+    },
+  };
+}
+
+/**
+ * The stream's chunks on the embedded broker: the same job there (results discarded) is the
+ * Runner's work without a socket, which splits the job's CPU beyond its parts between the
+ * Runner and the RabbitMQ read path.
+ */
+function embeddedSource(chunks: readonly SourceChunk[]): MemoryBroker {
+  const broker = new MemoryBroker();
+  broker.createStream('source');
+  for (const chunk of chunks) {
+    const messages = Array.from({ length: chunk.count }, (_, i) =>
+      chunk.bytes.slice(chunk.starts[i], chunk.ends[i]),
+    );
+    broker.append('source', messages, { timestamp: chunk.timestamp });
+  }
+  return broker;
 }
 
 /** The StepProcessor config the e2e job builds: the hot-path engine's tumbling one, at 1 s. */
@@ -183,12 +288,6 @@ export function runHotPath(
     processor.ready.length = 0;
   }
   return results;
-}
-
-function timed(task: () => unknown): number {
-  const started = performance.now();
-  task();
-  return performance.now() - started;
 }
 
 /** The first `messages` messages of `source`, as the chunks it hands over. */

@@ -13,7 +13,7 @@
 import { FrameAssembler } from '../src/rabbitmq/socket-frames.js';
 import { replyToParent } from './child.js';
 import type { FrameAssemblyProbe } from './frame-assembly.js';
-import { interleavedMedians } from './measure.js';
+import { interleavedTimes } from './measure.js';
 
 /** A socket's usual read size. */
 const READ_BYTES = 64 * 1024;
@@ -51,7 +51,7 @@ for (const [name, tally] of Object.entries(tallies)) {
 const probe: FrameAssemblyProbe = {
   frames: frameCount,
   bytes: stream.length,
-  medianMs: interleavedMedians(routers, repeats),
+  roundsMs: interleavedTimes(routers, repeats),
   copiedBytes: { assembler: tallies.assembler.copied, concat: tallies.concat.copied },
 };
 replyToParent(probe);

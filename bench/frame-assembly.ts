@@ -1,12 +1,13 @@
-import { perSecond } from './measure.js';
+import { median, perSecond } from './measure.js';
 import { runInChild } from './child.js';
-import type { CaseResult } from './report.js';
+import { throughput, type CaseResult } from './report.js';
 
 /** What frame-assembly-probe.ts measures; see there for the method. */
 export interface FrameAssemblyProbe {
   readonly frames: number;
   readonly bytes: number;
-  readonly medianMs: Readonly<Record<Router, number>>;
+  /** Each router's time in each timed round. */
+  readonly roundsMs: Readonly<Record<Router, readonly number[]>>;
   /** Bytes each router copied out of the socket reads. */
   readonly copiedBytes: Readonly<Record<Router, number>>;
 }
@@ -27,9 +28,10 @@ export async function frameAssemblyCases(frames: number, repeats: number): Promi
     [String(frames), String(repeats)],
     [],
   );
-  const perSec = (router: Router): number => perSecond(probe.frames, probe.medianMs[router]);
+  const perSec = (router: Router): number =>
+    perSecond(probe.frames, median(probe.roundsMs[router]));
   const values = (router: Router) => ({
-    medianMs: probe.medianMs[router],
+    medianMs: median(probe.roundsMs[router]),
     copiedMB: probe.copiedBytes[router] / 1e6,
     copiedPercentOfBytes: (100 * probe.copiedBytes[router]) / probe.bytes,
   });
@@ -37,14 +39,14 @@ export async function frameAssemblyCases(frames: number, repeats: number): Promi
     {
       name: 'frame-assembly/assembler',
       kind: 'frames',
-      msgsPerSec: perSec('assembler'),
+      ...throughput(probe.frames, probe.roundsMs.assembler),
       ratios: { concat: perSec('assembler') / perSec('concat') },
       values: values('assembler'),
     },
     {
       name: 'frame-assembly/concat',
       kind: 'frames',
-      msgsPerSec: perSec('concat'),
+      ...throughput(probe.frames, probe.roundsMs.concat),
       ratios: {},
       values: values('concat'),
     },

@@ -1,24 +1,28 @@
 /**
- * Median wall time of each task over `repeats` rounds, after `warmup` untimed rounds.
+ * Wall time of each task in each of `repeats` rounds, after `warmup` untimed rounds.
  *
  * One call of a batch task (say 1M messages) is one sample, so tinybench's many-samples model
  * does not fit; and rounds are interleaved (A B C, A B C, ...) rather than run task by task,
  * so that load from other processes on a 2-core machine hits every side of a ratio alike.
  */
-export function interleavedMedians<K extends string>(
+export function interleavedTimes<K extends string>(
   tasks: Readonly<Record<K, () => unknown>>,
   repeats: number,
   warmup = 1,
-): Record<K, number> {
-  const samples = new Samples(Object.keys(tasks) as K[], warmup);
+): Record<K, number[]> {
+  const names = Object.keys(tasks) as K[];
+  const rounds = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<
+    K,
+    number[]
+  >;
   for (let round = 0; round < warmup + repeats; round++) {
-    for (const name of samples.names) {
+    for (const name of names) {
       const started = performance.now();
       tasks[name]();
-      samples.add(round, name, performance.now() - started);
+      if (round >= warmup) rounds[name].push(performance.now() - started);
     }
   }
-  return samples.medians();
+  return rounds;
 }
 
 /** Milliseconds of CPU this process used (every thread: the collector's helpers too). */
@@ -28,67 +32,18 @@ export function cpuClock(): number {
 }
 
 /**
- * The same for tasks that settle later (a job's run): each is awaited before the next starts,
- * and the order rotates every round, because a run leaves garbage whose collection the run
- * after it pays for: in a fixed order, that would always be the same task. `clock` may be
- * `cpuClock`: other processes' load stretches wall time, not this process's CPU time.
- */
-export async function interleavedMediansAsync<K extends string>(
-  tasks: Readonly<Record<K, () => Promise<unknown>>>,
-  repeats: number,
-  warmup = 1,
-  clock: () => number = () => performance.now(),
-): Promise<Record<K, number>> {
-  const samples = new Samples(Object.keys(tasks) as K[], warmup);
-  const { names } = samples;
-  for (let round = 0; round < warmup + repeats; round++) {
-    for (let i = 0; i < names.length; i++) {
-      const name = names[(round + i) % names.length] as K;
-      const started = clock();
-      await tasks[name]();
-      samples.add(round, name, clock() - started);
-    }
-  }
-  return samples.medians();
-}
-
-/** Timings per task, the warm-up rounds left out. */
-class Samples<K extends string> {
-  private readonly byName: Map<K, number[]>;
-
-  constructor(
-    readonly names: readonly K[],
-    private readonly warmup: number,
-  ) {
-    this.byName = new Map(names.map((name) => [name, []]));
-  }
-
-  add(round: number, name: K, ms: number): void {
-    if (round >= this.warmup) this.byName.get(name)?.push(ms);
-  }
-
-  medians(): Record<K, number> {
-    return Object.fromEntries(
-      this.names.map((name) => [name, median(this.byName.get(name) ?? [])]),
-    ) as Record<K, number>;
-  }
-}
-
-/**
  * Rounds of tasks that time themselves (each resolves to its own milliseconds, leaving its
- * set-up out), awaited one at a time in an order that rotates every round like
- * `interleavedMediansAsync`. Returns every timed round per task, for per-round ratios.
+ * set-up out, or to a `Cost`), awaited one at a time in an order that rotates every round:
+ * a run leaves garbage whose collection the run after it pays for, which in a fixed order
+ * would always be the same task. Returns every timed round per task, for per-round ratios.
  */
-export async function interleavedRounds<K extends string>(
-  tasks: Readonly<Record<K, () => Promise<number>>>,
+export async function interleavedRounds<K extends string, T = number>(
+  tasks: Readonly<Record<K, () => Promise<T>>>,
   repeats: number,
   warmup = 1,
-): Promise<Record<K, number[]>> {
+): Promise<Record<K, T[]>> {
   const names = Object.keys(tasks) as K[];
-  const rounds = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<
-    K,
-    number[]
-  >;
+  const rounds = Object.fromEntries(names.map((name) => [name, [] as T[]])) as Record<K, T[]>;
   for (let round = 0; round < warmup + repeats; round++) {
     for (let i = 0; i < names.length; i++) {
       const name = names[(round + i) % names.length] as K;
@@ -99,18 +54,45 @@ export async function interleavedRounds<K extends string>(
   return rounds;
 }
 
-/** A ratio of two tasks' throughputs: the median round of each, and the spread of per-round ratios. */
-export interface RatioSpread {
+/** What a round cost: wall time, this process's CPU time (every thread) and the broker's, in ms. */
+export interface Cost {
+  readonly wallMs: number;
+  readonly cpuMs: number;
+  /** The broker's processes' CPU time; undefined when it is not measured (remote, not found). */
+  readonly brokerCpuMs: number | undefined;
+}
+
+/** Runs `task` and returns its cost; `brokerClock` reads the broker's CPU ms when it is known. */
+export async function costOf(task: () => unknown, brokerClock?: () => number): Promise<Cost> {
+  const broker = brokerClock?.();
+  const cpu = cpuClock();
+  const started = performance.now();
+  await task();
+  const wallMs = performance.now() - started;
+  const cpuMs = cpuClock() - cpu;
+  return {
+    wallMs,
+    cpuMs,
+    brokerCpuMs: broker === undefined ? undefined : (brokerClock?.() ?? broker) - broker,
+  };
+}
+
+/** The median of some figures and the min–max of the rounds. */
+export interface Spread {
   readonly median: number;
   readonly min: number;
   readonly max: number;
+}
+
+export function spreadOf(values: readonly number[]): Spread {
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
 }
 
 /**
  * Throughput of `task` over `baseline` from their timed rounds (same messages each):
  * `median` is the ratio of the median rounds, `min`-`max` that of the ratios round by round.
  */
-export function ratioSpread(task: readonly number[], baseline: readonly number[]): RatioSpread {
+export function ratioSpread(task: readonly number[], baseline: readonly number[]): Spread {
   const perRound = task.map((ms, round) => (baseline[round] ?? Number.NaN) / ms);
   return {
     median: median(baseline) / median(task),

@@ -50,6 +50,7 @@ export async function memoryCases(keys: number, adds: number): Promise<CaseResul
         allocatedBytesPerAddSmallInt: probe.bytesPerAddInteger,
         collectionsDuringAdds: probe.collectionsDuringAdds,
       },
+      notes: ['one timed pass in a fresh child (no rounds, so no spread)'],
     },
   ];
 }

@@ -12,7 +12,7 @@ import {
   readings,
   type Reading,
 } from './corpus.js';
-import { cpuClock, interleavedMediansAsync, perSecond } from './measure.js';
+import { costOf, interleavedRounds, median, perSecond, spreadOf } from './measure.js';
 import type { CaseResult } from './report.js';
 
 const KEYS = 100;
@@ -59,9 +59,12 @@ export async function observeCases(messages: number, repeats: number): Promise<C
     broker.createStream(target);
     const job = tumblingJob(broker, target);
     const stop = OBSERVERS[observer](job);
-    summaries.set(observer, await job.run({ untilCaughtUp: true }));
+    const cost = await costOf(async () =>
+      summaries.set(observer, await job.run({ untilCaughtUp: true })),
+    );
     stop();
     broker.deleteStream(target);
+    return cost;
   };
   const tasks = {
     'no-listeners': runObserved('no-listeners'),
@@ -69,23 +72,37 @@ export async function observeCases(messages: number, repeats: number): Promise<C
     metrics: runObserved('metrics'),
   };
   // The figures are CPU time: a cost of a few percent drowns in what a loaded 2-core machine
-  // does to wall time. Wall-time medians come from separate rounds, for the record.
-  const cpu = await interleavedMediansAsync(tasks, repeats, 1, cpuClock);
-  const wall = await interleavedMediansAsync(tasks, repeats);
+  // does to wall time. Wall time of the same rounds is there for the record.
+  const rounds = await interleavedRounds(tasks, repeats);
+  const cpuOf = (observer: Observer): number[] => rounds[observer].map((cost) => cost.cpuMs);
   const results = new Set([...summaries.values()].map((summary) => summary.results));
   if (results.size !== 1 || results.has(0)) {
     throw new Error(
       `observe bench: the runs stored different numbers of results (${[...results].join(', ')})`,
     );
   }
-  const base = cpu['no-listeners'];
-  return (Object.keys(OBSERVERS) as Observer[]).map((observer): CaseResult => ({
-    name: `observe/${observer}`,
-    kind: 'observe',
-    msgsPerSec: perSecond(messages, cpu[observer]),
-    ratios: observer === 'no-listeners' ? {} : { 'no-listeners': base / cpu[observer] },
-    values: { cpuMs: cpu[observer], wallMs: wall[observer] },
-  }));
+  const base = cpuOf('no-listeners');
+  return (Object.keys(OBSERVERS) as Observer[]).map((observer): CaseResult => {
+    const cpu = spreadOf(cpuOf(observer));
+    const perRound = cpuOf(observer).map((ms, round) => (base[round] ?? Number.NaN) / ms);
+    return {
+      name: `observe/${observer}`,
+      kind: 'observe',
+      msgsPerSec: perSecond(messages, cpu.median),
+      msgsPerSecMin: perSecond(messages, cpu.max),
+      msgsPerSecMax: perSecond(messages, cpu.min),
+      ratios: observer === 'no-listeners' ? {} : { 'no-listeners': median(base) / cpu.median },
+      values: {
+        cpuMs: cpu.median,
+        cpuMsMin: cpu.min,
+        cpuMsMax: cpu.max,
+        wallMs: median(rounds[observer].map((cost) => cost.wallMs)),
+        ...(observer === 'no-listeners'
+          ? {}
+          : { 'no-listenersMin': Math.min(...perRound), 'no-listenersMax': Math.max(...perRound) }),
+      },
+    };
+  });
 }
 
 /** The hot-path corpus (bursts filling 1-minute windows) in a 'source' stream, 500 per chunk. */

@@ -9,7 +9,7 @@ import { encodeReading, readings } from './corpus.js';
 import { median, perSecond } from './measure.js';
 import { partitionsJob } from './partitions-job.js';
 import type { PartitionsWorkerConfig } from './partitions-worker.js';
-import type { CaseResult } from './report.js';
+import { throughput, type CaseResult } from './report.js';
 
 const CHILD = fileURLToPath(new URL('./partition-child.ts', import.meta.url));
 const WORKER = new URL('./partitions-worker.ts', import.meta.url);
@@ -131,7 +131,12 @@ export async function partitionCases(
 }
 
 /** Appends messages [from, to) of the corpus to `stream`, 500 per publish. */
-async function fill(rabbit: RabbitMQ, stream: string, from: number, to: number): Promise<void> {
+export async function fill(
+  rabbit: RabbitMQ,
+  stream: string,
+  from: number,
+  to: number,
+): Promise<void> {
   const feeder = rabbit.target(stream, { producer: 'bench-feeder' });
   const all = [...readings({ messages: to, keys: KEYS, windowMessages: to })];
   const pending: Promise<void>[] = [];
@@ -204,7 +209,7 @@ function scaling(
   return {
     name: `partitions/2-vs-1/${mode}`,
     kind: 'partitions',
-    msgsPerSec: perSecond(messages, median(twoPartitions)),
+    ...throughput(messages, twoPartitions),
     ratios: { onePartition: median(onePartition) / median(twoPartitions) },
     values: {
       ratioMin: Math.min(...perRound),

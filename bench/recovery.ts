@@ -10,8 +10,8 @@ import {
   type Reading,
 } from './corpus.js';
 import { crashBeforeSecondResult } from './crash.js';
-import { median, perSecond } from './measure.js';
-import type { CaseResult } from './report.js';
+import { median } from './measure.js';
+import { throughput, type CaseResult } from './report.js';
 
 export const OPEN_WINDOW_SIZES = [1_000, 10_000, 100_000] as const;
 
@@ -38,13 +38,16 @@ export async function recoveryCases(
       const ms = await timeToFirstResult(size);
       if (i > 0) samples.push(ms); // the first one warms the JIT
     }
-    const ms = median(samples);
     results.push({
       name: `restart/${size}-message-open-window`,
       kind: 'recovery',
-      msgsPerSec: perSecond(size, ms),
+      ...throughput(size, samples),
       ratios: {},
-      values: { msToFirstResult: ms },
+      values: {
+        msToFirstResult: median(samples),
+        msToFirstResultMin: Math.min(...samples),
+        msToFirstResultMax: Math.max(...samples),
+      },
     });
   }
   return results;

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname } from 'node:path';
+import { median, perSecond } from './measure.js';
 
 export type CaseKind =
   | 'hot-path'
@@ -13,7 +14,8 @@ export type CaseKind =
   | 'partitions'
   | 'lookup'
   | 'event-time'
-  | 'sink';
+  | 'sink'
+  | 'scaling';
 
 /**
  * One line of bench/results/latest.json. `msgsPerSec` and `ratios` are the issue's shape;
@@ -23,10 +25,28 @@ export type CaseKind =
 export interface CaseResult {
   readonly name: string;
   readonly kind: CaseKind;
+  /** The median round's throughput; NaN for a case whose figure is not one (see `values`). */
   readonly msgsPerSec: number;
+  /** The slowest and fastest round's throughput: the spread the median comes from. */
+  readonly msgsPerSecMin?: number;
+  readonly msgsPerSecMax?: number;
   /** This case's throughput divided by each baseline's, measured in the same run. */
   readonly ratios: Readonly<Record<string, number>>;
   readonly values?: Readonly<Record<string, number>>;
+  /** What the figures leave out and why, printed under the table (say, a broker not measured). */
+  readonly notes?: readonly string[];
+}
+
+/** The throughput fields of `messages` handled in each of the rounds' milliseconds. */
+export function throughput(
+  messages: number,
+  roundsMs: readonly number[],
+): Pick<CaseResult, 'msgsPerSec' | 'msgsPerSecMin' | 'msgsPerSecMax'> {
+  return {
+    msgsPerSec: perSecond(messages, median(roundsMs)),
+    msgsPerSecMin: perSecond(messages, Math.max(...roundsMs)),
+    msgsPerSecMax: perSecond(messages, Math.min(...roundsMs)),
+  };
 }
 
 /** A figure a case must reach: its `measure` must be at least (or at most) `bound`. */
@@ -47,8 +67,19 @@ export const TARGETS: readonly Target[] = [
   ratioTarget('e2e', (result) => 'rawConsume' in result.ratios, 'rawConsume', 1),
   // Issue 10: the job end to end against the same job in process, on one partition.
   ratioTarget('e2e', (result) => result.name.endsWith('/rabbitmq'), 'hotPath', 0.6),
+  // Issue 22: the job's CPU per message end to end against its parts (bare consume + in process).
+  {
+    kind: 'e2e',
+    applies: (result) => result.name.endsWith('/rabbitmq'),
+    label: 'CPU / (ownConsume + hotPath) <= 1.15',
+    measure: (result) => result.values?.cpuOverParts,
+    bound: 1.15,
+    direction: 'at-most',
+  },
   // Issue 10: a 2-partition job on 2 cores against the same job on 1 partition.
   ratioTarget('partitions', (result) => 'onePartition' in result.ratios, 'onePartition', 1.7),
+  // Issue 22: PartitionWorkers, 2 threads against 1, on the embedded broker (no RabbitMQ on the cores).
+  ratioTarget('scaling', (result) => 'oneThread' in result.ratios, 'oneThread', 1.8),
   {
     kind: 'memory',
     applies: (result) => result.name.includes('adds-to-known-keys'),
@@ -108,9 +139,7 @@ export function formatTable(results: readonly CaseResult[]): string {
   const rows = results.map((result) => [
     result.kind,
     result.name,
-    Number.isFinite(result.msgsPerSec)
-      ? Math.round(result.msgsPerSec).toLocaleString('en-US')
-      : '-',
+    formatThroughput(result),
     Object.entries(result.ratios)
       .map(([name, ratio]) => `${name} ${ratio.toFixed(2)}`)
       .join(', '),
@@ -118,7 +147,22 @@ export function formatTable(results: readonly CaseResult[]): string {
       .map(([name, value]) => `${name} ${Number.isInteger(value) ? value : value.toFixed(2)}`)
       .join(', '),
   ]);
-  return table(['kind', 'case', 'msgs/s (median)', 'ratios', 'values'], rows);
+  const notes = results.flatMap((result) =>
+    (result.notes ?? []).map((note) => `${result.name}: ${note}`),
+  );
+  return [
+    table(['kind', 'case', 'msgs/s median (min–max)', 'ratios', 'values'], rows),
+    ...notes,
+  ].join('\n');
+}
+
+function formatThroughput(result: CaseResult): string {
+  if (!Number.isFinite(result.msgsPerSec)) return '-';
+  const rate = (value: number): string => Math.round(value).toLocaleString('en-US');
+  const { msgsPerSecMin: min, msgsPerSecMax: max } = result;
+  return min === undefined || max === undefined
+    ? rate(result.msgsPerSec)
+    : `${rate(result.msgsPerSec)} (${rate(min)}–${rate(max)})`;
 }
 
 export function formatVerdicts(list: readonly Verdict[]): string {
@@ -133,7 +177,7 @@ export function formatVerdicts(list: readonly Verdict[]): string {
   );
 }
 
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
   );
@@ -166,4 +210,10 @@ export function writeResults(path: string, results: readonly CaseResult[], runMs
       2,
     )}\n`,
   );
+}
+
+/** A run's or case's duration as the bench prints it: `2 min 8 s`. */
+export function formatMinutes(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
 }

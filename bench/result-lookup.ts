@@ -11,8 +11,8 @@ import {
   resultMessages,
   type ResultWrite,
 } from '../test/support/results/stored-results.js';
-import { interleavedRounds, median, perSecond } from './measure.js';
-import type { CaseResult } from './report.js';
+import { interleavedRounds, median } from './measure.js';
+import { throughput, type CaseResult } from './report.js';
 
 /** Results of other producers stored after ours, one target stream each. */
 export const LOOKUP_DISTANCES = [0, 1_000, 10_000, 100_000] as const;
@@ -80,7 +80,7 @@ export async function resultLookupCases(
       return {
         name: `result-lookup/${distance}-after`,
         kind: 'lookup',
-        msgsPerSec: perSecond(lookup?.messagesRead ?? 0, ms),
+        ...throughput(lookup?.messagesRead ?? 0, times),
         ratios: { [`distance-${distances[0]}`]: baseline / ms },
         values: {
           ms,

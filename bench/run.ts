@@ -17,8 +17,11 @@ import { observeCases } from './observe.js';
 import { partitionCases } from './partitions.js';
 import { recoveryCases } from './recovery.js';
 import { resultLookupCases } from './result-lookup.js';
+import { scalingCases } from './scaling.js';
 import { sinkCases, sinkUnavailable } from './sink.js';
+import { writeLatestFigures } from './latest-figures.js';
 import {
+  formatMinutes,
   formatTable,
   formatVerdicts,
   verdicts,
@@ -66,6 +69,12 @@ const CASES: Readonly<Record<CaseKind, BenchCase>> = {
     unavailable: e2eUnavailable,
     run: (config) =>
       partitionCases(rabbitUrl(), config.partitionMessages, Math.min(config.repeats, 3)),
+  },
+  scaling: {
+    title:
+      'scaling by CPU (PartitionWorkers 2 threads vs 1 embedded; 1, 2, 4 partitions on RabbitMQ)',
+    run: (config) =>
+      scalingCases(config.partitionMessages, Math.min(config.repeats, 3), brokerUrl()),
   },
   lookup: {
     title: 'result lookup (readResult, 0 to 100k other results after ours)',
@@ -125,10 +134,6 @@ const file = new URL(
   import.meta.url,
 );
 writeResults(file.pathname, results, runMs);
+if (selection.full) writeLatestFigures(); // bench/README.md quotes the run that latest.json holds
 log(`\n${formatTable(results)}\n\n${formatVerdicts(verdicts(results))}\n`);
 log(`the run took ${formatMinutes(runMs)}; written to ${file.pathname}`);
-
-function formatMinutes(ms: number): string {
-  const seconds = Math.round(ms / 1000);
-  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
-}

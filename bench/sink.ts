@@ -10,7 +10,7 @@ import { databaseSink } from '../src/sink/database-sink.js';
 import type { SinkDatabase } from '../src/sink/sink-database.js';
 import { windowOutputs } from '../src/sink/window-outputs.js';
 import { interleavedRounds, median, perSecond, ratioSpread } from './measure.js';
-import type { CaseResult } from './report.js';
+import { throughput, type CaseResult } from './report.js';
 
 /** Messages per transaction measured, the issue's three. */
 const SINK_BATCH_SIZES: readonly number[] = [1, 100, 1_000];
@@ -104,7 +104,7 @@ export async function sinkCases(options: SinkBenchOptions): Promise<CaseResult[]
             return {
               name: `sink/${database.name}/${side.size}-per-transaction`,
               kind: 'sink',
-              msgsPerSec: perSecond(side.messages, median(sinkRounds)),
+              ...throughput(side.messages, sinkRounds),
               ratios: { plain: spread.median },
               values: {
                 plainMin: spread.min,

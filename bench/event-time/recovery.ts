@@ -123,6 +123,8 @@ export async function eventTimeRecoveryCases(
       values: {
         reReadMessages: Number(span.through - span.from + 1n),
         msToFirstResult: median(restarts.map((t) => t.firstResultMs)),
+        msToFirstResultMin: Math.min(...restarts.map((t) => t.firstResultMs)),
+        msToFirstResultMax: Math.max(...restarts.map((t) => t.firstResultMs)),
         msToCaughtUp: caughtUp,
         readResultMs: median(restarts.map((t) => t.readResultMs)),
         decodeHeaderMs: median(decodeMs.slice(1)),

@@ -1,7 +1,7 @@
 import { decodeResult } from '../../src/result-format/result-format.js';
 import { MemoryBroker } from '../../src/memory/broker.js';
-import { cpuClock, interleavedRounds, median, perSecond, ratioSpread } from '../measure.js';
-import type { CaseResult } from '../report.js';
+import { cpuClock, interleavedRounds, median, ratioSpread } from '../measure.js';
+import { throughput, type CaseResult } from '../report.js';
 import { fillSource, type OpenKeysShape } from './corpus.js';
 import { DISORDER_MS, EVENT_TIME_KINDS, jobOf, type JobKind } from './jobs.js';
 
@@ -94,7 +94,7 @@ export async function eventTimeThroughputCases(
       results.push({
         name: `event-time/${kind}/${keys}-open-keys`,
         kind: 'event-time',
-        msgsPerSec: perSecond(shape.messages, median(rounds[kind])),
+        ...throughput(shape.messages, rounds[kind]),
         ratios: kind === 'step-tumbling' ? {} : { stepTumbling: spread.median },
         values:
           kind === 'step-tumbling'

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { buildChunks, corpusShape } from '../corpus.js';
-import { interleavedMedians, perSecond } from '../measure.js';
-import type { CaseResult } from '../report.js';
+import { interleavedTimes, median } from '../measure.js';
+import { throughput, type CaseResult } from '../report.js';
 import { engineConfig, runEngine } from './engine.js';
 import { runFloor } from './floor.js';
 import { runRxjs } from './rxjs.js';
@@ -36,7 +36,7 @@ export function hotPathCases(
           throw new Error(`hot path ${name}: ${baseline} computed other windows than the engine`);
         }
       }
-      const ms = interleavedMedians(
+      const rounds = interleavedTimes(
         {
           engine: () => runEngine(config, chunks),
           floor: () => runFloor(kind, shape, chunks),
@@ -44,11 +44,12 @@ export function hotPathCases(
         },
         repeats,
       );
+      const engineMs = median(rounds.engine);
       results.push({
         name,
         kind: 'hot-path',
-        msgsPerSec: perSecond(messages, ms.engine),
-        ratios: { floor: ms.floor / ms.engine, rxjs: ms.rxjs / ms.engine },
+        ...throughput(messages, rounds.engine),
+        ratios: { floor: median(rounds.floor) / engineMs, rxjs: median(rounds.rxjs) / engineMs },
       });
     }
   }

@@ -7,8 +7,16 @@ import { hotPathCases } from '../../../bench/hot-path/case.js';
 import { memoryCases } from '../../../bench/memory.js';
 import { observeCases } from '../../../bench/observe.js';
 import { recoveryCases } from '../../../bench/recovery.js';
-import { formatTable, verdicts } from '../../../bench/report.js';
+import { formatTable, throughput, verdicts, type CaseResult } from '../../../bench/report.js';
+import { embeddedScalingCases } from '../../../bench/scaling.js';
 import { sinkCases } from '../../../bench/sink.js';
+
+/** A throughput printed with the spread of its rounds: min <= median <= max, all given. */
+function expectSpread(result: CaseResult | undefined): void {
+  expect(result?.msgsPerSecMin).toBeLessThanOrEqual(result?.msgsPerSec ?? Number.NaN);
+  expect(result?.msgsPerSec).toBeLessThanOrEqual(result?.msgsPerSecMax ?? Number.NaN);
+  expect(formatTable(result === undefined ? [] : [result])).toMatch(/\d \([\d,]+–[\d,]+\)/);
+}
 
 // Each bench case at a tiny size, so that the benches keep building and running. Nothing here
 // asserts a timing: figures at these sizes mean nothing.
@@ -28,6 +36,7 @@ describe('bench smoke', () => {
     for (const result of results) {
       expect(result.msgsPerSec).toBeGreaterThan(0);
       expect(Object.keys(result.ratios)).toEqual(['floor', 'rxjs']);
+      expectSpread(result);
     }
     expect(verdicts(results)).toHaveLength(8);
     expect(formatTable(results)).toContain('tumbling-1m/1-keys');
@@ -43,6 +52,7 @@ describe('bench smoke', () => {
   it('runs the frame-assembly case in a child, whose routers hand over the same frames', async () => {
     const [assembler, concat] = await frameAssemblyCases(40, 1);
     expect(assembler?.msgsPerSec).toBeGreaterThan(0);
+    expectSpread(assembler);
     expect(Object.keys(assembler?.ratios ?? {})).toEqual(['concat']);
     // Frames of 20-65 KB in 64 KiB reads: most span reads, so both copy, the router before more.
     expect(assembler?.values?.copiedMB).toBeGreaterThan(0);
@@ -66,13 +76,17 @@ describe('bench smoke', () => {
       'observe/no-op-listeners',
       'observe/metrics',
     ]);
-    for (const result of results) expect(result.msgsPerSec).toBeGreaterThan(0);
+    for (const result of results) {
+      expect(result.msgsPerSec).toBeGreaterThan(0);
+      expectSpread(result);
+    }
     expect(Object.keys(results[2]?.ratios ?? {})).toEqual(['no-listeners']);
   });
 
   it('runs the recovery case: crash with an open window, restart, first result', async () => {
     const results = await recoveryCases(1, [20]);
     expect(results[0]?.values?.msToFirstResult).toBeGreaterThan(0);
+    expectSpread(results[0]);
   });
 
   it('runs the event-time cases, whose windows are checked against the step window first', async () => {
@@ -84,6 +98,7 @@ describe('bench smoke', () => {
     });
     const byName = new Map(results.map((result) => [result.name, result]));
     expect(byName.get('event-time/session/20-open-keys')?.ratios).toHaveProperty('stepTumbling');
+    expectSpread(byName.get('event-time/session/20-open-keys'));
     expect(
       byName.get('event-time-state/hopping/20-open-keys')?.values?.retainedBytes,
     ).toBeGreaterThan(0);
@@ -114,7 +129,31 @@ describe('bench smoke', () => {
     for (const result of results) {
       expect(result.msgsPerSec).toBeGreaterThan(0);
       expect(result.values?.plainMin).toBeLessThanOrEqual(result.values?.plainMax ?? 0);
+      expectSpread(result);
     }
     expect(results.map((result) => result.values?.rows)).toEqual([5, 30]);
+  });
+
+  it('gives a throughput the min–max of its rounds: the slowest round is the minimum', () => {
+    expect(throughput(1_000, [20, 10, 40])).toEqual({
+      msgsPerSec: 50_000,
+      msgsPerSecMin: 25_000,
+      msgsPerSecMax: 100_000,
+    });
+  });
+
+  it('runs the scaling case on the embedded broker: PartitionWorkers, 2 threads against 1, by CPU and wall', async () => {
+    const [result, ...others] = await embeddedScalingCases(4_000, 1); // 1-second windows: 2,000 per partition close one
+    expect(others).toEqual([]);
+    expect(result?.name).toBe('scaling/embedded/2-threads-vs-1');
+    expect(result?.ratios.oneThread).toBeGreaterThan(0);
+    for (const name of ['cpuUsPerMsg', 'oneThreadCpuUsPerMsg', 'coresUsed', 'oneThreadCoresUsed']) {
+      expect(result?.values?.[name]).toBeGreaterThan(0);
+    }
+    expect(result?.values?.oneThreadMin).toBeLessThanOrEqual(result?.values?.oneThreadMax ?? 0);
+    expectSpread(result);
+    expect(verdicts(result === undefined ? [] : [result]).map((verdict) => verdict.target)).toEqual(
+      ['oneThread >= 1.8'],
+    );
   });
 });
