@@ -1,10 +1,11 @@
 /**
  * The public surface of each entry point of package.json's `exports`, read with the TypeScript
- * compiler: every exported symbol, its declaration as the published .d.ts declares it, and its
- * TSDoc (summary and `@example`s). The API report and the API reference are written from this.
+ * compiler: every exported symbol, its declaration as the published .d.ts declares it, its
+ * TSDoc (summary and `@example`s), and the TSDoc of the public members of its classes, interfaces
+ * and object types. The API report and the API reference are written from this.
  */
 import { readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -27,6 +28,19 @@ export interface ApiSymbol {
   readonly documentation: string;
   /** The bodies of its `@example` tags. */
   readonly examples: readonly string[];
+  /** Its public members, when it is a class, an interface or an object type; else none. */
+  readonly members: readonly ApiMember[];
+}
+
+/** A public property or method of a class, an interface or an object type (`type X = { … }`). */
+export interface ApiMember {
+  /** The name of the type that declares it, as declared (not as exported). */
+  readonly owner: string;
+  readonly name: string;
+  /** Where the owner is declared, relative to the repository: `src/engine/runner.ts`. */
+  readonly source: string;
+  /** Its TSDoc text before the tags; inherited from the member it overrides or implements. */
+  readonly documentation: string;
 }
 
 export interface EntrySurface {
@@ -54,8 +68,8 @@ export function entryPoints(root = ROOT): EntryPoint[] {
   });
 }
 
-/** The first sentence of a symbol's documentation, on one line ('' when it has none). */
-export function summaryOf(symbol: ApiSymbol): string {
+/** The first sentence of a symbol's or a member's documentation, on one line ('' when none). */
+export function summaryOf(symbol: { readonly documentation: string }): string {
   const paragraph = (symbol.documentation.split(/\n\s*\n/)[0] ?? '').replace(/\s+/g, ' ').trim();
   return /^.*?[.!?](?=\s|$)/.exec(paragraph)?.[0] ?? paragraph;
 }
@@ -154,6 +168,7 @@ export function apiSurface(root = ROOT): EntrySurface[] {
           .getJsDocTags(checker)
           .filter((tag) => tag.name === 'example')
           .map((tag) => ts.displayPartsToString(tag.text).trim()),
+        members: membersOf(symbol, checker, root),
       };
     });
     return { entry, symbols, statements };
@@ -178,6 +193,51 @@ export function apiSurface(root = ROOT): EntrySurface[] {
     }
     return { entry, symbols, referenced: referenced.sort() };
   });
+}
+
+/**
+ * The public members a class, an interface or a type alias of an object literal declares
+ * itself (inherited ones are listed at the type that declares them), static ones included.
+ */
+function membersOf(symbol: ts.Symbol, checker: ts.TypeChecker, root: string): ApiMember[] {
+  const [declaration] = symbol.declarations ?? [];
+  if (declaration === undefined) return [];
+  const tables: (ts.SymbolTable | undefined)[] = [];
+  if (symbol.flags & (ts.SymbolFlags.Class | ts.SymbolFlags.Interface)) {
+    tables.push(symbol.members);
+    if (symbol.flags & ts.SymbolFlags.Class) tables.push(symbol.exports);
+  } else if (ts.isTypeAliasDeclaration(declaration) && ts.isTypeLiteralNode(declaration.type)) {
+    tables.push(checker.getTypeAtLocation(declaration.type).symbol.members);
+  }
+  const source = relative(root, declaration.getSourceFile().fileName);
+  const members: ApiMember[] = [];
+  for (const table of tables) {
+    table?.forEach((member) => {
+      // Properties, methods and accessors: not type parameters, constructors or `prototype`.
+      const property = (member.flags & ts.SymbolFlags.ClassMember) !== 0;
+      if (!property || member.name === 'prototype' || !isPublic(member)) return;
+      const documentation = ts.displayPartsToString(member.getDocumentationComment(checker));
+      members.push({
+        owner: symbol.name,
+        name: member.name,
+        source,
+        documentation: documentation.trim(),
+      });
+    });
+  }
+  return members;
+}
+
+/** Whether a member is neither `private` nor `#private`: a user can reach it. */
+function isPublic(member: ts.Symbol): boolean {
+  return (member.declarations ?? []).every(
+    (d) =>
+      (ts.getCombinedModifierFlags(d) & ts.ModifierFlags.Private) === 0 &&
+      !(
+        (d as ts.NamedDeclaration).name !== undefined &&
+        ts.isPrivateIdentifier((d as ts.NamedDeclaration).name as ts.Node)
+      ),
+  );
 }
 
 /** A declaration's home: the source file and the name it is declared under there. */

@@ -6,6 +6,7 @@ import { ConfigError, SchemaValidationError } from '../common/errors.js';
 
 /** A validator of the Standard Schema interface: `schema['~standard'].validate(value)`. */
 export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  /** The validator's version, vendor and `validate` function, under the spec's reserved key. */
   readonly '~standard': StandardSchemaV1.Props<Input, Output>;
 }
 

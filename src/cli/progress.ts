@@ -5,6 +5,7 @@ import { humanDuration } from './table.js';
 
 /** What `showProgress` needs of a job: its events (a `Runner` has them). */
 export interface ObservableJob {
+  /** Calls `listener` on each event `name` of the job; returns the function that stops it. */
   on<K extends JobEventName>(
     name: K,
     listener: JobListener<K>,

@@ -5,7 +5,9 @@ import { streamLag, type StreamLag } from './stream-lag.js';
 
 /** Where a database sink stands on one stream (a partition of a super stream) it reads. */
 export interface SinkStatus extends StreamLag {
+  /** The sink's name, as its checkpoint rows are keyed. */
   readonly sink: string;
+  /** The stream read. */
   readonly source: string;
   /** The last offset applied, from the sink's checkpoint row; -1 when nothing was applied. */
   readonly checkpoint: bigint;

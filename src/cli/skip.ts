@@ -6,8 +6,11 @@ import { settled } from './settled.js';
 
 /** What an operator's skip request (`stream-windows skip`) stored, and where the job stood. */
 export interface SkipRequest {
+  /** The source stream the request is stored on. */
   readonly source: string;
+  /** The job's target stream. */
   readonly target: string;
+  /** The job's producer name. */
   readonly producer: string;
   /** The offset the job will dead-letter on its next start, as skipped by the operator. */
   readonly offset: bigint;
@@ -20,7 +23,9 @@ export interface SkipRequest {
  * its next start: both undefined once the producer published past them.
  */
 export interface PendingStop {
+  /** The offset of the message that stopped the job, as the job recorded it on the source. */
   readonly stoppedAt: bigint | undefined;
+  /** The offset an operator asked the job to step over on its next start. */
   readonly skipRequested: bigint | undefined;
 }
 

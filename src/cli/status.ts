@@ -8,8 +8,11 @@ import { streamLag, type StreamLag } from './stream-lag.js';
  * One stream pair; a super stream's status will be one of these per partition.
  */
 export interface JobStatus extends StreamLag {
+  /** The source stream. */
   readonly source: string;
+  /** The target stream. */
   readonly target: string;
+  /** The job's producer name on the target. */
   readonly producer: string;
   /** The producer's last publishing id on the target (0: never published, or offset 0). */
   readonly lastPublishingId: bigint;

@@ -13,8 +13,9 @@ export interface StreamLag {
    * (0 when caught up): how far behind the reader is in the source's own clock.
    */
   readonly lagMs: number;
-  /** Broker timestamps (epoch ms) of those two chunks; undefined when there is nothing to read. */
+  /** Broker timestamp (epoch ms) of the chunk holding the resume point; undefined: caught up. */
   readonly resumeChunkTime: number | undefined;
+  /** Broker timestamp (epoch ms) of the source's last chunk; undefined when caught up. */
   readonly lastChunkTime: number | undefined;
 }
 

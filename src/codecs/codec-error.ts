@@ -9,7 +9,9 @@ export class CodecError extends StreamWindowsError {
   override readonly name = 'CodecError';
   override readonly code = 'CODEC_FAILED';
   constructor(
+    /** What is wrong with the bytes, without the position. */
     readonly problem: string,
+    /** The byte offset where it was found, in the input (for encoding: in the output). */
     readonly position: number,
   ) {
     super(`${problem} (at byte ${position})`);

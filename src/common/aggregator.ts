@@ -7,8 +7,11 @@ import { ConfigError, describe } from './errors.js';
  * so `add` returns the new accumulator instead of mutating a shared one.
  */
 export interface Aggregator<T, A, R> {
+  /** A new accumulator for a key of a step: called once per key per step. */
   init(): A;
+  /** The accumulator with `value` absorbed; returns it instead of changing a shared one. */
   add(accumulator: A, value: T): A;
+  /** The value published for a key, from its accumulator. */
   result(accumulator: A): R;
   /**
    * Combines two accumulators, the earlier-created window's first: needed by merging windows

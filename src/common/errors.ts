@@ -5,6 +5,10 @@ import { jsonText } from './json-text.js';
  * offset when there is one) and what happens next, so a log line is enough to act on.
  */
 export class StreamWindowsError extends Error {
+  /**
+   * The class's name (`'ConfigError'`, `'SourceError'`, ...), as `error.name` and log lines show
+   * it.
+   */
   override readonly name: string = 'StreamWindowsError';
   /**
    * What went wrong, as a stable string to branch on or alert on (`error.code ===
@@ -29,8 +33,13 @@ export class ConfigError extends StreamWindowsError {
   override readonly name = 'ConfigError';
   override readonly code = 'CONFIG_INVALID';
   constructor(
+    /**
+     * The factory, call or option given the bad setting, as the message starts: `'window'`, `'late
+     * policy'`.
+     */
     readonly parameter: string,
     rule: string,
+    /** The setting as given, for the message and for a caller that reports it itself. */
     readonly given: unknown,
   ) {
     super(`${parameter} ${rule}, given: ${formatGiven(given)}`);
@@ -56,9 +65,13 @@ export class ProcessingError extends StreamWindowsError {
   override readonly name = 'ProcessingError';
   override readonly code = 'PROCESSING_FAILED';
   constructor(
+    /** The source stream of the message. */
     readonly stream: string,
+    /** The message's offset in `stream`. */
     readonly offset: bigint,
+    /** Which stage rejected it: 'decode', 'map', 'key', 'reduce', ... (see `ProcessingStage`). */
     readonly stage: ProcessingStage,
+    /** What the stage threw (or the decoder's error), as thrown. */
     override readonly cause: unknown,
     /**
      * Whether `stream-windows skip` can step over it: set only where the job's error policy
@@ -84,7 +97,10 @@ export class ProcessingError extends StreamWindowsError {
 export class MultiSectionMessageError extends StreamWindowsError {
   override readonly name = 'MultiSectionMessageError';
   override readonly code = 'MULTI_SECTION_MESSAGE';
-  constructor(readonly sections: number) {
+  constructor(
+    /** The number of data sections the message has. */
+    readonly sections: number,
+  ) {
     super(
       `the message has ${sections} data sections and the job's decoder reads one value per ` +
         `message; read results of another job with fromResults(source)`,
@@ -102,7 +118,9 @@ export class ResultMessageError extends StreamWindowsError {
   override readonly name = 'ResultMessageError';
   override readonly code = 'RESULT_MESSAGE';
   constructor(
+    /** The result format the message names (its `sw-format` property). */
     readonly format: string,
+    /** The decoder's own error. */
     override readonly cause: unknown,
     /** Who read it: a job, or a database sink (which reads results with `decode: 'result'`). */
     reader: 'job' | 'sink' = 'job',
@@ -127,7 +145,10 @@ export class ResultMessageError extends StreamWindowsError {
 export class SchemaValidationError extends StreamWindowsError {
   override readonly name = 'SchemaValidationError';
   override readonly code = 'SCHEMA_VALIDATION_FAILED';
-  constructor(readonly issues: readonly string[]) {
+  constructor(
+    /** The validator's issues, each "path: message" (the message alone for the whole value). */
+    readonly issues: readonly string[],
+  ) {
     super(`value does not match the schema: ${issues.join('; ')}`);
   }
 }
@@ -137,10 +158,15 @@ export class OutputTooLargeError extends StreamWindowsError {
   override readonly name = 'OutputTooLargeError';
   override readonly code = 'OUTPUT_TOO_LARGE';
   constructor(
+    /** The target stream the result was for. */
     readonly stream: string,
+    /** The first source offset of the step. */
     readonly firstOffset: bigint,
+    /** The last source offset of the step. */
     readonly lastOffset: bigint,
+    /** The size the result encodes to, in bytes. */
     readonly bytes: number,
+    /** The most bytes the target accepts in one write. */
     readonly limit: number,
     /** Dead letters in the result: each carries a whole source message, so they may be why. */
     readonly deadLetters = 0,
@@ -176,11 +202,17 @@ export class DeadLetterLimitError extends StreamWindowsError {
   override readonly name = 'DeadLetterLimitError';
   override readonly code = 'DEAD_LETTER_LIMIT';
   constructor(
+    /** The source stream of the step. */
     readonly stream: string,
+    /** The first source offset of the step. */
     readonly firstOffset: bigint,
+    /** The offset of the message that went over the bound. */
     readonly offset: bigint,
+    /** The bound: onError's `maxDeadLetters`. */
     readonly limit: number,
+    /** The stage that rejected the message at `offset`. */
     readonly stage: ProcessingStage,
+    /** What that stage threw. */
     override readonly cause: unknown,
   ) {
     super(
@@ -203,10 +235,14 @@ export class PublishError extends StreamWindowsError {
   override readonly name = 'PublishError';
   override readonly code: string = 'PUBLISH_FAILED';
   constructor(
+    /** The target stream. */
     readonly stream: string,
+    /** The publishing id of the refused publish (the step's last source offset). */
     readonly publishingId: bigint,
+    /** Whether the runner resumes from the broker's last publishing id (true) or the job stops. */
     readonly retriable: boolean,
     reason: string,
+    /** The broker's response code, when the broker answered with one. */
     readonly responseCode?: number,
   ) {
     super(
@@ -239,9 +275,13 @@ export class ResumePointError extends StreamWindowsError {
   override readonly name = 'ResumePointError';
   override readonly code = 'RESUME_POINT_UNREADABLE';
   constructor(
+    /** The target stream. */
     readonly stream: string,
+    /** The producer name whose last publishing id was asked. */
     readonly producer: string,
+    /** Whether the condition passes (the runner tries again with backoff) or the job stops. */
     readonly retriable: boolean,
+    /** The broker's response code. */
     readonly responseCode: number,
     reason: string,
   ) {
@@ -279,10 +319,14 @@ function formatGiven(value: unknown): string {
 export class RecoveryError extends StreamWindowsError {
   override readonly name = 'RecoveryError';
   override readonly code = 'RECOVERY_STATE_MISSING';
+  /** Always false: retrying cannot bring the missing result back. */
   readonly retriable = false;
   constructor(
+    /** The target stream. */
     readonly stream: string,
+    /** The job's producer name. */
     readonly producer: string,
+    /** The broker's last publishing id of the producer: the result that could not be read. */
     readonly publishingId: bigint,
     reason: string,
   ) {
@@ -304,12 +348,18 @@ export class RecoveryError extends StreamWindowsError {
 export class JobDefinitionError extends StreamWindowsError {
   override readonly name = 'JobDefinitionError';
   override readonly code = 'JOB_DEFINITION_MISMATCH';
+  /** Always false: the names clash until one job is renamed. */
   readonly retriable = false;
   constructor(
+    /** The target stream. */
     readonly stream: string,
+    /** The producer name both definitions use. */
     readonly producer: string,
+    /** The publishing id of the producer's last result. */
     readonly publishingId: bigint,
+    /** The definition that wrote that result (its `sw-job` property). */
     readonly found: string,
+    /** This job's definition. */
     readonly expected: string,
   ) {
     super(
@@ -332,12 +382,18 @@ export class JobDefinitionError extends StreamWindowsError {
 export class DefinitionChangeRefusedError extends StreamWindowsError {
   override readonly name = 'DefinitionChangeRefusedError';
   override readonly code = 'DEFINITION_CHANGE_REFUSED';
+  /** Always false: the change needs a new producer name. */
   readonly retriable = false;
   constructor(
+    /** The target stream. */
     readonly stream: string,
+    /** The job's producer name. */
     readonly producer: string,
+    /** The publishing id of the producer's last result. */
     readonly publishingId: bigint,
+    /** The definition that wrote that result. */
     readonly found: string,
+    /** This job's definition. */
     readonly expected: string,
     reason: string,
   ) {
@@ -360,11 +416,16 @@ export class DefinitionChangeRefusedError extends StreamWindowsError {
 export class ProducerRenamedError extends StreamWindowsError {
   override readonly name = 'ProducerRenamedError';
   override readonly code = 'PRODUCER_RENAMED';
+  /** Always false: the choice of name is the operator's. */
   readonly retriable = false;
   constructor(
+    /** The partition's target stream. */
     readonly stream: string,
+    /** The producer name the loop derives now (`<job>@<partition stream>`). */
     readonly producer: string,
+    /** The name an earlier version derived (`<job>-<partition stream>`), which did publish. */
     readonly formerProducer: string,
+    /** The former producer's last publishing id. */
     readonly formerPublishingId: bigint,
   ) {
     super(
@@ -386,9 +447,12 @@ export class SourceError extends StreamWindowsError {
   override readonly name: string = 'SourceError';
   override readonly code: string = 'SOURCE_FAILED';
   constructor(
+    /** The source stream. */
     readonly stream: string,
+    /** Whether the runner resumes from the broker's last publishing id (true) or the job stops. */
     readonly retriable: boolean,
     reason: string,
+    /** Where reading failed, when known. */
     readonly offset?: bigint,
   ) {
     super(
@@ -435,6 +499,7 @@ export class RetentionGapError extends SourceError {
   constructor(
     stream: string,
     from: bigint,
+    /** The first offset the stream still stores. */
     readonly firstAvailable: bigint,
   ) {
     super(
@@ -454,6 +519,7 @@ export class RetentionGapError extends SourceError {
 export class BrokerUnavailableError extends StreamWindowsError {
   override readonly name: string = 'BrokerUnavailableError';
   override readonly code: string = 'BROKER_UNAVAILABLE';
+  /** Always true: the runner resumes once the broker answers again. */
   readonly retriable = true;
 }
 
@@ -477,9 +543,12 @@ export function isRetriable(error: unknown): boolean {
 export class AccessRefusedError extends StreamWindowsError {
   override readonly name = 'AccessRefusedError';
   override readonly code = 'ACCESS_REFUSED';
+  /** Always false: the broker refuses again until the settings change. */
   readonly retriable = false;
   constructor(
+    /** The broker's `host:port`. */
     readonly where: string,
+    /** The broker's response code: 8 authentication failure, 12 virtual host access failure, ... */
     readonly responseCode: number,
     reason: string,
   ) {
@@ -496,8 +565,11 @@ export class NotAResultError extends StreamWindowsError {
   override readonly name = 'NotAResultError';
   override readonly code = 'NOT_A_RESULT';
   constructor(
+    /** The stream read as results. */
     readonly stream: string,
+    /** The message's offset. */
     readonly offset: bigint,
+    /** Why it is not a readable result. */
     override readonly cause: unknown,
   ) {
     super(
@@ -518,9 +590,15 @@ export class PartitionWorkerError extends StreamWindowsError {
   override readonly name = 'PartitionWorkerError';
   override readonly code = 'PARTITION_WORKER_FAILED';
   constructor(
+    /** The failed worker's index, from 0. */
     readonly worker: number,
+    /** How many workers the job ran. */
     readonly workers: number,
+    /** The partition stream whose loop failed first, when one did. */
     readonly partition: string | undefined,
+    /**
+     * The error as it crossed the thread boundary: an Error with its name, message, code and stack.
+     */
     override readonly cause: unknown,
   ) {
     super(
@@ -552,12 +630,24 @@ export class SinkError extends StreamWindowsError {
   override readonly name = 'SinkError';
   override readonly code = 'SINK_FAILED';
   constructor(
+    /** The sink's name. */
     readonly sink: string,
+    /** The stream the sink reads. */
     readonly stream: string,
+    /**
+     * The first offset of the batch not applied (where the sink resumes when no batch was read).
+     */
     readonly firstOffset: bigint,
+    /** The last offset of the batch not applied. */
     readonly lastOffset: bigint,
+    /** Where it failed: 'prepare', 'decode', 'apply', 'checkpoint', 'timeout' or 'retries'. */
     readonly stage: SinkStage,
+    /**
+     * Whether the sink retries it itself (reporting a `retry` event); a `run()` that throws it has
+     * stopped.
+     */
     readonly retriable: boolean,
+    /** The database's or the decoder's error. */
     override readonly cause: unknown,
   ) {
     super(

@@ -6,9 +6,13 @@ import { ConfigError } from './errors.js';
  * Offsets are logged as decimal strings: not every logger serializes a bigint.
  */
 export interface Logger {
+  /** Detail for tracing a problem (a RabbitMQ source's reconnects and the like). */
   debug(fields: object, message: string): void;
+  /** A job's lifecycle: standing by, resuming, stopping. */
   info(fields: object, message: string): void;
+  /** Something an operator should look at; the job goes on. */
   warn(fields: object, message: string): void;
+  /** A failure: the job, a close or a listener failed. */
   error(fields: object, message: string): void;
 }
 

@@ -35,6 +35,14 @@ import { userEncoder, type EncodedBodies } from '../result-format/user-encoder.j
 import { bodyDecoder, type ValueFormat } from '../api/value-decoder.js';
 import { ResultsSource, type MessageValuesDecoder } from '../result-format/results-source.js';
 import type { ValueStage } from '../engine/value-stage.js';
+import type {
+  AfterEventTimeOrKey,
+  AfterWindow,
+  BeforeEventTimeAndKey,
+  BeforeEventTimeKeyAndWindow,
+  BuilderStage,
+  NoWindowYet,
+} from './builder-stage.js';
 
 interface Settings<T> {
   /** A super stream's partitions run one loop each (`.toPartitions()`). */
@@ -214,6 +222,12 @@ export function aggregate<T = unknown>(
  * `.transform()`. Immutable: every method returns a new builder, so a partial pipeline can be
  * reused.
  *
+ * `S` records what the chain has set (./builder-stage.ts): after `.eventTime()` or `.key()`,
+ * `.decode()`, `.filter()`, `.map()` and `.transform()` do not compile; after a window method,
+ * no second one, `.compact()` or `.transform()` does. `PipelineBuilder<T>` (what `aggregate()`
+ * returns, and the type to give a variable that holds any builder) records nothing and takes
+ * every call; the builder checks the same rules when it runs (a `ConfigError`).
+ *
  * @example
  * ```ts
  * import { aggregate } from 'stream-windows';
@@ -237,7 +251,11 @@ export function aggregate<T = unknown>(
  * console.log(perMinute, perHundred);
  * ```
  */
-export class PipelineBuilder<T> {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any: a builder whose calls its type does not record, which takes every call
+export class PipelineBuilder<T, S extends BuilderStage = any> {
+  /** For the types only (never set): the stage `S` the chain has reached. */
+  declare readonly '~stage'?: S;
+
   constructor(private readonly settings: Settings<T>) {}
 
   /**
@@ -249,12 +267,20 @@ export class PipelineBuilder<T> {
    * must be synchronous: one that returns a Promise stops the job at the first message with a
    * ProcessingError caused by a ConfigError, whatever the error policy.
    */
-  decode<U = T>(format: ValueFormat<U>): PipelineBuilder<U>;
-  decode<S extends StandardSchemaV1>(
+  decode<U = T>(
+    this: PipelineBuilder<T, BeforeEventTimeAndKey>,
+    format: ValueFormat<U>,
+  ): PipelineBuilder<U, S>;
+  decode<Schema extends StandardSchemaV1>(
+    this: PipelineBuilder<T, BeforeEventTimeAndKey>,
     format: ValueFormat<unknown>,
-    schema: S,
-  ): PipelineBuilder<StandardSchemaV1.InferOutput<S>>;
-  decode(format: ValueFormat<unknown>, schema?: StandardSchemaV1): PipelineBuilder<unknown> {
+    schema: Schema,
+  ): PipelineBuilder<StandardSchemaV1.InferOutput<Schema>, S>;
+  decode(
+    this: PipelineBuilder<T, BeforeEventTimeAndKey>,
+    format: ValueFormat<unknown>,
+    schema?: StandardSchemaV1,
+  ): PipelineBuilder<unknown, S> {
     bodyDecoder(format, schema); // validates now, where the mistake is made
     this.notOnResults('decode', format);
     if (this.settings.stages.length > 0) {
@@ -265,7 +291,7 @@ export class PipelineBuilder<T> {
       );
     }
     this.beforeReaders('decode', format);
-    return new PipelineBuilder<unknown>({
+    return new PipelineBuilder<unknown, S>({
       ...this.settings,
       format,
       schema,
@@ -281,9 +307,18 @@ export class PipelineBuilder<T> {
    * A predicate that throws is a 'filter' error: the job stops, or the message is
    * dead-lettered.
    */
-  filter<S extends T>(predicate: (value: T) => value is S): PipelineBuilder<S>;
-  filter(predicate: (value: T) => unknown): PipelineBuilder<T>;
-  filter(predicate: (value: T) => unknown): PipelineBuilder<T> {
+  filter<N extends T>(
+    this: PipelineBuilder<T, BeforeEventTimeAndKey>,
+    predicate: (value: T) => value is N,
+  ): PipelineBuilder<N, S>;
+  filter(
+    this: PipelineBuilder<T, BeforeEventTimeAndKey>,
+    predicate: (value: T) => unknown,
+  ): PipelineBuilder<T, S>;
+  filter(
+    this: PipelineBuilder<T, BeforeEventTimeAndKey>,
+    predicate: (value: T) => unknown,
+  ): PipelineBuilder<T, S> {
     return this.withStage('filter', predicate);
   }
 
@@ -292,7 +327,10 @@ export class PipelineBuilder<T> {
    * and `.key()` read the mapped value. Must be pure (replay). One that throws is a 'map'
    * error: the job stops, or the message is dead-lettered.
    */
-  map<U>(fn: (value: T) => U): PipelineBuilder<U> {
+  map<U>(
+    this: PipelineBuilder<T, BeforeEventTimeAndKey>,
+    fn: (value: T) => U,
+  ): PipelineBuilder<U, S> {
     return this.withStage('map', fn);
   }
 
@@ -303,7 +341,10 @@ export class PipelineBuilder<T> {
    * job: a target of user messages has no place for dead letters, so 'dead-letter' is
    * refused (write them as you choose with `.count(1)` and `.to(target, { encode })`).
    */
-  transform(fn: (value: T) => EncodedBodies): TransformBuilder {
+  transform(
+    this: PipelineBuilder<T, BeforeEventTimeKeyAndWindow>,
+    fn: (value: T) => EncodedBodies,
+  ): TransformBuilder {
     if (this.settings.onError === 'dead-letter') {
       throw new ConfigError(
         'transform',
@@ -311,11 +352,12 @@ export class PipelineBuilder<T> {
         this.settings.onError,
       );
     }
-    return new TransformBuilder(this.map(fn).count(1).aggregate(latest<EncodedBodies>()));
+    const mapped: PipelineBuilder<EncodedBodies> = this.map(fn);
+    return new TransformBuilder(mapped.count(1).aggregate(latest<EncodedBodies>()));
   }
 
   /** Event time of a value, epoch ms or Date. Must depend on the value only (replay). */
-  eventTime(extractor: (value: T) => number | Date): PipelineBuilder<T> {
+  eventTime(extractor: (value: T) => number | Date): PipelineBuilder<T, AfterEventTimeOrKey<S>> {
     return this.with({ eventTime: requireFunction('eventTime', extractor) });
   }
 
@@ -324,28 +366,42 @@ export class PipelineBuilder<T> {
    * `grace`, event-time windows.
    */
   tumbling(
+    this: PipelineBuilder<T, NoWindowYet>,
     size: Duration,
     options?: TumblingOptions | EventTimeTumblingOptions,
-  ): PipelineBuilder<T> {
-    return this.window(tumbling(size, options));
+  ): PipelineBuilder<T, AfterWindow<S>> {
+    return this.withWindow(tumbling(size, options));
   }
 
   /** Event-time windows of `size` starting every `advance`: see `hopping`. */
-  hopping(size: Duration, advance: Duration, options: HoppingOptions): PipelineBuilder<T> {
-    return this.window(hopping(size, advance, options));
+  hopping(
+    this: PipelineBuilder<T, NoWindowYet>,
+    size: Duration,
+    advance: Duration,
+    options: HoppingOptions,
+  ): PipelineBuilder<T, AfterWindow<S>> {
+    return this.withWindow(hopping(size, advance, options));
   }
 
   /** A step of `n` messages, or with `{ perKey: true }` a window per key: see `count`. */
-  count(n: number, options?: CountOptions): PipelineBuilder<T> {
-    return this.window(count(n, options));
+  count(
+    this: PipelineBuilder<T, NoWindowYet>,
+    n: number,
+    options?: CountOptions,
+  ): PipelineBuilder<T, AfterWindow<S>> {
+    return this.withWindow(count(n, options));
   }
 
   /**
    * A step ends when a message comes more than `gap` after the latest one (event time); with
    * `grace`, per-key event-time sessions: see `session`.
    */
-  session(gap: Duration, options?: SessionOptions): PipelineBuilder<T> {
-    return this.window(session(gap, options));
+  session(
+    this: PipelineBuilder<T, NoWindowYet>,
+    gap: Duration,
+    options?: SessionOptions,
+  ): PipelineBuilder<T, AfterWindow<S>> {
+    return this.withWindow(session(gap, options));
   }
 
   /**
@@ -353,14 +409,11 @@ export class PipelineBuilder<T> {
    * `hopping`, `compaction`. With `grace` (or `count(n, { perKey: true })`) a window is an
    * event-time window; see the README's "Event time".
    */
-  window(spec: AnyWindowSpec): PipelineBuilder<T> {
-    if (this.settings.window !== undefined) {
-      throw new ConfigError('window', 'can be chosen once per job', spec.describe());
-    }
-    if (this.settings.late !== undefined) checkLatePolicy(this.settings.late, spec);
-    if (this.settings.maxOutOfOrderness !== undefined) checkOutOfOrderness(spec);
-    if (this.settings.early !== undefined) checkEmit(spec);
-    return this.with({ window: spec });
+  window(
+    this: PipelineBuilder<T, NoWindowYet>,
+    spec: AnyWindowSpec,
+  ): PipelineBuilder<T, AfterWindow<S>> {
+    return this.withWindow(spec);
   }
 
   /**
@@ -368,7 +421,7 @@ export class PipelineBuilder<T> {
    * latest event time seen less this, and a window closes once it passes the window's end +
    * grace, so a message up to this much older than the latest is never late for that reason.
    */
-  maxOutOfOrderness(duration: Duration): PipelineBuilder<T> {
+  maxOutOfOrderness(duration: Duration): PipelineBuilder<T, S> {
     const ms = parseDuration('maxOutOfOrderness', duration, 'non-negative');
     if (this.settings.window !== undefined) checkOutOfOrderness(this.settings.window);
     return this.with({ maxOutOfOrderness: ms });
@@ -381,7 +434,7 @@ export class PipelineBuilder<T> {
    * result the job publishes, for each open window that took elements since its last update.
    * Early outputs are marked `final: false`; a window's last output is its final one.
    */
-  emit(strategy: 'final' | { readonly early: EarlyUpdates }): PipelineBuilder<T> {
+  emit(strategy: 'final' | { readonly early: EarlyUpdates }): PipelineBuilder<T, S> {
     if (this.settings.window !== undefined) checkEmit(this.settings.window);
     if (strategy === 'final') return this.with({ early: undefined });
     const early = (strategy as { early?: unknown } | null)?.early;
@@ -398,7 +451,7 @@ export class PipelineBuilder<T> {
   }
 
   /** Groups within a step: one output per key, all in the step's one result. */
-  key(fn: (value: T) => string | number): PipelineBuilder<T> {
+  key(fn: (value: T) => string | number): PipelineBuilder<T, AfterEventTimeOrKey<S>> {
     return this.with({ key: requireFunction('key', fn) });
   }
 
@@ -407,7 +460,7 @@ export class PipelineBuilder<T> {
    * 'include' folds it into the open window, 'drop' counts it in the result's metadata
    * only, 'side' puts its value in the late section of the open step's result.
    */
-  late(policy: LatePolicy): PipelineBuilder<T> {
+  late(policy: LatePolicy): PipelineBuilder<T, S> {
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a JavaScript caller may pass anything
     if (policy !== 'include' && policy !== 'drop' && policy !== 'side') {
       throw new ConfigError('late policy', "must be 'include', 'drop' or 'side'", policy);
@@ -422,7 +475,7 @@ export class PipelineBuilder<T> {
    * 'dead-letter' keeps the message whole in the dead-letter section of its step's result,
    * up to `maxDeadLetters` per step.
    */
-  onError(policy: ErrorPolicy, options?: DeadLetterOptions): PipelineBuilder<T> {
+  onError(policy: ErrorPolicy, options?: DeadLetterOptions): PipelineBuilder<T, S> {
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a JavaScript caller may pass anything
     if (policy !== 'stop' && policy !== 'dead-letter') {
       throw new ConfigError('error policy', "must be 'stop' or 'dead-letter'", policy);
@@ -472,6 +525,7 @@ export class PipelineBuilder<T> {
    * the latest value per entity, or fold an entity's updates with `merge`.
    */
   compact(
+    this: PipelineBuilder<T, NoWindowYet>,
     entity: (value: T) => string | number,
     options: CompactionOptions & { merge?: (previous: T, update: T) => T },
   ): AggregationBuilder<T, T, T> {
@@ -480,11 +534,14 @@ export class PipelineBuilder<T> {
     return this.window(compaction(trigger)).key(entity).aggregate(latest(merge));
   }
 
-  private withStage<U>(kind: ValueStage['kind'], fn: (value: T) => unknown): PipelineBuilder<U> {
+  private withStage<U, Next extends BuilderStage>(
+    kind: ValueStage['kind'],
+    fn: (value: T) => unknown,
+  ): PipelineBuilder<U, Next> {
     requireFunction(kind, fn);
     this.notOnResults(kind, fn);
     this.beforeReaders(kind, fn);
-    return new PipelineBuilder<U>({
+    return new PipelineBuilder<U, Next>({
       ...this.settings,
       readValues: undefined, // refused above; restated for the new value type
       eventTime: undefined,
@@ -511,8 +568,20 @@ export class PipelineBuilder<T> {
     }
   }
 
-  private with(change: Partial<Settings<T>>): PipelineBuilder<T> {
-    return new PipelineBuilder({ ...this.settings, ...change });
+  /** The window methods' one check and change (their `this` types differ by stage). */
+  private withWindow<Next extends BuilderStage>(spec: AnyWindowSpec): PipelineBuilder<T, Next> {
+    if (this.settings.window !== undefined) {
+      throw new ConfigError('window', 'can be chosen once per job', spec.describe());
+    }
+    if (this.settings.late !== undefined) checkLatePolicy(this.settings.late, spec);
+    if (this.settings.maxOutOfOrderness !== undefined) checkOutOfOrderness(spec);
+    if (this.settings.early !== undefined) checkEmit(spec);
+    return this.with({ window: spec });
+  }
+
+  /** A builder with `change`, at stage `Next` (the calling method's return type says which). */
+  private with<Next extends BuilderStage>(change: Partial<Settings<T>>): PipelineBuilder<T, Next> {
+    return new PipelineBuilder<T, Next>({ ...this.settings, ...change });
   }
 
   private checked(): Settings<T> & { window: AnyWindowSpec } {

@@ -9,6 +9,7 @@ import type { RunOptions, RunSummary } from '../api/run-options.js';
  * sink (`databaseSink`) another; `S` is what its run resolves to.
  */
 export interface StoppableJob<S = RunSummary> {
+  /** Runs the job until `options.signal` aborts (or it stops itself); resolves with a summary. */
   run(options: RunOptions): Promise<S>;
   /** Results awaiting their confirm (a sink's transactions under way): logged when the grace runs out. */
   readonly inFlight: number;

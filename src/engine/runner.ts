@@ -108,10 +108,12 @@ export class Runner<T, A, R> {
     };
   }
 
+  /** The source the job reads. */
   get source(): Source {
     return this.config.source;
   }
 
+  /** The target the job publishes to. */
   get target(): Target {
     return this.config.target;
   }
@@ -133,6 +135,10 @@ export class Runner<T, A, R> {
     return this.events.on(name, listener, options);
   }
 
+  /**
+   * Runs the job until `signal` aborts, it catches up (`untilCaughtUp`) or an error that is not
+   * retriable stops it (rejecting with it); a retriable one resumes from the broker's resume point.
+   */
   async run(options: RunOptions = {}): Promise<RunSummary> {
     const counters = { results: 0, duplicates: 0, restarts: 0 };
     const { logger } = this.config;

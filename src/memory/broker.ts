@@ -32,8 +32,11 @@ export interface MemoryBrokerOptions {
 
 /** A single active consumer group as `MemoryBroker.consumerGroup` shows it. */
 export interface ConsumerGroupView {
+  /** The members, in the order they joined. */
   readonly members: readonly SingleActiveMember[];
+  /** The member the broker delivers to; absent while none is active. */
   readonly active?: SingleActiveMember;
+  /** The member told to step down that has not answered yet; absent when none is. */
   readonly deactivating?: SingleActiveMember;
 }
 

@@ -9,6 +9,7 @@ import { tail } from './tail.js';
  * iterating waits for new chunks until `signal` aborts.
  */
 export class MemoryConsumer implements AsyncIterable<StoredChunk> {
+  /** The stream it reads. */
   readonly stream: string;
   /** First offset this consumer delivers. */
   readonly startOffset: bigint;

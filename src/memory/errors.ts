@@ -9,10 +9,14 @@ export type FaultPoint = 'before-publish' | 'after-publish' | 'after-confirm' | 
  * exactly as it would never see anything after a real crash.
  */
 export class SimulatedCrash extends Error {
+  /** `'SimulatedCrash'`, as `error.name` and log lines show it. */
   override readonly name = 'SimulatedCrash';
   constructor(
+    /** The target stream of the crashed publish. */
     readonly stream: string,
+    /** The producer name of the crashed publish. */
     readonly producer: string,
+    /** Where in the publish the fault stopped it. */
     readonly point: FaultPoint,
   ) {
     super(`simulated crash of producer '${producer}' on stream '${stream}' at ${point}`);
@@ -23,7 +27,10 @@ export class SimulatedCrash extends Error {
 export class StreamNotFoundError extends StreamWindowsError {
   override readonly name = 'StreamNotFoundError';
   override readonly code = 'STREAM_NOT_FOUND';
-  constructor(readonly stream: string) {
+  constructor(
+    /** The stream asked for. */
+    readonly stream: string,
+  ) {
     super(`stream '${stream}' does not exist`);
   }
 }
@@ -40,8 +47,11 @@ export class SingleActiveMemberLostError extends SourceError {
   override readonly code = 'SINGLE_ACTIVE_MEMBER_LOST';
   constructor(
     stream: string,
+    /** The single active consumer group it left. */
     readonly group: string,
+    /** Which of its callbacks failed. */
     readonly callback: 'resumeFrom' | 'onDeactivate',
+    /** What the callback threw. */
     override readonly cause: unknown,
   ) {
     super(

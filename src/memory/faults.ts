@@ -20,11 +20,15 @@ import type { FaultPoint } from './errors.js';
  * settles, e.g. to abort the job's AbortSignal so its source stops too.
  */
 export interface FaultSpec {
+  /** The stream whose publishes are counted. */
   readonly stream: string;
+  /** Count only this producer's publishes; absent: every producer's. */
   readonly producer?: string;
   /** 1 = the next matching publish. */
   readonly atPublish: number;
+  /** Where the publish fails: see the list above. */
   readonly point: FaultPoint;
+  /** Runs synchronously when the fault fires, before the publish settles. */
   readonly onFire?: () => void;
 }
 
@@ -33,12 +37,16 @@ export class Fault {
   private seen = 0;
   private hasFired = false;
 
-  constructor(readonly spec: FaultSpec) {
+  constructor(
+    /** The fault as injected. */
+    readonly spec: FaultSpec,
+  ) {
     if (!Number.isSafeInteger(spec.atPublish) || spec.atPublish < 1) {
       throw new ConfigError('atPublish', 'must be an integer >= 1', spec.atPublish);
     }
   }
 
+  /** Whether the run reached the fault's publish and the fault fired. */
   get fired(): boolean {
     return this.hasFired;
   }
@@ -51,6 +59,7 @@ export class Fault {
     return this.seen === this.spec.atPublish;
   }
 
+  /** Marks the fault fired and runs `onFire`; returns where the publish fails. */
   fire(): FaultPoint {
     this.hasFired = true;
     this.spec.onFire?.();

@@ -44,7 +44,9 @@ interface Activation {
  * activation comes later, as RabbitMQ closes a deactivated consumer's reader at once.
  */
 export class SingleActiveMember implements GroupMember {
+  /** The stream the group reads. */
   readonly stream: string;
+  /** The consumer group's name. */
   readonly name: string;
   private activation: Activation | undefined;
   /** Counts updates, so an answer to a superseded activation starts nothing. */

@@ -11,7 +11,10 @@ import { asPromise } from '../common/as-promise.js';
 export class MemorySource implements Source {
   readonly stream: string;
 
-  constructor(protected readonly log: StreamLog) {
+  constructor(
+    /** The embedded stream it reads, for subclasses (`SingleActiveSource`). */
+    protected readonly log: StreamLog,
+  ) {
     this.stream = log.name;
   }
 

@@ -2,7 +2,9 @@ import type { SourceChunk } from '../ports/ports.js';
 
 /** Which named producer wrote a chunk and under which publishing id (the chunk trailer). */
 export interface ChunkWriter {
+  /** The producer name. */
   readonly producer: string;
+  /** The publishing id the chunk's write was published under. */
   readonly publishingId: bigint;
 }
 
@@ -13,16 +15,23 @@ export interface LogChunk extends SourceChunk {
 
 /** One message, for tests and user consumers that want objects rather than slices. */
 export interface StoredMessage {
+  /** The message's offset in its stream. */
   readonly offset: bigint;
+  /** The broker timestamp of its chunk, epoch ms. */
   readonly chunkTimestamp: number;
+  /** The AMQP 1.0 bare message, a copy of the stored bytes. */
   readonly bytes: Uint8Array;
 }
 
 /** One chunk as a list of messages. `writer` is embedded-broker inspection only: RabbitMQ does not deliver it. */
 export interface StoredChunk {
+  /** The offset of its first message. */
   readonly firstOffset: bigint;
+  /** The broker timestamp of the chunk, epoch ms. */
   readonly timestamp: number;
+  /** Its messages, in offset order. */
   readonly messages: readonly StoredMessage[];
+  /** The named producer that wrote it, and under which publishing id; undefined if unnamed. */
   readonly writer: ChunkWriter | undefined;
 }
 

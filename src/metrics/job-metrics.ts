@@ -41,7 +41,9 @@ export interface JobMetricsOptions {
 
 /** The metrics of one job; `close()` stops observing it and removes its series. */
 export interface JobMetrics {
+  /** The constant labels on every series of this job: as given, or `{ target, producer }`. */
   readonly labels: MetricLabels;
+  /** Stops observing the job and removes its series from the registry. */
   close(): void;
 }
 

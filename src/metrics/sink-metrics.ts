@@ -22,6 +22,7 @@ export interface SinkMetricsOptions {
 
 /** The metrics of one sink; `close()` stops observing it and removes its series. */
 export interface SinkMetrics {
+  /** Stops observing the sink and removes its series from the registry. */
   close(): void;
 }
 

@@ -19,7 +19,9 @@ import { fromThread, withError } from './thread-error.js';
 
 /** Which worker a job module builds the job for: it takes partitions `index rem workers`. */
 export interface PartitionWorker {
+  /** This worker's index, from 0: it runs the partitions whose index rem `workers` is this. */
   readonly index: number;
+  /** How many workers the job runs on. */
   readonly workers: number;
   /** `PartitionWorkersOptions.config`, as the worker received it (a structured clone). */
   readonly config: unknown;
@@ -27,13 +29,17 @@ export interface PartitionWorker {
 
 /** What a worker needs of a partitioned job: a `PartitionedRunner` (from `.toPartitions()`) is one. */
 export interface PartitionedJob {
+  /** Runs the partitions `options.partitions` selects, as `PartitionedRunner.run` does. */
   run(options: PartitionedRunOptions): Promise<PartitionedRunSummary>;
+  /** Calls `listener` on each event `name` of any partition; returns the function that stops it. */
   on<K extends JobEventName>(name: K, listener: PartitionListener<K>): () => void;
+  /** One per running partition loop: its results awaiting their confirm. */
   readonly runners: readonly { readonly inFlight: number }[];
 }
 
 /** What a job module's default export returns: the job, and what closes its connections. */
 export interface PartitionWorkerJob {
+  /** The partitioned job, as `.toPartitions()` builds it. */
   readonly job: PartitionedJob;
   /** Closes the connections the job uses (e.g. `() => rabbit.close()`); called once it stopped. */
   readonly close: () => unknown;
@@ -127,6 +133,7 @@ type Final = Extract<WorkerMessage, { type: 'done' | 'failed' }>;
  * signals reach the main thread only, and it stops the workers.
  */
 export class PartitionWorkers {
+  /** How many worker threads run the job (`options.workers`, default one per core). */
   readonly workers: number;
   private readonly module: string;
   private readonly imports: readonly string[];

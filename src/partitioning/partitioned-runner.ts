@@ -88,6 +88,7 @@ export class PartitionedRunner<T = unknown, A = unknown, R = unknown> {
   private running: { stop: AbortController; done: Promise<unknown> } | undefined;
 
   constructor(
+    /** The super stream the job reads, one loop per partition. */
     readonly source: PartitionedSource,
     /** The job's name: the base of every producer name. */
     readonly name: string,

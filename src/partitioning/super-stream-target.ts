@@ -41,6 +41,7 @@ export class SuperStreamTarget implements Target {
   private lastIds: readonly bigint[] | undefined;
 
   constructor(
+    /** One target per partition, in the super stream's order, all under one producer name. */
     readonly partitions: readonly Target[],
     private readonly options: SuperStreamTargetOptions,
   ) {

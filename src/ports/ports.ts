@@ -21,7 +21,9 @@ export interface SourceChunk {
   readonly count: number;
   /** Backing bytes. Message i is the AMQP 1.0 bare message `bytes[starts[i], ends[i])`. */
   readonly bytes: Uint8Array;
+  /** Where message i starts in `bytes`, for i below `count`. */
   readonly starts: Uint32Array;
+  /** Where message i ends in `bytes` (exclusive), for i below `count`. */
   readonly ends: Uint32Array;
 }
 
@@ -40,6 +42,7 @@ export interface GroupObserver {
 
 /** What a job reads from: one stream, read in chunks from a resume point (a broker adapter implements it). */
 export interface Source {
+  /** The name of the stream it reads (a partition's, for a partition of a super stream). */
   readonly stream: string;
   /**
    * The single active consumer group this source reads in (only the group's active member is
@@ -82,6 +85,7 @@ export interface Source {
 
 /** What a job writes to: one stream under a named producer, with the broker's deduplication (a broker adapter implements it). */
 export interface Target {
+  /** The name of the stream it writes to (the super stream's, for a super-stream target). */
   readonly stream: string;
   /** Named producer: the broker deduplicates on it. Stable across restarts, unique per target. */
   readonly producer: string;
@@ -176,6 +180,7 @@ export interface Target {
  * stream). A partitioned job runs one read-process-write loop per partition.
  */
 export interface PartitionedSource {
+  /** The super stream's name. */
   readonly superStream: string;
   /**
    * The single active consumer group every partition source joins (the same name on every

@@ -80,6 +80,7 @@ export interface StreamOptions {
   readonly maxAge?: string;
   /** Drop the oldest segments beyond this total size. */
   readonly maxLengthBytes?: number;
+  /** One segment file's size, bytes (default 500 MB); retention drops whole segments. */
   readonly maxSegmentSizeBytes?: number;
 }
 
@@ -99,6 +100,7 @@ export class RabbitMQ {
   private readonly requestTimeoutMs: number;
 
   private constructor(
+    /** The client settings it connects with: the first node's, as parsed from the URL or given. */
     readonly params: ClientParams,
     private readonly links: ClusterLinks,
     requestTimeoutMs: number,
@@ -108,8 +110,10 @@ export class RabbitMQ {
   }
 
   /**
-   * @internal Use `connect()`. Settings are checked before anything connects. `nodes` are the
-   * URLs' nodes, tried in turn after the one of `params`.
+   * Connects: use `connect()`, which takes URLs. Settings are checked before anything
+   * connects. `nodes` are the URLs' nodes, tried in turn after the one of `params`.
+   *
+   * @internal
    */
   static async open(
     params: ClientParams,

@@ -8,8 +8,11 @@ export class StreamCommandError extends StreamWindowsError {
   /** Whether trying again later may succeed (the response-code table's verdict). */
   readonly retriable: boolean;
   constructor(
+    /** The refused command: 'create', 'delete', 'create super stream', 'partitions', ... */
     readonly command: string,
+    /** The stream (or super stream) it was for. */
     readonly stream: string,
+    /** The broker's response code. */
     readonly responseCode: number,
   ) {
     super(

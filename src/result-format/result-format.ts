@@ -115,7 +115,9 @@ export const ResultProperty = {
 
 /** A result's properties, decoded: where it came from, its window and its offsets. */
 export interface ResultMetadata {
+  /** The source stream the step read (`sw-source`). */
   readonly source: string;
+  /** The producer name it was published under (`sw-producer`). */
   readonly producer: string;
   /** The window's description, e.g. "tumbling(1m)". */
   readonly window: string;
@@ -128,10 +130,15 @@ export interface ResultMetadata {
 
 /** One logical output: a key's aggregate over the step's window. */
 export interface ResultOutput<R = unknown> {
+  /** The key, `null` when the job has no key function. */
   readonly key: Key;
+  /** The output's window start, epoch ms (inclusive). */
   readonly start: number;
+  /** The output's window end, epoch ms (exclusive). */
   readonly end: number;
+  /** How many values the key absorbed in the window. */
   readonly count: number;
+  /** The aggregate, as the job's aggregator's `result` returned it. */
   readonly value: R;
   /**
    * false for an early update of an event-time window still open (the job's `.emit()`): a
@@ -147,22 +154,36 @@ export interface ResultOutput<R = unknown> {
 
 /** A result message as a consumer of the target stream reads it with `decodeResult`. */
 export interface DecodedResult<R = unknown> extends ResultMetadata {
+  /** The first source offset of the step. */
   readonly firstOffset: bigint;
+  /** The last source offset of the step: the result's publishing id. */
   readonly lastOffset: bigint;
+  /**
+   * The step's window start, epoch ms (for event-time windows: the earliest output's);
+   * undefined when the result has no window (every message dead-lettered, say).
+   */
   readonly windowStart: number | undefined;
+  /** The step's window end, epoch ms, exclusive (event-time windows: the latest output's). */
   readonly windowEnd: number | undefined;
+  /** Source messages in `firstOffset..lastOffset`. */
   readonly messages: number;
   /** Outputs of the whole step: with 'batch' packing, `outputs` below holds this message's part. */
   readonly outputCount: number;
+  /** Late values the 'side' policy kept in the step's result. */
   readonly lateCount: number;
+  /** Late messages the 'drop' policy counted and discarded. */
   readonly lateDropped: number;
+  /** Dead letters of the step (under `.onError('dead-letter')`). */
   readonly deadLetterCount: number;
   /** Messages a `.filter()` left out (0 when the property is absent). */
   readonly filtered: number;
   /** With 'batch' packing: this message's index among the step's messages, and their number. */
   readonly part: { readonly index: number; readonly of: number } | undefined;
+  /** The outputs this message holds, in first-appearance order of their keys. */
   readonly outputs: readonly ResultOutput<R>[];
+  /** The late values this message holds (the 'side' policy), in offset order. */
   readonly late: readonly unknown[];
+  /** The dead letters this message holds, in offset order. */
   readonly deadLetters: readonly DeadLetter[];
   /** Event-time windows only: the watermark after this result, and where a restart resumes. */
   readonly recovery: RecoveryState | undefined;

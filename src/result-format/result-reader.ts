@@ -31,6 +31,7 @@ export interface ReadResult<R = unknown> {
   readonly offset: bigint;
   /** Offset after its last message: `from` to read on after this result. */
   readonly next: bigint;
+  /** The result, decoded; a batch result's outputs, late values and dead letters all in it. */
   readonly result: DecodedResult<R>;
 }
 

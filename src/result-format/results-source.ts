@@ -18,23 +18,33 @@ export interface ResultsSourceOptions {
 
 /** One (final) output of a stage-1 result, as stage 2 receives it. */
 export interface OutputValue<R = unknown> extends Omit<ResultOutput<R>, 'final' | 'continues'> {
+  /** What the value is: an output (switch on `type` when late values or dead letters pass too). */
   readonly type: 'output';
 }
 
 /** One late value of a stage-1 result, with that result's window bounds (if it had one). */
 export interface LateValue {
+  /** What the value is: a late value. */
   readonly type: 'late';
+  /** The window start of the result that held it, epoch ms; undefined if it had no window. */
   readonly start: number | undefined;
+  /** The window end of the result that held it, epoch ms; undefined if it had no window. */
   readonly end: number | undefined;
+  /** The late value, as stage 1 decoded it. */
   readonly value: unknown;
 }
 
 /** One dead letter of a stage-1 result: the rejected stage-1 source message, whole. */
 export interface DeadLetterValue {
+  /** What the value is: a dead letter. */
   readonly type: 'dead-letter';
+  /** The stage-1 source message's offset. */
   readonly offset: bigint;
+  /** The stage-1 stage that rejected it. */
   readonly stage: ProcessingStage;
+  /** Why: the message of what that stage threw. */
   readonly error: string;
+  /** The stage-1 source message as stored (the whole AMQP 1.0 message). */
   readonly message: Uint8Array;
 }
 
@@ -56,7 +66,9 @@ export type MessageValuesDecoder<V> = (message: Uint8Array) => MessageValues<V>;
 /** A source whose messages are results of another job: built by `fromResults`. */
 export class ResultsSource<V> {
   constructor(
+    /** The stream of results read (stage 1's target). */
     readonly source: Source,
+    /** Reads one result message into the values the job receives. */
     readonly decode: MessageValuesDecoder<V>,
   ) {}
 }

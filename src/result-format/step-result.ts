@@ -3,8 +3,11 @@ import type { ProcessingStage } from '../common/errors.js';
 
 /** A source message that could not be processed, kept whole in its step's result. */
 export interface DeadLetter {
+  /** The source message's offset (for a 'result' failure: the step's last offset). */
   readonly offset: bigint;
+  /** The stage that rejected it. */
   readonly stage: ProcessingStage;
+  /** Why: the message of what the stage threw. */
   readonly error: string;
   /** The source message as stored (the whole AMQP 1.0 message), so it can be re-published. */
   readonly message: Uint8Array;
@@ -15,12 +18,15 @@ export interface DeadLetter {
  * write whose publishing id is `lastOffset`.
  */
 export interface StepResult<R> {
+  /** The first source offset of the step. */
   readonly firstOffset: bigint;
+  /** The last source offset of the step: the write's publishing id. */
   readonly lastOffset: bigint;
   /** Source messages in `firstOffset..lastOffset`, each counted exactly once somewhere below. */
   readonly messages: number;
   /** Bounds of the step's window; null when every message of the step was dead-lettered. */
   readonly window: { readonly start: number; readonly end: number } | null;
+  /** One output per key (per key and window, for event-time windows), in first-appearance order. */
   readonly outputs: readonly KeyedOutput<R>[];
   /** Late values kept by the 'side' policy, in offset order. */
   readonly late: readonly unknown[];
@@ -28,6 +34,7 @@ export interface StepResult<R> {
   readonly lateDropped: number;
   /** Messages the job's `.filter()` refused: in the step's offsets, in no output. */
   readonly filtered: number;
+  /** Messages the job could not process, under `.onError('dead-letter')`, in offset order. */
   readonly deadLetters: readonly DeadLetter[];
   /** Event-time windows only: what a restart from this result needs (see RecoveryState). */
   readonly recovery?: RecoveryState;

@@ -28,6 +28,7 @@ export interface DatabaseSinkOptions<V> {
   readonly name: string;
   /** What it reads: one stream, or a super stream's partitions (one checkpoint per partition). */
   readonly source: Source | PartitionedSource;
+  /** Where it applies batches: `postgres(pool)` or `pglite(db)` (or a `SinkDatabase` of your own). */
   readonly database: SinkDatabase;
   /** What it does with each batch: `eachBatch`, `windowOutputs`, `latestState`, `processedIds`. */
   readonly into: SinkShape<V>;
@@ -48,6 +49,7 @@ export interface DatabaseSinkOptions<V> {
   readonly transactionTimeoutMs?: number;
   /** Delay before resuming after a retriable error, doubled each time up to `maxRetryDelayMs` (defaults 100 and 10,000). */
   readonly retryDelayMs?: number;
+  /** The longest delay between two retries, default 10,000 ms (see `retryDelayMs`). */
   readonly maxRetryDelayMs?: number;
   /**
    * Retriable errors in a row (without a commit between) before the sink stops with a
@@ -62,6 +64,7 @@ export interface DatabaseSinkOptions<V> {
    * checkpoint past it, and applies the rest of its batch.
    */
   readonly onError?: 'stop' | { readonly deadLetterTable: string };
+  /** Where the sink logs its retries and its stop (pino's shape); default silent. */
   readonly logger?: Logger;
 }
 
@@ -81,6 +84,7 @@ export interface SinkRunSummary {
 
 /** Where a sink stands on one stream (a partition of a super stream). */
 export interface SinkPosition {
+  /** The stream (a partition's, for a super stream). */
   readonly stream: string;
   /** The last offset applied; -1 when nothing was. */
   readonly checkpoint: bigint;
@@ -103,6 +107,7 @@ export function databaseSink<V>(options: DatabaseSinkOptions<V>): DatabaseSink<V
 
 /** A stream applied to a database, each batch in one transaction with the sink's checkpoint (made by `databaseSink`). */
 export class DatabaseSink<V> {
+  /** The sink's name, as `options.name`: its checkpoint rows are (name, stream). */
   readonly name: string;
   private readonly events: JobEvents<SinkEventMap>;
   private readonly logger: Logger;

@@ -19,6 +19,7 @@ export interface SinkDatabase {
 
 /** The statements of one transaction. */
 export interface SinkTransaction {
+  /** Runs one SQL statement with `$1`, `$2`, ... `params`; resolves with its rows and row count. */
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names its rows' type, as pg's query<R>
   query<Row = Record<string, unknown>>(
     sql: string,

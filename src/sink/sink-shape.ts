@@ -2,6 +2,7 @@ import type { SinkTransaction } from './sink-database.js';
 
 /** One message of a stream as a sink applies it. */
 export interface SinkMessage<V> {
+  /** The message's offset in its stream. */
   readonly offset: bigint;
   /** The chunk's broker timestamp, epoch ms (stable on replay). */
   readonly timestamp: number;
@@ -11,10 +12,13 @@ export interface SinkMessage<V> {
 
 /** Consecutive messages of one stream, applied in one transaction with the checkpoint. */
 export interface SinkBatch<V> {
+  /** The stream the messages come from (a partition's, for a super stream). */
   readonly stream: string;
-  /** Offsets of the first and last message of `messages`. */
+  /** The offset of the first message of `messages`. */
   readonly firstOffset: bigint;
+  /** The offset of the last message of `messages`. */
   readonly lastOffset: bigint;
+  /** The messages, in offset order. */
   readonly messages: readonly SinkMessage<V>[];
 }
 

@@ -1,7 +1,9 @@
 // The package as a user gets it: `npm pack` (which builds dist/ first), unpacked into a fresh
 // project's node_modules, then used the ways users tried: required from a CommonJS TypeScript
-// project, and bundled with esbuild by the command the README gives. No registry is asked:
-// the package's dependencies are linked from this repository's node_modules.
+// project, bundled with esbuild by the command the README gives, and read: the README's links
+// into docs/ lead to pages the package holds. No registry is asked: the package's dependencies
+// are linked from this repository's node_modules.
+import { readFileSync } from 'node:fs';
 import {
   copyFile,
   mkdir,
@@ -15,6 +17,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { brokenLinks, linksOf, markdownUnder } from '../support/docs/doc-links.js';
 import {
   packPackage,
   repository as root,
@@ -29,6 +32,12 @@ interface Manifest {
   readonly exports: Record<string, unknown>;
   readonly files: readonly string[];
 }
+
+/**
+ * What the package leaves out of what its README and docs link to, by design: the files for
+ * working on the repository (the README's "Contributing" and the internals pages link them).
+ */
+const REPOSITORY_ONLY = ['CONTRIBUTING.md', 'bench/', 'scripts/', 'test/'];
 
 /** The scripts npm runs when it installs a package (what it warns about as install scripts). */
 const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall', 'prepare'];
@@ -98,6 +107,20 @@ describe('the packed package', () => {
   it("should ship every entry of package.json's files", async () => {
     const shipped = await readdir(join(app, 'node_modules', 'stream-windows'));
     expect(shipped).toEqual(expect.arrayContaining([...packed.files]));
+  });
+
+  it("should ship the docs: every link of the README and docs/ resolves inside the package, but the repository's contributor files", () => {
+    const shipped = join(app, 'node_modules', 'stream-windows');
+    const pages = markdownUnder(shipped, 'docs');
+    expect(pages, 'every page of docs/ is shipped').toEqual(markdownUnder(root, 'docs'));
+    const read = (file: string) => readFileSync(join(shipped, file), 'utf8');
+    const intoDocs = linksOf('README.md', read('README.md')).filter((l) =>
+      l.target.startsWith('docs/'),
+    );
+    expect(intoDocs.length).toBeGreaterThan(20);
+    const repositoryOnly = (path: string) =>
+      REPOSITORY_ONLY.some((p) => (p.endsWith('/') ? path.startsWith(p) : path === p));
+    expect(brokenLinks(shipped, ['README.md', ...pages], read, repositoryOnly)).toEqual([]);
   });
 
   it('should type-check and run in a CommonJS TypeScript project, every entry point required', async () => {

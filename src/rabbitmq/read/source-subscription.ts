@@ -92,6 +92,7 @@ export class SubscribeError extends SourceError {
   constructor(
     stream: string,
     offset: bigint,
+    /** The broker's response code. */
     readonly responseCode: number,
     retriable: boolean,
   ) {

@@ -38,6 +38,7 @@ export interface SourceReconnectOptions {
   readonly attempts?: number;
   /** Delay before the first retry; doubles per failed attempt up to `maxDelayMs`. */
   readonly initialDelayMs?: number;
+  /** The longest delay between two attempts, default 5,000 ms. */
   readonly maxDelayMs?: number;
 }
 
@@ -65,6 +66,7 @@ export interface RabbitSourceOptions {
   readonly stallTimeoutMs?: number;
   /** Chunks the broker may send ahead of the reader (the memory bound), default 8. */
   readonly credit?: number;
+  /** How a read whose connection broke reconnects before it fails. */
   readonly reconnect?: SourceReconnectOptions;
   /** Read as a single active consumer of this group (one instance reads, others stand by). */
   readonly singleActive?: SingleActiveOptions;
@@ -183,6 +185,7 @@ export class RabbitSource implements Source {
   readonly storeOffset = (reference: string, offset: bigint): Promise<void> =>
     storeOffset(this.#connection, this.stream, reference, offset, this.timeoutMs, this.reach);
 
+  /** Leaves the consumer group at once, when a reader told to step down still waits in it. */
   readonly close = async (): Promise<void> => {
     await this.takeStandby()?.close();
   };

@@ -21,6 +21,8 @@ const PACKED_FROM = [
   'CHANGELOG.md',
   'LICENSE',
   'src',
+  'docs',
+  'api',
 ];
 
 /**

@@ -1,10 +1,11 @@
 // The API report (api/) and the API reference (docs/reference/api/) are what `npm run
 // api:update` writes from src/ today: a change to the public surface of an entry point is a diff
-// to commit, seen in review. Every exported symbol has a TSDoc summary; the builder has examples.
+// to commit, seen in review. Every exported symbol, and every public member of the classes,
+// interfaces and object types a user reaches, has a TSDoc summary; the builder has examples.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiPages, undocumented } from '../../../scripts/api/api-pages.js';
+import { apiPages, undocumented, undocumentedMembers } from '../../../scripts/api/api-pages.js';
 import {
   ROOT,
   apiSurface,
@@ -45,6 +46,21 @@ describe('the API report and the API reference', () => {
     expect(undocumented(surfaces), 'add a TSDoc comment (/** … */) to each').toEqual([]);
   });
 
+  it('give every public member of those classes, interfaces and object types a one-line summary', () => {
+    const missing = undocumentedMembers(surfaces).filter((m) => !PENDING_MEMBERS.has(m));
+    expect(missing, 'add a TSDoc comment (/** … */) to each').toEqual([]);
+    // The list below only shrinks: a member documented since is taken off it, and it holds
+    // members of the files under rewrite only.
+    const elsewhere = [...PENDING_MEMBERS].filter(
+      (m) => !UNDER_REWRITE.some((path) => m.startsWith(path)),
+    );
+    expect(elsewhere, 'document these now').toEqual([]);
+    const documented = [...PENDING_MEMBERS].filter(
+      (m) => !undocumentedMembers(surfaces).includes(m),
+    );
+    expect(documented, 'documented now: take them off PENDING_MEMBERS').toEqual([]);
+  });
+
   it('show the builder with examples', () => {
     const main = surfaces.find((s) => s.entry.slug === 'stream-windows');
     const builder = ['aggregate', 'PipelineBuilder', 'AggregationBuilder', 'TransformBuilder'];
@@ -59,7 +75,7 @@ describe('the API report and the API reference', () => {
     if (main === undefined) throw new Error('no entry point');
     const bare = {
       entry: main.entry,
-      symbols: [{ name: 'x', declaration: 'declare const x: 1;', documentation: '', examples: [] }],
+      symbols: [{ ...BARE_SYMBOL }],
       referenced: [],
     };
     expect(undocumented([bare])).toEqual(['stream-windows: x']);
@@ -76,4 +92,60 @@ describe('the API report and the API reference', () => {
       expect(exportedNames.has(name ?? ''), declaration).toBe(false);
     }
   });
+
+  it('name a member without a summary once; inherit the summary of the member it implements or overrides; leave out private members and type parameters', () => {
+    const [main] = surfaces;
+    if (main === undefined) throw new Error('no entry point');
+    const member = { owner: 'X', name: 'y', source: 'src/x.ts', documentation: '' };
+    const withMember = {
+      entry: main.entry,
+      symbols: [{ ...BARE_SYMBOL, members: [member] }],
+      referenced: [],
+    };
+    expect(undocumentedMembers([withMember, withMember])).toEqual(['src/x.ts: X.y']);
+    const members = surfaces.flatMap((s) => s.symbols.flatMap((symbol) => symbol.members));
+    const named = (owner: string, name: string) =>
+      members.find((m) => m.owner === owner && m.name === name);
+    // MemorySource's endOffset has no comment of its own: Source.endOffset's is its summary.
+    expect(named('MemorySource', 'endOffset')?.documentation).toBe(
+      'Offset one past the last message a reader is currently delivered (0 for an empty stream).',
+    );
+    // ConfigError.code overrides StreamWindowsError.code, documented there.
+    expect(named('ConfigError', 'code')?.documentation).toMatch(/^What went wrong/);
+    expect(named('MemoryBroker', 'streams')).toBeUndefined(); // private
+    expect(named('Runner', 'T')).toBeUndefined(); // a type parameter
+    expect(named('RabbitMQ', 'open')).toBeDefined(); // static
+    expect(named('ResultOutput', 'value')).toBeDefined(); // of an interface
+  });
 });
+
+/** Files other work is rewriting now: their members get their summaries after it is merged. */
+const UNDER_REWRITE = [
+  'src/windows/',
+  'src/engine/resume/',
+  'src/rabbitmq/write/',
+  'src/producer/',
+  'src/engine/ordered-publisher.ts',
+];
+
+/**
+ * Members declared in files under rewrite (UNDER_REWRITE) that have no summary yet: documented
+ * once that work is merged, when this list (and UNDER_REWRITE) is emptied.
+ */
+const PENDING_MEMBERS = new Set<string>([
+  'src/producer/stream-producer.ts: StreamProducer.stream',
+  'src/windows/event-time-spec.ts: EventTimeWindowSpec.assignment',
+  'src/windows/trigger.ts: Trigger.onElement',
+  'src/windows/window-assigner.ts: WindowAssigner.end',
+  'src/windows/window-spec.ts: WindowSpec.createAssigner',
+  'src/windows/window-spec.ts: WindowSpec.createTrigger',
+]);
+
+/** A symbol without documentation or members, for the checks' own tests. */
+const BARE_SYMBOL = {
+  name: 'x',
+  declaration: 'declare const x: 1;',
+  documentation: '',
+  examples: [],
+  members: [],
+};

@@ -36,7 +36,7 @@ describe('the TypeScript blocks of the README and docs/', () => {
     for (const block of shown) expect(block.code, block.where).toBe(readDoc(block.shows ?? ''));
   });
 
-  it('fails on a broken example: a wrong option, an unknown import, a call in the wrong stage', () => {
+  it('fails on a broken example: a wrong option, an unknown import, a call in the wrong stage or order', () => {
     const broken: DocBlock[] = [
       {
         where: 'broken.md:1',
@@ -56,15 +56,23 @@ describe('the TypeScript blocks of the README and docs/', () => {
         run: false,
         code: "aggregate<Reading>(src).count(3).reduce(sum, 0).onError('dead-letter');\n",
       },
+      {
+        where: 'broken.md:4',
+        kind: 'fragment',
+        run: false,
+        code: 'aggregate<Reading>(src).eventTime((r) => r.t).map((r) => r.value);\n',
+      },
     ];
     const found = compileBlocks(broken);
     expect(found.map((d) => d.where.split(' ')[0])).toEqual([
       'broken.md:1',
       'broken.md:2',
       'broken.md:3',
+      'broken.md:4',
     ]);
     expect(found[0]?.message).toMatch(/maxInFlite/);
     expect(found[2]?.message).toMatch(/onError/);
+    expect(found[3]?.message).toMatch(/EventTimeOrKeySet/);
   }, 180_000);
 
   it.each(runnable.map((b) => [b.where, b] as const))(

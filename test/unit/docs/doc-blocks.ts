@@ -2,10 +2,11 @@
 // type-checked against the package's public entry points (mapped to src/), and the ones
 // marked `<!-- run -->` are run on the embedded broker. The rules are CONTRIBUTING.md's
 // ("Code blocks in the documentation").
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { entryPoints } from '../../../scripts/api/api-surface.js';
+import { markdownUnder } from '../../support/docs/doc-links.js';
 
 export const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -34,13 +35,7 @@ export interface DocBlock {
 
 /** README.md, CONTRIBUTING.md and every Markdown file under docs/, relative to the repository. */
 export function documentationFiles(root = ROOT): string[] {
-  const walk = (dir: string): string[] =>
-    readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) return walk(path);
-      return entry.name.endsWith('.md') ? [path] : [];
-    });
-  return ['README.md', 'CONTRIBUTING.md', ...walk('docs').sort()];
+  return ['README.md', 'CONTRIBUTING.md', ...markdownUnder(root, 'docs')];
 }
 
 /**

@@ -1,7 +1,9 @@
 // The links of README.md and docs/**/*.md: each must lead to a file of the repository and, with
 // a #fragment, to a heading (or an <a id>) of that file. No link leaves the repository: the
-// project's README and docs stand on their own (and render on any code host).
-import { existsSync, statSync } from 'node:fs';
+// project's README and docs stand on their own (and render on any code host). Checked over the
+// repository (test/unit/docs/links.test.ts) and over the packed package, which ships docs/
+// (test/integration/packed-package.test.ts).
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 
 export interface Link {
@@ -24,6 +26,17 @@ function withoutCode(text: string, spans = false): string {
       return spans ? line : line.replace(/`[^`]*`/g, '``');
     })
     .join('\n');
+}
+
+/** Every Markdown file under `dir` of `root`, relative to `root`, sorted. */
+export function markdownUnder(root: string, dir: string): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true })
+    .flatMap((entry) => {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) return markdownUnder(root, path);
+      return entry.name.endsWith('.md') ? [path] : [];
+    })
+    .sort();
 }
 
 export function linksOf(file: string, text: string): Link[] {
@@ -69,12 +82,15 @@ export function anchorsOf(text: string): Set<string> {
 
 /**
  * What is wrong with each link, one line each: a link outside the repository, a file that does
- * not exist, an anchor its file does not have. `read` gives a Markdown file's text.
+ * not exist, an anchor its file does not have. `read` gives a Markdown file's text. Links to a
+ * path `notHere` accepts are passed over: `root` leaves them out by design (the packed package
+ * ships no contributor files), and the check over the repository sees them resolve.
  */
 export function brokenLinks(
   root: string,
   files: readonly string[],
   read: (file: string) => string,
+  notHere: (path: string) => boolean = () => false,
 ): string[] {
   const problems: string[] = [];
   for (const file of files) {
@@ -89,6 +105,7 @@ export function brokenLinks(
         problems.push(`${where}: ${target} leads outside the repository`);
         continue;
       }
+      if (notHere(resolved)) continue;
       if (path !== '' && !existsSync(join(root, resolved))) {
         problems.push(`${where}: ${target}: no file ${resolved}`);
         continue;
