@@ -35,6 +35,14 @@ import type { MemberReach } from '../cluster/node-connection.js';
 import type { NodeAddress } from '../cluster/stream-members.js';
 import { producerHasPublished } from './target-history.js';
 import { lookUpResult } from './result-lookup.js';
+import { LinkHintStore, ResultHintKeeper } from './result-hint.js';
+
+/**
+ * How long without a confirm before a due hint is stored: long enough that a producer
+ * publishing back to back is hinted after its burst, short enough that others' writes since
+ * its last result are few.
+ */
+const HINT_QUIET_MS = 50;
 
 /** The options of `rabbit.target(stream, options)`: the producer name, and how writes are paced and confirmed. */
 export interface TargetOptions {
@@ -50,6 +58,16 @@ export interface TargetOptions {
   readonly confirmTimeoutMs?: number;
   /** Compression of sub-entry batches (several messages under one id). Default 'none'. */
   readonly compression?: SubEntryCompression;
+  /**
+   * How often, at most, the target notes on its stream where its producer's latest confirmed
+   * result lies (a hint, kept by RabbitMQ's server-side offset tracking under the reference
+   * `stream-windows hint ["<stream>","<producer>"]`), so that a restart reads that result
+   * without searching back through what other producers wrote after it. Each note is one
+   * StreamStats request and one StoreOffset frame, never on a publish's way, and writes a
+   * tracking chunk that takes an offset of the stream (readers never see it). A target that
+   * publishes for less than this long notes nothing. Default 1000 ms; 0: never.
+   */
+  readonly resultHintMs?: number;
 }
 
 /** What the target uses of the reconnecting connection (unit tests script it by hand). */
@@ -79,6 +97,8 @@ export class RabbitTarget implements Target {
   readonly maxInFlight: number;
   private readonly confirmTimeoutMs: number;
   private readonly compression: SubEntryCompression;
+  /** The producer's result hint (./result-hint.ts); undefined when the target keeps none. */
+  private readonly hints: { store: LinkHintStore; keeper: ResultHintKeeper } | undefined;
   /** The connection this publisher is declared on, once declaring it succeeded. */
   private declared: Promise<Live> | undefined;
   /** Settles once the latest declaration has: declarations go one at a time. */
@@ -117,6 +137,12 @@ export class RabbitTarget implements Target {
     this.confirmTimeoutMs = timerMs('confirmTimeoutMs', options.confirmTimeoutMs ?? 30_000);
     this.compression = options.compression ?? 'none';
     this.inFlight = new InFlight(maxInFlight);
+    const hintMs = timerMs('resultHintMs', options.resultHintMs ?? 1_000, true);
+    if (hintMs > 0 && this.producer !== '') {
+      const store = new LinkHintStore(link, stream, this.producer, this.confirmTimeoutMs);
+      const keeper = new ResultHintKeeper(store, { everyMs: hintMs, quietMs: HINT_QUIET_MS });
+      this.hints = { store, keeper };
+    }
     this.unsubscribe = link.onLoss((reason) => this.connectionLost(`connection lost (${reason})`));
   }
 
@@ -178,8 +204,9 @@ export class RabbitTarget implements Target {
   }
 
   /**
-   * Searches the stream backward for this producer's result `publishingId`, on a replica of
-   * any node that is up: see ./result-lookup.ts for the cost.
+   * Searches the stream for this producer's result `publishingId`, on a replica of any node
+   * that is up, from the producer's result hint when one is stored, else backward from the
+   * stream's end: see ./result-lookup.ts for the cost.
    */
   async readResult(publishingId: bigint): Promise<Uint8Array | undefined> {
     const lookup = await lookUpResult(
@@ -189,6 +216,7 @@ export class RabbitTarget implements Target {
       publishingId,
       this.confirmTimeoutMs,
       this.reach,
+      await this.hints?.store.read(),
     );
     return lookup.message;
   }
@@ -198,6 +226,7 @@ export class RabbitTarget implements Target {
       this.frameFor(publishingId, messages),
     );
     await confirmed;
+    this.hints?.keeper.confirmed();
   }
 
   /**
@@ -353,6 +382,7 @@ export class RabbitTarget implements Target {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.hints?.keeper.close();
     this.unsubscribe();
     const declared = this.declared;
     this.forget('the target was closed');
