@@ -35,7 +35,10 @@ export interface HintStore {
   save(offset: bigint): Promise<void>;
 }
 
-/** When the keeper stores: at most once per `everyMs`, once the producer is `quietMs` quiet. */
+/**
+ * When the keeper stores: at most once per `everyMs`, after `quietMs` without a confirm, or
+ * `4 * quietMs` late for a producer that never pauses that long.
+ */
 export interface HintPace {
   readonly everyMs: number;
   readonly quietMs: number;
@@ -45,12 +48,14 @@ export interface HintPace {
  * Keeps a producer's result hint, off the publish path: a confirm only notes the time. A store
  * (one StreamStats round trip, then one StoreOffset frame, which writes a tracking chunk that
  * takes an offset of the stream and is never delivered) is made at most once per `everyMs`,
- * and never within `everyMs` of the first confirm: a target that publishes for a shorter time
- * stores none. It waits for `quietMs` without a confirm, so that the hint is taken just after
- * the producer's latest result; a producer that never pauses is hinted once per `2 * everyMs`
- * anyway. A failed store is let go: the hint before it stays, and the next confirm tries again.
+ * and never within `everyMs` of the first confirm after `enable()`: a target that publishes
+ * for a shorter time stores none. It waits for `quietMs` without a confirm, so that the hint
+ * is taken just after the producer's latest result, but not more than `4 * quietMs` past the
+ * time a store was due: a producer that never pauses is hinted about once per `everyMs` anyway.
+ * A failed store is let go: the hint before it stays, and the next confirm tries again.
  */
 export class ResultHintKeeper {
+  private enabled = false;
   private lastConfirmAt = 0;
   /** When the next store may be made; undefined until the first confirm. */
   private nextAt: number | undefined;
@@ -66,8 +71,14 @@ export class ResultHintKeeper {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** From now on confirms are hinted (the target's resume point was read: a job runs it). */
+  enable(): void {
+    this.enabled = true;
+  }
+
   /** A result of the producer was confirmed. */
   confirmed(): void {
+    if (!this.enabled) return;
     const now = this.now();
     this.lastConfirmAt = now;
     this.pending = true;
@@ -87,13 +98,18 @@ export class ResultHintKeeper {
     const now = this.now();
     const quietAt = this.lastConfirmAt + this.pace.quietMs;
     const at = Math.max(this.nextAt ?? now, Math.min(quietAt, this.overdueAt()));
-    this.timer = setTimeout(() => this.fire(), Math.max(at - now, 0));
+    this.timer = setTimeout(
+      () => {
+        this.fire();
+      },
+      Math.max(at - now, 0),
+    );
     this.timer.unref();
   }
 
-  /** A producer that never pauses is hinted anyway, one interval after a store was due. */
+  /** Past this, a due store waits no longer for the producer to pause. */
   private overdueAt(): number {
-    return (this.nextAt ?? this.now()) + this.pace.everyMs;
+    return (this.nextAt ?? this.now()) + 4 * this.pace.quietMs;
   }
 
   private fire(): void {

@@ -64,8 +64,9 @@ export interface TargetOptions {
    * `stream-windows hint ["<stream>","<producer>"]`), so that a restart reads that result
    * without searching back through what other producers wrote after it. Each note is one
    * StreamStats request and one StoreOffset frame, never on a publish's way, and writes a
-   * tracking chunk that takes an offset of the stream (readers never see it). A target that
-   * publishes for less than this long notes nothing. Default 1000 ms; 0: never.
+   * tracking chunk that takes an offset of the stream (readers never see it). Only a job's
+   * target notes (one whose `lastPublishingId()` was asked, as every start of a job does), and
+   * not before it has published for this long. Default 2000 ms; 0: never.
    */
   readonly resultHintMs?: number;
 }
@@ -137,7 +138,7 @@ export class RabbitTarget implements Target {
     this.confirmTimeoutMs = timerMs('confirmTimeoutMs', options.confirmTimeoutMs ?? 30_000);
     this.compression = options.compression ?? 'none';
     this.inFlight = new InFlight(maxInFlight);
-    const hintMs = timerMs('resultHintMs', options.resultHintMs ?? 1_000, true);
+    const hintMs = timerMs('resultHintMs', options.resultHintMs ?? 2_000, true);
     if (hintMs > 0 && this.producer !== '') {
       const store = new LinkHintStore(link, stream, this.producer, this.confirmTimeoutMs);
       const keeper = new ResultHintKeeper(store, { everyMs: hintMs, quietMs: HINT_QUIET_MS });
@@ -161,12 +162,14 @@ export class RabbitTarget implements Target {
 
   /**
    * The producer's last publishing id: the job's resume point. Answering re-arms a fenced
-   * target, unless it was fenced again while the answer was on its way.
+   * target, unless it was fenced again while the answer was on its way, and starts its result
+   * hints (`TargetOptions.resultHintMs`).
    */
   async lastPublishingId(): Promise<bigint> {
     const epoch = this.epoch;
     const sequence = await this.lastPublishingIdOf(this.producer);
     if (this.epoch === epoch) this.fenced = undefined;
+    this.hints?.keeper.enable();
     return sequence;
   }
 
