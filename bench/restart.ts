@@ -2,7 +2,6 @@ import { aggregate, jsonMessage, type Source, type Target } from '../src/index.j
 import { connect, type RabbitMQ } from '../src/rabbitmq/index.js';
 import { hintReference } from '../src/rabbitmq/write/result-hint.js';
 import { lookUpResult } from '../src/rabbitmq/write/result-lookup.js';
-import { publishAll } from '../test/support/brokers/rabbitmq.js';
 import {
   othersResults,
   producerTargets,
@@ -88,10 +87,10 @@ export async function restartCases(
       }
       sources.push(source);
       targets.push(target);
-      await publishAll(rabbit, source, readings(0, BEFORE));
+      await feed(rabbit, source, readings(0, BEFORE));
       for (let job = 0; job < jobs; job++) await firstRun(rabbit, source, target, `job-${job}`);
       await othersAfter(rabbit, target, distance);
-      await publishAll(rabbit, source, readings(BEFORE, AFTER));
+      await feed(rabbit, source, readings(BEFORE, AFTER));
       lookups.set(distance, await hintedLookup(rabbit, target, 'job-0'));
     }
     const next = distances.map(() => 0);
@@ -136,6 +135,16 @@ export async function restartCases(
   } finally {
     for (const stream of streams) await rabbit.deleteStream(stream).catch(() => undefined);
     await rabbit.close();
+  }
+}
+
+/** Writes `messages` to `stream` with an unnamed producer, resolving once all are confirmed. */
+async function feed(rabbit: RabbitMQ, stream: string, messages: readonly Uint8Array[]) {
+  const producer = rabbit.producer(stream);
+  try {
+    await Promise.all(messages.map((message) => producer.send(message)));
+  } finally {
+    await producer.close();
   }
 }
 
