@@ -55,6 +55,13 @@ async function runJob(source: Source, target: Target): Promise<number> {
   return first;
 }
 
+/** A restart measured: the distance, and whether the job's first runs noted hints. */
+interface Variant {
+  readonly name: string;
+  readonly distance: number;
+  readonly hinted: boolean;
+}
+
 /**
  * An event-time job's restart on the real broker: the ms from the restart to its first new
  * result when `distance` results of two other producers were stored after its last one (what
@@ -62,9 +69,11 @@ async function runJob(source: Source, target: Target): Promise<number> {
  * distance has its own target stream, on which one job per round (its own producer name) ran
  * over the same 3,000 readings and noted its result hint (`TargetOptions.resultHintMs`,
  * default) before the others wrote; each round restarts one of them over 200 more readings.
- * Medians, min and max of `repeats` rounds after a warm-up, the distances in rotating order;
- * ratios: the restart's speed over distance 0's, in the same rounds. `values` also has what a
- * lookup from the first job's hint read (messages, reads) and whether the hint held its result.
+ * At the largest distance, as many jobs ran with `resultHintMs: 0` too (`-without-hint`: the
+ * backward search a restart made before hints). Medians, min and max of `repeats` rounds
+ * after a warm-up, the variants in rotating order; ratios: the restart's speed over distance
+ * 0's, in the same rounds. `values` also has what a lookup from the first job's hint read
+ * (messages, reads) and whether the hint held its result.
  */
 export async function restartCases(
   url: string,
@@ -74,10 +83,16 @@ export async function restartCases(
   const rabbit = await connect(url);
   const streams: string[] = [];
   const jobs = repeats + 1;
+  const largest = Math.max(...distances);
+  const variants: Variant[] = [
+    ...distances.map((distance) => ({ name: `${distance}-after`, distance, hinted: true })),
+    { name: `${largest}-after-without-hint`, distance: largest, hinted: false },
+  ];
+  const producerOf = (variant: Variant, job: number) =>
+    `${variant.hinted ? 'job' : 'plain'}-${job}`;
   try {
     const lookups = new Map<number, Awaited<ReturnType<typeof lookUpResult>>>();
-    const sources: string[] = [];
-    const targets: string[] = [];
+    const streamsOf = new Map<number, { source: string; target: string }>();
     for (const distance of distances) {
       const source = `bench-restart-in-${distance}-${process.pid}`;
       const target = `bench-restart-out-${distance}-${process.pid}`;
@@ -85,50 +100,60 @@ export async function restartCases(
         await rabbit.createStream(stream);
         streams.push(stream);
       }
-      sources.push(source);
-      targets.push(target);
+      streamsOf.set(distance, { source, target });
       await feed(rabbit, source, readings(0, BEFORE));
-      for (let job = 0; job < jobs; job++) await firstRun(rabbit, source, target, `job-${job}`);
+      for (const variant of variants.filter((v) => v.distance === distance)) {
+        for (let job = 0; job < jobs; job++) {
+          await firstRun(rabbit, source, target, producerOf(variant, job), variant.hinted);
+        }
+      }
       await othersAfter(rabbit, target, distance);
       await feed(rabbit, source, readings(BEFORE, AFTER));
       lookups.set(distance, await hintedLookup(rabbit, target, 'job-0'));
     }
-    const next = distances.map(() => 0);
+    const next = new Map(variants.map((variant) => [variant.name, 0]));
     const tasks = Object.fromEntries(
-      distances.map((distance, i) => [
-        String(distance),
+      variants.map((variant) => [
+        variant.name,
         async () => {
-          const producer = `job-${next[i]}`;
-          next[i] = (next[i] ?? 0) + 1;
-          const target = rabbit.target(targets[i] as string, { producer });
+          const job = next.get(variant.name) ?? 0;
+          next.set(variant.name, job + 1);
+          const producer = producerOf(variant, job);
+          const { source, target } = streamsOf.get(variant.distance) ?? { source: '', target: '' };
+          const publisher = rabbit.target(target, { producer });
           try {
-            const ms = await runJob(rabbit.source(sources[i] as string), target);
+            const ms = await runJob(rabbit.source(source), publisher);
             if (Number.isNaN(ms)) throw new Error(`restart bench: ${producer} published nothing`);
             return ms;
           } finally {
-            await target.close();
+            await publisher.close();
           }
         },
       ]),
     );
     const rounds = await interleavedRounds(tasks, repeats);
-    const baseline = median(rounds[String(distances[0])] ?? []);
-    return distances.map((distance) => {
-      const times = rounds[String(distance)] ?? [];
+    const first = variants[0] as Variant;
+    const baseline = median(rounds[first.name] ?? []);
+    return variants.map((variant) => {
+      const times = rounds[variant.name] ?? [];
       const ms = median(times);
-      const lookup = lookups.get(distance);
+      const lookup = variant.hinted ? lookups.get(variant.distance) : undefined;
       return {
-        name: `restart/${distance}-after`,
+        name: `restart/${variant.name}`,
         kind: 'lookup',
         msgsPerSec: Number.NaN,
-        ratios: { [`distance-${distances[0]}`]: baseline / ms },
+        ratios: { [`distance-${first.distance}`]: baseline / ms },
         values: {
           ms,
           minMs: Math.min(...times),
           maxMs: Math.max(...times),
-          hintedMessagesRead: lookup?.messagesRead ?? Number.NaN,
-          hintedReads: lookup?.windows ?? Number.NaN,
-          hintHeldResult: lookup?.hint === 'at-hint' ? 1 : 0,
+          ...(lookup === undefined
+            ? {}
+            : {
+                hintedMessagesRead: lookup.messagesRead,
+                hintedReads: lookup.windows,
+                hintHeldResult: lookup.hint === 'at-hint' ? 1 : 0,
+              }),
         },
       };
     });
@@ -148,12 +173,21 @@ async function feed(rabbit: RabbitMQ, stream: string, messages: readonly Uint8Ar
   }
 }
 
-/** The job's first run as `producer`, kept open until its target noted its result hint. */
-async function firstRun(rabbit: RabbitMQ, source: string, target: string, producer: string) {
-  const publisher = rabbit.target(target, { producer });
+/**
+ * The job's first run as `producer`; `hinted`: with its target's hints, kept open until it
+ * noted one.
+ */
+async function firstRun(
+  rabbit: RabbitMQ,
+  source: string,
+  target: string,
+  producer: string,
+  hinted: boolean,
+) {
+  const publisher = rabbit.target(target, { producer, ...(hinted ? {} : { resultHintMs: 0 }) });
   try {
     await runJob(rabbit.source(source), publisher);
-    await hintOf(rabbit, target, producer);
+    if (hinted) await hintOf(rabbit, target, producer);
   } finally {
     await publisher.close();
   }
