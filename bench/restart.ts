@@ -184,7 +184,7 @@ async function firstRun(
   producer: string,
   hinted: boolean,
 ) {
-  const publisher = rabbit.target(target, { producer, ...(hinted ? {} : { resultHintMs: 0 }) });
+  const publisher = rabbit.target(target, { producer, resultHintMs: hinted ? 2_000 : 0 });
   try {
     await runJob(rabbit.source(source), publisher);
     if (hinted) await hintOf(rabbit, target, producer);

@@ -127,6 +127,24 @@ describe("the RabbitMQ target's result hint", () => {
     }
   });
 
+  it("notes nothing by default: a job's target keeps its offsets one per message", async () => {
+    const stream = await real.newStream('hint-default');
+    const target = real.rabbit.target(stream, { producer: 'job' });
+    try {
+      await target.lastPublishingId(); // as a job's start
+      await target.publish(1n, resultMessages('job', 1n));
+      // Past the 2 s a hint would wait for once on, then quiet for longer than its 50 ms.
+      await new Promise((resolve) => setTimeout(resolve, 2_200));
+      await target.publish(2n, resultMessages('job', 2n));
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await target.publish(3n, resultMessages('job', 3n));
+      expect(await storedHint(stream, 'job')).toBeUndefined();
+      expect((await resultsOn(stream)).map((r) => r.offset)).toEqual([0n, 1n, 2n]);
+    } finally {
+      await target.close();
+    }
+  });
+
   describe('a hint that is not where our last result lies', () => {
     /** History, our result 10, others, our result 20, others after. */
     async function laidOut(options: Parameters<typeof real.newStream>[1] = {}) {

@@ -66,7 +66,12 @@ export interface TargetOptions {
    * StreamStats request and one StoreOffset frame, never on a publish's way, and writes a
    * tracking chunk that takes an offset of the stream (readers never see it). Only a job's
    * target notes (one whose `lastPublishingId()` was asked, as every start of a job does), and
-   * not before it has published for this long. Default 2000 ms; 0: never.
+   * not before it has published for this long. Default 0: never. Off by default because the
+   * tracking chunk lands among the results at a time-dependent place: a later stage reading
+   * this target carries its offsets in its own results, so with hints on, that stage's target
+   * is no longer byte-identical across runs that crashed or were timed differently (each
+   * stored stream still replays exactly). Turn it on (2000 is a good value) for a target no
+   * stage reads by offset, where restarts must not grow with what other producers wrote.
    */
   readonly resultHintMs?: number;
 }
@@ -138,7 +143,7 @@ export class RabbitTarget implements Target {
     this.confirmTimeoutMs = timerMs('confirmTimeoutMs', options.confirmTimeoutMs ?? 30_000);
     this.compression = options.compression ?? 'none';
     this.inFlight = new InFlight(maxInFlight);
-    const hintMs = timerMs('resultHintMs', options.resultHintMs ?? 2_000, true);
+    const hintMs = timerMs('resultHintMs', options.resultHintMs ?? 0, true);
     if (hintMs > 0 && this.producer !== '') {
       const store = new LinkHintStore(link, stream, this.producer, this.confirmTimeoutMs);
       const keeper = new ResultHintKeeper(store, { everyMs: hintMs, quietMs: HINT_QUIET_MS });
