@@ -17,6 +17,7 @@ import { observeCases } from './observe.js';
 import { partitionCases } from './partitions.js';
 import { recoveryCases } from './recovery.js';
 import { resultLookupCases } from './result-lookup.js';
+import { restartCases } from './restart.js';
 import { scalingCases } from './scaling.js';
 import { sinkCases, sinkUnavailable } from './sink.js';
 import { writeLatestFigures } from './latest-figures.js';
@@ -77,9 +78,13 @@ const CASES: Readonly<Record<CaseKind, BenchCase>> = {
       scalingCases(config.partitionMessages, Math.min(config.repeats, 3), brokerUrl()),
   },
   lookup: {
-    title: 'result lookup (readResult, 0 to 100k other results after ours)',
+    title:
+      "result lookup (readResult, 0 to 100k other results after ours) and an event-time job's restart",
     unavailable: e2eUnavailable,
-    run: (config) => resultLookupCases(rabbitUrl(), Math.min(config.repeats, 3)),
+    run: async (config) => [
+      ...(await resultLookupCases(rabbitUrl(), Math.min(config.repeats, 3))),
+      ...(await restartCases(rabbitUrl(), Math.min(config.repeats, 3))),
+    ],
   },
   sink: {
     title: 'database sink (rows/s into PostgreSQL and PGlite, against a plain upsert loop)',

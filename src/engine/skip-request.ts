@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { describe } from '../common/errors.js';
-import { MAX_REFERENCE_BYTES } from '../common/stream-protocol.js';
+import { trackingReference } from '../common/tracking-reference.js';
 
 /**
  * An operator's way past a poison message (`stream-windows skip`): a request stored on the
@@ -15,24 +14,15 @@ import { MAX_REFERENCE_BYTES } from '../common/stream-protocol.js';
 
 /**
  * The offset reference of the skip request of producer `producer` on target `target`: one
- * per job (a JSON array, so that no two pairs of names give the same reference). A pair too
- * long for the broker to keep (over MAX_REFERENCE_BYTES) is named by the SHA-256 of that JSON
- * array instead.
+ * per job (see `trackingReference` for the derivation and its length limit).
  */
 export function skipReference(target: string, producer: string): string {
-  return reference('skip', target, producer);
+  return trackingReference('skip', target, producer);
 }
 
 /** The reference under which a job records the offset of the message that stopped it. */
 export function stopReference(target: string, producer: string): string {
-  return reference('stop', target, producer);
-}
-
-function reference(kind: 'skip' | 'stop', target: string, producer: string): string {
-  const pair = JSON.stringify([target, producer]);
-  const named = `stream-windows ${kind} ${pair}`;
-  if (Buffer.byteLength(named, 'utf8') <= MAX_REFERENCE_BYTES) return named;
-  return `stream-windows ${kind} sha256:${createHash('sha256').update(pair, 'utf8').digest('hex')}`;
+  return trackingReference('stop', target, producer);
 }
 
 /**

@@ -12,6 +12,12 @@ export class StreamLog {
   private readonly chunkList: LogChunk[] = [];
   /** Highest publishing id stored per producer name (osiris "sequence" tracking). */
   private readonly sequences = new Map<string, bigint>();
+  /**
+   * Where each producer's latest write begins: the embedded broker's result hint (a RabbitMQ
+   * target keeps one with offset tracking, see src/rabbitmq/write/result-hint.ts). The log
+   * knows it exactly, and it takes no offset; like the producer table, retention leaves it.
+   */
+  private readonly lastWrites = new Map<string, bigint>();
   /** Offsets stored by reference (RabbitMQ's server-side offset tracking). */
   private readonly references = new Map<string, bigint>();
   /** Readers parked until the log changes; woken all at once, so none polls. */
@@ -56,7 +62,10 @@ export class StreamLog {
     this.chunkList.push(chunk);
     this.next += BigInt(messages.length);
     this.messagesEnd = this.next;
-    if (writer !== undefined) this.sequences.set(writer.producer, writer.publishingId);
+    if (writer !== undefined) {
+      this.sequences.set(writer.producer, writer.publishingId);
+      this.lastWrites.set(writer.producer, chunk.firstOffset);
+    }
     this.wake();
     return chunk;
   }
@@ -75,6 +84,14 @@ export class StreamLog {
   /** Highest publishing id stored for `producer`, undefined when the name never wrote here. */
   sequence(producer: string): bigint | undefined {
     return this.sequences.get(producer);
+  }
+
+  /** The chunk of `producer`'s latest write, undefined when it never wrote or retention removed it. */
+  lastWrite(producer: string): LogChunk | undefined {
+    const offset = this.lastWrites.get(producer);
+    if (offset === undefined) return undefined;
+    const chunk = this.chunkList[this.chunkIndexAt(offset)];
+    return chunk?.firstOffset === offset ? chunk : undefined;
   }
 
   /** The offset last stored under `reference`, undefined when none was. */

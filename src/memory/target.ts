@@ -65,13 +65,20 @@ export class MemoryTarget implements Target {
   }
 
   /**
-   * Searches the stored chunks backward from the end: it stops at the wanted result or at
-   * the first chunk holding an earlier result of this producer (see the Target port).
+   * Looks at the producer's latest write first (the log's hint: a restart asks for the result
+   * under the last publishing id, which is that write), then searches the stored chunks
+   * backward from the end: it stops at the wanted result or at the first chunk holding an
+   * earlier result of this producer (see the Target port).
    */
   readResult(publishingId: bigint): Promise<Uint8Array | undefined> {
     return asPromise(() => {
       this.assertAlive();
       this.log.assertExists();
+      const latest = this.log.lastWrite(this.producer);
+      if (latest !== undefined) {
+        const finding = findResultIn(latest, latest.count, this.producer, publishingId);
+        if ('index' in finding) return messageAt(latest, finding.index);
+      }
       const { chunks } = this.log;
       for (let at = chunks.length - 1; at >= 0; at--) {
         const chunk = chunks[at];

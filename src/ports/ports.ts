@@ -131,12 +131,15 @@ export interface Target {
    *
    * The runner asks once per (re)start, with the last publishing id: it is how an event-time
    * job reads its recovery state, and how any job checks that its producer's last result was
-   * written by its own definition (`sw-job`). Cost: the stream is searched backward from its end, and
-   * one producer's results lie in increasing id order, so the search stops at the wanted
-   * result or at an earlier result of `producer`. It reads about as many messages as lie
-   * after the wanted result (within a factor the implementation documents), whatever other
-   * producers share the stream; a producer whose result is absent and that never published
-   * before it costs a read of the whole stream.
+   * written by its own definition (`sw-job`). Cost: both brokers first look where `producer`'s
+   * latest result lies, by a hint they keep (RabbitMQ's target with server-side offset
+   * tracking, the embedded broker in its log); a hint is checked by the result's properties,
+   * never trusted, so it changes the cost, not the answer. Without a usable one, the stream is
+   * searched backward from its end, and one producer's results lie in increasing id order, so
+   * the search stops at the wanted result or at an earlier result of `producer`. It reads
+   * about as many messages as lie after the wanted result (within a factor the implementation
+   * documents), whatever other producers share the stream; a producer whose result is absent
+   * and that never published before it costs a read of the whole stream.
    */
   readResult(publishingId: bigint): Promise<Uint8Array | undefined>;
   /**

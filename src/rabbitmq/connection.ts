@@ -159,6 +159,8 @@ export class RabbitMQ {
     checkProducerOptions(options);
     const target = this.publisher(stream, {
       producer: options.name ?? '',
+      // It writes a job's input, whose offsets a hint's tracking chunk would move.
+      resultHintMs: 0,
       ...(options.maxInFlight === undefined ? {} : { maxInFlight: options.maxInFlight }),
       ...(options.confirmTimeoutMs === undefined
         ? {}

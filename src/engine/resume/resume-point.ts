@@ -43,7 +43,9 @@ import { readLastResult, type LastResult } from './last-result.js';
  *
  * The target finds the producer's result under an id, and whether it ever published, by the
  * properties every result carries (the adapters' `readResult` and `hasPublished`, over
- * src/result-format/stored-result.ts).
+ * src/result-format/stored-result.ts). `readResult` starts where the target's hint says the
+ * producer's latest result lies (src/rabbitmq/write/result-hint.ts; the embedded broker's log),
+ * and checks what it finds there: the hint decides how long rule 4 takes, never its answer.
  */
 
 /** What a start found on the broker, handed to `Processor.resume` (rules 5 and 6). */

@@ -2,8 +2,9 @@ import type { ClientParams } from 'rabbitmq-stream-js-client';
 import { RetentionGapError } from '../../common/errors.js';
 import { findResultIn } from '../../result-format/stored-result.js';
 import { messageAt } from '../../ports/chunk-message.js';
+import type { Source } from '../../ports/ports.js';
 import type { MemberReach } from '../cluster/node-connection.js';
-import { rabbitSource, type RabbitSource } from '../read/source.js';
+import { rabbitSource } from '../read/source.js';
 import { readRange } from '../read/stream-range.js';
 
 /** The first window: the stream's last 64 offsets. */
@@ -39,34 +40,56 @@ export function windowsReaching(distance: number): {
   return { windows, reach, lastSize };
 }
 
+/**
+ * What a hint (./result-hint.ts) did for a lookup: `'unusable'`,
+ * it lay past the stream's end or retention had removed it, so the search went back from the
+ * end as without one; `'at-hint'`, the result was in the chunk at the hint; `'before-hint'`,
+ * found searching back from that chunk; `'after-hint'`, searched for reading on from it (an
+ * older result of the producer lay at or before the hint, or nothing of it before).
+ */
+export type HintUse = 'unusable' | 'at-hint' | 'before-hint' | 'after-hint';
+
 /** What a lookup found, and what it cost. */
 export interface ResultLookup {
   /** The result message (a 'batch' result's first part); undefined when there is none. */
   readonly message: Uint8Array | undefined;
   /** Messages the broker delivered to the search (each one decoded). */
   readonly messagesRead: number;
-  /** Windows read: each one subscription, on a connection of its own. */
+  /** Reads made: each one subscription, on a connection of its own. */
   readonly windows: number;
+  /** What the hint did; absent when none was given. */
+  readonly hint?: HintUse;
 }
 
 /**
  * `producer`'s result published under `publishingId` on `stream` (the Target port's
- * `readResult`), searched for backward from the stream's end: RabbitMQ reads a stream only
- * forward, so the search reads windows of offsets, each twice the one after it (the last
- * 64 offsets, then the 128 before them, ...), each from its first offset up to where the
- * window after it starts, where the read is aborted.
+ * `readResult`), searched for from `hint` when one is given, else backward from the stream's
+ * end: RabbitMQ reads a stream only forward, so the backward search reads windows of offsets,
+ * each twice the one after it (the last 64 offsets, then the 128 before them, ...), each from
+ * its first offset up to where the window after it starts, where the read is aborted.
  *
  * One producer's results lie in increasing id order along the stream, so a window holding
  * an earlier result of `producer` is the last one read: the wanted result, if stored, is in
  * it or after it. The search also ends at the stream's first offset still stored (what
  * retention removed cannot be found).
  *
- * Cost, with d the messages stored after the wanted result (or, for an absent one, after the
- * producer's result before it): at most about 2d + 64 messages delivered and decoded (plus
- * the rest of the chunk the result is in), in at most log2(d / 64 + 1) + 1 windows (one more
- * for a 'batch' result a window cut, or for a window retention cut), whatever other
- * producers write to the stream; plus one end-offset query (two connections). An id this
- * producer never published, with no earlier result of it, costs a read of the whole stream.
+ * Cost without a hint, with d the messages stored after the wanted result (or, for an absent
+ * one, after the producer's result before it): at most about 2d + 64 messages delivered and
+ * decoded (plus the rest of the chunk the result is in), in at most log2(d / 64 + 1) + 1
+ * windows (one more for a 'batch' result a window cut, or for a window retention cut),
+ * whatever other producers write to the stream; plus one end-offset query (two connections).
+ * An id this producer never published, with no earlier result of it, costs a read of the
+ * whole stream.
+ *
+ * With a hint h below the stream's end, the chunk at h is read first. The result in it: one
+ * read, whatever lies after it. An older result of `producer` in it: the wanted one lies after,
+ * and is read on for from the chunk's end (the messages up to it: what every producer wrote
+ * between the two). Neither: the backward search runs from the chunk's end instead of the
+ * stream's, then, if it stops at an older result of `producer` or at the stream's head, reads
+ * on from there. Every answer is checked by the result's own properties, so a hint changes only
+ * the cost: a hint at or just after the producer's last result costs one or two short reads
+ * (d above is counted from the hint then); one past the end, or removed by retention, costs
+ * the search without a hint; a wrong one at worst a read of the whole stream, as an absent id.
  * `timeoutMs` bounds each connect, subscribe and wait for a chunk (see ../read/stream-range.ts);
  * failures are the source's `SourceError`s.
  */
@@ -77,14 +100,21 @@ export async function lookUpResult(
   publishingId: bigint,
   timeoutMs: number,
   reach: MemberReach = {},
+  hint?: bigint,
 ): Promise<ResultLookup> {
-  const search = new BackwardSearch(
-    rabbitSource(stream, { ...reach, connection: params, timeoutMs }),
-    producer,
-    publishingId,
-    timeoutMs,
-  );
-  return search.run();
+  const source = rabbitSource(stream, { ...reach, connection: params, timeoutMs });
+  return searchResult(source, producer, publishingId, timeoutMs, hint);
+}
+
+/** `lookUpResult` over any source of the stream (the unit tests read an embedded one). */
+export function searchResult(
+  source: Source,
+  producer: string,
+  publishingId: bigint,
+  timeoutMs: number,
+  hint?: bigint,
+): Promise<ResultLookup> {
+  return new ResultSearch(source, producer, publishingId, timeoutMs).run(hint);
 }
 
 /** A result found in a window: its offset and 'batch' part number. */
@@ -94,37 +124,91 @@ interface Found {
   readonly message: Uint8Array;
 }
 
-class BackwardSearch {
+/** What one read of a range found: the result, or whether an earlier result of ours was in it. */
+interface RangeFinding {
+  readonly found?: Found;
+  readonly earlier: boolean;
+  /** One past the last offset read. */
+  readonly next: bigint;
+}
+
+class ResultSearch {
   private messagesRead = 0;
   private windows = 0;
 
   constructor(
-    private readonly source: RabbitSource,
+    private readonly source: Source,
     private readonly producer: string,
     private readonly publishingId: bigint,
     private readonly timeoutMs: number,
   ) {}
 
-  async run(): Promise<ResultLookup> {
-    let until = await this.source.endOffset();
+  async run(hint: bigint | undefined): Promise<ResultLookup> {
+    const end = await this.source.endOffset();
+    if (hint !== undefined && hint < end) {
+      const hinted = await this.fromHint(hint, end);
+      if (hinted !== undefined) return hinted;
+    }
+    const found = await this.backward(end);
+    const message = found === undefined ? undefined : await this.firstPart(found);
+    return this.answer(message, hint === undefined ? undefined : 'unusable');
+  }
+
+  /** The search from the chunk at `hint`; undefined when retention removed it. */
+  private async fromHint(hint: bigint, end: bigint): Promise<ResultLookup | undefined> {
+    let atHint: RangeFinding;
+    try {
+      atHint = await this.read(hint, end, true);
+    } catch (error) {
+      if (error instanceof RetentionGapError) return undefined;
+      throw error;
+    }
+    if (atHint.found !== undefined) {
+      return this.answer(await this.firstPart(atHint.found), 'at-hint');
+    }
+    if (!atHint.earlier) {
+      const before = await this.backward(atHint.next);
+      if (before !== undefined) return this.answer(await this.firstPart(before), 'before-hint');
+    }
+    const after = await this.forward(atHint.next, end);
+    return this.answer(after === undefined ? undefined : await this.firstPart(after), 'after-hint');
+  }
+
+  /**
+   * Back from `until` in growing windows, to the wanted result or to the first window holding
+   * an earlier result of ours or the stream's head: undefined then.
+   */
+  private async backward(until: bigint): Promise<Found | undefined> {
     let floor = 0n;
     let size = FIRST_WINDOW;
     while (until > floor) {
       const from = until - size > floor ? until - size : floor;
-      let window: { found?: Found; earlier: boolean };
+      let window: RangeFinding;
       try {
-        window = await this.read(from, until);
+        window = await this.read(from, until, false);
       } catch (error) {
         if (!(error instanceof RetentionGapError)) throw error;
         floor = error.firstAvailable; // the same window again, from the first offset stored
         continue;
       }
-      if (window.found !== undefined) return this.answer(await this.firstPart(window.found));
-      if (window.earlier) break;
+      if (window.found !== undefined) return window.found;
+      if (window.earlier) return undefined;
       until = from;
       size *= GROWTH;
     }
-    return this.answer(undefined);
+    return undefined;
+  }
+
+  /** On from `from` to `end`, to the wanted result; undefined when it is not there. */
+  private async forward(from: bigint, end: bigint): Promise<Found | undefined> {
+    if (from >= end) return undefined;
+    try {
+      return (await this.read(from, end, false)).found;
+    } catch (error) {
+      // Removed meanwhile: what was removed cannot be found, the rest can.
+      if (!(error instanceof RetentionGapError)) throw error;
+      return this.forward(error.firstAvailable, end);
+    }
   }
 
   /**
@@ -135,7 +219,7 @@ class BackwardSearch {
     if (found.part === 0) return found.message;
     const first = found.offset - BigInt(found.part);
     try {
-      const window = await this.read(first, found.offset);
+      const window = await this.read(first, found.offset, false);
       return window.found?.message ?? found.message;
     } catch (error) {
       // Retention removed it meanwhile: any part carries the step's properties.
@@ -144,12 +228,15 @@ class BackwardSearch {
     }
   }
 
-  private async read(from: bigint, until: bigint): Promise<{ found?: Found; earlier: boolean }> {
+  /** Reads [`from`, `until`) to the wanted result, or only the first chunk when `oneChunk`. */
+  private async read(from: bigint, until: bigint, oneChunk: boolean): Promise<RangeFinding> {
     this.windows++;
     let found: Found | undefined;
     let earlier = false;
+    let next = from;
     await readRange(this.source, from, until, this.timeoutMs, (chunk, count) => {
       this.messagesRead += count;
+      next = chunk.firstOffset + BigInt(count);
       const finding = findResultIn(chunk, count, this.producer, this.publishingId);
       if ('index' in finding) {
         found = {
@@ -160,12 +247,15 @@ class BackwardSearch {
         return true;
       }
       earlier ||= finding.earlier;
-      return false;
+      return oneChunk;
     });
-    return found === undefined ? { earlier } : { found, earlier };
+    return found === undefined ? { earlier, next } : { found, earlier, next };
   }
 
-  private answer(message: Uint8Array | undefined): ResultLookup {
-    return { message, messagesRead: this.messagesRead, windows: this.windows };
+  private answer(message: Uint8Array | undefined, hint: HintUse | undefined): ResultLookup {
+    const { messagesRead, windows } = this;
+    return hint === undefined
+      ? { message, messagesRead, windows }
+      : { message, messagesRead, windows, hint };
   }
 }

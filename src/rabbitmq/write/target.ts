@@ -35,6 +35,14 @@ import type { MemberReach } from '../cluster/node-connection.js';
 import type { NodeAddress } from '../cluster/stream-members.js';
 import { producerHasPublished } from './target-history.js';
 import { lookUpResult } from './result-lookup.js';
+import { LinkHintStore, ResultHintKeeper } from './result-hint.js';
+
+/**
+ * How long without a confirm before a due hint is stored: long enough that a producer
+ * publishing back to back is hinted after its burst, short enough that others' writes since
+ * its last result are few.
+ */
+const HINT_QUIET_MS = 50;
 
 /** The options of `rabbit.target(stream, options)`: the producer name, and how writes are paced and confirmed. */
 export interface TargetOptions {
@@ -50,6 +58,22 @@ export interface TargetOptions {
   readonly confirmTimeoutMs?: number;
   /** Compression of sub-entry batches (several messages under one id). Default 'none'. */
   readonly compression?: SubEntryCompression;
+  /**
+   * How often, at most, the target notes on its stream where its producer's latest confirmed
+   * result lies (a hint, kept by RabbitMQ's server-side offset tracking under the reference
+   * `stream-windows hint ["<stream>","<producer>"]`), so that a restart reads that result
+   * without searching back through what other producers wrote after it. Each note is one
+   * StreamStats request and one StoreOffset frame, never on a publish's way, and writes a
+   * tracking chunk that takes an offset of the stream (readers never see it). Only a job's
+   * target notes (one whose `lastPublishingId()` was asked, as every start of a job does), and
+   * not before it has published for this long. Default 0: never. Off by default because the
+   * tracking chunk lands among the results at a time-dependent place: a later stage reading
+   * this target carries its offsets in its own results, so with hints on, that stage's target
+   * is no longer byte-identical across runs that crashed or were timed differently (each
+   * stored stream still replays exactly). Turn it on (2000 is a good value) for a target no
+   * stage reads by offset, where restarts must not grow with what other producers wrote.
+   */
+  readonly resultHintMs?: number;
 }
 
 /** What the target uses of the reconnecting connection (unit tests script it by hand). */
@@ -79,6 +103,8 @@ export class RabbitTarget implements Target {
   readonly maxInFlight: number;
   private readonly confirmTimeoutMs: number;
   private readonly compression: SubEntryCompression;
+  /** The producer's result hint (./result-hint.ts); undefined when the target keeps none. */
+  private readonly hints: { store: LinkHintStore; keeper: ResultHintKeeper } | undefined;
   /** The connection this publisher is declared on, once declaring it succeeded. */
   private declared: Promise<Live> | undefined;
   /** Settles once the latest declaration has: declarations go one at a time. */
@@ -117,6 +143,12 @@ export class RabbitTarget implements Target {
     this.confirmTimeoutMs = timerMs('confirmTimeoutMs', options.confirmTimeoutMs ?? 30_000);
     this.compression = options.compression ?? 'none';
     this.inFlight = new InFlight(maxInFlight);
+    const hintMs = timerMs('resultHintMs', options.resultHintMs ?? 0, true);
+    if (hintMs > 0 && this.producer !== '') {
+      const store = new LinkHintStore(link, stream, this.producer, this.confirmTimeoutMs);
+      const keeper = new ResultHintKeeper(store, { everyMs: hintMs, quietMs: HINT_QUIET_MS });
+      this.hints = { store, keeper };
+    }
     this.unsubscribe = link.onLoss((reason) => this.connectionLost(`connection lost (${reason})`));
   }
 
@@ -135,12 +167,14 @@ export class RabbitTarget implements Target {
 
   /**
    * The producer's last publishing id: the job's resume point. Answering re-arms a fenced
-   * target, unless it was fenced again while the answer was on its way.
+   * target, unless it was fenced again while the answer was on its way, and starts its result
+   * hints (`TargetOptions.resultHintMs`).
    */
   async lastPublishingId(): Promise<bigint> {
     const epoch = this.epoch;
     const sequence = await this.lastPublishingIdOf(this.producer);
     if (this.epoch === epoch) this.fenced = undefined;
+    this.hints?.keeper.enable();
     return sequence;
   }
 
@@ -178,8 +212,9 @@ export class RabbitTarget implements Target {
   }
 
   /**
-   * Searches the stream backward for this producer's result `publishingId`, on a replica of
-   * any node that is up: see ./result-lookup.ts for the cost.
+   * Searches the stream for this producer's result `publishingId`, on a replica of any node
+   * that is up, from the producer's result hint when one is stored, else backward from the
+   * stream's end: see ./result-lookup.ts for the cost.
    */
   async readResult(publishingId: bigint): Promise<Uint8Array | undefined> {
     const lookup = await lookUpResult(
@@ -189,6 +224,7 @@ export class RabbitTarget implements Target {
       publishingId,
       this.confirmTimeoutMs,
       this.reach,
+      await this.hints?.store.read(),
     );
     return lookup.message;
   }
@@ -198,6 +234,7 @@ export class RabbitTarget implements Target {
       this.frameFor(publishingId, messages),
     );
     await confirmed;
+    this.hints?.keeper.confirmed();
   }
 
   /**
@@ -353,6 +390,7 @@ export class RabbitTarget implements Target {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.hints?.keeper.close();
     this.unsubscribe();
     const declared = this.declared;
     this.forget('the target was closed');

@@ -43,7 +43,11 @@ export interface ResultWrite {
   readonly outputs?: number;
 }
 
-/** A target per producer on `stream`, each made on its first use; `close` closes them all. */
+/**
+ * A target per producer on `stream`, each made on its first use; `close` closes them all. They
+ * keep no result hints (`resultHintMs: 0`): a hint's tracking chunk would take an offset among
+ * the results the tests lay out.
+ */
 export function producerTargets(
   rabbit: RabbitMQ,
   stream: string,
@@ -53,7 +57,7 @@ export function producerTargets(
     targetOf: (producer) => {
       let target = targets.get(producer);
       if (target === undefined) {
-        target = rabbit.target(stream, { producer });
+        target = rabbit.target(stream, { producer, resultHintMs: 0 });
         targets.set(producer, target);
       }
       return target;

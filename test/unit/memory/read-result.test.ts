@@ -1,8 +1,9 @@
-// The embedded broker's Target.readResult: the producer's result stored under an id,
-// searched backward from the stream's end.
-import { describe, expect, it } from 'vitest';
+// The embedded broker's Target.readResult: the producer's result stored under an id, looked
+// for at its latest write (the log's hint), then searched backward from the stream's end.
+import { describe, expect, it, vi } from 'vitest';
 import { decodeResult, jsonMessage } from '../../../src/index.js';
 import { MemoryBroker, StreamNotFoundError } from '../../../src/memory/index.js';
+import { StreamLog } from '../../../src/memory/stream-log.js';
 import {
   othersResults,
   publishResults,
@@ -96,6 +97,32 @@ describe("the embedded broker's readResult", () => {
     const ours = broker.target('results', { producer: 'ours' });
     expect(await ours.readResult(1n)).toBeUndefined();
     expect(await ours.readResult(2n)).toEqual(resultMessages('ours', 2n)[0]);
+  });
+
+  it("reads the producer's last result at its latest write, searching none of what others wrote after it", async () => {
+    const broker = brokerWithTarget();
+    await publishResults(
+      [
+        { producer: 'ours', id: 5n },
+        { producer: 'ours', id: 9n },
+        ...othersResults(['a', 'b'], 1_000, 20n),
+      ],
+      targetOf(broker),
+    );
+    const searched = vi.spyOn(StreamLog.prototype, 'chunks', 'get');
+    try {
+      const ours = broker.target('results', { producer: 'ours' });
+      expect(await ours.readResult(9n)).toEqual(resultMessages('ours', 9n)[0]);
+      expect(searched).not.toHaveBeenCalled();
+      // Any other id is searched for, and found, as before.
+      expect(await ours.readResult(5n)).toEqual(resultMessages('ours', 5n)[0]);
+      expect(searched).toHaveBeenCalled();
+      // Retention removed the latest write: searched for, and not found.
+      broker.truncate('results', 2n);
+      expect(await ours.readResult(9n)).toBeUndefined();
+    } finally {
+      searched.mockRestore();
+    }
   });
 
   it('fails with StreamNotFoundError once the stream is deleted', async () => {
