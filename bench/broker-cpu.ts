@@ -36,7 +36,8 @@ export function brokerCpu(
   }
   const pids = taggedPids(root, 'single');
   if (pids.length === 0) return { measured: false, reason: `no broker process runs in ${root}` };
-  return { measured: true, pids, cpuMs: () => cpuMsOf(pids) };
+  const lastTicks = new Map<number, number>();
+  return { measured: true, pids, cpuMs: () => cpuMsOf(pids, lastTicks) };
 }
 
 /** How the bench prints a broker's CPU figure it could not measure. */
@@ -66,15 +67,23 @@ function taggedPids(root: string, tag: string): number[] {
   return pids;
 }
 
-/** utime + stime of the processes, in ms; one that exited counts no more. */
-function cpuMsOf(pids: readonly number[]): number {
+/**
+ * utime + stime of the processes, in ms. One that exited (or whose pid was taken by a newer
+ * process) counts at its last reading in `lastTicks`, so the sum never falls between the two
+ * readings of a round.
+ */
+function cpuMsOf(pids: readonly number[], lastTicks: Map<number, number>): number {
   let ticks = 0;
   for (const pid of pids) {
     const stat = readText(`/proc/${pid}/stat`);
-    if (stat === undefined) continue;
-    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]); // fields 14 and 15: utime, stime
+    let now = lastTicks.get(pid) ?? 0;
+    if (stat !== undefined) {
+      // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      now = Math.max(now, Number(fields[11]) + Number(fields[12])); // fields 14, 15: utime, stime
+    }
+    lastTicks.set(pid, now);
+    ticks += now;
   }
   return (ticks * 1000) / TICKS_PER_SECOND;
 }

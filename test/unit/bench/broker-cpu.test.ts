@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,5 +60,27 @@ describe('bench broker CPU', () => {
     expect(spin).toBeGreaterThan(0);
     // /proc counts in 10 ms ticks: one tick of rounding per end.
     expect(broker.cpuMs() - before).toBeGreaterThanOrEqual(ownMs - 20);
+  });
+
+  it('counts a process that exits during a round at its last reading: the sum never falls', async () => {
+    const child = spawn(process.execPath, [
+      '-e',
+      'const t = Date.now(); while (Date.now() - t < 400); setTimeout(() => {}, 300);',
+    ]);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      const broker = brokerCpu(
+        'rabbitmq-stream://guest:guest@127.0.0.1:5552/',
+        cacheWith('/', '5552'),
+      );
+      if (!broker.measured) throw new Error(`not measured: ${broker.reason}`);
+      expect(broker.pids).toContain(child.pid);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const whileRunning = broker.cpuMs();
+      await once(child, 'exit');
+      expect(broker.cpuMs()).toBeGreaterThanOrEqual(whileRunning);
+    } finally {
+      child.kill();
+    }
   });
 });
