@@ -1,8 +1,10 @@
 // The heap reading of the memory probes, which run in a child with --expose-gc.
 
 /**
- * A function that runs a full collection and returns `heapUsed`: the retained heap. Throws
- * at once, naming `probe`, when the process was not started with --expose-gc.
+ * A function that runs a full collection and returns the retained memory: `heapUsed` plus
+ * `arrayBuffers`, the backing stores of typed arrays and Buffers, which V8 keeps outside its
+ * heap (state held in typed arrays would not show in `heapUsed` alone). Throws at once, naming
+ * `probe`, when the process was not started with --expose-gc.
  */
 export function heapAfterFullGc(probe: string): () => number {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -10,6 +12,7 @@ export function heapAfterFullGc(probe: string): () => number {
   const collect = gc;
   return () => {
     collect();
-    return process.memoryUsage().heapUsed;
+    const { heapUsed, arrayBuffers } = process.memoryUsage();
+    return heapUsed + arrayBuffers;
   };
 }

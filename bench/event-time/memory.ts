@@ -16,7 +16,7 @@ export async function eventTimeMemoryCases(
   const probes = await runInChild<{ keys: number; bytes: RetainedBytes }[]>(
     new URL('./memory-probe.ts', import.meta.url),
     [String(messages), keyCounts.join(',')],
-    ['--expose-gc'],
+    ['--expose-gc', '--single-threaded-gc'],
   );
   return probes.flatMap(({ keys, bytes }) =>
     (['step-tumbling', ...EVENT_TIME_KINDS] as const).map((kind): CaseResult => ({

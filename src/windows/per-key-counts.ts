@@ -5,7 +5,7 @@ import type {
   WindowContext,
   WindowKind,
 } from './event-time-kind.js';
-import type { OpenWindow } from './keyed-windows.js';
+import { NO_WINDOW, type WindowId } from './keyed-windows.js';
 
 /** Per-key count windows: closed by their n-th element, never by the watermark. */
 export interface CountAssignment {
@@ -65,15 +65,16 @@ class PerKeyCounts<T, A> implements EventTimeWindows<T, A> {
       if (from === undefined || offset < from.offset) return true;
       if (offset === from.offset && before < from.skip) return true;
     }
-    const window = context.windows.of(key)[0];
+    const { windows } = context;
+    const window = windows.first(key);
     const accumulator = context.aggregator.add(context.accumulatorOf(window), value);
     let target = window;
-    if (target === undefined) {
+    if (target === NO_WINDOW) {
       target = context.open(key, time, time + 1);
-      target.skip = before;
+      windows.setSkip(target, before);
     }
     context.fold(target, accumulator, time);
-    if (target.count >= this.n) context.close(target);
+    if (windows.count(target) >= this.n) context.close(target);
     return true;
   }
 
@@ -81,18 +82,19 @@ class PerKeyCounts<T, A> implements EventTimeWindows<T, A> {
   closeDue(): void {}
 
   /** [earliest, latest + 1) of the window's event times: exact, end-exclusive, never empty. */
-  bounds(window: OpenWindow<A>): { start: number; end: number } {
-    return { start: window.minTime, end: window.maxTime + 1 };
+  bounds(window: WindowId): { start: number; end: number } {
+    const { windows } = this.context;
+    return { start: windows.minTime(window), end: windows.maxTime(window) + 1 };
   }
 
   recovery(): KindRecovery {
+    const { windows } = this.context;
     const openCounts: [Key, bigint, number?][] = [];
-    for (const window of this.context.windows.openInCreationOrder()) {
-      openCounts.push(
-        window.skip > 0
-          ? [window.key, window.firstOffset, window.skip]
-          : [window.key, window.firstOffset],
-      );
+    for (const window of windows.openInCreationOrder()) {
+      const key = windows.key(window);
+      const skip = windows.skip(window);
+      const firstOffset = windows.firstOffset(window);
+      openCounts.push(skip > 0 ? [key, firstOffset, skip] : [key, firstOffset]);
     }
     return { openCounts };
   }
