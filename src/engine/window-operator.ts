@@ -53,7 +53,7 @@ export class WindowOperator<T, A, R> implements Processor<R> {
   private readonly rejections: Rejections;
   private readonly aggregator: Aggregator<T, A, R>;
   /** Where a value goes and when its window fires: the spec's kind. */
-  private readonly kind: EventTimeWindows<T, A>;
+  private readonly kind: EventTimeWindows<T>;
   /** The windows closing at this message; reused, so a message allocates no array. */
   private readonly closing: WindowId[] = [];
   /**
@@ -483,7 +483,13 @@ export class WindowOperator<T, A, R> implements Processor<R> {
   ): void {
     const { windows } = this;
     const over = `window [${bounds.start}, ${bounds.end}) from offset ${windows.firstOffset(window)}`;
-    this.rejections.resultFailed(lastOffset, windows.key(window), windows.count(window), over, cause);
+    this.rejections.resultFailed(
+      lastOffset,
+      windows.key(window),
+      windows.count(window),
+      over,
+      cause,
+    );
   }
 }
 

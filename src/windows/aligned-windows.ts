@@ -27,7 +27,7 @@ export const alignedWindows: WindowKind<AlignedAssignment> = {
   },
 };
 
-class AlignedWindows<T, A> implements EventTimeWindows<T, A> {
+class AlignedWindows<T, A> implements EventTimeWindows<T> {
   readonly endsAtFlush = false;
   private readonly assigner: AlignedAssigner;
   private readonly trigger: WatermarkTrigger<A>;

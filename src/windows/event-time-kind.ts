@@ -38,7 +38,7 @@ export interface KindRecovery {
  * kind: `place` each value, move the watermark, `closeDue`, publish what closed; and asks the
  * kind what a window reports and what a restart needs.
  */
-export interface EventTimeWindows<T, A> {
+export interface EventTimeWindows<T> {
   /**
    * Adds a value of `key` at `time` to its windows; false when no window takes it (late).
    * Throws what the aggregate throws, before changing any window.
@@ -83,7 +83,7 @@ export interface WindowKind<S> extends KindRules {
     assignment: S,
     context: WindowContext<T, A>,
     options: { readonly multiValue: boolean },
-  ): EventTimeWindows<T, A>;
+  ): EventTimeWindows<T>;
   /** The windows an element opens alone: what the event-time range check probes. */
   windowsOf(assignment: S): WindowsOf;
 }

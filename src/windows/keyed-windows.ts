@@ -211,8 +211,10 @@ export class KeyedWindows<A> {
       const window = heap.pop();
       const flags = (this.flags[window] as number) & ~FILED;
       this.flags[window] = flags;
-      if ((flags & OPEN) === 0) this.removed.push(window); // merged away: dropped lazily
-      else if (!isDue(this.end(window))) this.schedule(window); // a session that grew
+      if ((flags & OPEN) === 0)
+        this.removed.push(window); // merged away: dropped lazily
+      else if (!isDue(this.end(window)))
+        this.schedule(window); // a session that grew
       else into.push(window);
     }
     if (into.length > 1) into.sort(this.closingOrder);

@@ -29,7 +29,7 @@ export const mergingSessions: WindowKind<MergingAssignment> = {
   },
 };
 
-class MergingSessions<T, A> implements EventTimeWindows<T, A> {
+class MergingSessions<T, A> implements EventTimeWindows<T> {
   readonly endsAtFlush = false;
   private readonly trigger: WatermarkTrigger<A>;
   /** Reused for every value: the sessions it bridges. */
@@ -47,7 +47,11 @@ class MergingSessions<T, A> implements EventTimeWindows<T, A> {
     const { merging, context } = this;
     const { aggregator, windows } = context;
     merging.length = 0;
-    for (let window = windows.first(key); window !== NO_WINDOW; window = windows.nextOfKey(window)) {
+    for (
+      let window = windows.first(key);
+      window !== NO_WINDOW;
+      window = windows.nextOfKey(window)
+    ) {
       if (time <= windows.end(window) && time + gap >= windows.start(window)) merging.push(window);
     }
     if (merging.length === 0) {

@@ -30,7 +30,7 @@ export const perKeyCounts: WindowKind<CountAssignment> = {
   },
 };
 
-class PerKeyCounts<T, A> implements EventTimeWindows<T, A> {
+class PerKeyCounts<T, A> implements EventTimeWindows<T> {
   // A flush ends count windows: a window continued after it would not count to n.
   readonly endsAtFlush = true;
   /** While replaying: where each key's open window began. */

@@ -1,11 +1,7 @@
 import type { Key } from '../../../src/common/keyed-output.js';
 import type { EventTimeWindows } from '../../../src/windows/event-time-kind.js';
 import { createWindows, type WindowAssignment } from '../../../src/windows/event-time-kinds.js';
-import {
-  KeyedWindows,
-  NO_WINDOW,
-  type WindowId,
-} from '../../../src/windows/keyed-windows.js';
+import { KeyedWindows, NO_WINDOW, type WindowId } from '../../../src/windows/keyed-windows.js';
 import { Watermark } from '../../../src/windows/watermark.js';
 
 /**
@@ -17,7 +13,7 @@ import { Watermark } from '../../../src/windows/watermark.js';
 export class KindHarness {
   readonly windows = new KeyedWindows<string[]>();
   readonly watermark = new Watermark(0);
-  readonly kind: EventTimeWindows<string, string[]>;
+  readonly kind: EventTimeWindows<string>;
   /** Windows the kind closed itself (a count reached), in the order it closed them. */
   readonly closed: WindowId[] = [];
   /** The offset of the message being placed. */
@@ -78,7 +74,11 @@ export class KindHarness {
   open(key: Key): [[number, number], string[]][] {
     const open: [[number, number], string[]][] = [];
     const { windows } = this;
-    for (let window = windows.first(key); window !== NO_WINDOW; window = windows.nextOfKey(window)) {
+    for (
+      let window = windows.first(key);
+      window !== NO_WINDOW;
+      window = windows.nextOfKey(window)
+    ) {
       const [, bounds, values] = this.describe(window);
       open.push([bounds, values]);
     }
