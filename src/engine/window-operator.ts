@@ -103,7 +103,7 @@ export class WindowOperator<T, A, R> implements Processor<R> {
         offset: () => this.offsetNow(),
         open: (key, start, end) => this.open(key, start, end),
         accumulatorOf: (window) => this.accumulatorOf(window),
-        fold: (window, accumulator, time) => this.fold(window, accumulator, time),
+        fold: (window, accumulator) => this.fold(window, accumulator),
         close: (window) => {
           this.windows.remove(window);
           this.closing.push(window);
@@ -260,9 +260,9 @@ export class WindowOperator<T, A, R> implements Processor<R> {
     return this.windows.create(key, start, end, this.offsetNow(), this.watermark.value);
   }
 
-  private fold(window: WindowId, accumulator: A, time: number): void {
+  private fold(window: WindowId, accumulator: A): void {
     const { windows } = this;
-    windows.fold(window, accumulator, time);
+    windows.fold(window, accumulator);
     if (this.earlyEachResult) windows.markChanged(window);
     if (this.earlyEvery > 0 && windows.count(window) % this.earlyEvery === 0) {
       this.updating.add(window);
@@ -409,14 +409,23 @@ export class WindowOperator<T, A, R> implements Processor<R> {
     if (bounds.end > span.end) span.end = bounds.end;
     try {
       const value = this.aggregator.result(windows.accumulator(window));
-      outputs.push({
-        key: windows.key(window),
-        count: windows.count(window),
-        value,
-        ...bounds,
-        ...(final ? {} : { final }),
-        ...(windows.continues(window) ? { continues: true as const } : {}),
-      });
+      const key = windows.key(window);
+      const count = windows.count(window);
+      const { start, end } = bounds;
+      // A literal of each shape, not spreads: one object per output rather than several.
+      if (windows.continues(window)) {
+        outputs.push(
+          final
+            ? { key, count, value, start, end, continues: true }
+            : { key, count, value, start, end, final: false, continues: true },
+        );
+      } else {
+        outputs.push(
+          final
+            ? { key, count, value, start, end }
+            : { key, count, value, start, end, final: false },
+        );
+      }
     } catch (cause) {
       this.resultFailed(window, bounds, lastOffset, cause);
     }

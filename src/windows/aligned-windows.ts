@@ -54,11 +54,12 @@ class AlignedWindows<T, A> implements EventTimeWindows<T> {
     while (ends.length > 0) ends.pop();
     this.assigner.assign(time, starts, ends);
     const watermark = context.watermark.value;
+    const first = context.windows.first(key);
     // Folded first, windows created after: an `add` that throws leaves no window behind.
     let placed = 0;
     for (let i = 0; i < starts.length; i++) {
       if (isClosed(ends[i] as number, grace, watermark)) continue;
-      const window = startingAt(context.windows, key, starts[i] as number);
+      const window = startingAt(context.windows, first, starts[i] as number);
       accumulators[placed] = context.aggregator.add(context.accumulatorOf(window), value);
       targets[placed] = window;
       placed++;
@@ -72,7 +73,7 @@ class AlignedWindows<T, A> implements EventTimeWindows<T> {
         window = context.open(key, starts[i] as number, end);
         context.windows.schedule(window);
       }
-      context.fold(window, accumulators[next] as A, time);
+      context.fold(window, accumulators[next] as A);
       // Not kept past this value: it would hold a closed window's accumulator alive.
       accumulators[next] = undefined;
       next++;
@@ -90,9 +91,9 @@ class AlignedWindows<T, A> implements EventTimeWindows<T> {
   }
 }
 
-/** The open window of `key` that starts at `start`, or NO_WINDOW. */
-function startingAt<A>(windows: KeyedWindows<A>, key: Key, start: number): WindowId {
-  for (let window = windows.first(key); window !== NO_WINDOW; window = windows.nextOfKey(window)) {
+/** The window from `first` on (a key's windows) that starts at `start`, or NO_WINDOW. */
+function startingAt<A>(windows: KeyedWindows<A>, first: WindowId, start: number): WindowId {
+  for (let window = first; window !== NO_WINDOW; window = windows.nextOfKey(window)) {
     if (windows.start(window) === start) return window;
   }
   return NO_WINDOW;

@@ -21,8 +21,8 @@ export interface WindowContext<T, A> {
    * one a flush emptied.
    */
   accumulatorOf(window: WindowId): A;
-  /** Stores a window's accumulator after one more value at `time`. */
-  fold(window: WindowId, accumulator: A, time: number): void;
+  /** Stores a window's accumulator after one more value. */
+  fold(window: WindowId, accumulator: A): void;
   /** Closes a window now, whatever the watermark: it goes out in the result of this message. */
   close(window: WindowId): void;
 }

@@ -1,5 +1,5 @@
 import type { Key } from '../common/keyed-output.js';
-import { WindowEndHeap } from './window-end-heap.js';
+import { WindowEndQueue } from './window-end-queue.js';
 
 /**
  * An event-time window: its slot in KeyedWindows, whose methods read and change it. Valid from
@@ -11,20 +11,17 @@ export type WindowId = number;
 /** No window: a key without one, the end of a list. */
 export const NO_WINDOW: WindowId = -1;
 
-// A window's numbers: one row of 8 doubles (64 bytes, unboxed) in `numbers`.
-const ROW = 8;
+// A window's numbers: one row of 6 doubles (48 bytes, unboxed) in `numbers`.
+const ROW = 6;
 const START = 0;
 const END = 1;
-/** Event-time range of the elements (count windows report [earliest, latest + 1)). */
-const MIN_TIME = 2;
-const MAX_TIME = 3;
 /** The watermark in force before the window's first element (what a restart from it restores). */
-const WATERMARK_BEFORE = 4;
+const WATERMARK_BEFORE = 2;
 /** Creation order: ties between windows closing together are broken by it. */
-const SEQ = 5;
-const COUNT = 6;
+const SEQ = 3;
+const COUNT = 4;
 /** Offset of the first element, a bigint through `offsets` (a restart must re-read from here). */
-const FIRST_OFFSET = 7;
+const FIRST_OFFSET = 5;
 
 // A window's links: one row of 4 int32 in `links`.
 const LINKS = 4;
@@ -44,20 +41,25 @@ const OPEN = 1;
 const CHANGED = 2;
 /** A flush published and emptied this window: its next outputs continue that one. */
 const CONTINUES = 4;
-/** In the closing heap (a removed window stays there until it comes up). */
+/** Filed by its end (a removed window stays filed until it comes up). */
 const FILED = 8;
+/** The first of its key's windows: the one the key index names. */
+const FIRST = 16;
+
+/** No key looked up yet (a key may be null). */
+const NO_KEY = Symbol('no key');
 
 /**
  * Where the state of event-time windows lives: every open window's numbers in typed arrays
  * (no object, no boxed double per window), indexed three ways, each for one question the
  * operator asks on its hot path:
  * - by key (a list through the windows, usually one to three): where does an element go;
- * - by end (a binary heap of ids): which windows has the watermark closed;
+ * - by end (./window-end-queue.ts): which windows has the watermark closed;
  * - by creation (a doubly linked list): what is the first offset any open window still needs,
  *   the re-read point a result records. Windows are created in offset order and a merged
  *   session keeps the older window, so the oldest open window holds the least first offset.
- * A removed window's slot is reused after `recycle`; a merged-away one stays in the heap until
- * it comes up there.
+ * A removed window's slot is reused after `recycle`; a merged-away one stays filed by its end
+ * until it comes up.
  */
 export class KeyedWindows<A> {
   private numbers = new Float64Array(0);
@@ -75,7 +77,13 @@ export class KeyedWindows<A> {
   /** Removed windows whose slots `recycle` frees. */
   private readonly removed: WindowId[] = [];
   private readonly firstOfKey = new Map<Key, WindowId>();
-  private readonly heap = new WindowEndHeap();
+  /**
+   * The last key looked up and its first window: a message's windows are all of one key, so
+   * `first` and the `create`s after it look the key up once.
+   */
+  private lookedUp: Key | typeof NO_KEY = NO_KEY;
+  private lookedUpFirst = NO_WINDOW;
+  private readonly byEnd = new WindowEndQueue();
   private oldest = NO_WINDOW;
   private newest = NO_WINDOW;
   private nextSeq = 0;
@@ -88,14 +96,18 @@ export class KeyedWindows<A> {
     return this.openCount;
   }
 
-  /** Slots taken: the open windows, and removed ones not recycled or still in the heap. */
+  /** Slots taken: the open windows, and removed ones not recycled or still filed. */
   get slots(): number {
     return this.used - this.freeCount;
   }
 
   /** The oldest open window of `key`, or NO_WINDOW; `nextOfKey` gives the others in order. */
   first(key: Key): WindowId {
-    return this.firstOfKey.get(key) ?? NO_WINDOW;
+    if (key === this.lookedUp) return this.lookedUpFirst;
+    const first = this.firstOfKey.get(key) ?? NO_WINDOW;
+    this.lookedUp = key;
+    this.lookedUpFirst = first;
+    return first;
   }
 
   nextOfKey(window: WindowId): WindowId {
@@ -115,8 +127,6 @@ export class KeyedWindows<A> {
     const row = window * ROW;
     numbers[row + START] = start;
     numbers[row + END] = end;
-    numbers[row + MIN_TIME] = Number.POSITIVE_INFINITY;
-    numbers[row + MAX_TIME] = Number.NEGATIVE_INFINITY;
     numbers[row + WATERMARK_BEFORE] = watermarkBefore;
     numbers[row + SEQ] = this.nextSeq++;
     numbers[row + COUNT] = 0;
@@ -126,11 +136,13 @@ export class KeyedWindows<A> {
     links[link + PREV_CREATED] = this.newest;
     links[link + NEXT_CREATED] = NO_WINDOW;
     links[link + SKIP] = 0;
-    this.flags[window] = OPEN;
     this.keys[window] = key;
-    const first = this.firstOfKey.get(key);
-    if (first === undefined) this.firstOfKey.set(key, window);
-    else {
+    const first = this.first(key);
+    if (first === NO_WINDOW) {
+      this.flags[window] = OPEN | FIRST;
+      this.setFirst(key, window);
+    } else {
+      this.flags[window] = OPEN;
       let last = first;
       for (let next = this.nextOfKey(last); next !== NO_WINDOW; next = this.nextOfKey(last)) {
         last = next;
@@ -147,27 +159,26 @@ export class KeyedWindows<A> {
   /**
    * Files a window (not filed yet) under its end for `closedBy`; count windows, closed by
    * count, never are. A window's end may grow while it is filed: it is re-filed when it comes
-   * up, so that the heap's order is never changed under it.
+   * up, so that the order it is filed in is never changed under it.
    */
   schedule(window: WindowId): void {
     this.flags[window] = (this.flags[window] as number) | FILED;
-    this.heap.push(window, this.end(window));
+    this.byEnd.push(window, this.end(window), this.numbers[window * ROW + SEQ] as number);
   }
 
   /** Removes an open window (closed, or merged into another); its slot is kept until `recycle`. */
   remove(window: WindowId): void {
     const { links } = this;
     const flags = this.flags[window] as number;
-    this.flags[window] = flags & ~(OPEN | CHANGED);
+    this.flags[window] = flags & ~(OPEN | CHANGED | FIRST);
     this.openCount--;
     const key = this.keys[window] as Key;
     const next = this.nextOfKey(window);
-    const first = this.firstOfKey.get(key) as WindowId;
-    if (first === window) {
-      if (next === NO_WINDOW) this.firstOfKey.delete(key);
-      else this.firstOfKey.set(key, next);
+    if ((flags & FIRST) !== 0) {
+      this.setFirst(key, next);
+      if (next !== NO_WINDOW) this.flags[next] = (this.flags[next] as number) | FIRST;
     } else {
-      let before = first;
+      let before = this.first(key);
       while (this.nextOfKey(before) !== window) before = this.nextOfKey(before);
       links[before * LINKS + NEXT_OF_KEY] = next;
     }
@@ -206,9 +217,9 @@ export class KeyedWindows<A> {
    * one that is due).
    */
   closedBy(isDue: (end: number) => boolean, into: WindowId[]): void {
-    const { heap } = this;
-    while (heap.size > 0 && isDue(heap.peekEnd())) {
-      const window = heap.pop();
+    const { byEnd } = this;
+    while (byEnd.size > 0 && isDue(byEnd.peekEnd())) {
+      const window = byEnd.pop();
       const flags = (this.flags[window] as number) & ~FILED;
       this.flags[window] = flags;
       if ((flags & OPEN) === 0)
@@ -250,14 +261,11 @@ export class KeyedWindows<A> {
     }
   }
 
-  /** Adds one element at `time`, whose fold gave `accumulator`. */
-  fold(window: WindowId, accumulator: A, time: number): void {
-    const { numbers } = this;
-    const row = window * ROW;
+  /** Adds one element, whose fold gave `accumulator`. */
+  fold(window: WindowId, accumulator: A): void {
     this.accumulators[window] = accumulator;
-    numbers[row + COUNT] = (numbers[row + COUNT] as number) + 1;
-    if (time < (numbers[row + MIN_TIME] as number)) numbers[row + MIN_TIME] = time;
-    if (time > (numbers[row + MAX_TIME] as number)) numbers[row + MAX_TIME] = time;
+    const count = window * ROW + COUNT;
+    this.numbers[count] = (this.numbers[count] as number) + 1;
   }
 
   /** Takes `other`'s elements (not its accumulator: merging those is the aggregate's) and removes it. */
@@ -267,21 +275,13 @@ export class KeyedWindows<A> {
     const from = other * ROW;
     this.widen(survivor, numbers[from + START] as number, numbers[from + END] as number);
     numbers[row + COUNT] = (numbers[row + COUNT] as number) + (numbers[from + COUNT] as number);
-    numbers[row + MIN_TIME] = Math.min(
-      numbers[row + MIN_TIME] as number,
-      numbers[from + MIN_TIME] as number,
-    );
-    numbers[row + MAX_TIME] = Math.max(
-      numbers[row + MAX_TIME] as number,
-      numbers[from + MAX_TIME] as number,
-    );
     if (this.continues(other)) this.flags[survivor] = (this.flags[survivor] as number) | CONTINUES;
     this.remove(other);
   }
 
   /**
    * Widens a window's bounds to hold [start, end). A filed window stays filed under its old
-   * end: the heap re-files a grown one when it comes up.
+   * end: `closedBy` re-files a grown one when it comes up.
    */
   widen(window: WindowId, start: number, end: number): void {
     const { numbers } = this;
@@ -292,11 +292,7 @@ export class KeyedWindows<A> {
 
   /** Empties a window a flush published, to be continued (its next outputs say so). */
   empty(window: WindowId): void {
-    const { numbers } = this;
-    const row = window * ROW;
-    numbers[row + COUNT] = 0;
-    numbers[row + MIN_TIME] = Number.POSITIVE_INFINITY;
-    numbers[row + MAX_TIME] = Number.NEGATIVE_INFINITY;
+    this.numbers[window * ROW + COUNT] = 0;
     const accumulator = this.accumulators[window];
     if (typeof accumulator === 'object' || typeof accumulator === 'function') {
       this.accumulators[window] = undefined as A;
@@ -366,14 +362,6 @@ export class KeyedWindows<A> {
     return this.count(window) > 0 ? (this.accumulators[window] as A) : (undefined as A);
   }
 
-  minTime(window: WindowId): number {
-    return this.numbers[window * ROW + MIN_TIME] as number;
-  }
-
-  maxTime(window: WindowId): number {
-    return this.numbers[window * ROW + MAX_TIME] as number;
-  }
-
   firstOffset(window: WindowId): bigint {
     return this.offsets[window * ROW + FIRST_OFFSET] as bigint;
   }
@@ -396,6 +384,14 @@ export class KeyedWindows<A> {
 
   private readonly creationOrder = (a: WindowId, b: WindowId): number =>
     (this.numbers[a * ROW + SEQ] as number) - (this.numbers[b * ROW + SEQ] as number);
+
+  /** Names `window` (NO_WINDOW: none) as the first of `key`'s windows in the key index. */
+  private setFirst(key: Key, window: WindowId): void {
+    if (window === NO_WINDOW) this.firstOfKey.delete(key);
+    else this.firstOfKey.set(key, window);
+    this.lookedUp = key;
+    this.lookedUpFirst = window;
+  }
 
   private allocate(): WindowId {
     const free = this.freeHead;

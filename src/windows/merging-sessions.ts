@@ -58,7 +58,7 @@ class MergingSessions<T, A> implements EventTimeWindows<T> {
       if (isClosed(time + gap, grace, context.watermark.value)) return false;
       const accumulator = aggregator.add(aggregator.init(), value);
       const window = context.open(key, time, time + gap);
-      context.fold(window, accumulator, time);
+      context.fold(window, accumulator);
       windows.schedule(window);
       return true;
     }
@@ -76,7 +76,7 @@ class MergingSessions<T, A> implements EventTimeWindows<T> {
     accumulator = aggregator.add(filled ? (accumulator as A) : aggregator.init(), value);
     for (let i = 1; i < merging.length; i++) windows.merge(survivor, merging[i] as WindowId);
     windows.widen(survivor, time, time + gap);
-    context.fold(survivor, accumulator, time);
+    context.fold(survivor, accumulator);
     return true;
   }
 

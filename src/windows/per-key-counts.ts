@@ -6,6 +6,7 @@ import type {
   WindowKind,
 } from './event-time-kind.js';
 import { NO_WINDOW, type WindowId } from './keyed-windows.js';
+import { WindowTimeRanges } from './window-time-ranges.js';
 
 /** Per-key count windows: closed by their n-th element, never by the watermark. */
 export interface CountAssignment {
@@ -40,6 +41,8 @@ class PerKeyCounts<T, A> implements EventTimeWindows<T> {
    * key's window may close inside a message and the next one open there).
    */
   private readonly valuesOfKey = new Map<Key, number>();
+  /** What a window reports: the range of its elements' event times. */
+  private readonly ranges = new WindowTimeRanges();
 
   constructor(
     private readonly n: number,
@@ -72,8 +75,11 @@ class PerKeyCounts<T, A> implements EventTimeWindows<T> {
     if (target === NO_WINDOW) {
       target = context.open(key, time, time + 1);
       windows.setSkip(target, before);
+      this.ranges.begin(target, time);
+    } else {
+      this.ranges.widen(target, time);
     }
-    context.fold(target, accumulator, time);
+    context.fold(target, accumulator);
     if (windows.count(target) >= this.n) context.close(target);
     return true;
   }
@@ -83,8 +89,8 @@ class PerKeyCounts<T, A> implements EventTimeWindows<T> {
 
   /** [earliest, latest + 1) of the window's event times: exact, end-exclusive, never empty. */
   bounds(window: WindowId): { start: number; end: number } {
-    const { windows } = this.context;
-    return { start: windows.minTime(window), end: windows.maxTime(window) + 1 };
+    const { ranges } = this;
+    return { start: ranges.earliestOf(window), end: ranges.latestOf(window) + 1 };
   }
 
   recovery(): KindRecovery {

@@ -39,7 +39,7 @@ describe('the keyed windows of event-time jobs', () => {
     const due = (end: number) => end <= 100;
     const filed = windows.create('a', 0, 50, 0n, 0);
     windows.schedule(filed);
-    windows.fold(filed, 7, 3);
+    windows.fold(filed, 7);
     windows.remove(filed); // merged away while in the heap
     windows.recycle();
     const closed = windows.create('b', 0, 10, 1n, 0);

@@ -44,8 +44,8 @@ export class KindHarness {
           window !== NO_WINDOW && this.windows.count(window) > 0
             ? this.windows.accumulator(window)
             : [],
-        fold: (window, accumulator, time) => {
-          this.windows.fold(window, accumulator, time);
+        fold: (window, accumulator) => {
+          this.windows.fold(window, accumulator);
         },
         close: (window) => {
           this.windows.remove(window);
