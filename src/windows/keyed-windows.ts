@@ -249,11 +249,6 @@ export class KeyedWindows<A> {
     return this.oldest;
   }
 
-  /** The open window created after `window`, or NO_WINDOW. */
-  nextCreated(window: WindowId): WindowId {
-    return this.links[window * LINKS + NEXT_CREATED] as number;
-  }
-
   /** Open windows in creation order (for a flush, and a result's per-key recovery state). */
   *openInCreationOrder(): Generator<WindowId> {
     for (let window = this.oldest; window !== NO_WINDOW; window = this.nextCreated(window)) {
@@ -391,6 +386,11 @@ export class KeyedWindows<A> {
     else this.firstOfKey.set(key, window);
     this.lookedUp = key;
     this.lookedUpFirst = window;
+  }
+
+  /** The open window created after `window`, or NO_WINDOW. */
+  private nextCreated(window: WindowId): WindowId {
+    return this.links[window * LINKS + NEXT_CREATED] as number;
   }
 
   private allocate(): WindowId {
