@@ -1,19 +1,19 @@
 /**
  * Retained heap of open event-time windows, run by memory.ts in a child with --expose-gc.
- * Method (as bench/memory-probe.ts): the first burst's chunks are built first; then a full
- * gc and heapUsed, a fresh processor takes the burst (every key then has its windows open,
- * none of the burst's tumbling windows or sessions has closed), its ready results are
- * dropped, a full gc and heapUsed again. The difference is the state: windows, keys,
+ * Method (as bench/memory-probe.ts, with typed arrays' backing stores counted): the first
+ * burst's chunks are built first; then a full gc and heapUsed + arrayBuffers, a fresh processor
+ * takes the burst (every key then has its windows open, none of the burst's tumbling windows or
+ * sessions has closed), its ready results are dropped, a full gc and the same reading again. The difference is the state: windows, keys,
  * accumulators, the operator's indexes (and, under 1,000 keys, the processor itself).
  */
 import type { SourceChunk } from '../../src/ports/ports.js';
 import { replyToParent } from '../child.js';
-import { heapAfterFullGc } from '../heap.js';
+import { retainedAfterFullGc } from '../heap.js';
 import { buildOpenKeyChunks } from './corpus.js';
 import { EVENT_TIME_KINDS, processorOf, type JobKind } from './jobs.js';
 import { throughputShape } from './throughput.js';
 
-const heapUsed = heapAfterFullGc('event-time memory probe');
+const heapUsed = retainedAfterFullGc('event-time memory probe');
 
 /** Retained bytes of each kind's state with `keys` keys open, by kind. */
 export type RetainedBytes = Record<JobKind, number>;

@@ -7,6 +7,7 @@ import { OPEN_KEY_COUNTS } from './throughput.js';
 /**
  * Retained heap of each kind's open windows with 1, 1,000 and 100,000 keys open (the first
  * burst of the throughput source, `messages` as there), in a child process with --expose-gc
+ * (and --single-threaded-gc, so that typed arrays freed are released by the collection)
  * whose heap holds nothing else. Per open key, and against the step tumbling window's state.
  */
 export async function eventTimeMemoryCases(
@@ -16,7 +17,7 @@ export async function eventTimeMemoryCases(
   const probes = await runInChild<{ keys: number; bytes: RetainedBytes }[]>(
     new URL('./memory-probe.ts', import.meta.url),
     [String(messages), keyCounts.join(',')],
-    ['--expose-gc'],
+    ['--expose-gc', '--single-threaded-gc'],
   );
   return probes.flatMap(({ keys, bytes }) =>
     (['step-tumbling', ...EVENT_TIME_KINDS] as const).map((kind): CaseResult => ({

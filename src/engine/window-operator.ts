@@ -4,7 +4,7 @@ import type { Aggregator } from '../common/aggregator.js';
 import type { EventTimeWindowSpec } from '../windows/event-time-spec.js';
 import type { EventTimeWindows } from '../windows/event-time-kind.js';
 import { createWindows } from '../windows/event-time-kinds.js';
-import { closingOrder, KeyedWindows, type OpenWindow } from '../windows/keyed-windows.js';
+import { KeyedWindows, NO_WINDOW, type WindowId } from '../windows/keyed-windows.js';
 import { Watermark } from '../windows/watermark.js';
 import { eventTimeProbe } from '../windows/event-time-range.js';
 import type { SourceChunk } from '../ports/ports.js';
@@ -53,15 +53,17 @@ export class WindowOperator<T, A, R> implements Processor<R> {
   private readonly rejections: Rejections;
   private readonly aggregator: Aggregator<T, A, R>;
   /** Where a value goes and when its window fires: the spec's kind. */
-  private readonly kind: EventTimeWindows<T, A>;
+  private readonly kind: EventTimeWindows<T>;
   /** The windows closing at this message; reused, so a message allocates no array. */
-  private readonly closing: OpenWindow<A>[] = [];
+  private readonly closing: WindowId[] = [];
   /**
    * Open windows whose early update is due at this message (`early: { every }`): a set, so
    * that a message of several values updates each window once, after all of them.
    */
-  private readonly updating = new Set<OpenWindow<A>>();
+  private readonly updating = new Set<WindowId>();
   private readonly earlyEvery: number;
+  /** `early: 'each-result'`: the windows mark themselves changed as they fold. */
+  private readonly earlyEachResult: boolean;
 
   /** What the result being built holds besides windows. */
   private resultFirstOffset = NO_OFFSET;
@@ -91,6 +93,7 @@ export class WindowOperator<T, A, R> implements Processor<R> {
     this.rejections = new Rejections(config.stream, config.onError, config.maxDeadLetters);
     this.aggregator = config.aggregator;
     this.earlyEvery = typeof config.early === 'object' ? config.early.every : 0;
+    this.earlyEachResult = config.early === 'each-result';
     this.kind = createWindows(
       config.window.assignment,
       {
@@ -100,7 +103,7 @@ export class WindowOperator<T, A, R> implements Processor<R> {
         offset: () => this.offsetNow(),
         open: (key, start, end) => this.open(key, start, end),
         accumulatorOf: (window) => this.accumulatorOf(window),
-        fold: (window, accumulator, time) => this.fold(window, accumulator, time),
+        fold: (window, accumulator) => this.fold(window, accumulator),
         close: (window) => {
           this.windows.remove(window);
           this.closing.push(window);
@@ -246,28 +249,24 @@ export class WindowOperator<T, A, R> implements Processor<R> {
    * What a window folds its next value into: a fresh `init()` for a new window or one a flush
    * emptied (an accumulator may itself be undefined or null, so its count tells).
    */
-  private accumulatorOf(window: OpenWindow<A> | undefined): A {
-    return window !== undefined && window.count > 0 ? window.accumulator : this.aggregator.init();
+  private accumulatorOf(window: WindowId): A {
+    const { windows } = this;
+    return window !== NO_WINDOW && windows.count(window) > 0
+      ? windows.accumulator(window)
+      : this.aggregator.init();
   }
 
-  private open(key: Key, start: number, end: number): OpenWindow<A> {
-    return this.windows.create(
-      key,
-      start,
-      end,
-      this.offsetNow(),
-      this.watermark.value,
-      undefined as A,
-    );
+  private open(key: Key, start: number, end: number): WindowId {
+    return this.windows.create(key, start, end, this.offsetNow(), this.watermark.value);
   }
 
-  private fold(window: OpenWindow<A>, accumulator: A, time: number): void {
-    window.accumulator = accumulator;
-    window.count++;
-    window.changed = true;
-    if (time < window.minTime) window.minTime = time;
-    if (time > window.maxTime) window.maxTime = time;
-    if (this.earlyEvery > 0 && window.count % this.earlyEvery === 0) this.updating.add(window);
+  private fold(window: WindowId, accumulator: A): void {
+    const { windows } = this;
+    windows.fold(window, accumulator);
+    if (this.earlyEachResult) windows.markChanged(window);
+    if (this.earlyEvery > 0 && windows.count(window) % this.earlyEvery === 0) {
+      this.updating.add(window);
+    }
   }
 
   /** After a message: the watermark moves, and every window it passed closes in one result. */
@@ -275,15 +274,18 @@ export class WindowOperator<T, A, R> implements Processor<R> {
     this.watermark.advance(time);
     this.kind.closeDue(this.closing);
     // A window a flush emptied and no message filled again closes without an output.
-    if (this.lastFlush !== NO_OFFSET) dropEmpty(this.closing);
-    if (this.closing.length === 0 && this.updating.size === 0) return;
-    if (replaying) {
-      // Published before the crash: rebuilt only to leave the same windows open.
-      this.closing.length = 0;
-      this.updating.clear();
-      return;
+    if (this.lastFlush !== NO_OFFSET) dropEmpty(this.windows, this.closing);
+    if (this.closing.length > 0 || this.updating.size > 0) {
+      if (replaying) {
+        // Published before the crash: rebuilt only to leave the same windows open.
+        this.closing.length = 0;
+        this.updating.clear();
+      } else {
+        this.fire(this.offsetNow());
+      }
     }
-    this.fire(this.offsetNow());
+    // The closed windows' outputs are built: their slots may hold new windows.
+    this.windows.recycle();
   }
 
   /**
@@ -327,6 +329,7 @@ export class WindowOperator<T, A, R> implements Processor<R> {
     if (joins && this.closing.length === 0) return; // no window holds anything to add to it
     this.lastFlush = lastOffset;
     this.fire(lastOffset, true);
+    this.windows.recycle();
     if (joins) this.ready.splice(-2, 2, joined(decided, this.ready.at(-1) as StepResult<R>));
   }
 
@@ -334,27 +337,19 @@ export class WindowOperator<T, A, R> implements Processor<R> {
    * What a flush does to the open windows: each non-empty one is output (into `into`, unless
    * replaying) and emptied, to be continued; or closed, when the kind ends windows at a flush.
    */
-  private emptyWindows(into: OpenWindow<A>[] | undefined): void {
+  private emptyWindows(into: WindowId[] | undefined): void {
+    const { windows } = this;
     const ends = this.kind.endsAtFlush;
-    const flushed: OpenWindow<A>[] = [];
-    for (const window of this.windows.openInCreationOrder()) {
-      if (window.count > 0 || ends) flushed.push(window);
+    const flushed: WindowId[] = [];
+    for (const window of windows.openInCreationOrder()) {
+      if (windows.count(window) > 0 || ends) flushed.push(window);
     }
-    if (into !== undefined) flushed.sort(closingOrder); // output in the closing order
+    if (into !== undefined) flushed.sort(windows.closingOrder); // output in the closing order
     for (const window of flushed) {
-      if (ends) this.windows.remove(window);
-      if (into === undefined) this.empty(window);
+      if (ends) windows.remove(window);
+      if (into === undefined) windows.empty(window);
       else into.push(window);
     }
-  }
-
-  private empty(window: OpenWindow<A>): void {
-    window.count = 0;
-    window.accumulator = undefined as A;
-    window.minTime = Number.POSITIVE_INFINITY;
-    window.maxTime = Number.NEGATIVE_INFINITY;
-    window.changed = false;
-    window.continues = true;
   }
 
   private fire(lastOffset: bigint, flushed = false): void {
@@ -363,7 +358,7 @@ export class WindowOperator<T, A, R> implements Processor<R> {
     const span = { start: Number.POSITIVE_INFINITY, end: Number.NEGATIVE_INFINITY };
     for (const window of closing) {
       this.output(window, true, lastOffset, outputs, span);
-      if (flushed && window.open) this.empty(window);
+      if (flushed && this.windows.isOpen(window)) this.windows.empty(window);
     }
     closing.length = 0;
     for (const window of this.earlyUpdates()) this.output(window, false, lastOffset, outputs, span);
@@ -385,44 +380,52 @@ export class WindowOperator<T, A, R> implements Processor<R> {
   }
 
   /** The open windows a result updates early, in creation order; each marked unchanged. */
-  private earlyUpdates(): OpenWindow<A>[] {
+  private earlyUpdates(): WindowId[] {
     const { early } = this.config;
-    if (early === undefined) return [];
-    let due: OpenWindow<A>[];
+    const due: WindowId[] = [];
+    if (early === undefined) return due;
     if (early === 'each-result') {
-      due = [];
-      for (const window of this.windows.openInCreationOrder()) if (window.changed) due.push(window);
+      // The windows that changed, not every open one: the cost follows the updates.
+      this.windows.takeChanged(due);
     } else {
       // Due at this message, and still open (a window that closed here has its final output).
-      due = [];
-      for (const window of this.updating) if (window.open) due.push(window);
+      for (const window of this.updating) if (this.windows.isOpen(window)) due.push(window);
       this.updating.clear();
     }
-    for (const window of due) window.changed = false;
     return due;
   }
 
   /** Appends a window's output (or its dead letter, if `result` throws); widens `span`. */
   private output(
-    window: OpenWindow<A>,
+    window: WindowId,
     final: boolean,
     lastOffset: bigint,
     outputs: KeyedOutput<R>[],
     span: { start: number; end: number },
   ): void {
+    const { windows } = this;
     const bounds = this.kind.bounds(window);
     if (bounds.start < span.start) span.start = bounds.start;
     if (bounds.end > span.end) span.end = bounds.end;
     try {
-      const value = this.aggregator.result(window.accumulator);
-      outputs.push({
-        key: window.key,
-        count: window.count,
-        value,
-        ...bounds,
-        ...(final ? {} : { final }),
-        ...(window.continues ? { continues: true as const } : {}),
-      });
+      const value = this.aggregator.result(windows.accumulator(window));
+      const key = windows.key(window);
+      const count = windows.count(window);
+      const { start, end } = bounds;
+      // A literal of each shape, not spreads: one object per output rather than several.
+      if (windows.continues(window)) {
+        outputs.push(
+          final
+            ? { key, count, value, start, end, continues: true }
+            : { key, count, value, start, end, final: false, continues: true },
+        );
+      } else {
+        outputs.push(
+          final
+            ? { key, count, value, start, end }
+            : { key, count, value, start, end, final: false },
+        );
+      }
     } catch (cause) {
       this.resultFailed(window, bounds, lastOffset, cause);
     }
@@ -430,15 +433,17 @@ export class WindowOperator<T, A, R> implements Processor<R> {
 
   /** What a restart from the result being fired needs (see RecoveryState). */
   private recoveryState(lastOffset: bigint): RecoveryState {
-    const oldest = this.windows.oldestOpen();
+    const { windows } = this;
+    const oldest = windows.oldestOpen();
     const watermark = this.watermark.value;
-    const offset = oldest?.firstOffset ?? lastOffset + 1n;
+    const open = oldest !== NO_WINDOW;
+    const offset = open ? windows.firstOffset(oldest) : lastOffset + 1n;
     // Flushes before the resume offset cannot touch a window the re-read rebuilds.
     if (this.lastFlush < offset) this.lastFlush = NO_OFFSET;
     const base = {
       watermark,
       offset,
-      offsetWatermark: oldest?.watermarkBefore ?? watermark,
+      offsetWatermark: open ? windows.watermarkBefore(oldest) : watermark,
       ...(this.lastFlush === NO_OFFSET ? {} : { lastFlush: this.lastFlush }),
     };
     const own = this.kind.recovery?.();
@@ -451,9 +456,7 @@ export class WindowOperator<T, A, R> implements Processor<R> {
     this.kind.endReplay?.();
     this.resetPending();
     // The result at that offset updated every window that had changed ('each-result').
-    if (this.config.early === 'each-result') {
-      for (const window of this.windows.openInCreationOrder()) window.changed = false;
-    }
+    this.windows.clearChanged();
   }
 
   private resetPending(): void {
@@ -482,21 +485,28 @@ export class WindowOperator<T, A, R> implements Processor<R> {
    * dead letter at the result's publishing id, naming the key, the window and its size.
    */
   private resultFailed(
-    window: OpenWindow<A>,
+    window: WindowId,
     bounds: { start: number; end: number },
     lastOffset: bigint,
     cause: unknown,
   ): void {
-    const over = `window [${bounds.start}, ${bounds.end}) from offset ${window.firstOffset}`;
-    this.rejections.resultFailed(lastOffset, window.key, window.count, over, cause);
+    const { windows } = this;
+    const over = `window [${bounds.start}, ${bounds.end}) from offset ${windows.firstOffset(window)}`;
+    this.rejections.resultFailed(
+      lastOffset,
+      windows.key(window),
+      windows.count(window),
+      over,
+      cause,
+    );
   }
 }
 
-/** Removes the windows without elements (emptied by a flush) from `windows`, in place. */
-function dropEmpty<A>(windows: OpenWindow<A>[]): void {
+/** Removes the windows without elements (emptied by a flush) from `closing`, in place. */
+function dropEmpty<A>(windows: KeyedWindows<A>, closing: WindowId[]): void {
   let kept = 0;
-  for (const window of windows) if (window.count > 0) windows[kept++] = window;
-  windows.length = kept;
+  for (const window of closing) if (windows.count(window) > 0) closing[kept++] = window;
+  closing.length = kept;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Key } from '../common/keyed-output.js';
 import { isClosed, type AlignedAssigner } from './event-time-spec.js';
 import type { EventTimeWindows, WindowContext, WindowKind } from './event-time-kind.js';
-import type { OpenWindow } from './keyed-windows.js';
+import { NO_WINDOW, type KeyedWindows, type WindowId } from './keyed-windows.js';
 import { WatermarkTrigger } from './watermark-trigger.js';
 
 /** Fixed bounds from the event time alone (tumbling, hopping). */
@@ -27,7 +27,7 @@ export const alignedWindows: WindowKind<AlignedAssignment> = {
   },
 };
 
-class AlignedWindows<T, A> implements EventTimeWindows<T, A> {
+class AlignedWindows<T, A> implements EventTimeWindows<T> {
   readonly endsAtFlush = false;
   private readonly assigner: AlignedAssigner;
   private readonly trigger: WatermarkTrigger<A>;
@@ -36,7 +36,7 @@ class AlignedWindows<T, A> implements EventTimeWindows<T, A> {
   private readonly ends: number[] = [];
   /** A value's accumulators and windows between fold and create. */
   private readonly accumulators: (A | undefined)[] = [];
-  private readonly targets: (OpenWindow<A> | undefined)[] = [];
+  private readonly targets: WindowId[] = [];
 
   constructor(
     private readonly assignment: AlignedAssignment,
@@ -54,12 +54,12 @@ class AlignedWindows<T, A> implements EventTimeWindows<T, A> {
     while (ends.length > 0) ends.pop();
     this.assigner.assign(time, starts, ends);
     const watermark = context.watermark.value;
-    const own = context.windows.of(key);
+    const first = context.windows.first(key);
     // Folded first, windows created after: an `add` that throws leaves no window behind.
     let placed = 0;
     for (let i = 0; i < starts.length; i++) {
       if (isClosed(ends[i] as number, grace, watermark)) continue;
-      const window = startingAt(own, starts[i] as number);
+      const window = startingAt(context.windows, first, starts[i] as number);
       accumulators[placed] = context.aggregator.add(context.accumulatorOf(window), value);
       targets[placed] = window;
       placed++;
@@ -68,34 +68,33 @@ class AlignedWindows<T, A> implements EventTimeWindows<T, A> {
     for (let i = 0; i < starts.length; i++) {
       const end = ends[i] as number;
       if (isClosed(end, grace, watermark)) continue;
-      let window = targets[next];
-      if (window === undefined) {
+      let window = targets[next] as WindowId;
+      if (window === NO_WINDOW) {
         window = context.open(key, starts[i] as number, end);
         context.windows.schedule(window);
       }
-      context.fold(window, accumulators[next] as A, time);
-      // Not kept past this value: the slots would hold closed windows alive.
+      context.fold(window, accumulators[next] as A);
+      // Not kept past this value: it would hold a closed window's accumulator alive.
       accumulators[next] = undefined;
-      targets[next] = undefined;
       next++;
     }
     return placed > 0;
   }
 
-  closeDue(into: OpenWindow<A>[]): void {
+  closeDue(into: WindowId[]): void {
     this.trigger.closeDue(into);
   }
 
-  bounds(window: OpenWindow<A>): { start: number; end: number } {
-    return { start: window.start, end: window.end };
+  bounds(window: WindowId): { start: number; end: number } {
+    const { windows } = this.context;
+    return { start: windows.start(window), end: windows.end(window) };
   }
 }
 
-/** The window of `windows` that starts at `start` (a loop: `find` would allocate a closure). */
-function startingAt<A>(
-  windows: readonly OpenWindow<A>[],
-  start: number,
-): OpenWindow<A> | undefined {
-  for (const window of windows) if (window.start === start) return window;
-  return undefined;
+/** The window from `first` on (a key's windows) that starts at `start`, or NO_WINDOW. */
+function startingAt<A>(windows: KeyedWindows<A>, first: WindowId, start: number): WindowId {
+  for (let window = first; window !== NO_WINDOW; window = windows.nextOfKey(window)) {
+    if (windows.start(window) === start) return window;
+  }
+  return NO_WINDOW;
 }

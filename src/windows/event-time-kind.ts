@@ -1,6 +1,6 @@
 import type { Aggregator } from '../common/aggregator.js';
 import type { Key } from '../common/keyed-output.js';
-import type { KeyedWindows, OpenWindow } from './keyed-windows.js';
+import type { KeyedWindows, WindowId } from './keyed-windows.js';
 import type { Watermark } from './watermark.js';
 
 /**
@@ -15,13 +15,16 @@ export interface WindowContext<T, A> {
   /** The offset of the message being placed. */
   offset(): bigint;
   /** Opens an empty window of `key` at the message being placed (not filed for the watermark). */
-  open(key: Key, start: number, end: number): OpenWindow<A>;
-  /** What a window folds its next value into: `init()` for a new window or one a flush emptied. */
-  accumulatorOf(window: OpenWindow<A> | undefined): A;
-  /** Stores a window's accumulator after one more value at `time`. */
-  fold(window: OpenWindow<A>, accumulator: A, time: number): void;
+  open(key: Key, start: number, end: number): WindowId;
+  /**
+   * What a window folds its next value into: `init()` for none (NO_WINDOW), a new window or
+   * one a flush emptied.
+   */
+  accumulatorOf(window: WindowId): A;
+  /** Stores a window's accumulator after one more value. */
+  fold(window: WindowId, accumulator: A): void;
   /** Closes a window now, whatever the watermark: it goes out in the result of this message. */
-  close(window: OpenWindow<A>): void;
+  close(window: WindowId): void;
 }
 
 /** What a kind adds to a result's recovery state (a part of RecoveryState, which it matches). */
@@ -35,18 +38,18 @@ export interface KindRecovery {
  * kind: `place` each value, move the watermark, `closeDue`, publish what closed; and asks the
  * kind what a window reports and what a restart needs.
  */
-export interface EventTimeWindows<T, A> {
+export interface EventTimeWindows<T> {
   /**
    * Adds a value of `key` at `time` to its windows; false when no window takes it (late).
    * Throws what the aggregate throws, before changing any window.
    */
   place(key: Key, value: T, time: number, replaying: boolean): boolean;
   /** Puts into `into` the windows the watermark has closed, in the documented closing order. */
-  closeDue(into: OpenWindow<A>[]): void;
+  closeDue(into: WindowId[]): void;
   /** true: a flush ends the open windows (count windows); false: it empties them, to be continued. */
   readonly endsAtFlush: boolean;
   /** The bounds a window's output reports. */
-  bounds(window: OpenWindow<A>): { start: number; end: number };
+  bounds(window: WindowId): { start: number; end: number };
   /** A message of several values begins (only a kind that counts a key's values needs it). */
   beginMessage?(): void;
   /** What a result records for a restart beyond the windows' offsets and watermark. */
@@ -80,7 +83,7 @@ export interface WindowKind<S> extends KindRules {
     assignment: S,
     context: WindowContext<T, A>,
     options: { readonly multiValue: boolean },
-  ): EventTimeWindows<T, A>;
+  ): EventTimeWindows<T>;
   /** The windows an element opens alone: what the event-time range check probes. */
   windowsOf(assignment: S): WindowsOf;
 }

@@ -36,7 +36,7 @@ export function createWindows<T, A>(
   assignment: WindowAssignment,
   context: WindowContext<T, A>,
   options: { readonly multiValue: boolean },
-): EventTimeWindows<T, A> {
+): EventTimeWindows<T> {
   return kindOf(assignment).create(assignment, context, options);
 }
 

@@ -1,97 +1,157 @@
 import type { Key } from '../common/keyed-output.js';
-
-/** One open event-time window of one key. Mutated in place while it is open. */
-export interface OpenWindow<A> {
-  readonly key: Key;
-  start: number;
-  end: number;
-  /** Offset of the window's first element: a restart must re-read from here. */
-  readonly firstOffset: bigint;
-  /** The watermark in force before that element (what a restart from it must restore). */
-  readonly watermarkBefore: number;
-  /** Creation order: ties between windows closing together are broken by it. */
-  readonly seq: number;
-  accumulator: A;
-  count: number;
-  /** Event-time range of the elements (count windows report [earliest, latest + 1)). */
-  minTime: number;
-  maxTime: number;
-  open: boolean;
-  /** The `end` this window is filed under in the closing heap (ends only grow). */
-  heapEnd: number;
-  /** Early updates: whether elements came since the window's last early output. */
-  changed: boolean;
-  /** A flush published and emptied this window: its next outputs continue that one. */
-  continues: boolean;
-  /**
-   * Count windows over multi-value messages: values of the key at `firstOffset` that belong
-   * to earlier windows (a restart skips as many there).
-   */
-  skip: number;
-}
+import { WindowEndQueue } from './window-end-queue.js';
 
 /**
- * Where the state of event-time windows lives: the open windows of every key, in three
- * orders, each kept for one question the operator asks on its hot path:
- * - by key (a key's open windows, usually one or two): where does an element go;
- * - by end (a binary heap): which windows has the watermark closed;
- * - by creation (a queue): what is the first offset any open window still needs, the re-read
- *   point a result records. Windows are created in offset order and a merged session keeps
- *   the older window, so the oldest open window holds the least first offset.
- * Closed and merged-away windows are dropped from the heap and the queue lazily.
+ * An event-time window: its slot in KeyedWindows, whose methods read and change it. Valid from
+ * `create` until the `recycle` after its removal, so that a closed window's output can still
+ * be read in the result that closes it.
+ */
+export type WindowId = number;
+
+/** No window: a key without one, the end of a list. */
+export const NO_WINDOW: WindowId = -1;
+
+// A window's numbers: one row of 6 doubles (48 bytes, unboxed) in `numbers`.
+const ROW = 6;
+const START = 0;
+const END = 1;
+/** The watermark in force before the window's first element (what a restart from it restores). */
+const WATERMARK_BEFORE = 2;
+/** Creation order: ties between windows closing together are broken by it. */
+const SEQ = 3;
+const COUNT = 4;
+/** Offset of the first element, a bigint through `offsets` (a restart must re-read from here). */
+const FIRST_OFFSET = 5;
+
+// A window's links: one row of 4 int32 in `links`.
+const LINKS = 4;
+/** The key's next window in creation order; a free slot's next free one. */
+const NEXT_OF_KEY = 0;
+const PREV_CREATED = 1;
+const NEXT_CREATED = 2;
+/**
+ * Count windows over multi-value messages: values of the key at the first offset that belong
+ * to earlier windows (a restart skips as many there).
+ */
+const SKIP = 3;
+
+// A window's flags: one byte in `flags`.
+const OPEN = 1;
+/** Early updates ('each-result'): elements came since the window's last early output. */
+const CHANGED = 2;
+/** A flush published and emptied this window: its next outputs continue that one. */
+const CONTINUES = 4;
+/** Filed by its end (a removed window stays filed until it comes up). */
+const FILED = 8;
+/** The first of its key's windows: the one the key index names. */
+const FIRST = 16;
+
+/** No key looked up yet (a key may be null). */
+const NO_KEY = Symbol('no key');
+
+/**
+ * Where the state of event-time windows lives: every open window's numbers in typed arrays
+ * (no object, no boxed double per window), indexed three ways, each for one question the
+ * operator asks on its hot path:
+ * - by key (a list through the windows, usually one to three): where does an element go;
+ * - by end (./window-end-queue.ts): which windows has the watermark closed;
+ * - by creation (a doubly linked list): what is the first offset any open window still needs,
+ *   the re-read point a result records. Windows are created in offset order and a merged
+ *   session keeps the older window, so the oldest open window holds the least first offset.
+ * A removed window's slot is reused after `recycle`; a merged-away one stays filed by its end
+ * until it comes up.
  */
 export class KeyedWindows<A> {
-  private readonly byKey = new Map<Key, OpenWindow<A>[]>();
-  private readonly heap: OpenWindow<A>[] = [];
-  private byCreation: OpenWindow<A>[] = [];
-  private head = 0;
+  private numbers = new Float64Array(0);
+  private offsets = new BigInt64Array(0);
+  private links = new Int32Array(0);
+  private flags = new Uint8Array(0);
+  private readonly keys: Key[] = [];
+  /** Unboxed while every accumulator is a number (a double array). */
+  private readonly accumulators: A[] = [];
+  private capacity = 0;
+  /** Slots handed out at least once; those above were never used. */
+  private used = 0;
+  private freeHead = NO_WINDOW;
+  private freeCount = 0;
+  /** Removed windows whose slots `recycle` frees. */
+  private readonly removed: WindowId[] = [];
+  private readonly firstOfKey = new Map<Key, WindowId>();
+  /**
+   * The last key looked up and its first window: a message's windows are all of one key, so
+   * `first` and the `create`s after it look the key up once.
+   */
+  private lookedUp: Key | typeof NO_KEY = NO_KEY;
+  private lookedUpFirst = NO_WINDOW;
+  private readonly byEnd = new WindowEndQueue();
+  private oldest = NO_WINDOW;
+  private newest = NO_WINDOW;
   private nextSeq = 0;
   private openCount = 0;
+  /** Windows marked changed since the last `takeChanged` (some may have closed since). */
+  private readonly changed: WindowId[] = [];
 
   /** Windows open now. */
   get size(): number {
     return this.openCount;
   }
 
-  /** Windows the creation queue holds: the open ones, and closed ones not dropped yet. */
-  get queued(): number {
-    return this.byCreation.length - this.head;
+  /** Slots taken: the open windows, and removed ones not recycled or still filed. */
+  get slots(): number {
+    return this.used - this.freeCount;
   }
 
-  /** The open windows of `key`, in creation order; do not keep the array. */
-  of(key: Key): readonly OpenWindow<A>[] {
-    return this.byKey.get(key) ?? NONE;
+  /** The oldest open window of `key`, or NO_WINDOW; `nextOfKey` gives the others in order. */
+  first(key: Key): WindowId {
+    if (key === this.lookedUp) return this.lookedUpFirst;
+    const first = this.firstOfKey.get(key) ?? NO_WINDOW;
+    this.lookedUp = key;
+    this.lookedUpFirst = first;
+    return first;
   }
 
+  nextOfKey(window: WindowId): WindowId {
+    return this.links[window * LINKS + NEXT_OF_KEY] as number;
+  }
+
+  /** Opens an empty window (not filed for `closedBy`). */
   create(
     key: Key,
     start: number,
     end: number,
     firstOffset: bigint,
     watermarkBefore: number,
-    accumulator: A,
-  ): OpenWindow<A> {
-    const window: OpenWindow<A> = {
-      key,
-      start,
-      end,
-      firstOffset,
-      watermarkBefore,
-      seq: this.nextSeq++,
-      accumulator,
-      count: 0,
-      minTime: Number.POSITIVE_INFINITY,
-      maxTime: Number.NEGATIVE_INFINITY,
-      open: true,
-      heapEnd: end,
-      changed: false,
-      continues: false,
-      skip: 0,
-    };
-    const windows = this.byKey.get(key);
-    if (windows === undefined) this.byKey.set(key, [window]);
-    else windows.push(window);
-    this.byCreation.push(window);
+  ): WindowId {
+    const window = this.allocate();
+    const { numbers, links } = this;
+    const row = window * ROW;
+    numbers[row + START] = start;
+    numbers[row + END] = end;
+    numbers[row + WATERMARK_BEFORE] = watermarkBefore;
+    numbers[row + SEQ] = this.nextSeq++;
+    numbers[row + COUNT] = 0;
+    this.offsets[row + FIRST_OFFSET] = firstOffset;
+    const link = window * LINKS;
+    links[link + NEXT_OF_KEY] = NO_WINDOW;
+    links[link + PREV_CREATED] = this.newest;
+    links[link + NEXT_CREATED] = NO_WINDOW;
+    links[link + SKIP] = 0;
+    this.keys[window] = key;
+    const first = this.first(key);
+    if (first === NO_WINDOW) {
+      this.flags[window] = OPEN | FIRST;
+      this.setFirst(key, window);
+    } else {
+      this.flags[window] = OPEN;
+      let last = first;
+      for (let next = this.nextOfKey(last); next !== NO_WINDOW; next = this.nextOfKey(last)) {
+        last = next;
+      }
+      links[last * LINKS + NEXT_OF_KEY] = window;
+    }
+    if (this.newest === NO_WINDOW) this.oldest = window;
+    else links[this.newest * LINKS + NEXT_CREATED] = window;
+    this.newest = window;
     this.openCount++;
     return window;
   }
@@ -99,33 +159,56 @@ export class KeyedWindows<A> {
   /**
    * Files a window (not filed yet) under its end for `closedBy`; count windows, closed by
    * count, never are. A window's end may grow while it is filed: it is re-filed when it comes
-   * up, so that the heap's order is never changed under it.
+   * up, so that the order it is filed in is never changed under it.
    */
-  schedule(window: OpenWindow<A>): void {
-    window.heapEnd = window.end;
-    this.heap.push(window);
-    this.siftUp(this.heap.length - 1);
+  schedule(window: WindowId): void {
+    this.flags[window] = (this.flags[window] as number) | FILED;
+    this.byEnd.push(window, this.end(window), this.numbers[window * ROW + SEQ] as number);
   }
 
-  /** Removes an open window (closed, or merged into another) from its key's windows. */
-  remove(window: OpenWindow<A>): void {
-    window.open = false;
+  /** Removes an open window (closed, or merged into another); its slot is kept until `recycle`. */
+  remove(window: WindowId): void {
+    const { links } = this;
+    const flags = this.flags[window] as number;
+    this.flags[window] = flags & ~(OPEN | CHANGED | FIRST);
     this.openCount--;
-    // Closed windows behind a long-open older one would stay queued (and in memory) for as
-    // long as it lives: once they outnumber the open ones, the queue keeps only open ones.
-    // Each compaction drops at least half the queue, so its cost is constant per window.
-    const queued = this.byCreation.length - this.head;
-    if (queued > 1024 && queued > 2 * this.openCount) {
-      this.byCreation = this.byCreation.filter(
-        (queuedWindow, index) => index >= this.head && queuedWindow.open,
-      );
-      this.head = 0;
+    const key = this.keys[window] as Key;
+    const next = this.nextOfKey(window);
+    if ((flags & FIRST) !== 0) {
+      this.setFirst(key, next);
+      if (next !== NO_WINDOW) this.flags[next] = (this.flags[next] as number) | FIRST;
+    } else {
+      let before = this.first(key);
+      while (this.nextOfKey(before) !== window) before = this.nextOfKey(before);
+      links[before * LINKS + NEXT_OF_KEY] = next;
     }
-    const windows = this.byKey.get(window.key);
-    if (windows === undefined) return;
-    const index = windows.indexOf(window);
-    if (index >= 0) windows.splice(index, 1);
-    if (windows.length === 0) this.byKey.delete(window.key);
+    const link = window * LINKS;
+    const prevCreated = links[link + PREV_CREATED] as number;
+    const nextCreated = links[link + NEXT_CREATED] as number;
+    if (prevCreated === NO_WINDOW) this.oldest = nextCreated;
+    else links[prevCreated * LINKS + NEXT_CREATED] = nextCreated;
+    if (nextCreated === NO_WINDOW) this.newest = prevCreated;
+    else links[nextCreated * LINKS + PREV_CREATED] = prevCreated;
+    if ((flags & FILED) === 0) this.removed.push(window);
+  }
+
+  /** The removed windows' slots become free: call it once their outputs are built. */
+  recycle(): void {
+    const { removed, links } = this;
+    for (let i = 0; i < removed.length; i++) {
+      const window = removed[i] as WindowId;
+      // Let what the window held be collected. A number is left in place: storing anything
+      // else in a double array would box every later number stored there.
+      const accumulator = this.accumulators[window];
+      if (typeof accumulator === 'object' || typeof accumulator === 'function') {
+        this.accumulators[window] = undefined as A;
+      }
+      if (typeof this.keys[window] === 'string') this.keys[window] = null;
+      links[window * LINKS + NEXT_OF_KEY] = this.freeHead;
+      this.freeHead = window;
+    }
+    this.freeCount += removed.length;
+    removed.length = 0;
   }
 
   /**
@@ -133,88 +216,207 @@ export class KeyedWindows<A> {
    * no copy) in `closingOrder`. `isDue` must be monotonic in `end` (true for every end below
    * one that is due).
    */
-  closedBy(isDue: (end: number) => boolean, into: OpenWindow<A>[]): void {
-    const { heap } = this;
-    while (heap.length > 0 && isDue((heap[0] as OpenWindow<A>).heapEnd)) {
-      const window = this.pop();
-      if (!window.open) continue; // merged away or closed: dropped lazily
-      if (window.end !== window.heapEnd && !isDue(window.end)) {
-        this.schedule(window); // a session that grew since it was filed
-        continue;
-      }
+  closedBy(isDue: (end: number) => boolean, into: WindowId[]): void {
+    const { byEnd } = this;
+    while (byEnd.size > 0 && isDue(byEnd.peekEnd())) {
+      const window = byEnd.pop();
+      const flags = (this.flags[window] as number) & ~FILED;
+      this.flags[window] = flags;
+      if ((flags & OPEN) === 0)
+        this.removed.push(window); // merged away: dropped lazily
+      else if (!isDue(this.end(window)))
+        this.schedule(window); // a session that grew
+      else into.push(window);
+    }
+    if (into.length > 1) into.sort(this.closingOrder);
+    for (let i = 0; i < into.length; i++) this.remove(into[i] as WindowId);
+  }
+
+  /** The documented order of windows output together: by end, then start, then creation. */
+  readonly closingOrder = (a: WindowId, b: WindowId): number => {
+    const { numbers } = this;
+    const rowA = a * ROW;
+    const rowB = b * ROW;
+    return (
+      (numbers[rowA + END] as number) - (numbers[rowB + END] as number) ||
+      (numbers[rowA + START] as number) - (numbers[rowB + START] as number) ||
+      (numbers[rowA + SEQ] as number) - (numbers[rowB + SEQ] as number)
+    );
+  };
+
+  /** The oldest open window (its first offset is where a restart re-reads), or NO_WINDOW. */
+  oldestOpen(): WindowId {
+    return this.oldest;
+  }
+
+  /** Open windows in creation order (for a flush, and a result's per-key recovery state). */
+  *openInCreationOrder(): Generator<WindowId> {
+    for (let window = this.oldest; window !== NO_WINDOW; window = this.nextCreated(window)) {
+      yield window;
+    }
+  }
+
+  /** Adds one element, whose fold gave `accumulator`. */
+  fold(window: WindowId, accumulator: A): void {
+    this.accumulators[window] = accumulator;
+    const count = window * ROW + COUNT;
+    this.numbers[count] = (this.numbers[count] as number) + 1;
+  }
+
+  /** Takes `other`'s elements (not its accumulator: merging those is the aggregate's) and removes it. */
+  merge(survivor: WindowId, other: WindowId): void {
+    const { numbers } = this;
+    const row = survivor * ROW;
+    const from = other * ROW;
+    this.widen(survivor, numbers[from + START] as number, numbers[from + END] as number);
+    numbers[row + COUNT] = (numbers[row + COUNT] as number) + (numbers[from + COUNT] as number);
+    if (this.continues(other)) this.flags[survivor] = (this.flags[survivor] as number) | CONTINUES;
+    this.remove(other);
+  }
+
+  /**
+   * Widens a window's bounds to hold [start, end). A filed window stays filed under its old
+   * end: `closedBy` re-files a grown one when it comes up.
+   */
+  widen(window: WindowId, start: number, end: number): void {
+    const { numbers } = this;
+    const row = window * ROW;
+    numbers[row + START] = Math.min(numbers[row + START] as number, start);
+    numbers[row + END] = Math.max(numbers[row + END] as number, end);
+  }
+
+  /** Empties a window a flush published, to be continued (its next outputs say so). */
+  empty(window: WindowId): void {
+    this.numbers[window * ROW + COUNT] = 0;
+    const accumulator = this.accumulators[window];
+    if (typeof accumulator === 'object' || typeof accumulator === 'function') {
+      this.accumulators[window] = undefined as A;
+    }
+    this.flags[window] = ((this.flags[window] as number) & ~CHANGED) | CONTINUES;
+  }
+
+  /** Marks a window changed since its last early update ('each-result'). */
+  markChanged(window: WindowId): void {
+    const flags = this.flags[window] as number;
+    if ((flags & CHANGED) !== 0) return;
+    this.flags[window] = flags | CHANGED;
+    this.changed.push(window);
+  }
+
+  /**
+   * Puts into `into` (empty) the open windows marked changed, in creation order, and unmarks
+   * them: as many as changed, whatever the number of open windows.
+   */
+  takeChanged(into: WindowId[]): void {
+    const { changed, flags } = this;
+    for (let i = 0; i < changed.length; i++) {
+      const window = changed[i] as WindowId;
+      const flag = flags[window] as number;
+      // A window closed since it was marked is unmarked; one marked twice is taken once.
+      if ((flag & CHANGED) === 0) continue;
+      flags[window] = flag & ~CHANGED;
       into.push(window);
     }
-    if (into.length > 1) into.sort(closingOrder);
-    for (let i = 0; i < into.length; i++) this.remove(into[i] as OpenWindow<A>);
+    changed.length = 0;
+    if (into.length > 1) into.sort(this.creationOrder);
   }
 
-  /** The oldest open window: its first offset is where a restart re-reads; undefined if none. */
-  oldestOpen(): OpenWindow<A> | undefined {
-    const queue = this.byCreation;
-    while (this.head < queue.length && !(queue[this.head] as OpenWindow<A>).open) this.head++;
-    // Drop the consumed prefix once it outweighs the rest, so the queue stays proportional.
-    if (this.head > 1024 && this.head * 2 > queue.length) {
-      queue.splice(0, this.head);
-      this.head = 0;
+  /** Unmarks every changed window. */
+  clearChanged(): void {
+    const { changed, flags } = this;
+    for (let i = 0; i < changed.length; i++) {
+      const window = changed[i] as WindowId;
+      flags[window] = (flags[window] as number) & ~CHANGED;
     }
-    return queue[this.head];
+    changed.length = 0;
   }
 
-  /** Open windows in creation order (for a result's per-key recovery state). */
-  *openInCreationOrder(): Generator<OpenWindow<A>> {
-    for (let i = this.head; i < this.byCreation.length; i++) {
-      const window = this.byCreation[i] as OpenWindow<A>;
-      if (window.open) yield window;
+  isOpen(window: WindowId): boolean {
+    return ((this.flags[window] as number) & OPEN) !== 0;
+  }
+
+  key(window: WindowId): Key {
+    return this.keys[window] as Key;
+  }
+
+  start(window: WindowId): number {
+    return this.numbers[window * ROW + START] as number;
+  }
+
+  end(window: WindowId): number {
+    return this.numbers[window * ROW + END] as number;
+  }
+
+  /** Elements the window holds (0 for a new one, or one a flush emptied). */
+  count(window: WindowId): number {
+    return this.numbers[window * ROW + COUNT] as number;
+  }
+
+  /** The window's accumulator; undefined (as A) while it holds no element. */
+  accumulator(window: WindowId): A {
+    return this.count(window) > 0 ? (this.accumulators[window] as A) : (undefined as A);
+  }
+
+  firstOffset(window: WindowId): bigint {
+    return this.offsets[window * ROW + FIRST_OFFSET] as bigint;
+  }
+
+  watermarkBefore(window: WindowId): number {
+    return this.numbers[window * ROW + WATERMARK_BEFORE] as number;
+  }
+
+  continues(window: WindowId): boolean {
+    return ((this.flags[window] as number) & CONTINUES) !== 0;
+  }
+
+  skip(window: WindowId): number {
+    return this.links[window * LINKS + SKIP] as number;
+  }
+
+  setSkip(window: WindowId, skip: number): void {
+    this.links[window * LINKS + SKIP] = skip;
+  }
+
+  private readonly creationOrder = (a: WindowId, b: WindowId): number =>
+    (this.numbers[a * ROW + SEQ] as number) - (this.numbers[b * ROW + SEQ] as number);
+
+  /** Names `window` (NO_WINDOW: none) as the first of `key`'s windows in the key index. */
+  private setFirst(key: Key, window: WindowId): void {
+    if (window === NO_WINDOW) this.firstOfKey.delete(key);
+    else this.firstOfKey.set(key, window);
+    this.lookedUp = key;
+    this.lookedUpFirst = window;
+  }
+
+  /** The open window created after `window`, or NO_WINDOW. */
+  private nextCreated(window: WindowId): WindowId {
+    return this.links[window * LINKS + NEXT_CREATED] as number;
+  }
+
+  private allocate(): WindowId {
+    const free = this.freeHead;
+    if (free !== NO_WINDOW) {
+      this.freeHead = this.nextOfKey(free);
+      this.freeCount--;
+      return free;
     }
+    if (this.used === this.capacity) this.grow();
+    return this.used++;
   }
 
-  private pop(): OpenWindow<A> {
-    const { heap } = this;
-    const top = heap[0] as OpenWindow<A>;
-    const last = heap.pop() as OpenWindow<A>;
-    if (heap.length > 0) {
-      heap[0] = last;
-      this.siftDown(0);
-    }
-    return top;
+  /** By a quarter: a column's unused tail stays under a fifth of it (state is what grows). */
+  private grow(): void {
+    const capacity = Math.max(16, Math.ceil(this.capacity * 1.25));
+    const numbers = new Float64Array(capacity * ROW);
+    numbers.set(this.numbers);
+    const links = new Int32Array(capacity * LINKS);
+    links.set(this.links);
+    const flags = new Uint8Array(capacity);
+    flags.set(this.flags);
+    this.numbers = numbers;
+    this.offsets = new BigInt64Array(numbers.buffer);
+    this.links = links;
+    this.flags = flags;
+    this.capacity = capacity;
   }
-
-  private siftUp(index: number): void {
-    const { heap } = this;
-    const item = heap[index] as OpenWindow<A>;
-    while (index > 0) {
-      const parent = (index - 1) >> 1;
-      if (!before(item, heap[parent] as OpenWindow<A>)) break;
-      heap[index] = heap[parent] as OpenWindow<A>;
-      index = parent;
-    }
-    heap[index] = item;
-  }
-
-  private siftDown(index: number): void {
-    const { heap } = this;
-    const item = heap[index] as OpenWindow<A>;
-    for (;;) {
-      let child = 2 * index + 1;
-      if (child >= heap.length) break;
-      const right = child + 1;
-      if (right < heap.length && before(heap[right] as OpenWindow<A>, heap[child] as OpenWindow<A>))
-        child = right;
-      if (!before(heap[child] as OpenWindow<A>, item)) break;
-      heap[index] = heap[child] as OpenWindow<A>;
-      index = child;
-    }
-    heap[index] = item;
-  }
-}
-
-const NONE: readonly never[] = Object.freeze([]);
-
-function before<A>(a: OpenWindow<A>, b: OpenWindow<A>): boolean {
-  return a.heapEnd < b.heapEnd || (a.heapEnd === b.heapEnd && a.seq < b.seq);
-}
-
-/** The documented order of windows output together: by end, then start, then creation. */
-export function closingOrder<A>(a: OpenWindow<A>, b: OpenWindow<A>): number {
-  return a.end - b.end || a.start - b.start || a.seq - b.seq;
 }

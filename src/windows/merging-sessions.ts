@@ -1,7 +1,7 @@
 import type { Key } from '../common/keyed-output.js';
 import { isClosed } from './event-time-spec.js';
 import type { EventTimeWindows, WindowContext, WindowKind } from './event-time-kind.js';
-import type { OpenWindow } from './keyed-windows.js';
+import { NO_WINDOW, type WindowId } from './keyed-windows.js';
 import { WatermarkTrigger } from './watermark-trigger.js';
 
 /** Per-key sessions, merged when an element bridges two. */
@@ -29,11 +29,11 @@ export const mergingSessions: WindowKind<MergingAssignment> = {
   },
 };
 
-class MergingSessions<T, A> implements EventTimeWindows<T, A> {
+class MergingSessions<T, A> implements EventTimeWindows<T> {
   readonly endsAtFlush = false;
   private readonly trigger: WatermarkTrigger<A>;
   /** Reused for every value: the sessions it bridges. */
-  private readonly merging: OpenWindow<A>[] = [];
+  private readonly merging: WindowId[] = [];
 
   constructor(
     private readonly assignment: MergingAssignment,
@@ -47,42 +47,36 @@ class MergingSessions<T, A> implements EventTimeWindows<T, A> {
     const { merging, context } = this;
     const { aggregator, windows } = context;
     merging.length = 0;
-    for (const window of windows.of(key)) {
-      if (time <= window.end && time + gap >= window.start) merging.push(window);
+    for (
+      let window = windows.first(key);
+      window !== NO_WINDOW;
+      window = windows.nextOfKey(window)
+    ) {
+      if (time <= windows.end(window) && time + gap >= windows.start(window)) merging.push(window);
     }
     if (merging.length === 0) {
       if (isClosed(time + gap, grace, context.watermark.value)) return false;
       const accumulator = aggregator.add(aggregator.init(), value);
       const window = context.open(key, time, time + gap);
-      context.fold(window, accumulator, time);
+      context.fold(window, accumulator);
       windows.schedule(window);
       return true;
     }
     // The oldest session absorbs the others, their accumulators merged in creation order (a
     // session a flush emptied has none).
-    const survivor = merging[0] as OpenWindow<A>;
+    const survivor = merging[0] as WindowId;
     let accumulator: A | undefined;
     let filled = false;
     for (const window of merging) {
-      if (window.count === 0) continue;
-      accumulator = filled ? this.merge(accumulator as A, window.accumulator) : window.accumulator;
+      if (windows.count(window) === 0) continue;
+      const own = windows.accumulator(window);
+      accumulator = filled ? this.merge(accumulator as A, own) : own;
       filled = true;
     }
     accumulator = aggregator.add(filled ? (accumulator as A) : aggregator.init(), value);
-    for (let i = 1; i < merging.length; i++) {
-      const other = merging[i] as OpenWindow<A>;
-      survivor.start = Math.min(survivor.start, other.start);
-      survivor.end = Math.max(survivor.end, other.end);
-      survivor.count += other.count;
-      survivor.minTime = Math.min(survivor.minTime, other.minTime);
-      survivor.maxTime = Math.max(survivor.maxTime, other.maxTime);
-      if (other.continues) survivor.continues = true;
-      windows.remove(other);
-    }
-    survivor.start = Math.min(survivor.start, time);
-    // Still filed under its old end: the heap re-files a grown session when it comes up.
-    survivor.end = Math.max(survivor.end, time + gap);
-    context.fold(survivor, accumulator, time);
+    for (let i = 1; i < merging.length; i++) windows.merge(survivor, merging[i] as WindowId);
+    windows.widen(survivor, time, time + gap);
+    context.fold(survivor, accumulator);
     return true;
   }
 
@@ -95,11 +89,12 @@ class MergingSessions<T, A> implements EventTimeWindows<T, A> {
     return aggregator.merge(first, second);
   }
 
-  closeDue(into: OpenWindow<A>[]): void {
+  closeDue(into: WindowId[]): void {
     this.trigger.closeDue(into);
   }
 
-  bounds(window: OpenWindow<A>): { start: number; end: number } {
-    return { start: window.start, end: window.end };
+  bounds(window: WindowId): { start: number; end: number } {
+    const { windows } = this.context;
+    return { start: windows.start(window), end: windows.end(window) };
   }
 }

@@ -5,7 +5,8 @@ import type {
   WindowContext,
   WindowKind,
 } from './event-time-kind.js';
-import type { OpenWindow } from './keyed-windows.js';
+import { NO_WINDOW, type WindowId } from './keyed-windows.js';
+import { WindowTimeRanges } from './window-time-ranges.js';
 
 /** Per-key count windows: closed by their n-th element, never by the watermark. */
 export interface CountAssignment {
@@ -30,7 +31,7 @@ export const perKeyCounts: WindowKind<CountAssignment> = {
   },
 };
 
-class PerKeyCounts<T, A> implements EventTimeWindows<T, A> {
+class PerKeyCounts<T, A> implements EventTimeWindows<T> {
   // A flush ends count windows: a window continued after it would not count to n.
   readonly endsAtFlush = true;
   /** While replaying: where each key's open window began. */
@@ -40,6 +41,8 @@ class PerKeyCounts<T, A> implements EventTimeWindows<T, A> {
    * key's window may close inside a message and the next one open there).
    */
   private readonly valuesOfKey = new Map<Key, number>();
+  /** What a window reports: the range of its elements' event times. */
+  private readonly ranges = new WindowTimeRanges();
 
   constructor(
     private readonly n: number,
@@ -65,15 +68,19 @@ class PerKeyCounts<T, A> implements EventTimeWindows<T, A> {
       if (from === undefined || offset < from.offset) return true;
       if (offset === from.offset && before < from.skip) return true;
     }
-    const window = context.windows.of(key)[0];
+    const { windows } = context;
+    const window = windows.first(key);
     const accumulator = context.aggregator.add(context.accumulatorOf(window), value);
     let target = window;
-    if (target === undefined) {
+    if (target === NO_WINDOW) {
       target = context.open(key, time, time + 1);
-      target.skip = before;
+      windows.setSkip(target, before);
+      this.ranges.begin(target, time);
+    } else {
+      this.ranges.widen(target, time);
     }
-    context.fold(target, accumulator, time);
-    if (target.count >= this.n) context.close(target);
+    context.fold(target, accumulator);
+    if (windows.count(target) >= this.n) context.close(target);
     return true;
   }
 
@@ -81,18 +88,19 @@ class PerKeyCounts<T, A> implements EventTimeWindows<T, A> {
   closeDue(): void {}
 
   /** [earliest, latest + 1) of the window's event times: exact, end-exclusive, never empty. */
-  bounds(window: OpenWindow<A>): { start: number; end: number } {
-    return { start: window.minTime, end: window.maxTime + 1 };
+  bounds(window: WindowId): { start: number; end: number } {
+    const { ranges } = this;
+    return { start: ranges.earliestOf(window), end: ranges.latestOf(window) + 1 };
   }
 
   recovery(): KindRecovery {
+    const { windows } = this.context;
     const openCounts: [Key, bigint, number?][] = [];
-    for (const window of this.context.windows.openInCreationOrder()) {
-      openCounts.push(
-        window.skip > 0
-          ? [window.key, window.firstOffset, window.skip]
-          : [window.key, window.firstOffset],
-      );
+    for (const window of windows.openInCreationOrder()) {
+      const key = windows.key(window);
+      const skip = windows.skip(window);
+      const firstOffset = windows.firstOffset(window);
+      openCounts.push(skip > 0 ? [key, firstOffset, skip] : [key, firstOffset]);
     }
     return { openCounts };
   }

@@ -1,5 +1,5 @@
 import { isClosed } from './event-time-spec.js';
-import type { KeyedWindows, OpenWindow } from './keyed-windows.js';
+import type { KeyedWindows, WindowId } from './keyed-windows.js';
 import type { Watermark } from './watermark.js';
 
 /**
@@ -18,7 +18,7 @@ export class WatermarkTrigger<A> {
   ) {}
 
   /** Puts into `into` (empty) the windows the watermark has closed, in the closing order. */
-  closeDue(into: OpenWindow<A>[]): void {
+  closeDue(into: WindowId[]): void {
     this.due = this.watermark.value;
     this.windows.closedBy(this.isDue, into);
   }

@@ -29,6 +29,8 @@ import { expectStepsTile } from '../support/results/target-stream.js';
 
 // Hundreds of messages, so that windows stay open across many results and crashes land deep.
 const cases = eventTimeCaseArbitrary({ minMessages: 20, maxMessages: 300 });
+// Dozens of keys: many windows open at once, so the windows' state grows and reuses its slots.
+const manyKeyCases = eventTimeCaseArbitrary({ minMessages: 200, maxMessages: 400, maxKeys: 80 });
 // Early updates publish up to one result per message: fewer messages keep the crash runs quick.
 const smallCases = eventTimeCaseArbitrary({ minMessages: 20, maxMessages: 120 });
 const packs = fc.constantFrom<PackMode>('sections', 'batch', 'single');
@@ -80,6 +82,37 @@ describe('event-time windows on the embedded broker', () => {
         'session merges': 0.25,
         'runs with windows closing together': 0.45,
         'runs with out-of-order messages': 0.7,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    'publishes exactly what the reference model decides with dozens of keys open at once',
+    async () => {
+      const coverage = new Coverage('event-time windows of many keys against the reference model');
+      await fc.assert(
+        fc.asyncProperty(manyKeyCases, packs, async (c, pack) => {
+          coverage.run();
+          const reference = referenceRunDetailed(c.messages, c.config);
+          countEventTimeCoverage(coverage, c, reference);
+          coverage.count('runs ending with > 16 windows open', reference.open.length > 16);
+          coverage.count(
+            'runs closing > 50 windows',
+            reference.results.reduce((n, r) => n + r.outputs.length, 0) > 50,
+          );
+          const broker = brokerWith(caseMessages(c.messages));
+          await run(broker, c, pack).run({ untilCaughtUp: true });
+          expect(asReferenceResults(targetBytes(broker))).toEqual(reference.results);
+        }),
+        propertyParameters(),
+      );
+      coverage.expectRates({
+        'runs with >= 3 results': 0.9,
+        'runs ending with > 16 windows open': 0.2,
+        'runs closing > 50 windows': 0.75,
+        'runs with windows closing together': 0.65,
+        'runs with a session merge': 0.03,
       });
     },
     PROPERTY_TIMEOUT_MS,

@@ -23,6 +23,8 @@ export interface EventTimeCase {
 export interface EventTimeSizes {
   minMessages: number;
   maxMessages: number;
+  /** The most keys a case has (default 6): many keys keep many windows open at once. */
+  maxKeys?: number;
 }
 
 /** Base time of the first message: far-back times stay positive. */
@@ -67,18 +69,19 @@ const windowArb: fc.Arbitrary<ReferenceWindow> = fc.oneof(
 );
 
 /** One message's draws, scaled by the run's settings. */
-const rawMessageArb = fc.record({
-  step: fc.integer({ min: 0, max: 6 }),
-  keyDraw: fc.nat({ max: 5 }),
-  /** Fraction (per mille) of maxOutOfOrderness this time lies behind the base time. */
-  jitter: fc.integer({ min: 0, max: 1000 }),
-  farBackRoll: fc.integer({ min: 0, max: 99 }),
-  farBack: fc.integer({ min: 1, max: MAX_FAR_BACK }),
-  filterRoll: fc.integer({ min: 0, max: 99 }),
-});
+const rawMessageArb = (maxKeys: number) =>
+  fc.record({
+    step: fc.integer({ min: 0, max: 6 }),
+    keyDraw: fc.nat({ max: maxKeys - 1 }),
+    /** Fraction (per mille) of maxOutOfOrderness this time lies behind the base time. */
+    jitter: fc.integer({ min: 0, max: 1000 }),
+    farBackRoll: fc.integer({ min: 0, max: 99 }),
+    farBack: fc.integer({ min: 1, max: MAX_FAR_BACK }),
+    filterRoll: fc.integer({ min: 0, max: 99 }),
+  });
 
 /**
- * Random cases: 1..6 keys, maxOutOfOrderness 0..20 (0 in a quarter of the runs), every window
+ * Random cases: 1..maxKeys keys (6 by default), maxOutOfOrderness 0..20 (0 in a quarter of the runs), every window
  * kind, 'drop' or 'side', filtered messages in two thirds of the runs. Values are offset + 1:
  * distinct, so that a late value names its message.
  */
@@ -92,9 +95,9 @@ export function eventTimeCaseArbitrary(sizes: EventTimeSizes): fc.Arbitrary<Even
       ),
       late: fc.constantFrom('drop' as const, 'side' as const),
       disorder: fc.constantFrom('bounded' as const, 'unbounded' as const),
-      keys: fc.integer({ min: 1, max: 6 }),
+      keys: fc.integer({ min: 1, max: sizes.maxKeys ?? 6 }),
       filterPercent: fc.constantFrom(0, 5, 15),
-      raw: fc.array(rawMessageArb, {
+      raw: fc.array(rawMessageArb(sizes.maxKeys ?? 6), {
         minLength: sizes.minMessages,
         maxLength: sizes.maxMessages,
         size: 'max',

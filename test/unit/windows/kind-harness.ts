@@ -1,7 +1,7 @@
 import type { Key } from '../../../src/common/keyed-output.js';
 import type { EventTimeWindows } from '../../../src/windows/event-time-kind.js';
 import { createWindows, type WindowAssignment } from '../../../src/windows/event-time-kinds.js';
-import { KeyedWindows, type OpenWindow } from '../../../src/windows/keyed-windows.js';
+import { KeyedWindows, NO_WINDOW, type WindowId } from '../../../src/windows/keyed-windows.js';
 import { Watermark } from '../../../src/windows/watermark.js';
 
 /**
@@ -13,9 +13,9 @@ import { Watermark } from '../../../src/windows/watermark.js';
 export class KindHarness {
   readonly windows = new KeyedWindows<string[]>();
   readonly watermark = new Watermark(0);
-  readonly kind: EventTimeWindows<string, string[]>;
+  readonly kind: EventTimeWindows<string>;
   /** Windows the kind closed itself (a count reached), in the order it closed them. */
-  readonly closed: OpenWindow<string[]>[] = [];
+  readonly closed: WindowId[] = [];
   /** The offset of the message being placed. */
   offset = 0n;
 
@@ -39,14 +39,13 @@ export class KindHarness {
         },
         offset: () => this.offset,
         open: (key, start, end) =>
-          this.windows.create(key, start, end, this.offset, this.watermark.value, []),
+          this.windows.create(key, start, end, this.offset, this.watermark.value),
         accumulatorOf: (window) =>
-          window !== undefined && window.count > 0 ? window.accumulator : [],
-        fold: (window, accumulator, time) => {
-          window.accumulator = accumulator;
-          window.count++;
-          window.minTime = Math.min(window.minTime, time);
-          window.maxTime = Math.max(window.maxTime, time);
+          window !== NO_WINDOW && this.windows.count(window) > 0
+            ? this.windows.accumulator(window)
+            : [],
+        fold: (window, accumulator) => {
+          this.windows.fold(window, accumulator);
         },
         close: (window) => {
           this.windows.remove(window);
@@ -66,21 +65,28 @@ export class KindHarness {
 
   /** The windows the watermark has closed now, as [key, bounds, values]. */
   closeDue(): [Key, [number, number], string[]][] {
-    const into: OpenWindow<string[]>[] = [];
+    const into: WindowId[] = [];
     this.kind.closeDue(into);
     return into.map((window) => this.describe(window));
   }
 
   /** A key's open windows, as [bounds, values]. */
   open(key: Key): [[number, number], string[]][] {
-    return this.windows.of(key).map((window) => {
+    const open: [[number, number], string[]][] = [];
+    const { windows } = this;
+    for (
+      let window = windows.first(key);
+      window !== NO_WINDOW;
+      window = windows.nextOfKey(window)
+    ) {
       const [, bounds, values] = this.describe(window);
-      return [bounds, values];
-    });
+      open.push([bounds, values]);
+    }
+    return open;
   }
 
-  describe(window: OpenWindow<string[]>): [Key, [number, number], string[]] {
+  describe(window: WindowId): [Key, [number, number], string[]] {
     const { start, end } = this.kind.bounds(window);
-    return [window.key, [start, end], window.accumulator];
+    return [this.windows.key(window), [start, end], this.windows.accumulator(window)];
   }
 }
