@@ -71,6 +71,7 @@ interface Queued {
  * and go out together, several per frame, as soon as confirms free room.
  */
 export class StreamProducer {
+  /** The stream it writes to. */
   readonly stream: string;
   /** The producer name the broker deduplicates on; undefined: no deduplication. */
   readonly name: string | undefined;

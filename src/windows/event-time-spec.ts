@@ -15,6 +15,7 @@ export interface EventTimeWindowSpec {
   readonly kind: string;
   /** Human-readable settings, e.g. "tumbling(1m, grace=30s)". */
   describe(): string;
+  /** Which windows an element belongs to and when each fires: the kind's own rules. */
   readonly assignment: WindowAssignment;
 }
 

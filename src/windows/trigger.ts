@@ -10,6 +10,7 @@ export const enum TriggerResult {
 
 /** Decides when a window's step fires: the part of a `WindowSpec` that counts elements. */
 export interface Trigger {
+  /** Asked after each element joined the step: whether the step fires with it. */
   onElement(): TriggerResult;
   /** Forgets the fired step. */
   clear(): void;

@@ -23,8 +23,9 @@ export interface WindowAssigner {
   place(eventTime: number): Placement;
   /** Records an element placed Inside (sessions and global windows grow with their elements). */
   add(eventTime: number): void;
-  /** Bounds of the open window, epoch ms, `end` exclusive. */
+  /** Start of the open window, epoch ms, inclusive. */
   readonly start: number;
+  /** End of the open window, epoch ms, exclusive. */
   readonly end: number;
   /** Plain-data description of the open window, for results and debugging. */
   snapshot(): { start: number; end: number };

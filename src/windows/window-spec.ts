@@ -13,6 +13,8 @@ export interface WindowSpec {
   describe(): string;
   /** Whether elements can be late (false for count windows, which have no event-time bound). */
   readonly hasEventTimeBounds: boolean;
+  /** A fresh assigner for one job run: where each element's step begins and ends. */
   createAssigner(): WindowAssigner;
+  /** A fresh trigger for one job run: whether a step fires before a later window starts. */
   createTrigger(): Trigger;
 }
