@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { encodeSubEntryBatch, type SubEntryCompression } from '../../codecs/sub-entry.js';
 import { socketOf } from './client-socket.js';
@@ -105,7 +106,24 @@ function frameHeader(publisherId: number, entries: number, bodyBytes: number): B
  * `send`: the connection's close listener reports the loss, which fails what is in flight.
  */
 export function sendFrame(connection: Connection, frame: Buffer): Promise<void> {
+  return write(socketOf(connection), frame);
+}
+
+/**
+ * Writes finished frames to the client's connection in order, in one socket write (the
+ * socket corked meanwhile); each promise is `sendFrame`'s for its frame.
+ */
+export function sendFrames(connection: Connection, frames: readonly Buffer[]): Promise<void>[] {
   const socket = socketOf(connection);
+  socket.cork();
+  try {
+    return frames.map((frame) => write(socket, frame));
+  } finally {
+    socket.uncork();
+  }
+}
+
+function write(socket: Socket, frame: Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
     if (socket.readyState !== 'open') return;
     socket.write(frame, (error) => {

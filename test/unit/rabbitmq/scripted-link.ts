@@ -252,9 +252,14 @@ export function scriptedTarget(
   return new RabbitTarget(link, PUBLISHER_ID, 'out', { producer: 'job', ...options }, () => {});
 }
 
-/** Lets every pending promise callback and I/O-free continuation run. */
-export function settle(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+/**
+ * Lets every pending promise callback and I/O-free continuation run, and the writes they
+ * made leave: the target writes its frames at the end of the event loop's turn
+ * (src/rabbitmq/write/turn-writes.ts), so this waits for the turn after.
+ */
+export async function settle(): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
 }
 
 /** How a publish ended: 'confirmed', or its error. */
