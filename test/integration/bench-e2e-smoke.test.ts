@@ -20,6 +20,9 @@ describe('bench smoke, end to end', () => {
     }
     expect(job?.values?.resultsPublished).toBe(2);
     expect(discarded?.msgsPerSec).toBeGreaterThan(0);
+    expect(discarded?.values?.publishingShareMin).toBeLessThanOrEqual(
+      discarded?.values?.publishingShareMax ?? Number.NaN,
+    );
     expect(formatTable([job, discarded].flatMap((result) => result ?? []))).toContain(
       'rabbitmq-results-discarded',
     );
