@@ -65,9 +65,9 @@ export type PublisherLink = Pick<
  *
  * Each publish is one Publish frame with one entry under the caller's publishing id (see
  * ../gaps/raw-publish.ts) and settles with that id's confirm or error, routed to this
- * publisher alone (../gaps/publish-confirms.ts). The frames made in one run of JavaScript
- * leave together, in order, in one socket write once it is done (./turn-writes.ts). When
- * the connection is lost, everything in flight rejects as retriable and the publisher is
+ * publisher alone (../gaps/publish-confirms.ts). The frames made in one turn of the event
+ * loop leave together, in order, in one socket write at its end (./turn-writes.ts). When the
+ * connection is lost, everything in flight rejects as retriable and the publisher is
  * declared again on the next connection.
  *
  * The fence: from the first failed publish, or the broker dropping the publisher, until
@@ -94,7 +94,7 @@ export class RabbitTarget implements Target {
   private fenced: string | undefined;
   private closed = false;
   private readonly unsubscribe: () => void;
-  /** Frames past every check, in flight, written together when this run of JavaScript ends. */
+  /** Frames past every check, in flight, written together at the end of this turn. */
   private readonly unwritten = new TurnWrites<Unwritten>((writes) => this.writeFrames(writes));
 
   constructor(
