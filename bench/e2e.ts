@@ -143,6 +143,7 @@ export async function e2eCases(
       return [medians, ranges];
     };
     const [jobRatios, jobRanges] = ratios(rounds.job);
+    const shares = rounds.job.map((ms, i) => 1 - (rounds.jobDiscarded[i] ?? Number.NaN) / ms);
     const [discardedRatios, discardedRanges] = ratios(rounds.jobDiscarded);
     const cpu = cpuPerMessage(costs, messages);
     return [
@@ -171,6 +172,8 @@ export async function e2eCases(
         values: {
           ...discardedRanges,
           publishingShareOfTime: 1 - median(rounds.jobDiscarded) / median(rounds.job),
+          publishingShareMin: Math.min(...shares),
+          publishingShareMax: Math.max(...shares),
           ...cpu.jobDiscarded,
         },
       },

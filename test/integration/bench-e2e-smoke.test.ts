@@ -42,6 +42,9 @@ describe('bench smoke, end to end', () => {
       'CPU / (ownConsume + hotPath) <= 1.15',
     );
     expect(discarded?.msgsPerSec).toBeGreaterThan(0);
+    expect(discarded?.values?.publishingShareMin).toBeLessThanOrEqual(
+      discarded?.values?.publishingShareMax ?? Number.NaN,
+    );
     expect(formatTable([job, discarded].flatMap((result) => result ?? []))).toContain(
       'rabbitmq-results-discarded',
     );

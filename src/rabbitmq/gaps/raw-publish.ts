@@ -1,6 +1,7 @@
+import type { Socket } from 'node:net';
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
-import type { Request } from 'rabbitmq-stream-js-client/dist/requests/request.js';
 import { encodeSubEntryBatch, type SubEntryCompression } from '../../codecs/sub-entry.js';
+import { socketOf } from './client-socket.js';
 
 /**
  * GAPS (rabbitmq-stream-js-client 1.0.0), all on the way a publish is written:
@@ -11,15 +12,20 @@ import { encodeSubEntryBatch, type SubEntryCompression } from '../../codecs/sub-
  *     publisher's next counter value instead (`basicSend(0n, body)` does send 0, but still
  *     re-encodes the body);
  *   - `sendSubEntries(messages)` takes no publishing id: it writes the publisher's counter
- *     as it is (never incremented), so under deduplication the broker discards the batch.
+ *     as it is (never incremented), so under deduplication the broker discards the batch;
+ *   - `connection.send(request)`, the way to write a finished frame, formats the whole frame
+ *     for a debug line whatever the log level (`util.inspect(body.toJSON())`: an array of one
+ *     number per byte): about 80 µs of the main thread per 3 KB result in the e2e job's
+ *     profile, about as much as the socket write itself (docs/internals/performance.md).
  *
  * WORKAROUND: we write the Publish frame ourselves (PROTOCOL.adoc "Publish": key 0x0002,
  * version 1, PublisherId uint8, then entries, each a PublishingId uint64 and either a plain
- * message `uint32 size + bytes` or a sub-entry batch) and hand the finished bytes to the client's
- * connection as a request whose `toBuffer` returns them. The connection still owns the
- * socket, heartbeats and confirms; only the encoding is ours.
- * test/integration/rabbitmq-target.test.ts shows each stock behaviour on the real broker;
- * when those tests report the stock client doing the right thing, this file can go.
+ * message `uint32 size + bytes` or a sub-entry batch) straight to the connection's socket, in
+ * order with the client's own writes (the same socket, written synchronously as the client
+ * does). The connection still owns the socket, heartbeats and confirms; only the encoding
+ * and the write are ours. test/integration/rabbitmq-target.test.ts shows the first three
+ * stock behaviours on the real broker, test/unit/rabbitmq/gaps/raw-send.test.ts the
+ * fourth; when those tests report the stock client doing the right thing, this file can go.
  */
 
 const PUBLISH_KEY = 0x0002;
@@ -94,15 +100,35 @@ function frameHeader(publisherId: number, entries: number, bodyBytes: number): B
 }
 
 /**
- * Writes a finished frame through the client's connection. Resolves once the socket took
- * it; the broker's answer comes later as a confirm or an error for the publishing id.
+ * Writes a finished frame to the client's connection. Resolves once the socket took it; the
+ * broker's answer comes later as a confirm or an error for the publishing id. On a socket
+ * that is no longer open the frame is dropped and this never settles, as with the client's
+ * `send`: the connection's close listener reports the loss, which fails what is in flight.
  */
 export function sendFrame(connection: Connection, frame: Buffer): Promise<void> {
-  const request: Request = {
-    key: PUBLISH_KEY,
-    version: PUBLISH_VERSION,
-    responseKey: -1,
-    toBuffer: () => frame,
-  };
-  return connection.send(request);
+  return write(socketOf(connection), frame);
+}
+
+/**
+ * Writes finished frames to the client's connection in order, in one socket write (the
+ * socket corked meanwhile); each promise is `sendFrame`'s for its frame.
+ */
+export function sendFrames(connection: Connection, frames: readonly Buffer[]): Promise<void>[] {
+  const socket = socketOf(connection);
+  socket.cork();
+  try {
+    return frames.map((frame) => write(socket, frame));
+  } finally {
+    socket.uncork();
+  }
+}
+
+function write(socket: Socket, frame: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (socket.readyState !== 'open') return;
+    socket.write(frame, (error) => {
+      if (error) reject(error);
+      else resolve();
+    });
+  });
 }

@@ -18,7 +18,7 @@ import type { Live, ReconnectingConnection } from '../gaps/reconnect.js';
 import {
   plainEntriesFrame,
   publishFrame,
-  sendFrame,
+  sendFrames,
   type PlainEntry,
 } from '../gaps/raw-publish.js';
 import {
@@ -30,6 +30,7 @@ import {
   isRetriableCode,
 } from '../../common/stream-protocol.js';
 import { InFlight } from './publish-in-flight.js';
+import { TurnWrites } from './turn-writes.js';
 import { StreamCommandError } from '../stream-command-error.js';
 import type { MemberReach } from '../cluster/node-connection.js';
 import type { NodeAddress } from '../cluster/stream-members.js';
@@ -88,8 +89,10 @@ export type PublisherLink = Pick<
  *
  * Each publish is one Publish frame with one entry under the caller's publishing id (see
  * ../gaps/raw-publish.ts) and settles with that id's confirm or error, routed to this
- * publisher alone (../gaps/publish-confirms.ts). When the connection is lost, everything in
- * flight rejects as retriable and the publisher is declared again on the next connection.
+ * publisher alone (../gaps/publish-confirms.ts). The frames made in one turn of the event
+ * loop leave together, in order, in one socket write at its end (./turn-writes.ts). When the
+ * connection is lost, everything in flight rejects as retriable and the publisher is
+ * declared again on the next connection.
  *
  * The fence: from the first failed publish, or the broker dropping the publisher, until
  * `lastPublishingId()` answers again, every publish is refused without being sent (the
@@ -117,6 +120,8 @@ export class RabbitTarget implements Target {
   private fenced: string | undefined;
   private closed = false;
   private readonly unsubscribe: () => void;
+  /** Frames past every check, in flight, written together at the end of this turn. */
+  private readonly unwritten = new TurnWrites<Unwritten>((writes) => this.writeFrames(writes));
 
   constructor(
     private readonly link: PublisherLink,
@@ -312,13 +317,39 @@ export class RabbitTarget implements Target {
         return error;
       }),
     );
-    sendFrame(live.connection, frame).catch((error: unknown) => {
-      for (const id of ids) this.inFlight.fail(id, this.failure(id, true, describe(error)));
-      // A frame the socket did not take whole breaks every frame after it: the connection
-      // goes, with whatever else was written to it.
-      this.link.abandon(live, `publish ${first} could not be written`);
-    });
+    this.unwritten.add({ epoch, live, ids, frame });
     return confirms;
+  }
+
+  /**
+   * Writes the frames held back, in one socket write. One whose epoch ended meanwhile (a
+   * fence, the connection lost, the close) is not sent: it fails as it would have before
+   * being held back, so nothing made before a fence leaves after it.
+   */
+  private writeFrames(writes: readonly Unwritten[]): void {
+    const sendable = writes.filter((write) => this.stillSendable(write));
+    // All on one connection: the publisher is declared on another only in a later epoch.
+    const live = sendable[0]?.live;
+    if (live === undefined) return;
+    const sent = sendFrames(
+      live.connection,
+      sendable.map((write) => write.frame),
+    );
+    sendable.forEach(({ ids }, i) => {
+      sent[i]?.catch((error: unknown) => {
+        for (const id of ids) this.inFlight.fail(id, this.failure(id, true, describe(error)));
+        // A frame the socket did not take whole breaks every frame after it: the connection
+        // goes, with whatever else was written to it.
+        this.link.abandon(live, `publish ${ids[0] ?? 0n} could not be written`);
+      });
+    });
+  }
+
+  /** Whether a held-back frame may still go; if not, its publishes fail with the reason. */
+  private stillSendable({ epoch, ids }: Unwritten): boolean {
+    if (epoch === this.epoch) return true;
+    for (const id of ids) this.inFlight.fail(id, this.epochEnded(id));
+    return false;
   }
 
   /** The Publish frame of a producer's batch, or why it cannot be sent. */
@@ -373,11 +404,15 @@ export class RabbitTarget implements Target {
 
   /** Rejects a publish whose epoch ended (fenced, connection lost, closed) before it was sent. */
   private checkEpoch(epoch: number, publishingId: bigint): void {
-    if (this.epoch === epoch) return;
+    if (this.epoch !== epoch) throw this.epochEnded(publishingId);
+  }
+
+  /** The error of a publish whose epoch ended before it was sent. */
+  private epochEnded(publishingId: bigint): PublishError {
     if (this.closed) {
-      throw this.error(publishingId, false, 'the target was closed before the publish was sent');
+      return this.error(publishingId, false, 'the target was closed before the publish was sent');
     }
-    throw this.error(
+    return this.error(
       publishingId,
       true,
       this.fenced === undefined
@@ -577,6 +612,15 @@ export class RabbitTarget implements Target {
   ): PublishError {
     return new PublishError(this.stream, publishingId, retriable, reason, code);
   }
+}
+
+/** A Publish frame past every check, its publishes in flight, not yet written. */
+interface Unwritten {
+  /** The target's epoch when it was checked: it goes only if that epoch has not ended. */
+  readonly epoch: number;
+  readonly live: Live;
+  readonly ids: readonly bigint[];
+  readonly frame: Buffer;
 }
 
 /** Declaring the publisher failed; `publish` turns it into a `PublishError` for its id. */

@@ -1,0 +1,31 @@
+/**
+ * Writes made during one turn of the event loop, handed over together at its end
+ * (`setImmediate`: after the turn's I/O callbacks and the promise continuations they chain).
+ *
+ * A job catching up processes every chunk the turn's socket reads brought before the turn
+ * ends, so the results of several chunks leave in one socket write, and the broker wakes,
+ * stores and confirms once for them; a job that waits for its source has each result written
+ * before it waits. Nothing waits on a clock: a write is held only while the turn runs on.
+ * (`process.nextTick` would be too early: it runs after each socket read's callback, and a
+ * read hands over one chunk.)
+ */
+export class TurnWrites<W> {
+  private queued: W[] = [];
+  private scheduled = false;
+
+  constructor(private readonly writeAll: (writes: readonly W[]) => void) {}
+
+  add(write: W): void {
+    this.queued.push(write);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.flush);
+  }
+
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    const writes = this.queued;
+    this.queued = [];
+    this.writeAll(writes);
+  };
+}
