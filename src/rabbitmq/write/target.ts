@@ -72,7 +72,8 @@ export interface TargetOptions {
    * this target carries its offsets in its own results, so with hints on, that stage's target
    * is no longer byte-identical across runs that crashed or were timed differently (each
    * stored stream still replays exactly). Turn it on (2000 is a good value) for a target no
-   * stage reads by offset, where restarts must not grow with what other producers wrote.
+   * stage reads by offset, where restarts must not grow with what other producers wrote. A
+   * hint already stored (by an earlier run that kept them) is read at a restart either way.
    */
   readonly resultHintMs?: number;
 }
@@ -106,8 +107,14 @@ export class RabbitTarget implements Target {
   readonly maxInFlight: number;
   private readonly confirmTimeoutMs: number;
   private readonly compression: SubEntryCompression;
-  /** The producer's result hint (./result-hint.ts); undefined when the target keeps none. */
-  private readonly hints: { store: LinkHintStore; keeper: ResultHintKeeper } | undefined;
+  /**
+   * Where the producer's result hint is read (./result-hint.ts): at every restart, whatever
+   * `resultHintMs` (reading writes nothing, and a hint is checked, never trusted); undefined
+   * without a producer name.
+   */
+  private readonly hintStore: LinkHintStore | undefined;
+  /** What keeps the hint up to date; undefined when this target notes none. */
+  private readonly hintKeeper: ResultHintKeeper | undefined;
   /** The connection this publisher is declared on, once declaring it succeeded. */
   private declared: Promise<Live> | undefined;
   /** Settles once the latest declaration has: declarations go one at a time. */
@@ -149,10 +156,12 @@ export class RabbitTarget implements Target {
     this.compression = options.compression ?? 'none';
     this.inFlight = new InFlight(maxInFlight);
     const hintMs = timerMs('resultHintMs', options.resultHintMs ?? 0, true);
-    if (hintMs > 0 && this.producer !== '') {
-      const store = new LinkHintStore(link, stream, this.producer, this.confirmTimeoutMs);
-      const keeper = new ResultHintKeeper(store, { everyMs: hintMs, quietMs: HINT_QUIET_MS });
-      this.hints = { store, keeper };
+    if (this.producer !== '') {
+      this.hintStore = new LinkHintStore(link, stream, this.producer, this.confirmTimeoutMs);
+      if (hintMs > 0) {
+        const pace = { everyMs: hintMs, quietMs: HINT_QUIET_MS };
+        this.hintKeeper = new ResultHintKeeper(this.hintStore, pace);
+      }
     }
     this.unsubscribe = link.onLoss((reason) => this.connectionLost(`connection lost (${reason})`));
   }
@@ -179,7 +188,7 @@ export class RabbitTarget implements Target {
     const epoch = this.epoch;
     const sequence = await this.lastPublishingIdOf(this.producer);
     if (this.epoch === epoch) this.fenced = undefined;
-    this.hints?.keeper.enable();
+    this.hintKeeper?.enable();
     return sequence;
   }
 
@@ -229,7 +238,7 @@ export class RabbitTarget implements Target {
       publishingId,
       this.confirmTimeoutMs,
       this.reach,
-      await this.hints?.store.read(),
+      await this.hintStore?.read(),
     );
     return lookup.message;
   }
@@ -239,7 +248,7 @@ export class RabbitTarget implements Target {
       this.frameFor(publishingId, messages),
     );
     await confirmed;
-    this.hints?.keeper.confirmed();
+    this.hintKeeper?.confirmed();
   }
 
   /**
@@ -331,10 +340,16 @@ export class RabbitTarget implements Target {
     // All on one connection: the publisher is declared on another only in a later epoch.
     const live = sendable[0]?.live;
     if (live === undefined) return;
-    const sent = sendFrames(
-      live.connection,
-      sendable.map((write) => write.frame),
-    );
+    let sent: readonly Promise<void>[];
+    try {
+      sent = sendFrames(
+        live.connection,
+        sendable.map((write) => write.frame),
+      );
+    } catch (error) {
+      // At the turn's end nobody would catch it: each held publish fails with it instead.
+      sent = sendable.map(() => Promise.reject(error as Error));
+    }
     sendable.forEach(({ ids }, i) => {
       sent[i]?.catch((error: unknown) => {
         for (const id of ids) this.inFlight.fail(id, this.failure(id, true, describe(error)));
@@ -425,7 +440,7 @@ export class RabbitTarget implements Target {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.hints?.keeper.close();
+    this.hintKeeper?.close();
     this.unsubscribe();
     const declared = this.declared;
     this.forget('the target was closed');

@@ -15,6 +15,8 @@ export interface StartScript {
 
 /** How a run of the script ended when it did not succeed. */
 interface ScriptFailure {
+  /** True when `execFile` killed it: its `timeoutMs` ran out. */
+  readonly killed?: boolean;
   readonly code?: number | string;
   readonly signal?: string | null;
   readonly stderr?: string;
@@ -26,7 +28,9 @@ interface ScriptFailure {
  * killed: bash then exits with 128 + the signal's number) is run once more, saying so on
  * standard error: the scripts are idempotent (a second start finds what the first one
  * started, or cleans up after it), and a signal comes from outside, not from a fault of the
- * server. Any other failure, or a second one, throws with the script's own words.
+ * server. A run that outlived `timeoutMs` (killed by `execFile` itself) is not run again:
+ * its steps may still be running. Any other failure, or a second one, throws with the
+ * script's own words.
  */
 export async function runStartScript(start: StartScript): Promise<string> {
   try {
@@ -35,7 +39,7 @@ export async function runStartScript(start: StartScript): Promise<string> {
     const failure = error as ScriptFailure;
     if (!endedBySignal(failure)) throw startError(start, failure);
     process.stderr.write(
-      `global setup: ${describe(start)} was ended by a signal (${exitOf(failure)}; ` +
+      `global setup: ${describe(start)} was ended by a signal (${exitOf(failure, start.timeoutMs)}; ` +
         `${failure.stderr?.trim() || 'no output'}); running it once more\n`,
     );
   }
@@ -54,13 +58,15 @@ async function runOnce(start: StartScript): Promise<string> {
 }
 
 function endedBySignal(failure: ScriptFailure): boolean {
+  if (failure.killed === true) return false;
   return (
     (typeof failure.signal === 'string' && failure.signal !== '') ||
     (typeof failure.code === 'number' && failure.code > 128)
   );
 }
 
-function exitOf(failure: ScriptFailure): string {
+function exitOf(failure: ScriptFailure, timeoutMs: number): string {
+  if (failure.killed === true) return `timed out after ${String(timeoutMs)} ms`;
   return failure.signal ? `signal ${failure.signal}` : `exit code ${String(failure.code)}`;
 }
 
@@ -72,7 +78,7 @@ function startError(start: StartScript, failure: ScriptFailure): Error {
   const said = failure.stderr?.trim() || failure.message;
   return new Error(
     `integration tests need ${start.what}: ${start.variable} is not set and ` +
-      `${describe(start)} failed (${exitOf(failure)}): ${said}`,
+      `${describe(start)} failed (${exitOf(failure, start.timeoutMs)}): ${said}`,
     { cause: failure },
   );
 }

@@ -35,6 +35,8 @@ export class ScriptedLink implements PublisherLink {
   readonly frames: bigint[][] = [];
   /** Writes to the socket: frames written while it is corked count as one. */
   socketWrites = 0;
+  /** When set, the socket refuses to be corked (as a client whose internals changed would). */
+  socketBroken = false;
   /** Publisher declarations sent. */
   declarations = 0;
   /** Publisher deletions sent. */
@@ -178,6 +180,7 @@ export class ScriptedLink implements PublisherLink {
       readyState: 'open',
       listeners: () => [],
       cork: () => {
+        if (this.socketBroken) throw new Error('no socket to cork');
         corks++;
       },
       uncork: () => {

@@ -70,4 +70,26 @@ describe('a RabbitMQ target writing the publishes of one turn', () => {
     expect(link.sent).toEqual([]);
     expect(await publish).toMatchObject({ name: 'PublishError', retriable: false });
   });
+
+  it('fails the held publishes, retriable, when their write throws at the end of the turn, and throws nothing out of it', async () => {
+    const link = new ScriptedLink();
+    const target = scriptedTarget(link);
+    link.socketBroken = true;
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown): void => {
+      uncaught.push(error);
+    };
+    process.prependListener('uncaughtException', onUncaught);
+    try {
+      const publishes = [1n, 2n].map((id) => outcome(target.publish(id, message)));
+      await settle();
+      for (const result of await Promise.all(publishes)) {
+        expect(result).toBeInstanceOf(PublishError);
+        expect(result).toMatchObject({ retriable: true });
+      }
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.removeListener('uncaughtException', onUncaught);
+    }
+  });
 });

@@ -75,4 +75,12 @@ describe('runStartScript', () => {
     );
     expect(runs()).toBe(2);
   });
+
+  it('does not run a start again that outlived its time (its steps may still run), and says it timed out', async () => {
+    const { path, runs } = script([1], 'sleep 5');
+    await expect(runStartScript({ ...start(path), timeoutMs: 300 })).rejects.toThrow(
+      "'scripts/start.sh start' failed (timed out after 300 ms)",
+    );
+    expect(runs()).toBe(1);
+  });
 });
