@@ -50,6 +50,10 @@ class Path {
   readonly confirmed = new Set<bigint>();
   maxSent = 0n;
   maxConfirmed = 0n;
+  /** When set, the link stalls by itself before handing over an id past it. */
+  stallPast: bigint | undefined;
+  /** It stalled by itself (`stallPast`). */
+  stalledPast = false;
   private opened: Promise<void> = Promise.resolve();
   private release: (() => void) | undefined;
   private afterNextSend: (() => void) | undefined;
@@ -58,6 +62,10 @@ class Path {
     return {
       ...forwarding(inner),
       publish: async (id, messages) => {
+        if (this.stallPast !== undefined && id > this.stallPast) {
+          this.stalledPast = true;
+          this.close();
+        }
         await this.opened;
         this.sent.add(id);
         if (id > this.maxSent) this.maxSent = id;
@@ -128,13 +136,19 @@ describe('two instances of one job with one producer name, active at once on Rab
     a.open(() => real.rabbit.dropConnectionForTesting());
     await until(() => a.maxConfirmed >= b.maxSent + BigInt(LEAD), done);
     // The same for B: it resumes past A, and both race.
-    b.open(() => rabbitB.dropConnectionForTesting());
+    // Each stalls by itself 900 past where the race starts, so that the faster one cannot
+    // finish before the target stream restarts under both.
     const raced = a.maxConfirmed;
-    await until(() => a.maxConfirmed >= raced + 600n && b.maxConfirmed >= raced + 600n, done);
+    a.stallPast = raced + 900n;
+    b.stallPast = raced + 900n;
+    b.open(() => rabbitB.dropConnectionForTesting());
+    await until(() => a.stalledPast && b.stalledPast, done);
     // The target stream restarts under both (their links stalled, so that it lands before the
     // end): the broker drops both producers, and both resume from the same point and race on.
     a.close();
     b.close();
+    a.stallPast = undefined;
+    b.stallPast = undefined;
     await promisify(execFile)(script, ['streams', 'restart_stream', shared], { timeout: 60_000 });
     a.open();
     b.open();
