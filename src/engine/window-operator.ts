@@ -356,11 +356,16 @@ export class WindowOperator<T, A, R> implements Processor<R> {
     const { closing } = this;
     const outputs: KeyedOutput<R>[] = [];
     const span = { start: Number.POSITIVE_INFINITY, end: Number.NEGATIVE_INFINITY };
-    for (const window of closing) {
-      this.output(window, true, lastOffset, outputs, span);
-      if (flushed && this.windows.isOpen(window)) this.windows.empty(window);
+    try {
+      for (const window of closing) {
+        this.output(window, true, lastOffset, outputs, span);
+        if (flushed && this.windows.isOpen(window)) this.windows.empty(window);
+      }
+    } finally {
+      // A result that stops the job ('stop') throws out of here: the windows it closed are
+      // removed already, and must not be closed again by a later call.
+      closing.length = 0;
     }
-    closing.length = 0;
     for (const window of this.earlyUpdates()) this.output(window, false, lastOffset, outputs, span);
     this.ready.push({
       firstOffset: this.resultFirstOffset,
