@@ -10,26 +10,10 @@ import { readRange } from '../../src/rabbitmq/read/stream-range.js';
 import { hintReference } from '../../src/rabbitmq/write/result-hint.js';
 import { lookUpResult, type HintUse } from '../../src/rabbitmq/write/result-lookup.js';
 import { publishAll, rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
-import {
-  othersResults,
-  producerTargets,
-  publishResults,
-  resultMessages,
-  type ResultWrite,
-} from '../support/results/stored-results.js';
+import { othersResults, publishInTurn, resultMessages } from '../support/results/stored-results.js';
 
 const real = rabbitForTests();
 const TIMEOUT_MS = 10_000;
-
-/** Publishes each batch of writes after the one before is confirmed, one target per producer. */
-async function publishInTurn(stream: string, batches: readonly ResultWrite[][]): Promise<void> {
-  const { targetOf, close } = producerTargets(real.rabbit, stream);
-  try {
-    for (const batch of batches) await publishResults(batch, targetOf);
-  } finally {
-    await close();
-  }
-}
 
 /** Each stored result's offset, producer and id, in offset order. */
 async function resultsOn(stream: string) {
@@ -81,7 +65,7 @@ async function awaitHint(stream: string, producer: string): Promise<bigint> {
 describe("the RabbitMQ target's result hint", () => {
   it("notes a job's last result, which a lookup then reads at once, however much others write after it", async () => {
     const stream = await real.newStream('hint-kept');
-    await publishInTurn(stream, [othersResults(['archive'], 300, 0n)]);
+    await publishInTurn(real.rabbit, stream, [othersResults(['archive'], 300, 0n)]);
     const target = real.rabbit.target(stream, { producer: 'ours', resultHintMs: 300 });
     try {
       await target.lastPublishingId(); // as a job's start: its hints begin
@@ -95,7 +79,7 @@ describe("the RabbitMQ target's result hint", () => {
       expect(before.message).toEqual(resultMessages('ours', 100n)[0]);
       expect(before.hint).toBe('at-hint');
 
-      await publishInTurn(stream, [othersResults(['billing', 'audit'], 3_000, 0n)]);
+      await publishInTurn(real.rabbit, stream, [othersResults(['billing', 'audit'], 3_000, 0n)]);
       const after = await lookUp(hint);
       expect(after.message).toEqual(resultMessages('ours', 100n)[0]);
       expect(after.hint).toBe('at-hint');
@@ -149,7 +133,7 @@ describe("the RabbitMQ target's result hint", () => {
     /** History, our result 10, others, our result 20, others after. */
     async function laidOut(options: Parameters<typeof real.newStream>[1] = {}) {
       const stream = await real.newStream('hint-checked', options);
-      await publishInTurn(stream, [
+      await publishInTurn(real.rabbit, stream, [
         othersResults(['archive'], 200, 0n),
         [{ producer: 'ours', id: 10n }],
         othersResults(['billing', 'audit'], 100, 0n),
@@ -212,7 +196,7 @@ describe("the RabbitMQ target's result hint", () => {
         maxSegmentSizeBytes: 5_000,
       });
       // Retention runs when a segment is full: enough others' results to roll several.
-      await publishInTurn(stream, [
+      await publishInTurn(real.rabbit, stream, [
         othersResults(['archive'], 400, 0n),
         [{ producer: 'ours', id: 20n }],
         othersResults(['billing'], 10, 0n),
@@ -313,7 +297,7 @@ describe('an event-time job restarting on RabbitMQ with a hint that is not where
       const source = await real.newStream('hint-job-readings');
       const stream = await real.newStream('hint-job-sums');
       const expected = await onMemory(source, stream);
-      await publishInTurn(stream, [othersResults(['archive'], 50, 0n)]);
+      await publishInTurn(real.rabbit, stream, [othersResults(['archive'], 50, 0n)]);
       // Two runs, others' results between and after them; its own hints off: the test plants
       // the one it means.
       for (const [first, count, others] of [
@@ -323,7 +307,9 @@ describe('an event-time job restarting on RabbitMQ with a hint that is not where
         await publishAll(real.rabbit, source, readings(first, count));
         const target = real.rabbit.target(stream, { producer: 'job', resultHintMs: 0 });
         await runJob(real.rabbit.source(source), target).finally(() => target.close());
-        await publishInTurn(stream, [othersResults(['billing', 'audit'], others, BigInt(first))]);
+        await publishInTurn(real.rabbit, stream, [
+          othersResults(['billing', 'audit'], others, BigInt(first)),
+        ]);
       }
       const results = await resultsOn(stream);
       const hint = hintOf(results, await real.rabbit.source(stream).endOffset());

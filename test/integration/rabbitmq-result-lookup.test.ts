@@ -4,26 +4,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeResult } from '../../src/index.js';
 import { lookUpResult, windowsReaching } from '../../src/rabbitmq/write/result-lookup.js';
 import { rabbitForTests } from '../support/brokers/rabbitmq.js';
-import {
-  othersResults,
-  producerTargets,
-  publishResults,
-  resultMessages,
-  type ResultWrite,
-} from '../support/results/stored-results.js';
+import { othersResults, publishInTurn, resultMessages } from '../support/results/stored-results.js';
 
 const real = rabbitForTests();
 const TIMEOUT_MS = 10_000;
-
-/** Publishes each batch of writes after the one before is confirmed, one target per producer. */
-async function publishInTurn(stream: string, batches: readonly ResultWrite[][]): Promise<void> {
-  const { targetOf, close } = producerTargets(real.rabbit, stream);
-  try {
-    for (const batch of batches) await publishResults(batch, targetOf);
-  } finally {
-    await close();
-  }
-}
 
 const lookUp = (stream: string, producer: string, id: bigint) =>
   lookUpResult(real.rabbit.params, stream, producer, id, TIMEOUT_MS);
@@ -37,7 +21,7 @@ function decoded(message: Uint8Array | undefined) {
 describe("the RabbitMQ target's readResult", () => {
   it("answers the only producer's result under the id, as published, and undefined for an id it never published", async () => {
     const stream = await real.newStream('lookup-one');
-    await publishInTurn(stream, [
+    await publishInTurn(real.rabbit, stream, [
       Array.from({ length: 300 }, (_, i) => ({ producer: 'solo', id: BigInt(3 * i) })),
     ]);
     const target = real.rabbit.target(stream, { producer: 'solo' });
@@ -84,7 +68,7 @@ describe("the RabbitMQ target's readResult", () => {
         { producer: 'audit', id },
       ]);
       // Round by round, so that ours lie where the expectations below count them.
-      await publishInTurn(stream, [
+      await publishInTurn(real.rabbit, stream, [
         othersResults(['archive'], HISTORY, 0n),
         ...rounds,
         [{ producer: 'ours', id: last }],
@@ -133,7 +117,7 @@ describe("the RabbitMQ target's readResult", () => {
     it('answers the first part of a batch result, even when the first window starts inside the batch', async () => {
       const stream = await real.newStream('lookup-batch');
       // 5 parts, then 62 other results: the last 64 offsets begin at part 3.
-      await publishInTurn(stream, [
+      await publishInTurn(real.rabbit, stream, [
         [{ producer: 'ours', id: 7n, pack: 'batch', outputs: 5 }],
         othersResults(['other'], 62, 100n),
       ]);
@@ -146,7 +130,7 @@ describe("the RabbitMQ target's readResult", () => {
 
     it('answers the first part of a batch result lying wholly inside a window', async () => {
       const stream = await real.newStream('lookup-batch-whole');
-      await publishInTurn(stream, [
+      await publishInTurn(real.rabbit, stream, [
         [{ producer: 'ours', id: 7n, pack: 'batch', outputs: 3 }],
         othersResults(['other'], 1_000, 100n),
       ]);

@@ -101,3 +101,20 @@ export function othersResults(
     id: firstId + BigInt(Math.floor(i / others.length)),
   }));
 }
+
+/**
+ * Publishes each batch of writes to `stream` after the one before is confirmed, one target
+ * per producer.
+ */
+export async function publishInTurn(
+  rabbit: RabbitMQ,
+  stream: string,
+  batches: readonly ResultWrite[][],
+): Promise<void> {
+  const { targetOf, close } = producerTargets(rabbit, stream);
+  try {
+    for (const batch of batches) await publishResults(batch, targetOf);
+  } finally {
+    await close();
+  }
+}
