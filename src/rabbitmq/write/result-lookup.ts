@@ -285,11 +285,14 @@ class ResultSearch {
     return undefined;
   }
 
-  /** On from `from` to `end`, to the wanted result; undefined when it is not there. */
+  /**
+   * On from `from` to `end`, to the wanted result; undefined when it is not there (up to a
+   * later result of ours, past which it is not).
+   */
   private async forward(from: bigint, end: bigint): Promise<Found | undefined> {
     if (from >= end) return undefined;
     try {
-      return (await this.read(from, end, false)).found;
+      return (await this.read(from, end, false, true)).found;
     } catch (error) {
       // Removed meanwhile: what was removed cannot be found, the rest can.
       if (!(error instanceof RetentionGapError)) throw error;
@@ -315,10 +318,15 @@ class ResultSearch {
   }
 
   /**
-   * Reads [`from`, `until`) to the wanted result or a later result of ours (nothing after it
-   * holds the wanted one), or only the first chunk when `oneChunk`.
+   * Reads [`from`, `until`) to the wanted result, or only the first chunk when `oneChunk`, or
+   * when `toLater` only to a later result of ours (nothing after it holds the wanted one).
    */
-  private async read(from: bigint, until: bigint, oneChunk: boolean): Promise<RangeFinding> {
+  private async read(
+    from: bigint,
+    until: bigint,
+    oneChunk: boolean,
+    toLater = false,
+  ): Promise<RangeFinding> {
     this.windows++;
     let found: Found | undefined;
     let earlier = false;
@@ -338,7 +346,7 @@ class ResultSearch {
         return true;
       }
       earlier ||= finding.earlier;
-      return oneChunk || finding.later;
+      return oneChunk || (toLater && finding.later);
     });
     return found === undefined ? { earlier, next, timestamp } : { found, earlier, next, timestamp };
   }
