@@ -1,4 +1,11 @@
-import { aggregate, jsonMessage, type Source, type Target } from '../src/index.js';
+import {
+  aggregate,
+  jsonMessage,
+  type ResultWhere,
+  type Source,
+  type Target,
+} from '../src/index.js';
+import { writtenAfter } from '../src/engine/resume/written-after.js';
 import { connect, type RabbitMQ } from '../src/rabbitmq/index.js';
 import { hintReference } from '../src/rabbitmq/write/result-hint.js';
 import { lookUpResult } from '../src/rabbitmq/write/result-lookup.js';
@@ -62,18 +69,26 @@ interface Variant {
   readonly hinted: boolean;
 }
 
+/** What a lookup read: messages, and reads (each a subscription). */
+interface LookupCost {
+  readonly messagesRead: number;
+  readonly windows: number;
+}
+
 /**
  * An event-time job's restart on the real broker: the ms from the restart to its first new
  * result when `distance` results of two other producers were stored after its last one (what
  * a partition's failover pays when the other partitions write to the same target). Each
  * distance has its own target stream, on which one job per round (its own producer name) ran
- * over the same 3,000 readings and noted its result hint (`TargetOptions.resultHintMs`,
- * default) before the others wrote; each round restarts one of them over 200 more readings.
- * At the largest distance, as many jobs ran with `resultHintMs: 0` too (`-without-hint`: the
- * backward search a restart made before hints). Medians, min and max of `repeats` rounds
- * after a warm-up, the variants in rotating order; ratios: the restart's speed over distance
- * 0's, in the same rounds. `values` also has what a lookup from the first job's hint read
- * (messages, reads) and whether the hint held its result.
+ * over the same 3,000 readings and noted its result hint (`TargetOptions.resultHintMs: 2000`)
+ * before the others wrote; each round restarts one of them over 200 more readings. At each
+ * distance, as many jobs ran with `resultHintMs: 0`, the default (`-default`: no stored hint,
+ * the restart reads on from its last source message's chunk timestamp less the clock-skew
+ * margin, src/engine/resume/written-after.ts). Medians, min and max of `repeats` rounds after
+ * a warm-up, the variants in rotating order; ratios: the restart's speed over distance 0's of
+ * the same kind, in the same rounds. `values` also has what a lookup of the first job's result
+ * read (messages, reads): from its hint (and whether the hint held the result), or for
+ * `-default` from the time bound, next to the backward search without one (`search…`).
  */
 export async function restartCases(
   url: string,
@@ -83,15 +98,15 @@ export async function restartCases(
   const rabbit = await connect(url);
   const streams: string[] = [];
   const jobs = repeats + 1;
-  const largest = Math.max(...distances);
-  const variants: Variant[] = [
-    ...distances.map((distance) => ({ name: `${distance}-after`, distance, hinted: true })),
-    { name: `${largest}-after-without-hint`, distance: largest, hinted: false },
-  ];
+  const variants: Variant[] = distances.flatMap((distance) => [
+    { name: `${distance}-after`, distance, hinted: true },
+    { name: `${distance}-after-default`, distance, hinted: false },
+  ]);
+  const smallest = Math.min(...distances);
   const producerOf = (variant: Variant, job: number) =>
     `${variant.hinted ? 'job' : 'plain'}-${job}`;
   try {
-    const lookups = new Map<number, Awaited<ReturnType<typeof lookUpResult>>>();
+    const lookups = new Map<string, Record<string, number>>();
     const streamsOf = new Map<number, { source: string; target: string }>();
     for (const distance of distances) {
       const source = `bench-restart-in-${distance}-${process.pid}`;
@@ -109,7 +124,11 @@ export async function restartCases(
       }
       await othersAfter(rabbit, target, distance);
       await feed(rabbit, source, readings(BEFORE, AFTER));
-      lookups.set(distance, await hintedLookup(rabbit, target, 'job-0'));
+      lookups.set(`${distance}-after`, await hintedLookup(rabbit, target, 'job-0'));
+      lookups.set(
+        `${distance}-after-default`,
+        await boundLookup(rabbit, source, target, 'plain-0'),
+      );
     }
     const next = new Map(variants.map((variant) => [variant.name, 0]));
     const tasks = Object.fromEntries(
@@ -132,28 +151,21 @@ export async function restartCases(
       ]),
     );
     const rounds = await interleavedRounds(tasks, repeats);
-    const first = variants[0] as Variant;
-    const baseline = median(rounds[first.name] ?? []);
     return variants.map((variant) => {
       const times = rounds[variant.name] ?? [];
       const ms = median(times);
-      const lookup = variant.hinted ? lookups.get(variant.distance) : undefined;
+      const base = variants.find((v) => v.distance === smallest && v.hinted === variant.hinted);
+      const baseline = median(rounds[base?.name ?? ''] ?? []);
       return {
         name: `restart/${variant.name}`,
         kind: 'lookup',
         msgsPerSec: Number.NaN,
-        ratios: { [`distance-${first.distance}`]: baseline / ms },
+        ratios: { [`distance-${smallest}`]: baseline / ms },
         values: {
           ms,
           minMs: Math.min(...times),
           maxMs: Math.max(...times),
-          ...(lookup === undefined
-            ? {}
-            : {
-                hintedMessagesRead: lookup.messagesRead,
-                hintedReads: lookup.windows,
-                hintHeldResult: lookup.hint === 'at-hint' ? 1 : 0,
-              }),
+          ...lookups.get(variant.name),
         },
       };
     });
@@ -206,12 +218,49 @@ async function hintOf(rabbit: RabbitMQ, target: string, producer: string): Promi
 }
 
 /** What a lookup of `producer`'s last result from its hint reads. */
-async function hintedLookup(rabbit: RabbitMQ, target: string, producer: string) {
+async function hintedLookup(
+  rabbit: RabbitMQ,
+  target: string,
+  producer: string,
+): Promise<Record<string, number>> {
+  const last = await lastIdOf(rabbit, target, producer);
+  const hint = await hintOf(rabbit, target, producer);
+  const lookup = await lookUpResult(rabbit.params, target, producer, last, TIMEOUT_MS, {}, hint);
+  return {
+    hintedMessagesRead: lookup.messagesRead,
+    hintedReads: lookup.windows,
+    hintHeldResult: lookup.hint === 'at-hint' ? 1 : 0,
+  };
+}
+
+/**
+ * What a lookup of `producer`'s last result reads from the bound a restart has (its source
+ * message's chunk timestamp), and what the backward search without it reads.
+ */
+async function boundLookup(
+  rabbit: RabbitMQ,
+  source: string,
+  target: string,
+  producer: string,
+): Promise<Record<string, number>> {
+  const last = await lastIdOf(rabbit, target, producer);
+  const where = await writtenAfter(rabbit.source(source), last);
+  const lookUp = (bound: ResultWhere): Promise<LookupCost> =>
+    lookUpResult(rabbit.params, target, producer, last, TIMEOUT_MS, {}, undefined, bound);
+  const bounded = await lookUp(where);
+  const search = await lookUp({});
+  return {
+    boundMessagesRead: bounded.messagesRead,
+    boundReads: bounded.windows,
+    searchMessagesRead: search.messagesRead,
+    searchReads: search.windows,
+  };
+}
+
+async function lastIdOf(rabbit: RabbitMQ, target: string, producer: string): Promise<bigint> {
   const publisher = rabbit.target(target, { producer, resultHintMs: 0 });
   try {
-    const last = await publisher.lastPublishingId();
-    const hint = await hintOf(rabbit, target, producer);
-    return await lookUpResult(rabbit.params, target, producer, last, TIMEOUT_MS, {}, hint);
+    return await publisher.lastPublishingId();
   } finally {
     await publisher.close();
   }

@@ -152,6 +152,7 @@ export type {
   ReadStart,
   PartitionedSource,
   GroupObserver,
+  ResultWhere,
 } from './ports/ports.js';
 export { resolveReadStart } from './ports/read-start.js';
 export { writeSize, maxWriteBytes, DEFAULT_FRAME_MAX } from './ports/write-size.js';

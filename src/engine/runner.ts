@@ -97,6 +97,7 @@ export class Runner<T, A, R> {
       events: this.events,
       // One per job: it says once that a target cannot check the former producer name.
       resumePoint: new ResumePoint({
+        source: config.source,
         target: config.target,
         logger: config.logger,
         where,

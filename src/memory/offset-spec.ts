@@ -38,7 +38,14 @@ export function resolveOffsetSpec(log: StreamLog, spec: OffsetSpec): bigint {
       spec.timestamp,
     );
   }
-  // A scan in log order, like osiris: chunk timestamps come from a clock and need not be sorted.
-  const chunk = log.chunks.find((candidate) => candidate.timestamp >= spec.timestamp);
-  return chunk?.firstOffset ?? log.nextOffset;
+  return log.chunks[firstChunkAtTime(log, spec.timestamp)]?.firstOffset ?? log.nextOffset;
+}
+
+/**
+ * The index of the first chunk stamped at or after `timestamp` (`chunks.length` if none): a
+ * scan in log order, like osiris, since chunk timestamps come from a clock and need not be sorted.
+ */
+export function firstChunkAtTime(log: StreamLog, timestamp: number): number {
+  const index = log.chunks.findIndex((candidate) => candidate.timestamp >= timestamp);
+  return index === -1 ? log.chunks.length : index;
 }

@@ -35,6 +35,14 @@ export class MemorySource implements Source {
     });
   }
 
+  timestampAt(offset: bigint): Promise<number | undefined> {
+    return asPromise(() => {
+      this.log.assertExists();
+      const chunk = this.log.chunks[this.log.chunkIndexAt(offset)];
+      return chunk !== undefined && chunk.firstOffset <= offset ? chunk.timestamp : undefined;
+    });
+  }
+
   storedOffset(reference: string): Promise<bigint | undefined> {
     return asPromise(() => {
       this.log.assertExists();

@@ -1,5 +1,5 @@
 import { PublishError, describe, refusedUntilResumed } from '../common/errors.js';
-import type { Target } from '../ports/ports.js';
+import type { ResultWhere, Target } from '../ports/ports.js';
 import { findResultIn } from '../result-format/stored-result.js';
 import { messageAt } from '../ports/chunk-message.js';
 import { STREAM_DOES_NOT_EXIST } from '../common/stream-protocol.js';
@@ -7,6 +7,8 @@ import { SimulatedCrash, type FaultPoint } from './errors.js';
 import type { ConfirmHolds } from './confirm-holds.js';
 import type { FaultPlan } from './faults.js';
 import type { StreamLog } from './stream-log.js';
+import type { LogChunk } from './stored-chunk.js';
+import { firstChunkAtTime } from './offset-spec.js';
 import { writeRefusal } from '../ports/write-size.js';
 import { asPromise } from '../common/as-promise.js';
 
@@ -66,11 +68,13 @@ export class MemoryTarget implements Target {
 
   /**
    * Looks at the producer's latest write first (the log's hint: a restart asks for the result
-   * under the last publishing id, which is that write), then searches the stored chunks
-   * backward from the end: it stops at the wanted result or at the first chunk holding an
-   * earlier result of this producer (see the Target port).
+   * under the last publishing id, which is that write). Then, as the RabbitMQ target does,
+   * reads on from the first chunk stamped at or after `where.writtenAfterMs` to the wanted
+   * result, a later result of this producer or the end; and searches the chunks before it
+   * (all of them without the bound) backward: it stops at the wanted result or at the first
+   * chunk holding an earlier result of this producer (see the Target port).
    */
-  readResult(publishingId: bigint): Promise<Uint8Array | undefined> {
+  readResult(publishingId: bigint, where?: ResultWhere): Promise<Uint8Array | undefined> {
     return asPromise(() => {
       this.assertAlive();
       this.log.assertExists();
@@ -80,16 +84,35 @@ export class MemoryTarget implements Target {
         if ('index' in finding) return messageAt(latest, finding.index);
       }
       const { chunks } = this.log;
-      for (let at = chunks.length - 1; at >= 0; at--) {
-        const chunk = chunks[at];
-        if (chunk === undefined) continue;
-        const finding = findResultIn(chunk, chunk.count, this.producer, publishingId);
-        // A write is one chunk here, so the first match is a 'batch' result's first part.
-        if ('index' in finding) return messageAt(chunk, finding.index);
+      const bound = where?.writtenAfterMs;
+      const from = bound === undefined ? chunks.length : firstChunkAtTime(this.log, bound);
+      for (let at = from; at < chunks.length; at++) {
+        const finding = this.find(at, publishingId);
+        if ('index' in finding) return finding.message;
+        if (finding.later) break;
+      }
+      for (let at = from - 1; at >= 0; at--) {
+        const finding = this.find(at, publishingId);
+        if ('index' in finding) return finding.message;
         if (finding.earlier) return undefined;
       }
       return undefined;
     });
+  }
+
+  /** What chunk `at` holds of the producer's result `publishingId`. */
+  private find(
+    at: number,
+    publishingId: bigint,
+  ):
+    | { readonly index: number; readonly message: Uint8Array }
+    | { earlier: boolean; later: boolean } {
+    const chunk = this.log.chunks[at] as LogChunk;
+    const finding = findResultIn(chunk, chunk.count, this.producer, publishingId);
+    // A write is one chunk here, so the first match is a 'batch' result's first part.
+    return 'index' in finding
+      ? { index: finding.index, message: messageAt(chunk, finding.index) }
+      : finding;
   }
 
   async publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void> {

@@ -1,6 +1,6 @@
 import { ConfigError, PublishError } from '../common/errors.js';
 import { partitionIndexFor } from '../common/partition-routing.js';
-import type { Target } from '../ports/ports.js';
+import type { ResultWhere, Target } from '../ports/ports.js';
 
 /** The options of `superStreamTarget`: the super stream's name and how a routing key picks a partition. */
 export interface SuperStreamTargetOptions {
@@ -95,14 +95,15 @@ export class SuperStreamTarget implements Target {
    * publishing id, as `lastPublishingId()` last answered, is `publishingId` is asked first
    * (the runner asks for the resume point, the highest partition's last, so that one partition
    * is searched), then every other in partition order, the first answer winning (a
-   * partition holds none of another's ids). Costs: each partition asked, its own `readResult`'s.
+   * partition holds none of another's ids), each told `where`. Costs: each partition asked,
+   * its own `readResult`'s.
    */
-  async readResult(publishingId: bigint): Promise<Uint8Array | undefined> {
+  async readResult(publishingId: bigint, where?: ResultWhere): Promise<Uint8Array | undefined> {
     const holds = (index: number): boolean => this.lastIds?.[index] === publishingId;
     const order = this.partitions.map((_, index) => index);
     order.sort((a, b) => Number(holds(b)) - Number(holds(a)));
     for (const index of order) {
-      const message = await this.partitions[index]?.readResult(publishingId);
+      const message = await this.partitions[index]?.readResult(publishingId, where);
       if (message !== undefined) return message;
     }
     return undefined;

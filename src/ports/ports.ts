@@ -81,6 +81,26 @@ export interface Source {
   storedOffset?(reference: string): Promise<bigint | undefined>;
   /** Stores `offset` under `reference` (the runner records where a message stopped the job). */
   storeOffset?(reference: string, offset: bigint): Promise<void>;
+  /**
+   * The broker timestamp (epoch ms) of the chunk that holds `offset`; undefined when the stream
+   * holds no such offset (removed by retention, or not written yet). A restart asks it of its
+   * last publishing id, to tell the target when that result was written at the earliest (see
+   * `ResultWhere`); read without joining any consumer group. A source without it gives no such
+   * bound: its restarts search as without one.
+   */
+  timestampAt?(offset: bigint): Promise<number | undefined>;
+}
+
+/** What a restart knows of where its result lies, for `Target.readResult`: never trusted, only a place to look first. */
+export interface ResultWhere {
+  /**
+   * The result was written at or after this broker time (epoch ms), by chunk timestamps: a
+   * result under publishing id p is written after the job read source offset p, so after that
+   * offset's chunk was stored. The target reads on from the first chunk stamped at or after
+   * it, and searches as without it when the result is not there (a clock skewed or stepped
+   * back, a source of another job): it changes the cost, never the answer.
+   */
+  readonly writtenAfterMs?: number;
 }
 
 /** What a job writes to: one stream under a named producer, with the broker's deduplication (a broker adapter implements it). */
@@ -140,8 +160,13 @@ export interface Target {
    * about as many messages as lie after the wanted result (within a factor the implementation
    * documents), whatever other producers share the stream; a producer whose result is absent
    * and that never published before it costs a read of the whole stream.
+   *
+   * `where.writtenAfterMs` (the runner passes its last source message's chunk timestamp less a
+   * margin for clock skew) bounds where the result can be: without a stored hint, the target
+   * reads on from the first chunk stamped at or after it, so the cost is what was written
+   * between that time and the result, whatever came after; then it searches as above.
    */
-  readResult(publishingId: bigint): Promise<Uint8Array | undefined>;
+  readResult(publishingId: bigint, where?: ResultWhere): Promise<Uint8Array | undefined>;
   /**
    * Publishes one write under one publishing id and resolves when the broker confirms it
    * (a duplicate id is confirmed and discarded by the broker).

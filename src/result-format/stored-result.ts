@@ -30,7 +30,9 @@ type ResultPlace =
   | 'wanted'
   /** A result of `producer` with a lower publishing id: stored before the wanted one. */
   | 'earlier'
-  /** Anything else: another producer's result, a later one of `producer`, no result. */
+  /** A result of `producer` with a higher publishing id: stored after the wanted one. */
+  | 'later'
+  /** Anything else: another producer's result, no result. */
   | 'other';
 
 const DECIMAL = /^(0|[1-9][0-9]*)$/;
@@ -46,15 +48,18 @@ function resultPlace(
   if (typeof id !== 'string' || !DECIMAL.test(id)) return 'other';
   const stored = BigInt(id);
   if (stored === publishingId) return 'wanted';
-  return stored < publishingId ? 'earlier' : 'other';
+  return stored < publishingId ? 'earlier' : 'later';
 }
 
 /** What one run of consecutive stored messages says of `producer`'s result `publishingId`. */
 export type RunFinding =
   /** The first message of the run that is the wanted result, and its 'batch' part number. */
   | { readonly index: number; readonly part: number }
-  /** Not in the run; `earlier`: an earlier result of `producer` is, so nothing before the run holds it. */
-  | { readonly earlier: boolean };
+  /**
+   * Not in the run; `earlier`: an earlier result of `producer` is, so nothing before the run
+   * holds it; `later`: a later one is, so nothing after the run does.
+   */
+  | { readonly earlier: boolean; readonly later: boolean };
 
 /**
  * Looks through messages 0 .. `count` - 1 of `chunk`, in offset order, for `producer`'s
@@ -68,13 +73,15 @@ export function findResultIn(
   publishingId: bigint,
 ): RunFinding {
   let earlier = false;
+  let later = false;
   for (let index = 0; index < count; index++) {
     const properties = storedProperties(chunk, index);
     const place = resultPlace(properties, producer, publishingId);
     if (place === 'wanted') return { index, part: partOf(properties) };
     if (place === 'earlier') earlier = true;
+    if (place === 'later') later = true;
   }
-  return { earlier };
+  return { earlier, later };
 }
 
 /** A 'batch' result's part number; 0 for the other packings (one message per result). */

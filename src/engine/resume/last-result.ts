@@ -1,5 +1,5 @@
 import { CodecError } from '../../codecs/codec-error.js';
-import type { Target } from '../../ports/ports.js';
+import type { ResultWhere, Target } from '../../ports/ports.js';
 import { decodeResultHeader, type ResultHeader } from '../../result-format/result-format.js';
 
 /** The producer's last result as a restart finds it. */
@@ -8,9 +8,16 @@ export type LastResult =
   | { readonly kind: 'missing' }
   | { readonly kind: 'unreadable'; readonly reason: string };
 
-/** The producer's result under publishing id `last`: one read and one decode of its header. */
-export async function readLastResult(target: Target, last: bigint): Promise<LastResult> {
-  const bytes = await target.readResult(last);
+/**
+ * The producer's result under publishing id `last`: one read (looking first where `where`
+ * says) and one decode of its header.
+ */
+export async function readLastResult(
+  target: Target,
+  last: bigint,
+  where: ResultWhere,
+): Promise<LastResult> {
+  const bytes = await target.readResult(last, where);
   if (bytes === undefined) return { kind: 'missing' };
   try {
     return { kind: 'read', header: decodeResultHeader(bytes) };

@@ -1,10 +1,11 @@
 import type { Logger } from '../../common/logger.js';
 import { RecoveryError } from '../../common/errors.js';
-import type { Target } from '../../ports/ports.js';
+import type { Source, Target } from '../../ports/ports.js';
 import type { Processor } from '../processor.js';
 import { checkDefinition, type JobDefinitionCheck } from './definition-check.js';
 import { FormerProducerCheck } from './former-producer.js';
 import { readLastResult, type LastResult } from './last-result.js';
+import { writtenAfter } from './written-after.js';
 
 /*
  * Where a job resumes: the product's central promise, in one place. The rules, as a start
@@ -45,7 +46,9 @@ import { readLastResult, type LastResult } from './last-result.js';
  * properties every result carries (the adapters' `readResult` and `hasPublished`, over
  * src/result-format/stored-result.ts). `readResult` starts where the target's hint says the
  * producer's latest result lies (src/rabbitmq/write/result-hint.ts; the embedded broker's log),
- * and checks what it finds there: the hint decides how long rule 4 takes, never its answer.
+ * or else, told when the result was written at the earliest (./written-after.ts: the chunk
+ * timestamp of source offset `last`, less a margin for clock skew), reads on from there; it
+ * checks what it finds: neither decides anything but how long rule 4 takes.
  */
 
 /** What a start found on the broker, handed to `Processor.resume` (rules 5 and 6). */
@@ -77,6 +80,8 @@ export interface FoundStart extends ResumeAt {
 }
 
 export interface ResumePointConfig {
+  /** The job's source: when its message `last` was stored bounds where rule 4's result lies. */
+  readonly source: Source;
   readonly target: Target;
   readonly logger: Logger;
   /** The fields every log line of the job carries. */
@@ -103,11 +108,13 @@ export class ResumePoint {
     processor: Processor<unknown>,
     hasPublished: () => Promise<boolean>,
   ): Promise<FoundStart> {
-    const { target, definition, logger } = this.config;
+    const { source, target, definition, logger } = this.config;
     const last = await target.lastPublishingId();
     if (last === 0n) await this.formerProducer.check(hasPublished);
     const needed = processor.readsLastResult || (definition !== undefined && last > 0n);
-    const lastResult = needed ? await readLastResult(target, last) : undefined;
+    const lastResult = needed
+      ? await readLastResult(target, last, await writtenAfter(source, last))
+      : undefined;
     if (lastResult?.kind === 'read') {
       checkDefinition(this.config, lastResult.header.definition, last);
     }

@@ -52,8 +52,10 @@ export interface SubscriptionOptions extends MemberReach {
    * First offset to deliver; earlier messages of the first chunk are cut off. 'first': the
    * first offset the stream still holds. 'last': the stream's last chunk of messages
    * (osiris skips tracking chunks for it; with none, it waits for the next one).
+   * `{ timestamp }`: the first chunk stamped at or after it (epoch ms, above 0); with none,
+   * osiris waits at the stream's end for the next one.
    */
-  readonly from: bigint | 'first' | 'last';
+  readonly from: bigint | 'first' | 'last' | { readonly timestamp: number };
   /** Chunks the broker may send ahead of the reader: the bound on buffered chunks. */
   readonly credit: number;
   readonly singleActive?: SingleActiveOptions;
@@ -322,8 +324,7 @@ export class Subscription {
       new SubscribeRequest({
         subscriptionId: SUBSCRIPTION_ID,
         stream,
-        offset:
-          from === 'first' ? Offset.first() : from === 'last' ? Offset.last() : Offset.offset(from),
+        offset: offsetSpec(from),
         credit,
         properties,
       }),
@@ -532,4 +533,12 @@ export class Subscription {
       this.closing.signal.removeEventListener('abort', onClose);
     });
   }
+}
+
+/** `from` as the client's offset spec. */
+function offsetSpec(from: SubscriptionOptions['from']): Offset {
+  if (from === 'first') return Offset.first();
+  if (from === 'last') return Offset.last();
+  if (typeof from === 'bigint') return Offset.offset(from);
+  return Offset.timestamp(new Date(from.timestamp));
 }

@@ -14,6 +14,7 @@ import {
 } from '../../common/errors.js';
 import { backoffDelay, backoffDelays, type BackoffDelays } from '../backoff-delays.js';
 import { endOffset } from './source-end-offset.js';
+import { chunkTimestampAt } from './chunk-timestamp.js';
 import {
   Subscription,
   type ActivationStart,
@@ -180,6 +181,18 @@ export class RabbitSource implements Source {
   /** Asked on the stream's leader, on a connection of its own (./stored-offset.ts). */
   readonly storedOffset = (reference: string): Promise<bigint | undefined> =>
     queryStoredOffset(this.#connection, this.stream, reference, this.timeoutMs, this.reach);
+
+  /** A read of its own, never in the consumer group (./chunk-timestamp.ts). */
+  readonly timestampAt = (offset: bigint): Promise<number | undefined> => {
+    const plain = new RabbitSource(this.stream, {
+      connection: this.#connection,
+      addressResolver: this.resolver,
+      knownNodes: this.knownNodes,
+      timeoutMs: this.timeoutMs,
+      stallTimeoutMs: this.stallTimeoutMs,
+    });
+    return chunkTimestampAt(plain, offset, this.timeoutMs);
+  };
 
   /** Resolves once the leader answers it back (./stored-offset.ts). */
   readonly storeOffset = (reference: string, offset: bigint): Promise<void> =>

@@ -2,8 +2,9 @@ import type { ClientParams } from 'rabbitmq-stream-js-client';
 import { RetentionGapError } from '../../common/errors.js';
 import { findResultIn } from '../../result-format/stored-result.js';
 import { messageAt } from '../../ports/chunk-message.js';
-import type { Source } from '../../ports/ports.js';
+import type { ResultWhere, Source } from '../../ports/ports.js';
 import type { MemberReach } from '../cluster/node-connection.js';
+import { firstOffsetAt } from '../read/chunk-at-time.js';
 import { rabbitSource } from '../read/source.js';
 import { readRange } from '../read/stream-range.js';
 
@@ -49,6 +50,26 @@ export function windowsReaching(distance: number): {
  */
 export type HintUse = 'unusable' | 'at-hint' | 'before-hint' | 'after-hint';
 
+/**
+ * What a time bound (`ResultWhere.writtenAfterMs`) did for a lookup without a usable hint:
+ * `'unusable'`, no chunk is stamped at or after it (a skewed clock, another job's source), so
+ * the search went back from the end as without one; `'after-time'`, found reading on from the
+ * first chunk stamped at or after it; `'before-time'`, not there, searched back from that chunk.
+ */
+export type TimeUse = 'unusable' | 'after-time' | 'before-time';
+
+/**
+ * Where a read by time starts: the first offset of the first chunk stamped at or after
+ * `timestampMs`, undefined when it cannot be had (the search goes on without it).
+ */
+export type TimeSeek = (timestampMs: number) => Promise<bigint | undefined>;
+
+/** A time bound and how to seek the stream by time. */
+export interface TimeBound {
+  readonly writtenAfterMs: number;
+  readonly seek: TimeSeek;
+}
+
 /** What a lookup found, and what it cost. */
 export interface ResultLookup {
   /** The result message (a 'batch' result's first part); undefined when there is none. */
@@ -59,6 +80,8 @@ export interface ResultLookup {
   readonly windows: number;
   /** What the hint did; absent when none was given. */
   readonly hint?: HintUse;
+  /** What the time bound did; absent when none was given or a usable hint answered first. */
+  readonly time?: TimeUse;
 }
 
 /**
@@ -90,6 +113,15 @@ export interface ResultLookup {
  * the cost: a hint at or just after the producer's last result costs one or two short reads
  * (d above is counted from the hint then); one past the end, or removed by retention, costs
  * the search without a hint; a wrong one at worst a read of the whole stream, as an absent id.
+ *
+ * Without a usable hint, a time bound (`where.writtenAfterMs`: the result was written at or
+ * after it) is used when the stream's last message's chunk is stamped at or after it (one
+ * short read, which also looks at that message): the read attaches at the first chunk stamped
+ * at or after it (RabbitMQ's timestamp offset spec, one more subscription) and reads on to the
+ * wanted result, or to a later result of `producer` or the end, then searches back from that
+ * chunk as from the end. Cost: what was stored from the bound's chunk to the result, whatever
+ * came after. A bound that is wrong costs at most a read from its chunk to the end on top of
+ * the search without one; a bound later than every chunk, only the short read.
  * `timeoutMs` bounds each connect, subscribe and wait for a chunk (see ../read/stream-range.ts);
  * failures are the source's `SourceError`s.
  */
@@ -101,9 +133,19 @@ export async function lookUpResult(
   timeoutMs: number,
   reach: MemberReach = {},
   hint?: bigint,
+  where: ResultWhere = {},
 ): Promise<ResultLookup> {
   const source = rabbitSource(stream, { ...reach, connection: params, timeoutMs });
-  return searchResult(source, producer, publishingId, timeoutMs, hint);
+  const { writtenAfterMs } = where;
+  const time =
+    writtenAfterMs === undefined
+      ? undefined
+      : {
+          writtenAfterMs,
+          seek: (timestampMs: number) =>
+            firstOffsetAt(params, stream, timestampMs, timeoutMs, reach),
+        };
+  return searchResult(source, producer, publishingId, timeoutMs, hint, time);
 }
 
 /** `lookUpResult` over any source of the stream (the unit tests read an embedded one). */
@@ -113,8 +155,9 @@ export function searchResult(
   publishingId: bigint,
   timeoutMs: number,
   hint?: bigint,
+  time?: TimeBound,
 ): Promise<ResultLookup> {
-  return new ResultSearch(source, producer, publishingId, timeoutMs).run(hint);
+  return new ResultSearch(source, producer, publishingId, timeoutMs).run(hint, time);
 }
 
 /** A result found in a window: its offset and 'batch' part number. */
@@ -130,6 +173,8 @@ interface RangeFinding {
   readonly earlier: boolean;
   /** One past the last offset read. */
   readonly next: bigint;
+  /** The timestamp of the last chunk read (NaN when none was). */
+  readonly timestamp: number;
 }
 
 class ResultSearch {
@@ -143,35 +188,76 @@ class ResultSearch {
     private readonly timeoutMs: number,
   ) {}
 
-  async run(hint: bigint | undefined): Promise<ResultLookup> {
+  async run(hint: bigint | undefined, time: TimeBound | undefined): Promise<ResultLookup> {
     const end = await this.source.endOffset();
     if (hint !== undefined && hint < end) {
       const hinted = await this.fromHint(hint, end);
       if (hinted !== undefined) return hinted;
     }
+    const hintUse = hint === undefined ? {} : { hint: 'unusable' as const };
+    if (time !== undefined) {
+      const timed = await this.fromTime(time, end, hintUse);
+      if (timed !== undefined) return timed;
+    }
     const found = await this.backward(end);
     const message = found === undefined ? undefined : await this.firstPart(found);
-    return this.answer(message, hint === undefined ? undefined : 'unusable');
+    const timeUse = time === undefined ? {} : { time: 'unusable' as const };
+    return this.answer(message, { ...hintUse, ...timeUse });
+  }
+
+  /**
+   * The search from the first chunk stamped at or after `time.writtenAfterMs`; undefined when
+   * no chunk up to the stream's last message is (or the seek failed to find one).
+   */
+  private async fromTime(
+    time: TimeBound,
+    end: bigint,
+    hintUse: { readonly hint?: HintUse },
+  ): Promise<ResultLookup | undefined> {
+    if (end === 0n) return undefined;
+    const last = await this.readOrRemoved(end - 1n, end);
+    if (last?.found !== undefined) {
+      return this.answer(await this.firstPart(last.found), { ...hintUse, time: 'after-time' });
+    }
+    // Later than the last chunk: osiris would attach the read past the end, and wait there.
+    if (last === undefined || !(last.timestamp >= time.writtenAfterMs)) return undefined;
+    const from = await time.seek(time.writtenAfterMs);
+    if (from === undefined || from >= end) return undefined;
+    const after = await this.forward(from, end);
+    if (after !== undefined) {
+      return this.answer(await this.firstPart(after), { ...hintUse, time: 'after-time' });
+    }
+    const before = await this.backward(from);
+    const message = before === undefined ? undefined : await this.firstPart(before);
+    return this.answer(message, { ...hintUse, time: 'before-time' });
   }
 
   /** The search from the chunk at `hint`; undefined when retention removed it. */
   private async fromHint(hint: bigint, end: bigint): Promise<ResultLookup | undefined> {
-    let atHint: RangeFinding;
+    const atHint = await this.readOrRemoved(hint, end);
+    if (atHint === undefined) return undefined;
+    if (atHint.found !== undefined) {
+      return this.answer(await this.firstPart(atHint.found), { hint: 'at-hint' });
+    }
+    if (!atHint.earlier) {
+      const before = await this.backward(atHint.next);
+      if (before !== undefined) {
+        return this.answer(await this.firstPart(before), { hint: 'before-hint' });
+      }
+    }
+    const after = await this.forward(atHint.next, end);
+    const message = after === undefined ? undefined : await this.firstPart(after);
+    return this.answer(message, { hint: 'after-hint' });
+  }
+
+  /** The first chunk from `from` (below `end`); undefined when retention removed `from`. */
+  private async readOrRemoved(from: bigint, end: bigint): Promise<RangeFinding | undefined> {
     try {
-      atHint = await this.read(hint, end, true);
+      return await this.read(from, end, true);
     } catch (error) {
       if (error instanceof RetentionGapError) return undefined;
       throw error;
     }
-    if (atHint.found !== undefined) {
-      return this.answer(await this.firstPart(atHint.found), 'at-hint');
-    }
-    if (!atHint.earlier) {
-      const before = await this.backward(atHint.next);
-      if (before !== undefined) return this.answer(await this.firstPart(before), 'before-hint');
-    }
-    const after = await this.forward(atHint.next, end);
-    return this.answer(after === undefined ? undefined : await this.firstPart(after), 'after-hint');
   }
 
   /**
@@ -199,11 +285,14 @@ class ResultSearch {
     return undefined;
   }
 
-  /** On from `from` to `end`, to the wanted result; undefined when it is not there. */
+  /**
+   * On from `from` to `end`, to the wanted result; undefined when it is not there (up to a
+   * later result of ours, past which it is not).
+   */
   private async forward(from: bigint, end: bigint): Promise<Found | undefined> {
     if (from >= end) return undefined;
     try {
-      return (await this.read(from, end, false)).found;
+      return (await this.read(from, end, false, true)).found;
     } catch (error) {
       // Removed meanwhile: what was removed cannot be found, the rest can.
       if (!(error instanceof RetentionGapError)) throw error;
@@ -228,15 +317,25 @@ class ResultSearch {
     }
   }
 
-  /** Reads [`from`, `until`) to the wanted result, or only the first chunk when `oneChunk`. */
-  private async read(from: bigint, until: bigint, oneChunk: boolean): Promise<RangeFinding> {
+  /**
+   * Reads [`from`, `until`) to the wanted result, or only the first chunk when `oneChunk`, or
+   * when `toLater` only to a later result of ours (nothing after it holds the wanted one).
+   */
+  private async read(
+    from: bigint,
+    until: bigint,
+    oneChunk: boolean,
+    toLater = false,
+  ): Promise<RangeFinding> {
     this.windows++;
     let found: Found | undefined;
     let earlier = false;
     let next = from;
+    let timestamp = Number.NaN;
     await readRange(this.source, from, until, this.timeoutMs, (chunk, count) => {
       this.messagesRead += count;
       next = chunk.firstOffset + BigInt(count);
+      timestamp = chunk.timestamp;
       const finding = findResultIn(chunk, count, this.producer, this.publishingId);
       if ('index' in finding) {
         found = {
@@ -247,15 +346,16 @@ class ResultSearch {
         return true;
       }
       earlier ||= finding.earlier;
-      return oneChunk;
+      return oneChunk || (toLater && finding.later);
     });
-    return found === undefined ? { earlier, next } : { found, earlier, next };
+    return found === undefined ? { earlier, next, timestamp } : { found, earlier, next, timestamp };
   }
 
-  private answer(message: Uint8Array | undefined, hint: HintUse | undefined): ResultLookup {
+  private answer(
+    message: Uint8Array | undefined,
+    uses: { readonly hint?: HintUse; readonly time?: TimeUse } = {},
+  ): ResultLookup {
     const { messagesRead, windows } = this;
-    return hint === undefined
-      ? { message, messagesRead, windows }
-      : { message, messagesRead, windows, hint };
+    return { message, messagesRead, windows, ...uses };
   }
 }

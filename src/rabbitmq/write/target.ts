@@ -4,7 +4,7 @@ import { QueryPublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/q
 import type { QueryPublisherResponse } from 'rabbitmq-stream-js-client/dist/responses/query_publisher_response.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
 import type { SubEntryCompression } from '../../codecs/sub-entry.js';
-import type { Target } from '../../ports/ports.js';
+import type { ResultWhere, Target } from '../../ports/ports.js';
 import { maxWriteBytes, plainEntriesFit, writeRefusal } from '../../ports/write-size.js';
 import {
   ConfigError,
@@ -227,10 +227,11 @@ export class RabbitTarget implements Target {
 
   /**
    * Searches the stream for this producer's result `publishingId`, on a replica of any node
-   * that is up, from the producer's result hint when one is stored, else backward from the
-   * stream's end: see ./result-lookup.ts for the cost.
+   * that is up, from the producer's result hint when one is stored, else on from the first
+   * chunk stamped at or after `where.writtenAfterMs`, else backward from the stream's end: see
+   * ./result-lookup.ts for the cost.
    */
-  async readResult(publishingId: bigint): Promise<Uint8Array | undefined> {
+  async readResult(publishingId: bigint, where?: ResultWhere): Promise<Uint8Array | undefined> {
     const lookup = await lookUpResult(
       this.link.params,
       this.stream,
@@ -239,6 +240,7 @@ export class RabbitTarget implements Target {
       this.confirmTimeoutMs,
       this.reach,
       await this.hintStore?.read(),
+      where,
     );
     return lookup.message;
   }

@@ -10,7 +10,7 @@ export function forwarding(target: Target): Target {
     lastPublishingId: () => target.lastPublishingId(),
     lastPublishingIdOf: (producer) => target.lastPublishingIdOf?.(producer) ?? Promise.resolve(0n),
     hasPublished: () => target.hasPublished(),
-    readResult: (publishingId) => target.readResult(publishingId),
+    readResult: (publishingId, where) => target.readResult(publishingId, where),
     publish: (id, messages) => target.publish(id, messages),
   };
 }

@@ -1,7 +1,7 @@
 // A network between a job and an embedded target that behaves like a RabbitMQ connection
 // under load, so that pipelining (the ordered publisher, the in-flight bound, the fence) is
 // exercised: the embedded target alone stores and confirms every publish synchronously.
-import { PublishError, type Target } from '../../../src/index.js';
+import { PublishError, type ResultWhere, type Target } from '../../../src/index.js';
 import { SimulatedCrash } from '../../../src/memory/index.js';
 
 /**
@@ -132,9 +132,9 @@ export class PipelinedTarget implements Target {
     return this.inner.hasPublished();
   }
 
-  readResult(publishingId: bigint): Promise<Uint8Array | undefined> {
+  readResult(publishingId: bigint, where?: ResultWhere): Promise<Uint8Array | undefined> {
     if (this.dead) return Promise.reject(this.crash());
-    return this.inner.readResult(publishingId);
+    return this.inner.readResult(publishingId, where);
   }
 
   publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void> {

@@ -34,7 +34,7 @@ export default async function ordersJob({ config }: PartitionWorker): Promise<Pa
           maxWriteBytes: partitionTarget.maxWriteBytes,
           lastPublishingId: () => Promise.reject(new Error('this target is broken on purpose')),
           hasPublished: () => partitionTarget.hasPublished(),
-          readResult: (id) => partitionTarget.readResult(id),
+          readResult: (id, where) => partitionTarget.readResult(id, where),
           publish: (id, messages) => partitionTarget.publish(id, messages),
         };
       },

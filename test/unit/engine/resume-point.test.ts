@@ -7,7 +7,8 @@ import {
   RecoveryError,
 } from '../../../src/common/errors.js';
 import type { Logger } from '../../../src/common/logger.js';
-import type { Target } from '../../../src/ports/ports.js';
+import type { ResultWhere, Source, Target } from '../../../src/ports/ports.js';
+import { CLOCK_SKEW_MARGIN_MS } from '../../../src/engine/resume/written-after.js';
 import { encodeResult } from '../../../src/result-format/result-format.js';
 import type { StepResult } from '../../../src/result-format/step-result.js';
 import { ResumePoint, resumesAtOne } from '../../../src/engine/resume/resume-point.js';
@@ -22,22 +23,42 @@ interface Broker {
   /** The producer's stored results by publishing id. */
   readonly results?: ReadonlyMap<bigint, Uint8Array>;
   readonly formerLast?: bigint;
+  /** The source's chunk timestamps by offset (`Source.timestampAt`); absent: it has none. */
+  readonly stamped?: ReadonlyMap<bigint, number> | 'fails';
 }
 
-function targetOf(broker: Broker): Target & { readonly reads: bigint[] } {
+function targetOf(
+  broker: Broker,
+): Target & { readonly reads: bigint[]; readonly wheres: (ResultWhere | undefined)[] } {
   const reads: bigint[] = [];
+  const wheres: (ResultWhere | undefined)[] = [];
   return {
     stream: 'totals',
     producer: 'job',
     reads,
+    wheres,
     lastPublishingId: () => Promise.resolve(broker.last),
     lastPublishingIdOf: () => Promise.resolve(broker.formerLast ?? 0n),
     hasPublished: () => Promise.resolve(broker.published),
-    readResult: (id: bigint) => {
+    readResult: (id: bigint, where?: ResultWhere) => {
       reads.push(id);
+      wheres.push(where);
       return Promise.resolve(broker.results?.get(id));
     },
-  } as unknown as Target & { readonly reads: bigint[] };
+  } as unknown as Target & { readonly reads: bigint[]; readonly wheres: ResultWhere[] };
+}
+
+function sourceOf(broker: Broker): Source {
+  const { stamped } = broker;
+  const source = { stream: 'readings' } as unknown as Source;
+  if (stamped === undefined) return source;
+  return {
+    ...source,
+    timestampAt: (offset: bigint) =>
+      stamped === 'fails'
+        ? Promise.reject(new Error('connection lost'))
+        : Promise.resolve(stamped.get(offset)),
+  };
 }
 
 const quiet = { warn: vi.fn(), info: vi.fn(), error: vi.fn() } as unknown as Logger;
@@ -49,6 +70,7 @@ async function resume(
 ) {
   const target = targetOf(broker);
   const point = new ResumePoint({
+    source: sourceOf(broker),
     target,
     logger: quiet,
     where: () => ({}),
@@ -146,6 +168,26 @@ describe('the resume point of a step job', () => {
       processorFor(tumbling('1m'), { flushing }),
     );
     expect(never.found).toMatchObject({ from: 'first', published: false });
+  });
+});
+
+describe('where the last result is looked for', () => {
+  const results = new Map([[4n, resultBytes(4n)]]);
+
+  it("is after the last id's source chunk was stored, less the margin for clock skew", async () => {
+    const stamped = new Map([[4n, 1_700_000_000_000]]);
+    const broker = { last: 4n, published: true, results, stamped };
+    const { target } = await resume(broker, processorFor(count(2)), { definition: 'v1' });
+    expect(target.wheres).toEqual([{ writtenAfterMs: 1_700_000_000_000 - CLOCK_SKEW_MARGIN_MS }]);
+  });
+
+  it('is anywhere when the source cannot tell: no timestamps, the offset not stored, a failure', async () => {
+    for (const stamped of [undefined, new Map<bigint, number>(), 'fails' as const]) {
+      const broker = { last: 4n, published: true, results, stamped };
+      const { target, found } = await resume(broker, processorFor(count(2)), { definition: 'v1' });
+      expect(target.wheres).toEqual([{}]);
+      expect(found).toMatchObject({ last: 4n, from: 5n });
+    }
   });
 });
 

@@ -61,6 +61,31 @@ describe("the embedded broker's readResult", () => {
     expect(await broker.target('results', { producer: 'nobody' }).readResult(5n)).toBeUndefined();
   });
 
+  it('answers, from any time bound, what it answers without one', async () => {
+    let clock = 1_000;
+    const broker = new MemoryBroker({ now: () => (clock += 10) });
+    broker.createStream('results');
+    await publishResults(
+      [
+        ...othersResults(['a', 'b'], 20, 0n),
+        { producer: 'ours', id: 5n, pack: 'batch', outputs: 3 },
+        ...othersResults(['a', 'b'], 20, 100n),
+        { producer: 'ours', id: 9n },
+        ...othersResults(['a', 'b'], 20, 200n),
+      ],
+      targetOf(broker),
+    );
+    const ours = broker.target('results', { producer: 'ours' });
+    // Before every chunk, at each write, between two, and later than every chunk.
+    const bounds = [0, ...Array.from({ length: 64 }, (_, i) => 1_000 + 5 * i), clock + 1];
+    for (const id of [0n, 4n, 5n, 7n, 9n, 10n]) {
+      const plain = await ours.readResult(id);
+      for (const writtenAfterMs of bounds) {
+        expect(await ours.readResult(id, { writtenAfterMs })).toEqual(plain);
+      }
+    }
+  });
+
   it("answers a 'batch' result's first part", async () => {
     const broker = brokerWithTarget();
     await publishResults(

@@ -1,0 +1,186 @@
+// The search behind the RabbitMQ target's readResult (src/rabbitmq/write/result-lookup.ts),
+// told when the result was written at the earliest, run over an embedded stream whose clock
+// the test sets: from a bound at or before our result it reads only what lies between, whatever
+// was written after; any bound (wrong, skewed, later than every chunk) answers as none does.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { MemoryBroker } from '../../../../src/memory/index.js';
+import {
+  searchResult,
+  type TimeBound,
+  type TimeUse,
+} from '../../../../src/rabbitmq/write/result-lookup.js';
+import { Coverage } from '../../../support/arbitraries/coverage.js';
+import { resultMessages } from '../../../support/results/stored-results.js';
+import type { PackMode } from '../../../../src/result-format/result-format.js';
+
+const TIMEOUT_MS = 5_000;
+/** Write i is stamped `START + STEP * i`. */
+const START = 1_000_000;
+const STEP = 10;
+
+interface Write {
+  readonly producer: string;
+  readonly id: bigint;
+  readonly pack: PackMode;
+}
+
+/** A stream holding `writes` in order, each one chunk stamped `STEP` ms after the one before. */
+async function streamOf(writes: readonly Write[]) {
+  let clock = START;
+  const broker = new MemoryBroker({ now: () => clock });
+  broker.createStream('results');
+  for (const { producer, id, pack } of writes) {
+    const outputs = pack === 'batch' ? 3 : 1;
+    await broker
+      .target('results', { producer })
+      .publish(id, resultMessages(producer, id, pack, outputs));
+    clock += STEP;
+  }
+  const source = broker.source('results');
+  /** The bound `writtenAfterMs`, seeking as RabbitMQ's timestamp offset spec does. */
+  const bound = (writtenAfterMs: number): TimeBound => ({
+    writtenAfterMs,
+    seek: (timestampMs) => {
+      const reading = new AbortController();
+      const { startOffset } = broker.consumer(
+        'results',
+        { timestamp: timestampMs },
+        reading.signal,
+      );
+      reading.abort();
+      return Promise.resolve(startOffset);
+    },
+  });
+  return { broker, source, bound };
+}
+
+/** When write `index` was stored. */
+const stampOf = (index: number): number => START + STEP * index;
+
+const others = (count: number, firstId: bigint): Write[] =>
+  Array.from({ length: count }, (_, i) => ({
+    producer: i % 2 === 0 ? 'billing' : 'audit',
+    id: firstId + BigInt(i),
+    pack: 'sections' as const,
+  }));
+
+const ours = (id: bigint, pack: PackMode = 'sections'): Write => ({ producer: 'ours', id, pack });
+
+describe('the result search from a time bound', () => {
+  it('reads only what lies between the bound and our result, however much was written after it', async () => {
+    const read: number[] = [];
+    for (const after of [0, 100, 10_000]) {
+      const writes = [...others(500, 0n), ours(10n), ...others(20, 600n), ours(20n)];
+      const { source, bound } = await streamOf([...writes, ...others(after, 1_000n)]);
+      // The bound: write 490's time, ten writes before our first result.
+      const lookup = await searchResult(
+        source,
+        'ours',
+        20n,
+        TIMEOUT_MS,
+        undefined,
+        bound(stampOf(490)),
+      );
+      expect(lookup.message).toEqual(resultMessages('ours', 20n)[0]);
+      expect(lookup.time).toBe('after-time');
+      read.push(lookup.messagesRead);
+      const unbounded = await searchResult(source, 'ours', 20n, TIMEOUT_MS);
+      expect(unbounded.messagesRead).toBeGreaterThanOrEqual(after / 2);
+    }
+    // The stream's last message, then writes 490 to 521 (ours the last of them).
+    expect(read).toEqual([1, 1 + 32, 1 + 32]);
+  });
+
+  it.each<[string, (last: number) => number, TimeUse]>([
+    ['later than every chunk (a clock skewed forward)', (last) => stampOf(last) + 1, 'unusable'],
+    ['after our result (searched back from its chunk)', () => stampOf(530), 'before-time'],
+    ['before the first chunk', () => 0, 'after-time'],
+    ['at our result', () => stampOf(521), 'after-time'],
+  ])('answers as without a bound for a bound %s', async (_, boundOf, use) => {
+    const writes = [
+      ...others(500, 0n),
+      ours(10n),
+      ...others(20, 600n),
+      ours(20n),
+      ...others(50, 1_000n),
+    ];
+    const { source, bound } = await streamOf(writes);
+    const lookup = await searchResult(
+      source,
+      'ours',
+      20n,
+      TIMEOUT_MS,
+      undefined,
+      bound(boundOf(writes.length - 1)),
+    );
+    expect(lookup.message).toEqual(resultMessages('ours', 20n)[0]);
+    expect(lookup.time).toBe(use);
+  });
+
+  it('answers as without a bound when retention removed the chunks up to ours, or our result', async () => {
+    const writes = [...others(50, 0n), ours(20n), ...others(50, 2_000n)];
+    for (const removedBefore of [10n, 51n]) {
+      const { broker, source, bound } = await streamOf(writes);
+      broker.truncate('results', removedBefore);
+      const plain = await searchResult(source, 'ours', 20n, TIMEOUT_MS);
+      const bounded = await searchResult(source, 'ours', 20n, TIMEOUT_MS, undefined, bound(0));
+      expect(bounded.message).toEqual(plain.message);
+    }
+  });
+
+  it('a stored hint is used first', async () => {
+    const writes = [...others(50, 0n), ours(20n), ...others(50, 2_000n)];
+    const { source, bound } = await streamOf(writes);
+    const lookup = await searchResult(source, 'ours', 20n, TIMEOUT_MS, 50n, bound(stampOf(0)));
+    expect(lookup).toMatchObject({ hint: 'at-hint', messagesRead: 1 });
+    expect(lookup.time).toBeUndefined();
+  });
+
+  it('answers, from any bound, what the search answers without one (property)', async () => {
+    const coverage = new Coverage('time-bounded search');
+    const write = fc.record({
+      producer: fc.constantFrom('ours', 'billing', 'audit'),
+      pack: fc.constantFrom<PackMode>('sections', 'batch'),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(write, { minLength: 1, maxLength: 60 }),
+        fc.oneof(fc.constant('last' as const), fc.nat({ max: 100 })),
+        fc.integer({ min: -5, max: 70 }),
+        async (specs, idPick, boundPick) => {
+          coverage.run();
+          const next = new Map<string, bigint>();
+          const writes = specs.map(({ producer, pack }) => {
+            const id = (next.get(producer) ?? 0n) + 2n;
+            next.set(producer, id);
+            return { producer, id, pack };
+          });
+          const { source, bound } = await streamOf(writes);
+          const last = next.get('ours') ?? 0n;
+          const wanted = idPick === 'last' ? last : BigInt(idPick % (Number(last) + 3));
+          const plain = await searchResult(source, 'ours', wanted, TIMEOUT_MS);
+          const bounded = await searchResult(
+            source,
+            'ours',
+            wanted,
+            TIMEOUT_MS,
+            undefined,
+            bound(stampOf(boundPick) + (boundPick % 2) * 3),
+          );
+          expect(bounded.message).toEqual(plain.message);
+          coverage.count(bounded.time ?? 'none');
+          coverage.count(plain.message === undefined ? 'absent' : 'found');
+        },
+      ),
+      { numRuns: 300 },
+    );
+    coverage.expectRates({
+      'after-time': 0.1,
+      'before-time': 0.05,
+      unusable: 0.05,
+      found: 0.3,
+      absent: 0.2,
+    });
+  });
+});
