@@ -30,7 +30,7 @@ import {
   isRetriableCode,
 } from '../../common/stream-protocol.js';
 import { InFlight } from './publish-in-flight.js';
-import { TurnWrites } from './turn-writes.js';
+import { TurnWrites } from '../turn-writes.js';
 import { StreamCommandError } from '../stream-command-error.js';
 import type { MemberReach } from '../cluster/node-connection.js';
 import type { NodeAddress } from '../cluster/stream-members.js';
@@ -91,7 +91,7 @@ export type PublisherLink = Pick<
  * Each publish is one Publish frame with one entry under the caller's publishing id (see
  * ../gaps/raw-publish.ts) and settles with that id's confirm or error, routed to this
  * publisher alone (../gaps/publish-confirms.ts). The frames made in one turn of the event
- * loop leave together, in order, in one socket write at its end (./turn-writes.ts). When the
+ * loop leave together, in order, in one socket write at its end (../turn-writes.ts). When the
  * connection is lost, everything in flight rejects as retriable and the publisher is
  * declared again on the next connection.
  *

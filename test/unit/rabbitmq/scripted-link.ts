@@ -279,7 +279,7 @@ export function scriptedTarget(
 /**
  * Lets every pending promise callback and I/O-free continuation run, and the writes they
  * made leave: the target writes its frames at the end of the event loop's turn
- * (src/rabbitmq/write/turn-writes.ts), so this waits for the turn after.
+ * (src/rabbitmq/turn-writes.ts), so this waits for the turn after.
  */
 export async function settle(): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));

@@ -1,5 +1,5 @@
 // The RabbitMQ target writes the Publish frames made in one turn of the event loop together,
-// in one socket write, at the end of the turn (src/rabbitmq/write/turn-writes.ts), over a
+// in one socket write, at the end of the turn (src/rabbitmq/turn-writes.ts), over a
 // connection the test drives. Held back, a frame still keeps to the fence: one made before
 // a fence never leaves after it.
 import { describe, expect, it } from 'vitest';

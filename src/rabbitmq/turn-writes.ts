@@ -3,9 +3,11 @@
  * (`setImmediate`: after the turn's I/O callbacks and the promise continuations they chain).
  *
  * A job catching up processes every chunk the turn's socket reads brought before the turn
- * ends, so the results of several chunks leave in one socket write, and the broker wakes,
- * stores and confirms once for them; a job that waits for its source has each result written
- * before it waits. Nothing waits on a clock: a write is held only while the turn runs on.
+ * ends, so the results of several chunks leave in one socket write (./write/target.ts), and
+ * the credit for the chunks taken in one Credit frame (./gaps/grant-credit.ts): the broker
+ * wakes once for them; a job that waits for its source has each write made before it waits.
+ * Nothing waits on a clock: a write is held only while the turn runs on, and the turn always
+ * ends.
  * (`process.nextTick` would be too early: it runs after each socket read's callback, and a
  * read hands over one chunk.)
  */
