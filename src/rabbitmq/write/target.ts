@@ -326,7 +326,7 @@ export class RabbitTarget implements Target {
         return error;
       }),
     );
-    this.unwritten.add({ epoch, live, ids, frame });
+    this.unwritten.add({ epoch, live, ids, confirms, frame });
     return confirms;
   }
 
@@ -350,9 +350,10 @@ export class RabbitTarget implements Target {
       // At the turn's end nobody would catch it: each held publish fails with it instead.
       sent = sendable.map(() => Promise.reject(error as Error));
     }
-    sendable.forEach(({ ids }, i) => {
+    sendable.forEach((write, i) => {
       sent[i]?.catch((error: unknown) => {
-        for (const id of ids) this.inFlight.fail(id, this.failure(id, true, describe(error)));
+        this.failHeld(write, (id) => this.failure(id, true, describe(error)));
+        const { ids } = write;
         // A frame the socket did not take whole breaks every frame after it: the connection
         // goes, with whatever else was written to it.
         this.link.abandon(live, `publish ${ids[0] ?? 0n} could not be written`);
@@ -361,10 +362,22 @@ export class RabbitTarget implements Target {
   }
 
   /** Whether a held-back frame may still go; if not, its publishes fail with the reason. */
-  private stillSendable({ epoch, ids }: Unwritten): boolean {
-    if (epoch === this.epoch) return true;
-    for (const id of ids) this.inFlight.fail(id, this.epochEnded(id));
+  private stillSendable(write: Unwritten): boolean {
+    if (write.epoch === this.epoch) return true;
+    this.failHeld(write, (id) => this.epochEnded(id));
     return false;
+  }
+
+  /**
+   * Fails the publishes a held-back frame opened, by their own records: the same id may
+   * have been published again since they settled (after a fence was lifted), and that
+   * publish is not this frame's to fail.
+   */
+  private failHeld({ ids, confirms }: Unwritten, error: (id: bigint) => Error): void {
+    ids.forEach((id, i) => {
+      const confirm = confirms[i];
+      if (confirm !== undefined) this.inFlight.failOpened(id, confirm, error(id));
+    });
   }
 
   /** The Publish frame of a producer's batch, or why it cannot be sent. */
@@ -635,6 +648,8 @@ interface Unwritten {
   readonly epoch: number;
   readonly live: Live;
   readonly ids: readonly bigint[];
+  /** The promises `InFlight.open` returned for `ids`, in the same order. */
+  readonly confirms: readonly Promise<void>[];
   readonly frame: Buffer;
 }
 

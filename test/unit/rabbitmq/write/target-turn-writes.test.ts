@@ -58,6 +58,24 @@ describe('a RabbitMQ target writing the publishes of one turn', () => {
     }
   });
 
+  it('drops a held publish of an ended epoch without failing the same id published again in the same turn', async () => {
+    const link = new ScriptedLink();
+    const target = scriptedTarget(link);
+    const first = outcome(target.publish(1n, message));
+    await continuations();
+
+    link.lose(); // fails publish 1 in flight, and fences the target; its frame is still held
+    link.answerQuery({ code: 1, sequence: 0n });
+    await target.lastPublishingId(); // lifts the fence, still in the same turn
+    const again = outcome(target.publish(1n, message));
+    await settle();
+
+    expect(await first).toBeInstanceOf(PublishError);
+    expect(link.sent).toEqual([1n]); // the second publish only
+    link.confirm(PUBLISHER_ID, 1n);
+    expect(await again).toBe('confirmed');
+  });
+
   it('fails a held publish whose turn ended after the target was closed, sending nothing', async () => {
     const link = new ScriptedLink();
     const target = scriptedTarget(link);
