@@ -33,7 +33,9 @@ export interface PublisherEvents {
   streamChanged(code: number): void;
 }
 
+/** The key of a PublishConfirm frame (the broker's, never a response's). */
 export const PUBLISH_CONFIRM_KEY = 0x0003;
+/** The key of a PublishError frame. */
 export const PUBLISH_ERROR_KEY = 0x0004;
 /** Key and version, before a confirm's or an error's body. */
 const FRAME_HEAD = 4;
