@@ -21,13 +21,19 @@ export class TurnWrites<W> {
     this.queued.push(write);
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(this.flush);
+    setImmediate(this.turnEnded);
   }
 
-  private readonly flush = (): void => {
-    this.scheduled = false;
+  /** Hands over what this turn queued so far, now; the turn's end hands over what comes after. */
+  flush(): void {
     const writes = this.queued;
+    if (writes.length === 0) return;
     this.queued = [];
     this.writeAll(writes);
+  }
+
+  private readonly turnEnded = (): void => {
+    this.scheduled = false;
+    this.flush();
   };
 }

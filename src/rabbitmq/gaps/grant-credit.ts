@@ -16,7 +16,9 @@ const MAX_CREDIT = 0xffff;
  * WORKAROUND: write the frame to the connection's socket ourselves, in order with the
  * client's own writes (the same socket), and only one per turn of the event loop: the credit
  * granted during a turn goes in one frame at its end (../turn-writes.ts), so the broker wakes
- * once for the chunks a turn took, not once per chunk. Layout (PROTOCOL.adoc, "Credit"): size
+ * once for the chunks a turn took, not once per chunk; only once half the subscription's
+ * credit is held does it go at once (a job's turn processing a full queue would otherwise
+ * leave the broker without credit until the queue is empty, and then wait for it). Layout (PROTOCOL.adoc, "Credit"): size
  * uint32 (7) | key uint16 (0x0009) | version uint16 (1) | subscription id uint8 | credit
  * uint16. The broker answers only a refused Credit (an unknown subscription), which the
  * client's decoder reads as before. A write on a closed socket is dropped, as the client
@@ -24,23 +26,36 @@ const MAX_CREDIT = 0xffff;
  */
 export class CreditGrants {
   private readonly turn = new TurnWrites<number>((grants) => this.write(grants));
+  /** Credit granted and not written yet. */
+  private held = 0;
+  /** Held credit that is written at once, without waiting for the turn's end. */
+  private readonly eager: number;
 
   /**
-   * @param granting whether credit may still go when the turn ends: a subscription closed or
-   *   failed meanwhile grants nothing more.
+   * @param credit the subscription's credit: at most this many chunks are buffered or on
+   *   their way. Half of it held is written at once, so that a turn that takes many chunks
+   *   (a job processing a full queue) never leaves the broker without credit while it runs.
+   * @param granting whether credit may still go when it is written: a subscription closed
+   *   or failed meanwhile grants nothing more.
    */
   constructor(
     private readonly connection: Connection,
     private readonly subscriptionId: number,
+    credit: number,
     private readonly granting: () => boolean,
-  ) {}
+  ) {
+    this.eager = Math.ceil(credit / 2);
+  }
 
   /** Grants `chunks` more chunks at the end of this turn, with the rest of the turn's. */
   grant(chunks: number): void {
     this.turn.add(chunks);
+    this.held += chunks;
+    if (this.held >= this.eager) this.turn.flush();
   }
 
   private write(grants: readonly number[]): void {
+    this.held = 0;
     if (!this.granting()) return;
     let credit = 0;
     for (const chunks of grants) credit += chunks;

@@ -168,7 +168,9 @@ export class Subscription {
   ) {
     this.from = typeof options.from === 'bigint' ? options.from : 0n;
     this.delivering = options.singleActive === undefined;
-    this.credit = new CreditGrants(connection, SUBSCRIPTION_ID, () => this.granting());
+    this.credit = new CreditGrants(connection, SUBSCRIPTION_ID, options.credit, () =>
+      this.granting(),
+    );
   }
 
   static async open(params: ClientParams, options: SubscriptionOptions): Promise<Subscription> {
