@@ -7,7 +7,8 @@ import type { PublishErrorResponse } from 'rabbitmq-stream-js-client/dist/respon
 import type { SourceChunk } from '../../src/ports/ports.js';
 import { PublishError, ResumePointError } from '../../src/common/errors.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
-import { parsePublishErrors } from '../../src/rabbitmq/gaps/publish-errors.js';
+import { PublishRouter, type PublisherEvents } from '../../src/rabbitmq/gaps/publish-confirms.js';
+import { FrameAssembler } from '../../src/rabbitmq/socket-frames.js';
 import { publishFrame, sendFrame } from '../../src/rabbitmq/gaps/raw-publish.js';
 import { silentLogger } from '../../src/common/logger.js';
 import { messagesOf, offsetsOf, rabbitForTests } from '../support/brokers/rabbitmq.js';
@@ -204,9 +205,10 @@ describe('the broker, on what the fence relies on (README, "How the guarantee wo
       silentLogger,
     );
     const refused: bigint[] = [];
-    connection.on('publish_error', (event: PublishErrorResponse) => {
-      for (const error of parsePublishErrors(event).errors) refused.push(error.publishingId);
-    });
+    routerFor(connection).register(
+      3,
+      publisherEvents(stream, { failed: (id) => refused.push(id) }),
+    );
     const declare = () =>
       connection.sendAndWait(
         new DeclarePublisherRequest({ stream, publisherId: 3, publisherRef: 'order' }),
@@ -295,29 +297,97 @@ describe('the stock publisher of rabbitmq-stream-js-client 1.0.0 (gaps worked ar
     await second.close();
   });
 
-  it('mis-parses publish errors, which parsePublishErrors reads right (publish-errors.ts)', async () => {
+  it('mis-parses publish errors, which our router reads right (publish-errors.ts)', async () => {
     await newStream();
-    const connection = await Connection.connect(
+    const stockConnection = await Connection.connect(
       { ...params, connectionId: randomUUID() },
       silentLogger,
     );
+    const ours = await Connection.connect({ ...params, connectionId: randomUUID() }, silentLogger);
     const event = new Promise<PublishErrorResponse>((resolve) =>
-      connection.on('publish_error', resolve),
+      stockConnection.on('publish_error', resolve),
+    );
+    const refused = new Promise<[bigint, number]>((resolve) =>
+      routerFor(ours).register(
+        200,
+        publisherEvents('none', { failed: (id, code) => resolve([id, code]) }),
+      ),
     );
 
     // Publisher 200 was never declared: the broker answers with "publisher does not exist".
-    await sendFrame(connection, publishFrame(200, 42n, [amqpMessage('nobody')]));
+    await sendFrame(stockConnection, publishFrame(200, 42n, [amqpMessage('nobody')]));
+    await sendFrame(ours, publishFrame(200, 42n, [amqpMessage('nobody')]));
     const error = await event;
 
     expect(error.publisherId).toBeUndefined();
     expect(error.publishingError.publishingId).toBeUndefined();
-    expect(parsePublishErrors(error)).toEqual({
-      publisherId: 200,
-      errors: [{ publishingId: 42n, code: 0x12 }],
-    });
-    await connection.close();
+    expect(await refused).toEqual([42n, 0x12]);
+    await stockConnection.close();
+    await ours.close();
+  });
+
+  it('reads every confirm through received(), which formats it for a debug line; our router takes it before (publish-confirms.ts)', async () => {
+    const stream = await newStream();
+    const confirmsSeenByClient = async (route: boolean): Promise<number> => {
+      const connection = await Connection.connect(
+        { ...params, connectionId: randomUUID() },
+        silentLogger,
+      );
+      const keys = keysReadBy(connection);
+      const confirmed = new Promise<readonly bigint[]>((resolve) => {
+        if (route) {
+          routerFor(connection).register(4, publisherEvents(stream, { confirmed: resolve }));
+        } else {
+          connection.on('publish_confirm', (event: { publishingIds: bigint[] }) =>
+            resolve(event.publishingIds),
+          );
+        }
+      });
+      await connection.sendAndWait(
+        new DeclarePublisherRequest({ stream, publisherId: 4, publisherRef: `${route}` }),
+      );
+
+      await sendFrame(connection, publishFrame(4, 1n, [amqpMessage('one')]));
+
+      expect(await confirmed).toEqual([1n]);
+      await connection.close();
+      return keys.filter((key) => key === 0x0003).length;
+    };
+
+    expect(await confirmsSeenByClient(false)).toBe(1);
+    expect(await confirmsSeenByClient(true)).toBe(0);
   });
 });
+
+/** A router on `connection` whose read errors fail the test. */
+function routerFor(connection: Connection): PublishRouter {
+  return new PublishRouter(connection, (error) => {
+    throw error;
+  });
+}
+
+function publisherEvents(stream: string, events: Partial<PublisherEvents>): PublisherEvents {
+  return {
+    stream,
+    confirmed: () => undefined,
+    failed: () => undefined,
+    streamChanged: () => undefined,
+    ...events,
+  };
+}
+
+/** The keys of the frames the client's `received()` is handed from now on, in order. */
+function keysReadBy(connection: Connection): number[] {
+  const keys: number[] = [];
+  const frames = new FrameAssembler((frame) => keys.push(frame.readUInt16BE(4)));
+  const client = connection as unknown as { received(data: Buffer): void };
+  const received = client.received.bind(connection);
+  client.received = (data) => {
+    frames.push(data);
+    received(data);
+  };
+  return keys;
+}
 
 const newStream = () => real.newStream('target-test');
 

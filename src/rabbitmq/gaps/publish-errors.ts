@@ -1,4 +1,3 @@
-import type { PublishErrorResponse } from 'rabbitmq-stream-js-client/dist/responses/publish_error_response.js';
 import { ClientInternalsError } from '../../common/errors.js';
 
 /**
@@ -8,13 +7,13 @@ import { ClientInternalsError } from '../../common/errors.js';
  *
  * but the client's decoder has no case for it and falls through to the generic response
  * path, which reads a uint32 "correlation id" and a uint16 "code" and keeps the rest as a
- * payload (a reader over the remaining bytes). The event it emits then says publisher `undefined`, publishing id `undefined`, and
+ * payload. The event it emits then says publisher `undefined`, publishing id `undefined`, and
  * a code made of the array count's last byte and the id's first byte.
  *
- * WORKAROUND: the generic path consumed the frame losslessly (correlation id, code, payload
- * are consecutive bytes), so the original frame body is put back together from them and
- * parsed as the protocol says. test/integration/rabbitmq-target.test.ts shows the stock event
- * next to ours; when the stock event carries the right publisher, id and code, this can go.
+ * WORKAROUND: the frame is read raw, before the client's decoder (./publish-confirms.ts),
+ * and parsed as the protocol says. test/integration/rabbitmq-target.test.ts shows the stock
+ * event next to ours; when the stock event carries the right publisher, id and code, the
+ * decoding here can go.
  */
 
 export interface PublishingError {
@@ -25,34 +24,6 @@ export interface PublishingError {
 export interface PublishErrors {
   readonly publisherId: number;
   readonly errors: readonly PublishingError[];
-}
-
-/** What the client's decoder actually produced for a PublishError frame. */
-interface MisparsedPublishError {
-  readonly correlationId: number;
-  readonly code: number;
-  readonly payload: { readonly data: Buffer };
-}
-
-export function parsePublishErrors(event: PublishErrorResponse): PublishErrors {
-  const raw = (event as unknown as { response?: Partial<MisparsedPublishError> }).response;
-  if (
-    raw === undefined ||
-    typeof raw.correlationId !== 'number' ||
-    typeof raw.code !== 'number' ||
-    !Buffer.isBuffer(raw.payload?.data)
-  ) {
-    throw new ClientInternalsError(
-      'rabbitmq-stream-js-client changed how it decodes PublishError frames; ' +
-        'src/rabbitmq/gaps/publish-errors.ts needs updating',
-    );
-  }
-  const rest = raw.payload.data;
-  const body = Buffer.alloc(6 + rest.length);
-  body.writeUInt32BE(raw.correlationId >>> 0, 0);
-  body.writeUInt16BE(raw.code & 0xffff, 4);
-  rest.copy(body, 6);
-  return decodePublishErrorBody(body);
 }
 
 /** Decodes a PublishError frame body after key and version. */

@@ -382,7 +382,12 @@ export class ReconnectingConnection {
     this.negotiatedFrameMax = connection.maxFrameSize;
     const whenLost = new Promise<never>((_, reject) => (this.markLost = reject));
     whenLost.catch(() => undefined); // settled by whoever races it; unobserved otherwise
-    return { connection, router: new PublishRouter(connection), lost: whenLost };
+    const router = new PublishRouter(connection, (error) => {
+      if (this.live?.connection === connection) {
+        this.lose(`reading from the connection failed: ${describe(error)}`);
+      }
+    });
+    return { connection, router, lost: whenLost };
   }
 
   private lose(reason: string): void {

@@ -16,7 +16,7 @@ import { queryStreamStats } from './stream-stats.js';
 import { abandon, socketOf } from '../gaps/client-socket.js';
 import { routeDeliverFrames } from '../gaps/consume-raw-chunks.js';
 import { answerConsumerUpdate, type ConsumerUpdate } from '../gaps/consumer-update.js';
-import { grantCredit } from '../gaps/grant-credit.js';
+import { CreditGrants } from '../gaps/grant-credit.js';
 import {
   advertisedNode,
   openMemberConnection,
@@ -111,8 +111,9 @@ const SUBSCRIPTION_ID = 0;
 
 /**
  * One subscription on its own connection: the raw Deliver frames become `SourceChunk`s in
- * a queue the reader drains with `take()`. Credit is granted one chunk at a time as the
- * reader takes chunks, so at most `credit` chunks are ever buffered.
+ * a queue the reader drains with `take()`. Credit is granted one chunk for each chunk the
+ * reader takes (written once per turn of the event loop), so at most `credit` chunks are
+ * ever buffered.
  *
  * A single active subscription delivers only between an activation it answered and the next
  * step-down. It answers an activation once a reader is attached (`attach`), with where that
@@ -123,6 +124,8 @@ const SUBSCRIPTION_ID = 0;
  */
 export class Subscription {
   private readonly queue: SourceChunk[] = [];
+  /** Credit for the chunks taken this turn, granted in one frame at its end. */
+  private readonly credit: CreditGrants;
   private failure: Error | undefined;
   private closed = false;
   private wake: (() => void) | undefined;
@@ -167,6 +170,9 @@ export class Subscription {
   ) {
     this.from = typeof options.from === 'bigint' ? options.from : 0n;
     this.delivering = options.singleActive === undefined;
+    this.credit = new CreditGrants(connection, SUBSCRIPTION_ID, options.credit, () =>
+      this.granting(),
+    );
   }
 
   static async open(params: ClientParams, options: SubscriptionOptions): Promise<Subscription> {
@@ -499,8 +505,12 @@ export class Subscription {
   }
 
   private grant(chunks: number): void {
-    if (this.closed || this.failure !== undefined || chunks === 0) return;
-    grantCredit(this.connection, SUBSCRIPTION_ID, chunks);
+    if (!this.granting() || chunks === 0) return;
+    this.credit.grant(chunks);
+  }
+
+  private granting(): boolean {
+    return !this.closed && this.failure === undefined;
   }
 
   private notify(): void {

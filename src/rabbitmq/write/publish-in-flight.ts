@@ -36,10 +36,13 @@ export class InFlight {
    */
   open(id: bigint, timeoutMs: number, onTimeout: () => Error): Promise<void> {
     this.reserved--;
-    return new Promise<void>((resolve, reject) => {
+    let entry: Pending | undefined;
+    const settled = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => this.settle(id, onTimeout), timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
+      entry = { resolve, reject, timer };
     });
+    if (entry !== undefined) this.pending.set(id, { ...entry, settled });
+    return settled;
   }
 
   /** Gives back `count` slots taken with `slot()` that were never opened. */
@@ -63,6 +66,14 @@ export class InFlight {
 
   fail(id: bigint, error: Error): void {
     this.settle(id, error);
+  }
+
+  /**
+   * Fails the publish `open` returned `settled` for, if it is still open: not a later
+   * publish of the same id opened since that one settled.
+   */
+  failOpened(id: bigint, settled: Promise<void>, error: Error): void {
+    if (this.pending.get(id)?.settled === settled) this.settle(id, error);
   }
 
   failAll(error: (id: bigint) => Error): void {
@@ -97,4 +108,6 @@ interface Pending {
   resolve(): void;
   reject(error: Error): void;
   timer: NodeJS.Timeout;
+  /** The promise `open` returned for it. */
+  readonly settled?: Promise<void>;
 }

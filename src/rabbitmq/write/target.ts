@@ -30,7 +30,7 @@ import {
   isRetriableCode,
 } from '../../common/stream-protocol.js';
 import { InFlight } from './publish-in-flight.js';
-import { TurnWrites } from './turn-writes.js';
+import { TurnWrites } from '../turn-writes.js';
 import { StreamCommandError } from '../stream-command-error.js';
 import type { MemberReach } from '../cluster/node-connection.js';
 import type { NodeAddress } from '../cluster/stream-members.js';
@@ -91,7 +91,7 @@ export type PublisherLink = Pick<
  * Each publish is one Publish frame with one entry under the caller's publishing id (see
  * ../gaps/raw-publish.ts) and settles with that id's confirm or error, routed to this
  * publisher alone (../gaps/publish-confirms.ts). The frames made in one turn of the event
- * loop leave together, in order, in one socket write at its end (./turn-writes.ts). When the
+ * loop leave together, in order, in one socket write at its end (../turn-writes.ts). When the
  * connection is lost, everything in flight rejects as retriable and the publisher is
  * declared again on the next connection.
  *
@@ -328,7 +328,7 @@ export class RabbitTarget implements Target {
         return error;
       }),
     );
-    this.unwritten.add({ epoch, live, ids, frame });
+    this.unwritten.add({ epoch, live, ids, confirms, frame });
     return confirms;
   }
 
@@ -352,9 +352,10 @@ export class RabbitTarget implements Target {
       // At the turn's end nobody would catch it: each held publish fails with it instead.
       sent = sendable.map(() => Promise.reject(error as Error));
     }
-    sendable.forEach(({ ids }, i) => {
+    sendable.forEach((write, i) => {
       sent[i]?.catch((error: unknown) => {
-        for (const id of ids) this.inFlight.fail(id, this.failure(id, true, describe(error)));
+        this.failHeld(write, (id) => this.failure(id, true, describe(error)));
+        const { ids } = write;
         // A frame the socket did not take whole breaks every frame after it: the connection
         // goes, with whatever else was written to it.
         this.link.abandon(live, `publish ${ids[0] ?? 0n} could not be written`);
@@ -363,10 +364,22 @@ export class RabbitTarget implements Target {
   }
 
   /** Whether a held-back frame may still go; if not, its publishes fail with the reason. */
-  private stillSendable({ epoch, ids }: Unwritten): boolean {
-    if (epoch === this.epoch) return true;
-    for (const id of ids) this.inFlight.fail(id, this.epochEnded(id));
+  private stillSendable(write: Unwritten): boolean {
+    if (write.epoch === this.epoch) return true;
+    this.failHeld(write, (id) => this.epochEnded(id));
     return false;
+  }
+
+  /**
+   * Fails the publishes a held-back frame opened, by their own records: the same id may
+   * have been published again since they settled (after a fence was lifted), and that
+   * publish is not this frame's to fail.
+   */
+  private failHeld({ ids, confirms }: Unwritten, error: (id: bigint) => Error): void {
+    ids.forEach((id, i) => {
+      const confirm = confirms[i];
+      if (confirm !== undefined) this.inFlight.failOpened(id, confirm, error(id));
+    });
   }
 
   /** The Publish frame of a producer's batch, or why it cannot be sent. */
@@ -637,6 +650,8 @@ interface Unwritten {
   readonly epoch: number;
   readonly live: Live;
   readonly ids: readonly bigint[];
+  /** The promises `InFlight.open` returned for `ids`, in the same order. */
+  readonly confirms: readonly Promise<void>[];
   readonly frame: Buffer;
 }
 

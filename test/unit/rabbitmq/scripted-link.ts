@@ -1,6 +1,7 @@
 // A connection for RabbitTarget that the test drives by hand: it records every frame and
 // request the target writes, answers requests as told, and delivers confirms, publish errors,
-// metadata updates and losses when the test says so, through the real PublishRouter.
+// metadata updates and losses when the test says so, through the real PublishRouter (confirms
+// and publish errors as raw frames on the socket, as the broker sends them).
 import type { ClientParams } from 'rabbitmq-stream-js-client';
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { DeclarePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/declare_publisher_request.js';
@@ -8,7 +9,11 @@ import { DeletePublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/
 import { QueryPublisherRequest } from 'rabbitmq-stream-js-client/dist/requests/query_publisher_request.js';
 import type { Request } from 'rabbitmq-stream-js-client/dist/requests/request.js';
 import type { Response } from 'rabbitmq-stream-js-client/dist/responses/response.js';
-import { PublishRouter } from '../../../src/rabbitmq/gaps/publish-confirms.js';
+import {
+  PUBLISH_CONFIRM_KEY,
+  PUBLISH_ERROR_KEY,
+  PublishRouter,
+} from '../../../src/rabbitmq/gaps/publish-confirms.js';
 import type { Live } from '../../../src/rabbitmq/gaps/reconnect.js';
 import {
   RabbitTarget,
@@ -51,6 +56,8 @@ export class ScriptedLink implements PublisherLink {
   readonly unanswered: Request[] = [];
   /** Each connection's listeners (the PublishRouter's), by connection. */
   private readonly listenersOf = new Map<Live, Map<string, (event: unknown) => void>>();
+  /** Each connection's socket 'data' listeners (the router's), by connection. */
+  private readonly socketReaders = new Map<Live, ((data: Buffer) => void)[]>();
   private readonly lossListeners = new Set<(reason: string) => void>();
   private live: Live;
 
@@ -123,33 +130,33 @@ export class ScriptedLink implements PublisherLink {
     else waiting(answer);
   }
 
+  /** A PublishConfirm frame on the live connection's socket, read as the broker sends it. */
   confirm(publisherId: number, ...publishingIds: bigint[]): void {
-    this.emit('publish_confirm', { publisherId, publishingIds });
+    const frame = Buffer.alloc(13 + 8 * publishingIds.length);
+    frame.writeUInt32BE(frame.length - 4, 0);
+    frame.writeUInt16BE(PUBLISH_CONFIRM_KEY, 4);
+    frame.writeUInt16BE(1, 6);
+    frame.writeUInt8(publisherId, 8);
+    frame.writeUInt32BE(publishingIds.length, 9);
+    publishingIds.forEach((id, i) => frame.writeBigUInt64BE(id, 13 + 8 * i));
+    this.read(frame);
   }
 
   /**
-   * A PublishError frame, shaped as rabbitmq-stream-js-client 1.0.0 mis-decodes it, on
-   * connection `on` (default: the live one). "Publisher does not exist" means the broker
-   * dropped the publisher there.
+   * A PublishError frame on connection `on` (default: the live one). "Publisher does not
+   * exist" means the broker dropped the publisher there.
    */
   publishError(publisherId: number, publishingId: bigint, code: number, on = this.live): void {
     if (code === 0x12) this.declaredIds.get(on)?.delete(publisherId);
-    const body = Buffer.alloc(15);
-    body.writeUInt8(publisherId, 0);
-    body.writeUInt32BE(1, 1);
-    body.writeBigUInt64BE(publishingId, 5);
-    body.writeUInt16BE(code, 13);
-    this.emit(
-      'publish_error',
-      {
-        response: {
-          correlationId: body.readUInt32BE(0),
-          code: body.readUInt16BE(4),
-          payload: { data: body.subarray(6) },
-        },
-      },
-      on,
-    );
+    const frame = Buffer.alloc(23);
+    frame.writeUInt32BE(frame.length - 4, 0);
+    frame.writeUInt16BE(PUBLISH_ERROR_KEY, 4);
+    frame.writeUInt16BE(1, 6);
+    frame.writeUInt8(publisherId, 8);
+    frame.writeUInt32BE(1, 9);
+    frame.writeBigUInt64BE(publishingId, 13);
+    frame.writeUInt16BE(code, 21);
+    this.read(frame, on);
   }
 
   /** The broker dropped the stream's publishers on the live connection, and says so. */
@@ -170,15 +177,26 @@ export class ScriptedLink implements PublisherLink {
     this.listenersOf.get(on)?.get(event)?.(payload);
   }
 
+  /** `data` arrives on the socket of connection `on`. */
+  private read(data: Buffer, on = this.live): void {
+    for (const listener of this.socketReaders.get(on) ?? []) listener(data);
+  }
+
   private connect(): Live {
     const listeners = new Map<string, (event: unknown) => void>();
+    const readers: ((data: Buffer) => void)[] = [() => undefined];
     // The target writes Publish frames to the client connection's socket itself
     // (src/rabbitmq/gaps/raw-publish.ts); frames written while it is corked leave in one write.
     let corks = 0;
     let corkedFrames = 0;
     const socket = {
       readyState: 'open',
-      listeners: () => [],
+      // The client's own listener, which the router takes frames from and hands the rest to;
+      // a scripted connection sends the client nothing.
+      listeners: () => readers,
+      removeListener: (_event: string, listener: (data: Buffer) => void) =>
+        readers.splice(readers.indexOf(listener), 1),
+      on: (_event: string, listener: (data: Buffer) => void) => readers.push(listener),
       cork: () => {
         if (this.socketBroken) throw new Error('no socket to cork');
         corks++;
@@ -207,10 +225,13 @@ export class ScriptedLink implements PublisherLink {
     } as unknown as Connection;
     const live: Live = {
       connection,
-      router: new PublishRouter(connection),
+      router: new PublishRouter(connection, (error) => {
+        throw error;
+      }),
       lost: new Promise(() => undefined),
     };
     this.listenersOf.set(live, listeners);
+    this.socketReaders.set(live, readers);
     return live;
   }
 }
@@ -258,7 +279,7 @@ export function scriptedTarget(
 /**
  * Lets every pending promise callback and I/O-free continuation run, and the writes they
  * made leave: the target writes its frames at the end of the event loop's turn
- * (src/rabbitmq/write/turn-writes.ts), so this waits for the turn after.
+ * (src/rabbitmq/turn-writes.ts), so this waits for the turn after.
  */
 export async function settle(): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve));

@@ -1,5 +1,5 @@
 // The RabbitMQ target writes the Publish frames made in one turn of the event loop together,
-// in one socket write, at the end of the turn (src/rabbitmq/write/turn-writes.ts), over a
+// in one socket write, at the end of the turn (src/rabbitmq/turn-writes.ts), over a
 // connection the test drives. Held back, a frame still keeps to the fence: one made before
 // a fence never leaves after it.
 import { describe, expect, it } from 'vitest';
@@ -56,6 +56,24 @@ describe('a RabbitMQ target writing the publishes of one turn', () => {
       expect(result).toBeInstanceOf(PublishError);
       expect(result).toMatchObject({ retriable: true });
     }
+  });
+
+  it('drops a held publish of an ended epoch without failing the same id published again in the same turn', async () => {
+    const link = new ScriptedLink();
+    const target = scriptedTarget(link);
+    const first = outcome(target.publish(1n, message));
+    await continuations();
+
+    link.lose(); // fails publish 1 in flight, and fences the target; its frame is still held
+    link.answerQuery({ code: 1, sequence: 0n });
+    await target.lastPublishingId(); // lifts the fence, still in the same turn
+    const again = outcome(target.publish(1n, message));
+    await settle();
+
+    expect(await first).toBeInstanceOf(PublishError);
+    expect(link.sent).toEqual([1n]); // the second publish only
+    link.confirm(PUBLISHER_ID, 1n);
+    expect(await again).toBe('confirmed');
   });
 
   it('fails a held publish whose turn ended after the target was closed, sending nothing', async () => {
