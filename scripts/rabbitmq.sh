@@ -33,6 +33,9 @@
 #                                cluster
 #   scripts/rabbitmq.sh cluster streams N ARGS...
 #                                run rabbitmq-streams ARGS... against node N
+#   scripts/rabbitmq.sh cluster ctl N ARGS...
+#                                run rabbitmqctl ARGS... against node N (e.g. `eval EXPR`, which
+#                                the tests use to hold a stream member back)
 #
 # Node N is rabbit-N@localhost: stream port 556N (advertised as 127.0.0.1:556N, so clients
 # reach each member where the Metadata query says it is), AMQP 568N, Erlang distribution
@@ -104,7 +107,7 @@ die() {
 
 usage() {
   echo "usage: $0 start|stop|status|url|streams ARGS..." >&2
-  echo "       $0 cluster start|stop|status|url|stop-node N|start-node N|streams N ARGS..." >&2
+  echo "       $0 cluster start|stop|status|url|stop-node N|start-node N|streams N ARGS...|ctl N ARGS..." >&2
   exit 2
 }
 
@@ -482,6 +485,14 @@ cluster() {
       local n=$2
       shift 2
       in_node "$n" /usr/lib/rabbitmq/bin/rabbitmq-streams "$@"
+      ;;
+    ctl)
+      check_node_number "${2:-}"
+      require_root
+      node_running "$2" || die "cluster: node $2 is not running"
+      local n=$2
+      shift 2
+      in_node "$n" rabbitmqctl "$@"
       ;;
     *) usage ;;
   esac

@@ -192,7 +192,7 @@ export function memberCandidates(
 
 /**
  * A connection to the URL's node, or while it is down to the first known node that answers:
- * for questions every node answers (StreamStats, the Metadata query).
+ * for questions every node answers alike (the Metadata query).
  */
 export async function openAnyNode(
   params: ClientParams,

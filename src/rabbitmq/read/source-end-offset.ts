@@ -16,6 +16,13 @@ import { streamStats } from './stream-stats.js';
  * holds tracking chunks and no messages at all delivers nothing; osiris then waits for the
  * next chunk, so that case is known after `timeoutMs`, and answers 0. `member` says how to
  * reach a member of the stream (as a read does).
+ *
+ * Both are asked on the stream's leader, though reads go to a replica: a member delivers only
+ * chunks it knows to be committed, and a replica learns that from the leader, later (a node
+ * just thawed, or busy, may be thousands of messages behind), so a replica's end can fall short
+ * of messages already confirmed to their producers. With no leader to ask (one is being
+ * elected), it fails retriable, as Kafka's `endOffsets` does without a partition leader,
+ * rather than answer a replica's end.
  */
 export async function endOffset(
   params: ClientParams,
@@ -30,6 +37,7 @@ export async function endOffset(
     from: 'last',
     credit: 1,
     connectTimeoutMs: timeoutMs,
+    role: 'leader',
     ...member,
   });
   try {

@@ -21,6 +21,7 @@ import {
   advertisedNode,
   openMemberConnection,
   type MemberReach,
+  type MemberRole,
 } from '../cluster/node-connection.js';
 import { StreamCommandError } from '../stream-command-error.js';
 import { SilenceWatch } from './silence-watch.js';
@@ -69,6 +70,11 @@ export interface SubscriptionOptions extends MemberReach {
    * sent halfway) fails the subscription as lost, `stalled` (./silence-watch.ts).
    */
   readonly stallTimeoutMs?: number | undefined;
+  /**
+   * The member to read on: a 'replica' (default; the leader's node takes every write already),
+   * or the 'leader', whose committed end is the stream's (./source-end-offset.ts).
+   */
+  readonly role?: MemberRole;
   /** A node found stalled before: connected to only when no other member can be. */
   readonly avoid?: NodeAddress | undefined;
   /** Where the members were last seen, to connect to one without asking (see `MemberReach`). */
@@ -178,8 +184,8 @@ export class Subscription {
   static async open(params: ClientParams, options: SubscriptionOptions): Promise<Subscription> {
     // The listeners exist before the subscription does: they reach it through `ref`.
     const ref: { subscription?: Subscription } = {};
-    // On a replica where there is one: the leader's node takes every write already.
-    const { connection, members } = await openMemberConnection(params, options.stream, 'replica', {
+    const role = options.role ?? 'replica';
+    const { connection, members } = await openMemberConnection(params, options.stream, role, {
       addressResolver: options.addressResolver,
       knownNodes: options.knownNodes,
       avoid: options.avoid,

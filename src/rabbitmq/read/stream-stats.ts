@@ -5,7 +5,8 @@ import type { StreamStatsResponse } from 'rabbitmq-stream-js-client/dist/respons
 import { describe, isRetriable, SourceError, StreamWindowsError } from '../../common/errors.js';
 import { OK, codeName, isRetriableCode } from '../../common/stream-protocol.js';
 import { abandon } from '../gaps/client-socket.js';
-import { openAnyNode, type MemberReach } from '../cluster/node-connection.js';
+import { openMemberConnection, type MemberReach } from '../cluster/node-connection.js';
+import { StreamCommandError } from '../stream-command-error.js';
 
 /**
  * A stream's chunk ids as StreamStats reports them: the first offset of its first chunk, and
@@ -36,10 +37,12 @@ export async function queryStreamStats(
 }
 
 /**
- * Asks on a connection of its own (to the URL's node, or while it is down to one of `member`'s
- * known nodes), all within `timeoutMs`. Failing to connect, or no answer
- * in time, is a retriable SourceError; a final failure (a refused connection, client
- * internals that moved) is passed on as it is.
+ * Asks the stream's leader, on a connection of its own, all within `timeoutMs`. Any node
+ * answers StreamStats, but from its own member of the stream (the first live one when it has
+ * none), and a replica's committed chunk id lags the leader's: only the leader's is the
+ * stream's committed end. Failing to connect, no answer in time, or no leader to ask (one is
+ * being elected) is a retriable SourceError; a final failure (a refused connection, a stream
+ * that does not exist, client internals that moved) is not retriable.
  */
 export async function streamStats(
   params: ClientParams,
@@ -50,12 +53,16 @@ export async function streamStats(
   const deadline = Date.now() + timeoutMs;
   let connection: Connection;
   try {
-    // Any node answers; while the URL's node is down, one of the members seen before.
-    connection = await openAnyNode(params, {
+    ({ connection } = await openMemberConnection(params, stream, 'leader', {
       timeoutMs,
       ...member,
-    });
+    }));
   } catch (error) {
+    // The Metadata query's refusal, as StreamStats' own would be: retriable while a leader is
+    // elected, final for a stream that does not exist.
+    if (error instanceof StreamCommandError) {
+      throw new SourceError(stream, error.retriable, describe(error));
+    }
     // A refusal or a client whose internals moved is final; only a passing failure retries.
     if (error instanceof StreamWindowsError && !isRetriable(error)) throw error;
     throw new SourceError(stream, true, describe(error));

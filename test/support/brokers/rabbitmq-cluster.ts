@@ -16,6 +16,8 @@ const script = fileURLToPath(new URL('../../../scripts/rabbitmq.sh', import.meta
 const stopTimeoutMs = 60_000;
 // start-node waits for the boot (up to the script's 120 s) and the rejoin.
 const startTimeoutMs = 180_000;
+// A rabbitmqctl command starts a VM of its own: a second or two.
+const ctlTimeoutMs = 30_000;
 
 /** The stream URLs of the cluster's nodes, node 1 first. */
 export function clusterUrls(): string[] {
@@ -39,6 +41,11 @@ export function stopNode(n: ClusterNode): Promise<void> {
 /** Starts node `n` again; resolves once it is fully booted and back in the cluster. */
 export function startNode(n: ClusterNode): Promise<void> {
   return runClusterScript(['start-node', String(n)], `starting cluster node ${n}`, startTimeoutMs);
+}
+
+/** Runs `rabbitmqctl args...` against node `n` (`scripts/rabbitmq.sh cluster ctl`). */
+export function rabbitmqctl(n: ClusterNode, args: string[]): Promise<void> {
+  return runClusterScript(['ctl', String(n), ...args], `rabbitmqctl on node ${n}`, ctlTimeoutMs);
 }
 
 async function runClusterScript(args: string[], what: string, timeoutMs: number): Promise<void> {
