@@ -3,10 +3,10 @@ import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { QueryOffsetRequest } from 'rabbitmq-stream-js-client/dist/requests/query_offset_request.js';
 import { StoreOffsetRequest } from 'rabbitmq-stream-js-client/dist/requests/store_offset_request.js';
 import type { QueryOffsetResponse } from 'rabbitmq-stream-js-client/dist/responses/query_offset_response.js';
-import { describe, isRetriable, SourceError, StreamWindowsError } from '../../common/errors.js';
+import { SourceError } from '../../common/errors.js';
 import { OK, codeName, isRetriableCode } from '../../common/stream-protocol.js';
-import { abandon } from '../gaps/client-socket.js';
-import { openMemberConnection, type MemberReach } from '../cluster/node-connection.js';
+import type { MemberReach } from '../cluster/node-connection.js';
+import { onLeader } from './on-leader.js';
 
 /** QueryOffset's answer for a reference nothing was stored under. */
 const NO_OFFSET = 0x13;
@@ -26,7 +26,7 @@ export function queryStoredOffset(
   timeoutMs: number,
   reach: MemberReach = {},
 ): Promise<bigint | undefined> {
-  return onLeader(params, stream, timeoutMs, reach, (connection) =>
+  return onLeader(params, stream, timeoutMs, reach, 'QueryOffset', (connection) =>
     query(connection, stream, reference),
   );
 }
@@ -44,7 +44,7 @@ export function storeOffset(
   timeoutMs: number,
   reach: MemberReach = {},
 ): Promise<void> {
-  return onLeader(params, stream, timeoutMs, reach, async (connection, late) => {
+  return onLeader(params, stream, timeoutMs, reach, 'StoreOffset', async (connection, late) => {
     await connection.send(new StoreOffsetRequest({ reference, stream, offsetValue: offset }));
     while ((await query(connection, stream, reference)) !== offset) {
       if (late()) {
@@ -70,42 +70,4 @@ async function query(
     isRetriableCode(response.code),
     `querying the offset stored under '${reference}' failed with code ${response.code} (${codeName(response.code)})`,
   );
-}
-
-/**
- * Runs `ask` on a connection of its own to the stream's leader, all within `timeoutMs`:
- * failing to connect, or no answer in time, is a retriable SourceError; a final failure (a
- * refused connection, a stream that does not exist) is passed on as it is.
- */
-async function onLeader<T>(
-  params: ClientParams,
-  stream: string,
-  timeoutMs: number,
-  reach: MemberReach,
-  ask: (connection: Connection, late: () => boolean) => Promise<T>,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let connection: Connection;
-  try {
-    ({ connection } = await openMemberConnection(params, stream, 'leader', {
-      timeoutMs,
-      ...reach,
-    }));
-  } catch (error) {
-    if (error instanceof StreamWindowsError && !isRetriable(error)) throw error;
-    throw new SourceError(stream, true, describe(error));
-  }
-  let timer: NodeJS.Timeout | undefined;
-  const silent = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new SourceError(stream, true, `RabbitMQ did not answer within ${timeoutMs} ms`)),
-      Math.max(deadline - Date.now(), 1),
-    );
-  });
-  try {
-    return await Promise.race([ask(connection, () => Date.now() >= deadline), silent]);
-  } finally {
-    clearTimeout(timer);
-    abandon(connection);
-  }
 }

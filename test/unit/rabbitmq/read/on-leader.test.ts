@@ -1,6 +1,7 @@
-// streamStats asks the stream's leader: any node answers StreamStats, but from its own member,
-// and a replica's committed chunk id lags the leader's (./source-end-offset.ts reads the
-// stream's end from it).
+// Questions for a stream's leader (src/rabbitmq/read/on-leader.ts): streamStats asks the
+// leader, as any node answers StreamStats but from its own member, and a replica's committed
+// chunk id lags the leader's (source-end-offset.ts reads the stream's end from it); the stored
+// offset's QueryOffset goes there too. No leader to ask is retriable for both.
 import { describe, expect, it, vi } from 'vitest';
 import { MetadataRequest } from 'rabbitmq-stream-js-client/dist/requests/metadata_request.js';
 import { isRetriable, SourceError } from '../../../../src/common/errors.js';
@@ -44,11 +45,12 @@ vi.mock('../../../../src/rabbitmq/gaps/handshake.js', () => ({
 }));
 vi.mock('../../../../src/rabbitmq/gaps/client-socket.js', () => ({ abandon: () => undefined }));
 const { streamStats } = await import('../../../../src/rabbitmq/read/stream-stats.js');
+const { queryStoredOffset } = await import('../../../../src/rabbitmq/read/stored-offset.js');
 
 /** Connected through the replica's node, as a source whose URL names it. */
 const params = { hostname: 'node', port: REPLICA, username: 'u', password: 'p', vhost: '/' };
 
-describe("streamStats on a cluster, through a replica's node", () => {
+describe("questions for a stream's leader, through a replica's node", () => {
   it("answers the leader's committed chunk id, not the replica's it connected to first", async () => {
     cluster.metadataCode = 1;
     cluster.committed = new Map([
@@ -63,15 +65,21 @@ describe("streamStats on a cluster, through a replica's node", () => {
     expect(cluster.opened).toEqual([REPLICA, LEADER]);
   });
 
+  const questions = {
+    streamStats: () => streamStats(params, 'sensors', 100),
+    queryStoredOffset: () => queryStoredOffset(params, 'sensors', 'ref', 100),
+  };
   it.each([
-    ['a stream without a leader yet (being elected)', 0x06, true],
-    ['a stream that does not exist', 0x02, false],
-  ])(
-    'reports %s (Metadata code %i) as a SourceError, retriable as the code says',
-    async (_what, code, retriable) => {
+    ['streamStats', 'a stream without a leader yet (being elected)', 0x06, true],
+    ['streamStats', 'a stream that does not exist', 0x02, false],
+    ['queryStoredOffset', 'a stream without a leader yet (being elected)', 0x06, true],
+    ['queryStoredOffset', 'a stream that does not exist', 0x02, false],
+  ] as const)(
+    '%s reports %s (Metadata code %i) as a SourceError, retriable as the code says',
+    async (question, _what, code, retriable) => {
       cluster.metadataCode = code;
 
-      const error = await streamStats(params, 'sensors', 100).catch((e: unknown) => e);
+      const error = await questions[question]().catch((e: unknown) => e);
 
       expect(error).toBeInstanceOf(SourceError);
       expect(isRetriable(error)).toBe(retriable);
