@@ -109,4 +109,21 @@ describe('the keyed windows of event-time jobs', () => {
     expect(windows.first('b')).toBe(again);
     expect(windows.nextOfKey(again)).toBe(NO_WINDOW);
   });
+  it('closes windows by end, then start, then creation, whether or not the end queue hands them out so', () => {
+    const windows = new KeyedWindows<number>();
+    const created: WindowId[] = [];
+    const open = (key: string, start: number, end: number): void => {
+      const window = windows.create(key, start, end, BigInt(created.length), 0);
+      windows.schedule(window);
+      created.push(window);
+    };
+    // Aligned windows come out of the queue in closing order already.
+    for (let i = 0; i < 50; i++) open(`k${i}`, 0, 10);
+    // Same end, a later creation but an earlier start (a session): the start decides.
+    open('late-but-earlier', 5, 20);
+    open('early-start', 0, 20);
+    const closed: WindowId[] = [];
+    windows.closedBy((end) => end <= 20, closed);
+    expect(closed).toEqual([...created.slice(0, 50), created[51], created[50]]);
+  });
 });
