@@ -32,7 +32,15 @@ const UINT64_MAX = (1n << 64n) - 1n;
 const INT64_MIN = -(1n << 63n);
 
 export function encodeCanonical(value: unknown): Uint8Array {
-  checkEncodable(value, 1);
+  return encodeCanonicalAt(value, 1);
+}
+
+/**
+ * `encodeCanonical` of a value nested at `depth` (1 for a whole value) of a larger one that
+ * canonical-msgpack-writer.ts writes piece by piece: the nesting limit counts from the top.
+ */
+export function encodeCanonicalAt(value: unknown, depth: number): Uint8Array {
+  checkEncodable(value, depth);
   try {
     return encoder.encode(value);
   } catch (error) {
@@ -52,13 +60,17 @@ export function decodeCanonical(bytes: Uint8Array): unknown {
 }
 
 function checkEncodable(value: unknown, depth: number): void {
-  if (typeof value === 'bigint') {
-    if (value < INT64_MIN || value > UINT64_MAX) {
+  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) {
+    // The encoder's own limit, which counts every value: checked here too, so that a value
+    // encoded apart from its container (encodeCanonicalAt) is refused as it would be in it.
+    if (depth > MAX_DEPTH) {
+      throw new CodecError(`cannot encode as msgpack: Too deep objects in depth ${depth}`, 0);
+    }
+    if (typeof value === 'bigint' && (value < INT64_MIN || value > UINT64_MAX)) {
       throw new CodecError(`cannot encode ${value}n: msgpack integers are 64-bit`, 0);
     }
     return;
   }
-  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return;
   if (depth > MAX_DEPTH) throw new CodecError(`cannot encode: nested deeper than ${MAX_DEPTH}`, 0);
   if (value instanceof Map || value instanceof Set) {
     throw new CodecError(`cannot encode a ${value.constructor.name}: use an object or array`, 0);

@@ -1,5 +1,10 @@
 import { decodeJson, encodeCanonicalJson } from '../codecs/canonical-json.js';
-import { decodeCanonical, encodeCanonical } from '../codecs/canonical-msgpack.js';
+import { decodeCanonical } from '../codecs/canonical-msgpack.js';
+import {
+  CanonicalMsgpackWriter,
+  preEncoded,
+  type PreEncoded,
+} from '../codecs/canonical-msgpack-writer.js';
 import { decodeMessage, encodeMessage } from '../codecs/amqp-message.js';
 import { CodecError } from '../codecs/codec-error.js';
 import type { Key } from '../common/keyed-output.js';
@@ -226,7 +231,7 @@ export function encodeResult<R>(
     ...(result.flushed === true ? { [ResultProperty.flushed]: 'true' } : {}),
   };
   if (pack === 'single') {
-    const section = format === 'json' ? encodeCanonicalJson(values) : encodeCanonical(values);
+    const section = format === 'json' ? encodeCanonicalJson(values) : encodeSections(values);
     return [
       encodeMessage({
         properties: { contentType: SingleContentType[format] },
@@ -235,7 +240,7 @@ export function encodeResult<R>(
       }),
     ];
   }
-  const sections = values.map((value) => encodeCanonical(value));
+  const sections = values.map((value) => encodeSection(value));
   // A result without sections (a flush of nothing but filtered or dropped late messages) is
   // one message whose one data section is empty, an empty sequence: a batch must hold one
   // message, and RabbitMQ 4.0.5 cannot hand a message without a body to AMQP 1.0 readers.
@@ -361,6 +366,77 @@ function sectionValues<R>(result: StepResult<R>): SectionValue[] {
     });
   }
   return sections;
+}
+
+/** One writer for the process: results are encoded one at a time, synchronously. */
+const writer = new CanonicalMsgpackWriter();
+
+/** An output section's keys, in canonical (sorted) order. */
+const OutputKey = {
+  continues: preEncoded('continues'),
+  count: preEncoded('count'),
+  end: preEncoded('end'),
+  final: preEncoded('final'),
+  key: preEncoded('key'),
+  start: preEncoded('start'),
+  type: preEncoded('type'),
+  value: preEncoded('value'),
+} as const satisfies Record<string, PreEncoded>;
+const OUTPUT_TYPE = preEncoded('output');
+
+/** `encodeCanonical(values)`: 'single''s array of every section. */
+function encodeSections(values: readonly SectionValue[]): Uint8Array {
+  writer.start();
+  writer.arrayHeader(values.length);
+  for (const value of values) writeSection(value, 2);
+  return writer.finish();
+}
+
+/** `encodeCanonical(value)`: one section as its own data section or batch part. */
+function encodeSection(value: SectionValue): Uint8Array {
+  writer.start();
+  writeSection(value, 1);
+  return writer.finish();
+}
+
+/**
+ * A section at `depth`: an output's map with its keys in canonical order, those whose value
+ * is undefined left out as the canonical encoder leaves them; the other sections as they are.
+ */
+function writeSection(section: SectionValue, depth: number): void {
+  if (section.type !== 'output') {
+    writer.value(section, depth);
+    return;
+  }
+  const { final, continues, value } = section;
+  writer.mapHeader(
+    5 +
+      (final === undefined ? 0 : 1) +
+      (continues === undefined ? 0 : 1) +
+      (value === undefined ? 0 : 1),
+  );
+  if (continues !== undefined) {
+    writer.preEncoded(OutputKey.continues);
+    writer.value(continues, depth + 1);
+  }
+  writer.preEncoded(OutputKey.count);
+  writer.value(section.count, depth + 1);
+  writer.preEncoded(OutputKey.end);
+  writer.value(section.end, depth + 1);
+  if (final !== undefined) {
+    writer.preEncoded(OutputKey.final);
+    writer.value(final, depth + 1);
+  }
+  writer.preEncoded(OutputKey.key);
+  writer.value(section.key, depth + 1);
+  writer.preEncoded(OutputKey.start);
+  writer.value(section.start, depth + 1);
+  writer.preEncoded(OutputKey.type);
+  writer.preEncoded(OUTPUT_TYPE);
+  if (value !== undefined) {
+    writer.preEncoded(OutputKey.value);
+    writer.value(value, depth + 1);
+  }
 }
 
 /**

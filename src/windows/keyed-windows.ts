@@ -23,8 +23,8 @@ const COUNT = 4;
 /** Offset of the first element, a bigint through `offsets` (a restart must re-read from here). */
 const FIRST_OFFSET = 5;
 
-// A window's links: one row of 4 int32 in `links`.
-const LINKS = 4;
+// A window's links: one row of 5 int32 in `links`.
+const LINKS = 5;
 /** The key's next window in creation order; a free slot's next free one. */
 const NEXT_OF_KEY = 0;
 const PREV_CREATED = 1;
@@ -34,6 +34,16 @@ const NEXT_CREATED = 2;
  * to earlier windows (a restart skips as many there).
  */
 const SKIP = 3;
+/** Its key's slot in the key index. */
+const KEY_SLOT = 4;
+
+/**
+ * A key with open windows: an index into `firstOfSlot`, which names its first window. The
+ * key index maps a key to its slot, which stays the same while the key has windows, so that
+ * a window's removal finds its key's list without hashing the key.
+ */
+type KeySlot = number;
+const NO_SLOT: KeySlot = -1;
 
 // A window's flags: one byte in `flags`.
 const OPEN = 1;
@@ -76,13 +86,18 @@ export class KeyedWindows<A> {
   private freeCount = 0;
   /** Removed windows whose slots `recycle` frees. */
   private readonly removed: WindowId[] = [];
-  private readonly firstOfKey = new Map<Key, WindowId>();
+  /** The key index: a slot per key with open windows; the key is hashed when it gets one, when it loses its last window, and when a message of it comes. */
+  private readonly slotOfKey = new Map<Key, KeySlot>();
+  /** Per key slot, the key's first window; a free slot's next free one. */
+  private firstOfSlot = new Int32Array(0);
+  private slotsUsed = 0;
+  private freeSlot = NO_SLOT;
   /**
-   * The last key looked up and its first window: a message's windows are all of one key, so
-   * `first` and the `create`s after it look the key up once.
+   * The last key looked up and its slot: a message's windows are all of one key, so `first`
+   * and the `create`s after it look the key up once.
    */
   private lookedUp: Key | typeof NO_KEY = NO_KEY;
-  private lookedUpFirst = NO_WINDOW;
+  private lookedUpSlot = NO_SLOT;
   private readonly byEnd = new WindowEndQueue();
   private oldest = NO_WINDOW;
   private newest = NO_WINDOW;
@@ -103,11 +118,8 @@ export class KeyedWindows<A> {
 
   /** The oldest open window of `key`, or NO_WINDOW; `nextOfKey` gives the others in order. */
   first(key: Key): WindowId {
-    if (key === this.lookedUp) return this.lookedUpFirst;
-    const first = this.firstOfKey.get(key) ?? NO_WINDOW;
-    this.lookedUp = key;
-    this.lookedUpFirst = first;
-    return first;
+    const slot = this.slotOf(key);
+    return slot === NO_SLOT ? NO_WINDOW : (this.firstOfSlot[slot] as WindowId);
   }
 
   nextOfKey(window: WindowId): WindowId {
@@ -137,13 +149,14 @@ export class KeyedWindows<A> {
     links[link + NEXT_CREATED] = NO_WINDOW;
     links[link + SKIP] = 0;
     this.keys[window] = key;
-    const first = this.first(key);
-    if (first === NO_WINDOW) {
+    const slot = this.slotOf(key);
+    if (slot === NO_SLOT) {
       this.flags[window] = OPEN | FIRST;
-      this.setFirst(key, window);
+      links[link + KEY_SLOT] = this.newSlot(key, window);
     } else {
       this.flags[window] = OPEN;
-      let last = first;
+      links[link + KEY_SLOT] = slot;
+      let last = this.firstOfSlot[slot] as WindowId;
       for (let next = this.nextOfKey(last); next !== NO_WINDOW; next = this.nextOfKey(last)) {
         last = next;
       }
@@ -172,15 +185,17 @@ export class KeyedWindows<A> {
     const flags = this.flags[window] as number;
     this.flags[window] = flags & ~(OPEN | CHANGED | FIRST);
     this.openCount--;
-    const key = this.keys[window] as Key;
+    const slot = links[window * LINKS + KEY_SLOT] as KeySlot;
     const next = this.nextOfKey(window);
-    if ((flags & FIRST) !== 0) {
-      this.setFirst(key, next);
-      if (next !== NO_WINDOW) this.flags[next] = (this.flags[next] as number) | FIRST;
-    } else {
-      let before = this.first(key);
+    if ((flags & FIRST) === 0) {
+      let before = this.firstOfSlot[slot] as WindowId;
       while (this.nextOfKey(before) !== window) before = this.nextOfKey(before);
       links[before * LINKS + NEXT_OF_KEY] = next;
+    } else if (next === NO_WINDOW) {
+      this.freeKeySlot(this.keys[window] as Key, slot);
+    } else {
+      this.firstOfSlot[slot] = next;
+      this.flags[next] = (this.flags[next] as number) | FIRST;
     }
     const link = window * LINKS;
     const prevCreated = links[link + PREV_CREATED] as number;
@@ -228,8 +243,20 @@ export class KeyedWindows<A> {
         this.schedule(window); // a session that grew
       else into.push(window);
     }
-    if (into.length > 1) into.sort(this.closingOrder);
+    if (!this.inClosingOrder(into)) into.sort(this.closingOrder);
     for (let i = 0; i < into.length; i++) this.remove(into[i] as WindowId);
+  }
+
+  /**
+   * Whether `windows` are in `closingOrder` already: the end queue hands aligned windows out
+   * by (end, creation), which is their closing order, so a burst's hundreds of thousands of
+   * windows need one pass instead of a sort (a stable sort of sorted windows keeps them).
+   */
+  private inClosingOrder(windows: readonly WindowId[]): boolean {
+    for (let i = 1; i < windows.length; i++) {
+      if (this.closingOrder(windows[i - 1] as WindowId, windows[i] as WindowId) > 0) return false;
+    }
+    return true;
   }
 
   /** The documented order of windows output together: by end, then start, then creation. */
@@ -380,12 +407,42 @@ export class KeyedWindows<A> {
   private readonly creationOrder = (a: WindowId, b: WindowId): number =>
     (this.numbers[a * ROW + SEQ] as number) - (this.numbers[b * ROW + SEQ] as number);
 
-  /** Names `window` (NO_WINDOW: none) as the first of `key`'s windows in the key index. */
-  private setFirst(key: Key, window: WindowId): void {
-    if (window === NO_WINDOW) this.firstOfKey.delete(key);
-    else this.firstOfKey.set(key, window);
+  /** `key`'s slot in the key index, or NO_SLOT. */
+  private slotOf(key: Key): KeySlot {
+    if (key !== this.lookedUp) {
+      this.lookedUp = key;
+      this.lookedUpSlot = this.slotOfKey.get(key) ?? NO_SLOT;
+    }
+    return this.lookedUpSlot;
+  }
+
+  /** A slot for `key`, which has no window but its first, `window`, now. */
+  private newSlot(key: Key, window: WindowId): KeySlot {
+    let slot = this.freeSlot;
+    if (slot === NO_SLOT) {
+      if (this.slotsUsed === this.firstOfSlot.length) {
+        const grown = new Int32Array(Math.max(16, Math.ceil(this.slotsUsed * 1.25)));
+        grown.set(this.firstOfSlot);
+        this.firstOfSlot = grown;
+      }
+      slot = this.slotsUsed++;
+    } else {
+      this.freeSlot = this.firstOfSlot[slot] as KeySlot;
+    }
+    this.firstOfSlot[slot] = window;
+    this.slotOfKey.set(key, slot);
     this.lookedUp = key;
-    this.lookedUpFirst = window;
+    this.lookedUpSlot = slot;
+    return slot;
+  }
+
+  /** `key` lost its last window: out of the key index, its slot free for another key. */
+  private freeKeySlot(key: Key, slot: KeySlot): void {
+    this.slotOfKey.delete(key);
+    this.firstOfSlot[slot] = this.freeSlot;
+    this.freeSlot = slot;
+    this.lookedUp = key;
+    this.lookedUpSlot = NO_SLOT;
   }
 
   /** The open window created after `window`, or NO_WINDOW. */

@@ -58,4 +58,72 @@ describe('the keyed windows of event-time jobs', () => {
     expect(windows.oldestOpen()).toBe(NO_WINDOW);
     expect(windows.slots).toBe(0);
   });
+  it("finds each key's windows through its key slot as keys lose their windows and others take their slots", () => {
+    // A model of what the key index must answer: per key, its open windows in creation order.
+    // Keys of different types that look alike ('1' and 1, null), removals first, in the
+    // middle and last, and slots freed and taken by other keys while `first` caches a lookup.
+    const windows = new KeyedWindows<number>();
+    const model = new Map<string | number | null, WindowId[]>();
+    const keys = ['1', 1, null, '', 'a', 'b', 'c', 'd', 'e', 0, -0.5, 'key-7', 7, 8, 9];
+    let seed = 42;
+    const random = (below: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed % below;
+    };
+    for (let step = 0; step < 5_000; step++) {
+      const key = keys[random(keys.length)] ?? null;
+      const open = model.get(key) ?? [];
+      // Keys keep one to four windows open, as hopping windows do.
+      if (open.length === 0 || (open.length < 4 && random(2) === 0)) {
+        windows.first(key); // the create's lookup, as the operator makes it
+        open.push(windows.create(key, step, step + 10, BigInt(step), step));
+        model.set(key, open);
+      } else {
+        const [removed] = open.splice(random(open.length), 1);
+        windows.remove(removed as WindowId);
+        if (open.length === 0) model.delete(key);
+        if (random(4) === 0) windows.recycle();
+      }
+      // Half the time the key just changed, whose lookup `first` may have cached.
+      const probe = random(2) === 0 ? key : (keys[random(keys.length)] ?? null);
+      const listed: WindowId[] = [];
+      for (let window = windows.first(probe); window !== NO_WINDOW;) {
+        listed.push(window);
+        expect(windows.key(window)).toBe(probe);
+        window = windows.nextOfKey(window);
+      }
+      expect(listed).toEqual(model.get(probe) ?? []);
+    }
+  });
+  it('forgets the cached lookup of a key that lost its last window while other slots are free', () => {
+    const windows = new KeyedWindows<number>();
+    const a = windows.create('a', 0, 10, 0n, 0);
+    const b = windows.create('b', 0, 10, 1n, 0);
+    windows.create('c', 0, 10, 2n, 0);
+    windows.remove(a); // a's key slot is free
+    expect(windows.first('b')).toBe(b);
+    windows.remove(b); // b's too, while its lookup is the cached one
+    expect(windows.first('b')).toBe(NO_WINDOW);
+    const again = windows.create('b', 10, 20, 3n, 0);
+    expect(windows.first('a')).toBe(NO_WINDOW);
+    expect(windows.first('b')).toBe(again);
+    expect(windows.nextOfKey(again)).toBe(NO_WINDOW);
+  });
+  it('closes windows by end, then start, then creation, whether or not the end queue hands them out so', () => {
+    const windows = new KeyedWindows<number>();
+    const created: WindowId[] = [];
+    const open = (key: string, start: number, end: number): void => {
+      const window = windows.create(key, start, end, BigInt(created.length), 0);
+      windows.schedule(window);
+      created.push(window);
+    };
+    // Aligned windows come out of the queue in closing order already.
+    for (let i = 0; i < 50; i++) open(`k${i}`, 0, 10);
+    // Same end, a later creation but an earlier start (a session): the start decides.
+    open('late-but-earlier', 5, 20);
+    open('early-start', 0, 20);
+    const closed: WindowId[] = [];
+    windows.closedBy((end) => end <= 20, closed);
+    expect(closed).toEqual([...created.slice(0, 50), created[51], created[50]]);
+  });
 });
