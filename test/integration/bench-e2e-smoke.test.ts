@@ -39,9 +39,12 @@ describe('bench smoke, end to end', () => {
     }
     expect(job?.msgsPerSecMin).toBeLessThanOrEqual(job?.msgsPerSecMax ?? 0);
     expect(verdicts(job === undefined ? [] : [job]).map((verdict) => verdict.target)).toContain(
-      'CPU / (ownConsume + hotPath) <= 1.15',
+      'cpuOverParts <= 1.15',
     );
     expect(discarded?.msgsPerSec).toBeGreaterThan(0);
+    expect(
+      verdicts(discarded === undefined ? [] : [discarded]).map((verdict) => verdict.target),
+    ).toEqual(['publishingShareOfTime <= 0.1']);
     expect(discarded?.values?.publishingShareMin).toBeLessThanOrEqual(
       discarded?.values?.publishingShareMax ?? Number.NaN,
     );
