@@ -465,7 +465,7 @@ describe('stream-windows in a pipe', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(
-      `stream-windows: reading stream '${missing}' failed: querying its statistics failed with code 2 (stream does not exist)\n`,
+      `stream-windows: reading stream '${missing}' failed: asking for its leader failed with code 2 (stream does not exist)\n`,
     );
   });
 
@@ -477,7 +477,7 @@ describe('stream-windows in a pipe', () => {
       expect(run).toEqual({
         code: 1,
         stdout: '',
-        stderr: `stream-windows: reading stream '${missing}' failed: querying its statistics failed with code 2 (stream does not exist)\n`,
+        stderr: `stream-windows: reading stream '${missing}' failed: asking for its leader failed with code 2 (stream does not exist)\n`,
       });
     },
   );

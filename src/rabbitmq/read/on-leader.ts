@@ -1,6 +1,7 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { describe, isRetriable, SourceError, StreamWindowsError } from '../../common/errors.js';
+import { codeName } from '../../common/stream-protocol.js';
 import { abandon } from '../gaps/client-socket.js';
 import { openMemberConnection, type MemberReach } from '../cluster/node-connection.js';
 import { StreamCommandError } from '../stream-command-error.js';
@@ -32,7 +33,11 @@ export async function onLeader<T>(
     // The Metadata query's refusal: retriable while a leader is elected, final for a stream
     // that does not exist.
     if (error instanceof StreamCommandError) {
-      throw new SourceError(stream, error.retriable, describe(error));
+      throw new SourceError(
+        stream,
+        error.retriable,
+        `asking for its leader failed with code ${error.responseCode} (${codeName(error.responseCode)})`,
+      );
     }
     if (error instanceof StreamWindowsError && !isRetriable(error)) throw error;
     throw new SourceError(stream, true, describe(error));

@@ -83,7 +83,9 @@ describe("questions for a stream's leader, through a replica's node", () => {
 
       expect(error).toBeInstanceOf(SourceError);
       expect(isRetriable(error)).toBe(retriable);
-      expect(String(error)).toContain("stream 'sensors'");
+      expect(String(error)).toContain(
+        `stream 'sensors' failed: asking for its leader failed with code ${code}`,
+      );
     },
   );
 });
