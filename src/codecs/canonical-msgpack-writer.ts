@@ -9,7 +9,7 @@
  */
 import { encodeCanonicalAt } from './canonical-msgpack.js';
 
-/** A map key's encoded bytes, made once by `mapKey`. */
+/** A map key's encoded bytes, made once by `preEncoded`. */
 export type PreEncoded = Uint8Array & { readonly __mapKey: true };
 
 /** The encoded bytes of the string `name` as a map key. */

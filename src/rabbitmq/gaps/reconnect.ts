@@ -382,11 +382,19 @@ export class ReconnectingConnection {
     this.negotiatedFrameMax = connection.maxFrameSize;
     const whenLost = new Promise<never>((_, reject) => (this.markLost = reject));
     whenLost.catch(() => undefined); // settled by whoever races it; unobserved otherwise
-    const router = new PublishRouter(connection, (error) => {
-      if (this.live?.connection === connection) {
-        this.lose(`reading from the connection failed: ${describe(error)}`);
-      }
-    });
+    let router: PublishRouter;
+    try {
+      router = new PublishRouter(connection, (error) => {
+        if (this.live?.connection === connection) {
+          this.lose(`reading from the connection failed: ${describe(error)}`);
+        }
+      });
+    } catch (error) {
+      // A client whose internals moved (ClientInternalsError): the open connection's heartbeat
+      // timer would keep the process alive.
+      abandon(connection);
+      throw error;
+    }
     return { connection, router, lost: whenLost };
   }
 
