@@ -94,13 +94,15 @@ export interface Source {
 /** What a restart knows of where its result lies, for `Target.readResult`: never trusted, only a place to look first. */
 export interface ResultWhere {
   /**
-   * The result was written at or after this broker time (epoch ms), by chunk timestamps: a
-   * result under publishing id p is written after the job read source offset p, so after that
-   * offset's chunk was stored. The target reads on from the first chunk stamped at or after
-   * it, and searches as without it when the result is not there (a clock skewed or stepped
-   * back, a source of another job): it changes the cost, never the answer.
+   * When the result was written at the earliest, asked only when the target's own hint did not
+   * answer (on RabbitMQ the question is a read of the source): a broker time (epoch ms) by chunk
+   * timestamps, undefined when unknown. A result under publishing id p is written after the job
+   * read source offset p, so after that offset's chunk was stored. The target reads on from the
+   * first chunk stamped at or after it, and searches as without it when the result is not there
+   * (a clock skewed or stepped back, a source of another job): it changes the cost, never the
+   * answer.
    */
-  readonly writtenAfterMs?: number;
+  readonly writtenAfterMs?: () => Promise<number | undefined>;
 }
 
 /** What a job writes to: one stream under a named producer, with the broker's deduplication (a broker adapter implements it). */

@@ -64,9 +64,9 @@ export type TimeUse = 'unusable' | 'after-time' | 'before-time';
  */
 export type TimeSeek = (timestampMs: number) => Promise<bigint | undefined>;
 
-/** A time bound and how to seek the stream by time. */
+/** A time bound, asked only when no hint answered, and how to seek the stream by time. */
 export interface TimeBound {
-  readonly writtenAfterMs: number;
+  readonly writtenAfterMs: () => Promise<number | undefined>;
   readonly seek: TimeSeek;
 }
 
@@ -80,7 +80,7 @@ export interface ResultLookup {
   readonly windows: number;
   /** What the hint did; absent when none was given. */
   readonly hint?: HintUse;
-  /** What the time bound did; absent when none was given or a usable hint answered first. */
+  /** What the time bound did; absent when none was known or a usable hint answered first. */
   readonly time?: TimeUse;
 }
 
@@ -115,7 +115,7 @@ export interface ResultLookup {
  * the search without a hint; a wrong one at worst a read of the whole stream, as an absent id.
  *
  * Without a usable hint, a time bound (`where.writtenAfterMs`: the result was written at or
- * after it) is used when the stream's last message's chunk is stamped at or after it (one
+ * after it; asked only then, as it costs the caller a read of its source) is used when the stream's last message's chunk is stamped at or after it (one
  * short read, which also looks at that message): the read attaches at the first chunk stamped
  * at or after it (RabbitMQ's timestamp offset spec, one more subscription) and reads on to the
  * wanted result, or to a later result of `producer` or the end, then searches back from that
@@ -137,7 +137,7 @@ export async function lookUpResult(
 ): Promise<ResultLookup> {
   const source = rabbitSource(stream, { ...reach, connection: params, timeoutMs });
   const { writtenAfterMs } = where;
-  const time =
+  const time: TimeBound | undefined =
     writtenAfterMs === undefined
       ? undefined
       : {
@@ -195,22 +195,25 @@ class ResultSearch {
       if (hinted !== undefined) return hinted;
     }
     const hintUse = hint === undefined ? {} : { hint: 'unusable' as const };
-    if (time !== undefined) {
-      const timed = await this.fromTime(time, end, hintUse);
+    // Asked only now: on RabbitMQ the bound is a read of the source a hint makes needless.
+    const writtenAfterMs = await time?.writtenAfterMs();
+    if (time !== undefined && writtenAfterMs !== undefined) {
+      const timed = await this.fromTime(writtenAfterMs, time.seek, end, hintUse);
       if (timed !== undefined) return timed;
     }
     const found = await this.backward(end);
     const message = found === undefined ? undefined : await this.firstPart(found);
-    const timeUse = time === undefined ? {} : { time: 'unusable' as const };
+    const timeUse = writtenAfterMs === undefined ? {} : { time: 'unusable' as const };
     return this.answer(message, { ...hintUse, ...timeUse });
   }
 
   /**
-   * The search from the first chunk stamped at or after `time.writtenAfterMs`; undefined when
+   * The search from the first chunk stamped at or after `writtenAfterMs`; undefined when
    * no chunk up to the stream's last message is (or the seek failed to find one).
    */
   private async fromTime(
-    time: TimeBound,
+    writtenAfterMs: number,
+    seek: TimeSeek,
     end: bigint,
     hintUse: { readonly hint?: HintUse },
   ): Promise<ResultLookup | undefined> {
@@ -220,8 +223,8 @@ class ResultSearch {
       return this.answer(await this.firstPart(last.found), { ...hintUse, time: 'after-time' });
     }
     // Later than the last chunk: osiris would attach the read past the end, and wait there.
-    if (last === undefined || !(last.timestamp >= time.writtenAfterMs)) return undefined;
-    const from = await time.seek(time.writtenAfterMs);
+    if (last === undefined || !(last.timestamp >= writtenAfterMs)) return undefined;
+    const from = await seek(writtenAfterMs);
     if (from === undefined || from >= end) return undefined;
     const after = await this.forward(from, end);
     if (after !== undefined) {

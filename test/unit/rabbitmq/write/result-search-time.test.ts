@@ -40,7 +40,7 @@ async function streamOf(writes: readonly Write[]) {
   const source = broker.source('results');
   /** The bound `writtenAfterMs`, seeking as RabbitMQ's timestamp offset spec does. */
   const bound = (writtenAfterMs: number): TimeBound => ({
-    writtenAfterMs,
+    writtenAfterMs: () => Promise.resolve(writtenAfterMs),
     seek: (timestampMs) => {
       const reading = new AbortController();
       const { startOffset } = broker.consumer(
@@ -135,6 +135,22 @@ describe('the result search from a time bound', () => {
     const lookup = await searchResult(source, 'ours', 20n, TIMEOUT_MS, 50n, bound(stampOf(0)));
     expect(lookup).toMatchObject({ hint: 'at-hint', messagesRead: 1 });
     expect(lookup.time).toBeUndefined();
+  });
+
+  it('asks the bound only when no hint answered', async () => {
+    const writes = [...others(50, 0n), ours(20n), ...others(50, 2_000n)];
+    const { source, bound } = await streamOf(writes);
+    let asked = 0;
+    const counted = (): TimeBound => {
+      const { writtenAfterMs, seek } = bound(stampOf(0));
+      return { seek, writtenAfterMs: () => (asked++, writtenAfterMs()) };
+    };
+    await searchResult(source, 'ours', 20n, TIMEOUT_MS, 50n, counted());
+    expect(asked).toBe(0);
+    // Past the end: unusable.
+    const lookup = await searchResult(source, 'ours', 20n, TIMEOUT_MS, 500n, counted());
+    expect(lookup).toMatchObject({ hint: 'unusable', time: 'after-time' });
+    expect(asked).toBe(1);
   });
 
   it('answers, from any bound, what the search answers without one (property)', async () => {
