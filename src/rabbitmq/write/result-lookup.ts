@@ -1,5 +1,5 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import { RetentionGapError } from '../../common/errors.js';
+import { RetentionGapError, SourceError } from '../../common/errors.js';
 import { findResultIn } from '../../result-format/stored-result.js';
 import { messageAt } from '../../ports/chunk-message.js';
 import type { ResultWhere, Source } from '../../ports/ports.js';
@@ -60,7 +60,9 @@ export type TimeUse = 'unusable' | 'after-time' | 'before-time';
 
 /**
  * Where a read by time starts: the first offset of the first chunk stamped at or after
- * `timestampMs`, undefined when it cannot be had (the search goes on without it).
+ * `timestampMs`, undefined when it cannot be had (the search goes on without it). A retriable
+ * `SourceError` (a refused or lost subscription, a leader being elected) counts as cannot be
+ * had; a final one (the stream deleted) is thrown on, as the search's next read would meet it.
  */
 export type TimeSeek = (timestampMs: number) => Promise<bigint | undefined>;
 
@@ -160,6 +162,16 @@ export function searchResult(
   return new ResultSearch(source, producer, publishingId, timeoutMs).run(hint, time);
 }
 
+/** `seek(timestampMs)`, undefined when it failed retriably (see TimeSeek). */
+async function seekOrNone(seek: TimeSeek, timestampMs: number): Promise<bigint | undefined> {
+  try {
+    return await seek(timestampMs);
+  } catch (error) {
+    if (error instanceof SourceError && error.retriable) return undefined;
+    throw error;
+  }
+}
+
 /** A result found in a window: its offset and 'batch' part number. */
 interface Found {
   readonly offset: bigint;
@@ -224,7 +236,7 @@ class ResultSearch {
     }
     // Later than the last chunk: osiris would attach the read past the end, and wait there.
     if (last === undefined || !(last.timestamp >= writtenAfterMs)) return undefined;
-    const from = await seek(writtenAfterMs);
+    const from = await seekOrNone(seek, writtenAfterMs);
     if (from === undefined || from >= end) return undefined;
     const after = await this.forward(from, end);
     if (after !== undefined) {

@@ -10,6 +10,10 @@ import {
   type TimeBound,
   type TimeUse,
 } from '../../../../src/rabbitmq/write/result-lookup.js';
+import {
+  SubscribeError,
+  SubscriptionLostError,
+} from '../../../../src/rabbitmq/read/source-subscription.js';
 import { Coverage } from '../../../support/arbitraries/coverage.js';
 import { resultMessages } from '../../../support/results/stored-results.js';
 import type { PackMode } from '../../../../src/result-format/result-format.js';
@@ -151,6 +155,27 @@ describe('the result search from a time bound', () => {
     const lookup = await searchResult(source, 'ours', 20n, TIMEOUT_MS, 500n, counted());
     expect(lookup).toMatchObject({ hint: 'unusable', time: 'after-time' });
     expect(asked).toBe(1);
+  });
+
+  it('goes on without the bound when seeking by time fails retriably, and says the timestamp', async () => {
+    const writes = [...others(50, 0n), ours(20n), ...others(50, 2_000n)];
+    const { source, bound } = await streamOf(writes);
+    const refusing = (retriable: boolean): TimeBound => ({
+      writtenAfterMs: bound(stampOf(0)).writtenAfterMs,
+      seek: (timestamp) =>
+        Promise.reject(new SubscribeError('results', { timestamp }, 6, retriable)),
+    });
+    const lookup = await searchResult(source, 'ours', 20n, TIMEOUT_MS, undefined, refusing(true));
+    expect(lookup).toMatchObject({ message: resultMessages('ours', 20n)[0], time: 'unusable' });
+    const lost = await searchResult(source, 'ours', 20n, TIMEOUT_MS, undefined, {
+      ...refusing(true),
+      seek: () => Promise.reject(new SubscriptionLostError('results', 0n, 'connection closed')),
+    });
+    expect(lost.time).toBe('unusable');
+    // A final refusal (the stream deleted) is the search's to meet: thrown on.
+    await expect(
+      searchResult(source, 'ours', 20n, TIMEOUT_MS, undefined, refusing(false)),
+    ).rejects.toThrow(`subscribing at timestamp ${stampOf(0)} (`);
   });
 
   it('answers, from any bound, what the search answers without one (property)', async () => {
