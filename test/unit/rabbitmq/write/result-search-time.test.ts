@@ -210,9 +210,10 @@ describe('the result search from a time bound', () => {
             next.set(producer, id);
             return { producer, id, pack, step };
           });
-          const { source, bound, stamps } = await streamOf(writes);
+          const { broker, source, bound, stamps } = await streamOf(writes);
           const last = next.get('ours') ?? 0n;
           const wanted = idPick === 'last' ? last : BigInt(idPick % (Number(last) + 3));
+          const writtenAfterMs = (stamps[boundPick] ?? stampOf(boundPick)) + (boundPick % 2) * 3;
           const plain = await searchResult(source, 'ours', wanted, TIMEOUT_MS);
           const bounded = await searchResult(
             source,
@@ -220,9 +221,14 @@ describe('the result search from a time bound', () => {
             wanted,
             TIMEOUT_MS,
             undefined,
-            bound((stamps[boundPick] ?? stampOf(boundPick)) + (boundPick % 2) * 3),
+            bound(writtenAfterMs),
           );
           expect(bounded.message).toEqual(plain.message);
+          // The embedded target's own search (src/memory/target.ts) answers the same.
+          const embedded = broker.target('results', { producer: 'ours' });
+          expect(await embedded.readResult(wanted)).toEqual(plain.message);
+          const where = { writtenAfterMs: () => Promise.resolve(writtenAfterMs) };
+          expect(await embedded.readResult(wanted, where)).toEqual(plain.message);
           coverage.count(bounded.time ?? 'none');
           // The clock stepped back after a write of ours before the last: the stamps around
           // our results are out of order, where reading on from the bound can stop short.
