@@ -100,11 +100,11 @@ describe("the RabbitMQ target's readResult from a time bound", () => {
     const publisher = real.rabbit.target(target, { producer: 'ours' });
     try {
       for (const id of [30n, 20n]) {
-        expect(await publisher.readResult(id, await writtenAfter(reading, 1n))).toEqual(
-          await publisher.readResult(id, await writtenAfter(reading, 0n)),
+        expect(await publisher.readResult(id, writtenAfter(reading, 1n))).toEqual(
+          await publisher.readResult(id, writtenAfter(reading, 0n)),
         );
       }
-      expect(await publisher.readResult(30n, await writtenAfter(reading, 0n))).toEqual(
+      expect(await publisher.readResult(30n, writtenAfter(reading, 0n))).toEqual(
         resultMessages('ours', 30n)[0],
       );
     } finally {

@@ -233,8 +233,7 @@ describe('the result search from a time bound', () => {
           // The clock stepped back after a write of ours before the last: the stamps around
           // our results are out of order, where reading on from the bound can stop short.
           const steppedBack = writes.some(
-            (w, i) =>
-              (w.step ?? STEP) < 0 && writes.slice(i + 1).some((x) => x.producer === 'ours'),
+            (w, i) => w.step < 0 && writes.slice(i + 1).some((x) => x.producer === 'ours'),
           );
           coverage.count('stepped back', steppedBack);
           coverage.count(
