@@ -163,9 +163,9 @@ export interface Target {
    * documents), whatever other producers share the stream; a producer whose result is absent
    * and that never published before it costs a read of the whole stream.
    *
-   * `where.writtenAfterMs` (the runner passes its last source message's chunk timestamp less a
-   * margin for clock skew) bounds where the result can be: without a stored hint, the target
-   * reads on from the first chunk stamped at or after it, so the cost is what was written
+   * `where.writtenAfterMs` (the runner's question for its last source message's chunk timestamp
+   * less a margin for clock skew) bounds where the result can be: asked only without a stored
+   * hint that answers, then the target reads on from the first chunk stamped at or after it, so the cost is what was written
    * between that time and the result, whatever came after; then it searches as above.
    */
   readResult(publishingId: bigint, where?: ResultWhere): Promise<Uint8Array | undefined>;
