@@ -69,22 +69,27 @@ export class MemoryTarget implements Target {
   /**
    * Looks at the producer's latest write first (the log's hint: a restart asks for the result
    * under the last publishing id, which is that write). Then, as the RabbitMQ target does,
-   * reads on from the first chunk stamped at or after `where.writtenAfterMs` to the wanted
+   * asks `where.writtenAfterMs` and reads on from the first chunk stamped at or after it to the wanted
    * result, a later result of this producer or the end; and searches the chunks before it
    * (all of them without the bound) backward: it stops at the wanted result or at the first
    * chunk holding an earlier result of this producer (see the Target port).
    */
-  readResult(publishingId: bigint, where?: ResultWhere): Promise<Uint8Array | undefined> {
-    return asPromise(() => {
+  async readResult(publishingId: bigint, where?: ResultWhere): Promise<Uint8Array | undefined> {
+    const hinted = await asPromise(() => {
       this.assertAlive();
       this.log.assertExists();
       const latest = this.log.lastWrite(this.producer);
-      if (latest !== undefined) {
-        const finding = findResultIn(latest, latest.count, this.producer, publishingId);
-        if ('index' in finding) return messageAt(latest, finding.index);
-      }
+      if (latest === undefined) return undefined;
+      const finding = findResultIn(latest, latest.count, this.producer, publishingId);
+      return 'index' in finding ? messageAt(latest, finding.index) : undefined;
+    });
+    if (hinted !== undefined) return hinted;
+    // Asked only now, as the RabbitMQ target does: it costs the caller a read of its source.
+    const bound = await where?.writtenAfterMs?.();
+    return asPromise(() => {
+      this.assertAlive();
+      this.log.assertExists();
       const { chunks } = this.log;
-      const bound = where?.writtenAfterMs;
       const from = bound === undefined ? chunks.length : firstChunkAtTime(this.log, bound);
       for (let at = from; at < chunks.length; at++) {
         const finding = this.find(at, publishingId);

@@ -94,13 +94,15 @@ export interface Source {
 /** What a restart knows of where its result lies, for `Target.readResult`: never trusted, only a place to look first. */
 export interface ResultWhere {
   /**
-   * The result was written at or after this broker time (epoch ms), by chunk timestamps: a
-   * result under publishing id p is written after the job read source offset p, so after that
-   * offset's chunk was stored. The target reads on from the first chunk stamped at or after
-   * it, and searches as without it when the result is not there (a clock skewed or stepped
-   * back, a source of another job): it changes the cost, never the answer.
+   * When the result was written at the earliest, asked only when the target's own hint did not
+   * answer (on RabbitMQ the question is a read of the source): a broker time (epoch ms) by chunk
+   * timestamps, undefined when unknown. A result under publishing id p is written after the job
+   * read source offset p, so after that offset's chunk was stored. The target reads on from the
+   * first chunk stamped at or after it, and searches as without it when the result is not there
+   * (a clock skewed or stepped back, a source of another job): it changes the cost, never the
+   * answer.
    */
-  readonly writtenAfterMs?: number;
+  readonly writtenAfterMs?: () => Promise<number | undefined>;
 }
 
 /** What a job writes to: one stream under a named producer, with the broker's deduplication (a broker adapter implements it). */
@@ -161,9 +163,9 @@ export interface Target {
    * documents), whatever other producers share the stream; a producer whose result is absent
    * and that never published before it costs a read of the whole stream.
    *
-   * `where.writtenAfterMs` (the runner passes its last source message's chunk timestamp less a
-   * margin for clock skew) bounds where the result can be: without a stored hint, the target
-   * reads on from the first chunk stamped at or after it, so the cost is what was written
+   * `where.writtenAfterMs` (the runner's question for its last source message's chunk timestamp
+   * less a margin for clock skew) bounds where the result can be: asked only without a stored
+   * hint that answers, then the target reads on from the first chunk stamped at or after it, so the cost is what was written
    * between that time and the result, whatever came after; then it searches as above.
    */
   readResult(publishingId: bigint, where?: ResultWhere): Promise<Uint8Array | undefined>;

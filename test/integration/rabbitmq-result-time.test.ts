@@ -31,7 +31,7 @@ describe("the RabbitMQ target's readResult from a time bound", () => {
       TIMEOUT_MS,
       {},
       undefined,
-      writtenAfterMs === undefined ? {} : { writtenAfterMs },
+      writtenAfterMs === undefined ? {} : { writtenAfterMs: () => Promise.resolve(writtenAfterMs) },
     );
 
   beforeAll(async () => {
@@ -94,17 +94,17 @@ describe("the RabbitMQ target's readResult from a time bound", () => {
 
   it('is told the bound by the source: its chunk timestamp less the margin, none for an offset it does not hold', async () => {
     const reading = real.rabbit.source(source);
-    expect((await writtenAfter(reading, 0n)).writtenAfterMs).toBeLessThan(sourceStamp);
-    expect(await writtenAfter(reading, 1n)).toEqual({});
-    expect(await writtenAfter(reading, 10_000n)).toEqual({});
+    expect(await writtenAfter(reading, 0n).writtenAfterMs?.()).toBeLessThan(sourceStamp);
+    expect(await writtenAfter(reading, 1n).writtenAfterMs?.()).toBeUndefined();
+    expect(await writtenAfter(reading, 10_000n).writtenAfterMs?.()).toBeUndefined();
     const publisher = real.rabbit.target(target, { producer: 'ours' });
     try {
       for (const id of [30n, 20n]) {
-        expect(await publisher.readResult(id, await writtenAfter(reading, 1n))).toEqual(
-          await publisher.readResult(id, await writtenAfter(reading, 0n)),
+        expect(await publisher.readResult(id, writtenAfter(reading, 1n))).toEqual(
+          await publisher.readResult(id, writtenAfter(reading, 0n)),
         );
       }
-      expect(await publisher.readResult(30n, await writtenAfter(reading, 0n))).toEqual(
+      expect(await publisher.readResult(30n, writtenAfter(reading, 0n))).toEqual(
         resultMessages('ours', 30n)[0],
       );
     } finally {

@@ -46,7 +46,7 @@ import { writtenAfter } from './written-after.js';
  * properties every result carries (the adapters' `readResult` and `hasPublished`, over
  * src/result-format/stored-result.ts). `readResult` starts where the target's hint says the
  * producer's latest result lies (src/rabbitmq/write/result-hint.ts; the embedded broker's log),
- * or else, told when the result was written at the earliest (./written-after.ts: the chunk
+ * or else, asking when the result was written at the earliest (./written-after.ts: the chunk
  * timestamp of source offset `last`, less a margin for clock skew), reads on from there; it
  * checks what it finds: neither decides anything but how long rule 4 takes.
  */
@@ -113,7 +113,7 @@ export class ResumePoint {
     if (last === 0n) await this.formerProducer.check(hasPublished);
     const needed = processor.readsLastResult || (definition !== undefined && last > 0n);
     const lastResult = needed
-      ? await readLastResult(target, last, await writtenAfter(source, last))
+      ? await readLastResult(target, last, writtenAfter(source, last))
       : undefined;
     if (lastResult?.kind === 'read') {
       checkDefinition(this.config, lastResult.header.definition, last);

@@ -12,17 +12,21 @@ export const CLOCK_SKEW_MARGIN_MS = 5_000;
 
 /**
  * Where the producer's result under `last` can be, for `Target.readResult`: written after
- * source offset `last`'s chunk was stored, less the margin. Empty when the source cannot tell
- * (no `timestampAt`, the offset removed by retention or beyond the end, or the question
- * failed): a bound is a shortcut, and the target's read that follows meets a lasting failure
- * of the broker by itself.
+ * source offset `last`'s chunk was stored, less the margin. Asked of the source only when the
+ * target calls it (after its own hint gave nothing), at most once. Undefined when the source
+ * cannot tell (no `timestampAt`, the offset removed by retention or beyond the end, or the
+ * question failed): a bound is a shortcut, and the target's read that follows meets a lasting
+ * failure of the broker by itself.
  */
-export async function writtenAfter(source: Source, last: bigint): Promise<ResultWhere> {
-  let timestamp: number | undefined;
-  try {
-    timestamp = await source.timestampAt?.(last);
-  } catch {
-    return {};
-  }
-  return timestamp === undefined ? {} : { writtenAfterMs: timestamp - CLOCK_SKEW_MARGIN_MS };
+export function writtenAfter(source: Source, last: bigint): ResultWhere {
+  let asked: Promise<number | undefined> | undefined;
+  const ask = async (): Promise<number | undefined> => {
+    try {
+      const timestamp = await source.timestampAt?.(last);
+      return timestamp === undefined ? undefined : timestamp - CLOCK_SKEW_MARGIN_MS;
+    } catch {
+      return undefined;
+    }
+  };
+  return source.timestampAt === undefined ? {} : { writtenAfterMs: () => (asked ??= ask()) };
 }

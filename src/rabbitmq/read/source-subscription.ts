@@ -93,13 +93,17 @@ export class SubscriptionLostError extends SourceError {
   }
 }
 
-/** The broker refused the subscription; `retriable` when it may accept it later. */
+/**
+ * The broker refused the subscription; `retriable` when it may accept it later. Named by
+ * where it was to start: an offset, or the spec ('first', 'last', a timestamp) it asked for.
+ */
 export class SubscribeError extends SourceError {
   override readonly name = 'SubscribeError';
   override readonly code = 'SUBSCRIBE_REFUSED';
   constructor(
     stream: string,
-    offset: bigint,
+    /** Where it was to start (`SubscriptionOptions.from`). */
+    from: bigint | 'first' | 'last' | { readonly timestamp: number },
     /** The broker's response code. */
     readonly responseCode: number,
     retriable: boolean,
@@ -107,10 +111,17 @@ export class SubscribeError extends SourceError {
     super(
       stream,
       retriable,
-      `subscribing failed with code ${responseCode} (${codeName(responseCode)})`,
-      offset,
+      `subscribing${startSpec(from)} failed with code ${responseCode} (${codeName(responseCode)})`,
+      typeof from === 'bigint' ? from : undefined,
     );
   }
+}
+
+/** A start other than an offset (which the message names already), as the error says it. */
+function startSpec(from: SubscriptionOptions['from']): string {
+  if (typeof from === 'bigint') return '';
+  if (typeof from === 'string') return ` from '${from}'`;
+  return ` at timestamp ${from.timestamp} (${new Date(from.timestamp).toISOString()})`;
 }
 
 const SUBSCRIPTION_ID = 0;
@@ -202,8 +213,7 @@ export class Subscription {
     }).catch((error: unknown) => {
       // Refused like a subscription: the stream is not there (or not yet available).
       if (!(error instanceof StreamCommandError)) throw error;
-      const from = typeof options.from === 'bigint' ? options.from : 0n;
-      throw new SubscribeError(options.stream, from, error.responseCode, error.retriable);
+      throw new SubscribeError(options.stream, options.from, error.responseCode, error.retriable);
     });
     const subscription = new Subscription(connection, options, members);
     ref.subscription = subscription;
@@ -344,7 +354,7 @@ export class Subscription {
     if (response.code !== OK) {
       throw new SubscribeError(
         stream,
-        this.from,
+        typeof from === 'bigint' ? this.from : from,
         response.code,
         isRetriableCode(response.code), // e.g. a leader election passes by itself
       );

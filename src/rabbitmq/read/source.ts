@@ -190,6 +190,7 @@ export class RabbitSource implements Source {
       knownNodes: this.knownNodes,
       timeoutMs: this.timeoutMs,
       stallTimeoutMs: this.stallTimeoutMs,
+      credit: 1, // one chunk is read: the broker sends no more ahead
     });
     return chunkTimestampAt(plain, offset, this.timeoutMs);
   };

@@ -1,5 +1,5 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import { RetentionGapError } from '../../common/errors.js';
+import { RetentionGapError, SourceError } from '../../common/errors.js';
 import { findResultIn } from '../../result-format/stored-result.js';
 import { messageAt } from '../../ports/chunk-message.js';
 import type { ResultWhere, Source } from '../../ports/ports.js';
@@ -60,13 +60,15 @@ export type TimeUse = 'unusable' | 'after-time' | 'before-time';
 
 /**
  * Where a read by time starts: the first offset of the first chunk stamped at or after
- * `timestampMs`, undefined when it cannot be had (the search goes on without it).
+ * `timestampMs`, undefined when it cannot be had (the search goes on without it). A retriable
+ * `SourceError` (a refused or lost subscription, a leader being elected) counts as cannot be
+ * had; a final one (the stream deleted) is thrown on, as the search's next read would meet it.
  */
 export type TimeSeek = (timestampMs: number) => Promise<bigint | undefined>;
 
-/** A time bound and how to seek the stream by time. */
+/** A time bound, asked only when no hint answered, and how to seek the stream by time. */
 export interface TimeBound {
-  readonly writtenAfterMs: number;
+  readonly writtenAfterMs: () => Promise<number | undefined>;
   readonly seek: TimeSeek;
 }
 
@@ -80,7 +82,7 @@ export interface ResultLookup {
   readonly windows: number;
   /** What the hint did; absent when none was given. */
   readonly hint?: HintUse;
-  /** What the time bound did; absent when none was given or a usable hint answered first. */
+  /** What the time bound did; absent when none was known or a usable hint answered first. */
   readonly time?: TimeUse;
 }
 
@@ -115,7 +117,7 @@ export interface ResultLookup {
  * the search without a hint; a wrong one at worst a read of the whole stream, as an absent id.
  *
  * Without a usable hint, a time bound (`where.writtenAfterMs`: the result was written at or
- * after it) is used when the stream's last message's chunk is stamped at or after it (one
+ * after it; asked only then, as it costs the caller a read of its source) is used when the stream's last message's chunk is stamped at or after it (one
  * short read, which also looks at that message): the read attaches at the first chunk stamped
  * at or after it (RabbitMQ's timestamp offset spec, one more subscription) and reads on to the
  * wanted result, or to a later result of `producer` or the end, then searches back from that
@@ -137,7 +139,7 @@ export async function lookUpResult(
 ): Promise<ResultLookup> {
   const source = rabbitSource(stream, { ...reach, connection: params, timeoutMs });
   const { writtenAfterMs } = where;
-  const time =
+  const time: TimeBound | undefined =
     writtenAfterMs === undefined
       ? undefined
       : {
@@ -158,6 +160,16 @@ export function searchResult(
   time?: TimeBound,
 ): Promise<ResultLookup> {
   return new ResultSearch(source, producer, publishingId, timeoutMs).run(hint, time);
+}
+
+/** `seek(timestampMs)`, undefined when it failed retriably (see TimeSeek). */
+async function seekOrNone(seek: TimeSeek, timestampMs: number): Promise<bigint | undefined> {
+  try {
+    return await seek(timestampMs);
+  } catch (error) {
+    if (error instanceof SourceError && error.retriable) return undefined;
+    throw error;
+  }
 }
 
 /** A result found in a window: its offset and 'batch' part number. */
@@ -195,22 +207,25 @@ class ResultSearch {
       if (hinted !== undefined) return hinted;
     }
     const hintUse = hint === undefined ? {} : { hint: 'unusable' as const };
-    if (time !== undefined) {
-      const timed = await this.fromTime(time, end, hintUse);
+    // Asked only now: on RabbitMQ the bound is a read of the source a hint makes needless.
+    const writtenAfterMs = await time?.writtenAfterMs();
+    if (time !== undefined && writtenAfterMs !== undefined) {
+      const timed = await this.fromTime(writtenAfterMs, time.seek, end, hintUse);
       if (timed !== undefined) return timed;
     }
     const found = await this.backward(end);
     const message = found === undefined ? undefined : await this.firstPart(found);
-    const timeUse = time === undefined ? {} : { time: 'unusable' as const };
+    const timeUse = writtenAfterMs === undefined ? {} : { time: 'unusable' as const };
     return this.answer(message, { ...hintUse, ...timeUse });
   }
 
   /**
-   * The search from the first chunk stamped at or after `time.writtenAfterMs`; undefined when
+   * The search from the first chunk stamped at or after `writtenAfterMs`; undefined when
    * no chunk up to the stream's last message is (or the seek failed to find one).
    */
   private async fromTime(
-    time: TimeBound,
+    writtenAfterMs: number,
+    seek: TimeSeek,
     end: bigint,
     hintUse: { readonly hint?: HintUse },
   ): Promise<ResultLookup | undefined> {
@@ -220,8 +235,8 @@ class ResultSearch {
       return this.answer(await this.firstPart(last.found), { ...hintUse, time: 'after-time' });
     }
     // Later than the last chunk: osiris would attach the read past the end, and wait there.
-    if (last === undefined || !(last.timestamp >= time.writtenAfterMs)) return undefined;
-    const from = await time.seek(time.writtenAfterMs);
+    if (last === undefined || !(last.timestamp >= writtenAfterMs)) return undefined;
+    const from = await seekOrNone(seek, writtenAfterMs);
     if (from === undefined || from >= end) return undefined;
     const after = await this.forward(from, end);
     if (after !== undefined) {

@@ -29,23 +29,24 @@ interface Broker {
 
 function targetOf(
   broker: Broker,
-): Target & { readonly reads: bigint[]; readonly wheres: (ResultWhere | undefined)[] } {
+): Target & { readonly reads: bigint[]; readonly bounds: (number | undefined)[] } {
   const reads: bigint[] = [];
-  const wheres: (ResultWhere | undefined)[] = [];
+  /** The bound each read asked for (undefined: none known). */
+  const bounds: (number | undefined)[] = [];
   return {
     stream: 'totals',
     producer: 'job',
     reads,
-    wheres,
+    bounds,
     lastPublishingId: () => Promise.resolve(broker.last),
     lastPublishingIdOf: () => Promise.resolve(broker.formerLast ?? 0n),
     hasPublished: () => Promise.resolve(broker.published),
-    readResult: (id: bigint, where?: ResultWhere) => {
+    readResult: async (id: bigint, where?: ResultWhere) => {
       reads.push(id);
-      wheres.push(where);
-      return Promise.resolve(broker.results?.get(id));
+      bounds.push(await where?.writtenAfterMs?.());
+      return broker.results?.get(id);
     },
-  } as unknown as Target & { readonly reads: bigint[]; readonly wheres: ResultWhere[] };
+  } as unknown as Target & { readonly reads: bigint[]; readonly bounds: (number | undefined)[] };
 }
 
 function sourceOf(broker: Broker): Source {
@@ -178,14 +179,14 @@ describe('where the last result is looked for', () => {
     const stamped = new Map([[4n, 1_700_000_000_000]]);
     const broker = { last: 4n, published: true, results, stamped };
     const { target } = await resume(broker, processorFor(count(2)), { definition: 'v1' });
-    expect(target.wheres).toEqual([{ writtenAfterMs: 1_700_000_000_000 - CLOCK_SKEW_MARGIN_MS }]);
+    expect(target.bounds).toEqual([1_700_000_000_000 - CLOCK_SKEW_MARGIN_MS]);
   });
 
   it('is anywhere when the source cannot tell: no timestamps, the offset not stored, a failure', async () => {
     for (const stamped of [undefined, new Map<bigint, number>(), 'fails' as const]) {
       const broker = { last: 4n, published: true, results, stamped };
       const { target, found } = await resume(broker, processorFor(count(2)), { definition: 'v1' });
-      expect(target.wheres).toEqual([{}]);
+      expect(target.bounds).toEqual([undefined]);
       expect(found).toMatchObject({ last: 4n, from: 5n });
     }
   });

@@ -10,6 +10,10 @@ import {
   type TimeBound,
   type TimeUse,
 } from '../../../../src/rabbitmq/write/result-lookup.js';
+import {
+  SubscribeError,
+  SubscriptionLostError,
+} from '../../../../src/rabbitmq/read/source-subscription.js';
 import { Coverage } from '../../../support/arbitraries/coverage.js';
 import { resultMessages } from '../../../support/results/stored-results.js';
 import type { PackMode } from '../../../../src/result-format/result-format.js';
@@ -23,24 +27,31 @@ interface Write {
   readonly producer: string;
   readonly id: bigint;
   readonly pack: PackMode;
+  /** How far the clock moves after this write; `STEP` unless told (below 0: stepped back). */
+  readonly step?: number;
 }
 
-/** A stream holding `writes` in order, each one chunk stamped `STEP` ms after the one before. */
+/**
+ * A stream holding `writes` in order, each one chunk stamped `STEP` ms after the one before
+ * (or as its `step` says); `stamps`, each write's.
+ */
 async function streamOf(writes: readonly Write[]) {
   let clock = START;
+  const stamps: number[] = [];
   const broker = new MemoryBroker({ now: () => clock });
   broker.createStream('results');
-  for (const { producer, id, pack } of writes) {
+  for (const { producer, id, pack, step = STEP } of writes) {
     const outputs = pack === 'batch' ? 3 : 1;
+    stamps.push(clock);
     await broker
       .target('results', { producer })
       .publish(id, resultMessages(producer, id, pack, outputs));
-    clock += STEP;
+    clock += step;
   }
   const source = broker.source('results');
   /** The bound `writtenAfterMs`, seeking as RabbitMQ's timestamp offset spec does. */
   const bound = (writtenAfterMs: number): TimeBound => ({
-    writtenAfterMs,
+    writtenAfterMs: () => Promise.resolve(writtenAfterMs),
     seek: (timestampMs) => {
       const reading = new AbortController();
       const { startOffset } = broker.consumer(
@@ -52,7 +63,7 @@ async function streamOf(writes: readonly Write[]) {
       return Promise.resolve(startOffset);
     },
   });
-  return { broker, source, bound };
+  return { broker, source, bound, stamps };
 }
 
 /** When write `index` was stored. */
@@ -137,11 +148,54 @@ describe('the result search from a time bound', () => {
     expect(lookup.time).toBeUndefined();
   });
 
-  it('answers, from any bound, what the search answers without one (property)', async () => {
+  it('asks the bound only when no hint answered', async () => {
+    const writes = [...others(50, 0n), ours(20n), ...others(50, 2_000n)];
+    const { source, bound } = await streamOf(writes);
+    let asked = 0;
+    const counted = (): TimeBound => {
+      const { writtenAfterMs, seek } = bound(stampOf(0));
+      return { seek, writtenAfterMs: () => (asked++, writtenAfterMs()) };
+    };
+    await searchResult(source, 'ours', 20n, TIMEOUT_MS, 50n, counted());
+    expect(asked).toBe(0);
+    // Past the end: unusable.
+    const lookup = await searchResult(source, 'ours', 20n, TIMEOUT_MS, 500n, counted());
+    expect(lookup).toMatchObject({ hint: 'unusable', time: 'after-time' });
+    expect(asked).toBe(1);
+  });
+
+  it('goes on without the bound when seeking by time fails retriably, and says the timestamp', async () => {
+    const writes = [...others(50, 0n), ours(20n), ...others(50, 2_000n)];
+    const { source, bound } = await streamOf(writes);
+    const refusing = (retriable: boolean): TimeBound => ({
+      writtenAfterMs: bound(stampOf(0)).writtenAfterMs,
+      seek: (timestamp) =>
+        Promise.reject(new SubscribeError('results', { timestamp }, 6, retriable)),
+    });
+    const lookup = await searchResult(source, 'ours', 20n, TIMEOUT_MS, undefined, refusing(true));
+    expect(lookup).toMatchObject({ message: resultMessages('ours', 20n)[0], time: 'unusable' });
+    const lost = await searchResult(source, 'ours', 20n, TIMEOUT_MS, undefined, {
+      ...refusing(true),
+      seek: () => Promise.reject(new SubscriptionLostError('results', 0n, 'connection closed')),
+    });
+    expect(lost.time).toBe('unusable');
+    // A final refusal (the stream deleted) is the search's to meet: thrown on.
+    await expect(
+      searchResult(source, 'ours', 20n, TIMEOUT_MS, undefined, refusing(false)),
+    ).rejects.toThrow(`subscribing at timestamp ${stampOf(0)} (`);
+  });
+
+  it('answers, from any bound, what the search answers without one, a clock stepped back included (property)', async () => {
     const coverage = new Coverage('time-bounded search');
     const write = fc.record({
       producer: fc.constantFrom('ours', 'billing', 'audit'),
       pack: fc.constantFrom<PackMode>('sections', 'batch'),
+      // Now and then the clock steps back after a write, by up to 8 writes' time: a later
+      // result may then be stamped before the bound, where the read on from it stops.
+      step: fc.oneof(
+        { weight: 3, arbitrary: fc.constant(STEP) },
+        { weight: 1, arbitrary: fc.integer({ min: -8 * STEP, max: -1 }) },
+      ),
     });
     await fc.assert(
       fc.asyncProperty(
@@ -151,14 +205,15 @@ describe('the result search from a time bound', () => {
         async (specs, idPick, boundPick) => {
           coverage.run();
           const next = new Map<string, bigint>();
-          const writes = specs.map(({ producer, pack }) => {
+          const writes = specs.map(({ producer, pack, step }) => {
             const id = (next.get(producer) ?? 0n) + 2n;
             next.set(producer, id);
-            return { producer, id, pack };
+            return { producer, id, pack, step };
           });
-          const { source, bound } = await streamOf(writes);
+          const { broker, source, bound, stamps } = await streamOf(writes);
           const last = next.get('ours') ?? 0n;
           const wanted = idPick === 'last' ? last : BigInt(idPick % (Number(last) + 3));
+          const writtenAfterMs = (stamps[boundPick] ?? stampOf(boundPick)) + (boundPick % 2) * 3;
           const plain = await searchResult(source, 'ours', wanted, TIMEOUT_MS);
           const bounded = await searchResult(
             source,
@@ -166,10 +221,26 @@ describe('the result search from a time bound', () => {
             wanted,
             TIMEOUT_MS,
             undefined,
-            bound(stampOf(boundPick) + (boundPick % 2) * 3),
+            bound(writtenAfterMs),
           );
           expect(bounded.message).toEqual(plain.message);
+          // The embedded target's own search (src/memory/target.ts) answers the same.
+          const embedded = broker.target('results', { producer: 'ours' });
+          expect(await embedded.readResult(wanted)).toEqual(plain.message);
+          const where = { writtenAfterMs: () => Promise.resolve(writtenAfterMs) };
+          expect(await embedded.readResult(wanted, where)).toEqual(plain.message);
           coverage.count(bounded.time ?? 'none');
+          // The clock stepped back after a write of ours before the last: the stamps around
+          // our results are out of order, where reading on from the bound can stop short.
+          const steppedBack = writes.some(
+            (w, i) => w.step < 0 && writes.slice(i + 1).some((x) => x.producer === 'ours'),
+          );
+          coverage.count('stepped back', steppedBack);
+          coverage.count(
+            'stepped back, before-time',
+            steppedBack && bounded.time === 'before-time',
+          );
+          coverage.count('stepped back, found', steppedBack && plain.message !== undefined);
           coverage.count(plain.message === undefined ? 'absent' : 'found');
         },
       ),
@@ -181,6 +252,8 @@ describe('the result search from a time bound', () => {
       unusable: 0.05,
       found: 0.3,
       absent: 0.2,
+      'stepped back': 0.4,
+      'stepped back, found': 0.25,
     });
   });
 });
