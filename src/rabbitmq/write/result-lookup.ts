@@ -207,10 +207,17 @@ class ResultSearch {
       if (hinted !== undefined) return hinted;
     }
     const hintUse = hint === undefined ? {} : { hint: 'unusable' as const };
-    // Asked only now: on RabbitMQ the bound is a read of the source a hint makes needless.
+    // The stream's last chunk first: a producer's result is most often there (a restart of
+    // the only writer, a failover), and finding it there makes the bound needless.
+    const last =
+      time === undefined || end === 0n ? undefined : await this.readOrRemoved(end - 1n, end);
+    if (last?.found !== undefined) {
+      return this.answer(await this.firstPart(last.found), { ...hintUse, time: 'after-time' });
+    }
+    // Asked only now: on RabbitMQ the bound is a read of the source.
     const writtenAfterMs = await time?.writtenAfterMs();
-    if (time !== undefined && writtenAfterMs !== undefined) {
-      const timed = await this.fromTime(writtenAfterMs, time.seek, end, hintUse);
+    if (time !== undefined && last !== undefined && writtenAfterMs !== undefined) {
+      const timed = await this.fromTime(writtenAfterMs, time.seek, end, last, hintUse);
       if (timed !== undefined) return timed;
     }
     const found = await this.backward(end);
@@ -220,22 +227,19 @@ class ResultSearch {
   }
 
   /**
-   * The search from the first chunk stamped at or after `writtenAfterMs`; undefined when
-   * no chunk up to the stream's last message is (or the seek failed to find one).
+   * The search from the first chunk stamped at or after `writtenAfterMs`, `last` being the
+   * stream's last chunk read (without the result); undefined when no chunk up to the
+   * stream's last message is so stamped (or the seek failed to find one).
    */
   private async fromTime(
     writtenAfterMs: number,
     seek: TimeSeek,
     end: bigint,
+    last: RangeFinding,
     hintUse: { readonly hint?: HintUse },
   ): Promise<ResultLookup | undefined> {
-    if (end === 0n) return undefined;
-    const last = await this.readOrRemoved(end - 1n, end);
-    if (last?.found !== undefined) {
-      return this.answer(await this.firstPart(last.found), { ...hintUse, time: 'after-time' });
-    }
     // Later than the last chunk: osiris would attach the read past the end, and wait there.
-    if (last === undefined || !(last.timestamp >= writtenAfterMs)) return undefined;
+    if (!(last.timestamp >= writtenAfterMs)) return undefined;
     const from = await seekOrNone(seek, writtenAfterMs);
     if (from === undefined || from >= end) return undefined;
     const after = await this.forward(from, end);

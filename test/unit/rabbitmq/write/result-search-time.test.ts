@@ -164,6 +164,19 @@ describe('the result search from a time bound', () => {
     expect(asked).toBe(1);
   });
 
+  it("does not ask the bound when the result is in the stream's last chunk", async () => {
+    const writes = [...others(50, 0n), ours(20n)];
+    const { source, bound } = await streamOf(writes);
+    let asked = 0;
+    const { writtenAfterMs, seek } = bound(stampOf(0));
+    const counted: TimeBound = { seek, writtenAfterMs: () => (asked++, writtenAfterMs()) };
+
+    const lookup = await searchResult(source, 'ours', 20n, TIMEOUT_MS, undefined, counted);
+
+    expect(lookup).toMatchObject({ message: resultMessages('ours', 20n)[0], time: 'after-time' });
+    expect(asked).toBe(0);
+  });
+
   it('goes on without the bound when seeking by time fails retriably, and says the timestamp', async () => {
     const writes = [...others(50, 0n), ours(20n), ...others(50, 2_000n)];
     const { source, bound } = await streamOf(writes);
