@@ -244,7 +244,7 @@ async function boundLookup(
   producer: string,
 ): Promise<Record<string, number>> {
   const last = await lastIdOf(rabbit, target, producer);
-  const where = await writtenAfter(rabbit.source(source), last);
+  const where = writtenAfter(rabbit.source(source), last);
   const lookUp = (bound: ResultWhere): Promise<LookupCost> =>
     lookUpResult(rabbit.params, target, producer, last, TIMEOUT_MS, {}, undefined, bound);
   const bounded = await lookUp(where);
