@@ -44,7 +44,7 @@ describe('bench smoke, end to end', () => {
     expect(discarded?.msgsPerSec).toBeGreaterThan(0);
     expect(
       verdicts(discarded === undefined ? [] : [discarded]).map((verdict) => verdict.target),
-    ).toEqual(['publishingShareOfTime <= 0.1']);
+    ).toContain('publishingShareOfTime <= 0.1');
     expect(discarded?.values?.publishingShareMin).toBeLessThanOrEqual(
       discarded?.values?.publishingShareMax ?? Number.NaN,
     );

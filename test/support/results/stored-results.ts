@@ -118,3 +118,24 @@ export async function publishInTurn(
     await close();
   }
 }
+
+/** One write of a result search's stream (the search tests): `producer`'s result `id`. */
+export interface SearchWrite {
+  readonly producer: string;
+  readonly id: bigint;
+  readonly pack: PackMode;
+}
+
+/** `count` one-message results of two other producers, ids from `firstId` up in turn. */
+export function otherWrites(count: number, firstId: bigint): SearchWrite[] {
+  return Array.from({ length: count }, (_, i) => ({
+    producer: i % 2 === 0 ? 'billing' : 'audit',
+    id: firstId + BigInt(i),
+    pack: 'sections' as const,
+  }));
+}
+
+/** The searched producer's ('ours') result `id`. */
+export function ourWrite(id: bigint, pack: PackMode = 'sections'): SearchWrite {
+  return { producer: 'ours', id, pack };
+}

@@ -15,7 +15,12 @@ import {
   SubscriptionLostError,
 } from '../../../../src/rabbitmq/read/source-subscription.js';
 import { Coverage } from '../../../support/arbitraries/coverage.js';
-import { resultMessages } from '../../../support/results/stored-results.js';
+import {
+  otherWrites as others,
+  ourWrite as ours,
+  resultMessages,
+  type SearchWrite,
+} from '../../../support/results/stored-results.js';
 import type { PackMode } from '../../../../src/result-format/result-format.js';
 
 const TIMEOUT_MS = 5_000;
@@ -23,10 +28,7 @@ const TIMEOUT_MS = 5_000;
 const START = 1_000_000;
 const STEP = 10;
 
-interface Write {
-  readonly producer: string;
-  readonly id: bigint;
-  readonly pack: PackMode;
+interface Write extends SearchWrite {
   /** How far the clock moves after this write; `STEP` unless told (below 0: stepped back). */
   readonly step?: number;
 }
@@ -68,15 +70,6 @@ async function streamOf(writes: readonly Write[]) {
 
 /** When write `index` was stored. */
 const stampOf = (index: number): number => START + STEP * index;
-
-const others = (count: number, firstId: bigint): Write[] =>
-  Array.from({ length: count }, (_, i) => ({
-    producer: i % 2 === 0 ? 'billing' : 'audit',
-    id: firstId + BigInt(i),
-    pack: 'sections' as const,
-  }));
-
-const ours = (id: bigint, pack: PackMode = 'sections'): Write => ({ producer: 'ours', id, pack });
 
 describe('the result search from a time bound', () => {
   it('reads only what lies between the bound and our result, however much was written after it', async () => {

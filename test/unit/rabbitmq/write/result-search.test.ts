@@ -7,17 +7,17 @@ import { describe, expect, it } from 'vitest';
 import { MemoryBroker } from '../../../../src/memory/index.js';
 import { searchResult, type HintUse } from '../../../../src/rabbitmq/write/result-lookup.js';
 import { Coverage } from '../../../support/arbitraries/coverage.js';
-import { resultMessages } from '../../../support/results/stored-results.js';
+import {
+  otherWrites as others,
+  ourWrite as ours,
+  resultMessages,
+  type SearchWrite,
+} from '../../../support/results/stored-results.js';
 import type { PackMode } from '../../../../src/result-format/result-format.js';
 
 const TIMEOUT_MS = 5_000;
 
-/** One write of `producer`'s result `id`. */
-interface Write {
-  readonly producer: string;
-  readonly id: bigint;
-  readonly pack: PackMode;
-}
+type Write = SearchWrite;
 
 /** A stream holding `writes` in order, and where each write's first message lies. */
 async function streamOf(writes: readonly Write[]) {
@@ -34,16 +34,6 @@ async function streamOf(writes: readonly Write[]) {
   }
   return { broker, source, offsets };
 }
-
-/** `count` one-message results of two other producers. */
-const others = (count: number, firstId: bigint): Write[] =>
-  Array.from({ length: count }, (_, i) => ({
-    producer: i % 2 === 0 ? 'billing' : 'audit',
-    id: firstId + BigInt(i),
-    pack: 'sections' as const,
-  }));
-
-const ours = (id: bigint, pack: PackMode = 'sections'): Write => ({ producer: 'ours', id, pack });
 
 describe('the result search from a hint', () => {
   it('reads one chunk for a hint at our last result, however much others wrote after it', async () => {
