@@ -1,11 +1,10 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import { IDLE, orIdle } from '../../ports/idle-timeout.js';
 import type { MemberReach } from '../cluster/node-connection.js';
-import { Subscription } from './source-subscription.js';
+import { firstChunk } from './first-chunk.js';
 
 /**
- * The first offset of the first chunk of `stream` stamped at or after `timestampMs`: one
- * subscription with credit 1 at RabbitMQ's timestamp offset spec, which osiris resolves by a
+ * The first offset of the first chunk of `stream` stamped at or after `timestampMs`: the first
+ * chunk at RabbitMQ's timestamp offset spec (./first-chunk.ts), which osiris resolves by a
  * scan of the chunks' timestamps in log order (osiris_log:init_offset_reader). A time before
  * the first chunk attaches at it; a time later than every chunk attaches at the stream's end,
  * where nothing arrives until the next write: undefined after `timeoutMs` then (a caller that
@@ -18,18 +17,11 @@ export async function firstOffsetAt(
   timeoutMs: number,
   member: MemberReach = {},
 ): Promise<bigint | undefined> {
-  const subscription = await Subscription.open(params, {
-    stream,
+  const chunk = await firstChunk(
+    params,
     // The client writes no value for a timestamp of 0; before every chunk, 1 reads the same.
-    from: { timestamp: Math.max(Math.trunc(timestampMs), 1) },
-    credit: 1,
-    connectTimeoutMs: timeoutMs,
-    ...member,
-  });
-  try {
-    const chunk = await orIdle(subscription.take(), timeoutMs);
-    return chunk === IDLE || chunk === undefined ? undefined : chunk.firstOffset;
-  } finally {
-    await subscription.close();
-  }
+    { stream, from: { timestamp: Math.max(Math.trunc(timestampMs), 1) }, ...member },
+    timeoutMs,
+  );
+  return chunk?.firstOffset;
 }

@@ -1,7 +1,6 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
-import { IDLE, orIdle } from '../../ports/idle-timeout.js';
 import type { MemberReach } from '../cluster/node-connection.js';
-import { Subscription } from './source-subscription.js';
+import { firstChunk } from './first-chunk.js';
 import { streamStats } from './stream-stats.js';
 
 /**
@@ -32,18 +31,10 @@ export async function endOffset(
 ): Promise<bigint> {
   const { committedChunkId } = await streamStats(params, stream, timeoutMs, member);
   if (committedChunkId < 0n) return 0n;
-  const subscription = await Subscription.open(params, {
-    stream,
-    from: 'last',
-    credit: 1,
-    connectTimeoutMs: timeoutMs,
-    role: 'leader',
-    ...member,
-  });
-  try {
-    const chunk = await orIdle(subscription.take(), timeoutMs);
-    return chunk === IDLE || chunk === undefined ? 0n : chunk.firstOffset + BigInt(chunk.count);
-  } finally {
-    await subscription.close();
-  }
+  const chunk = await firstChunk(
+    params,
+    { stream, from: 'last', role: 'leader', ...member },
+    timeoutMs,
+  );
+  return chunk === undefined ? 0n : chunk.firstOffset + BigInt(chunk.count);
 }
