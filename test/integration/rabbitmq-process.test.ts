@@ -195,7 +195,7 @@ describe('a process using RabbitMQ', () => {
         { what: 'endOffset', ...refusal },
       ]);
     },
-    40_000,
+    bound(40_000),
   );
 });
 

@@ -326,6 +326,6 @@ describe('an event-time job restarting on RabbitMQ with a hint that is not where
         .map((message) => Buffer.from(message));
       expect(ours).toEqual(expected.results);
     },
-    60_000,
+    bound(60_000),
   );
 });

@@ -175,6 +175,6 @@ describe('a database sink from RabbitMQ into PostgreSQL, SIGKILLed at random', (
       // passed over): sink-postgres-lock.test.ts makes them overlap by a barrier and shows the
       // row lock's work; this test shows the tables stay exact either way.
     },
-    600_000,
+    bound(600_000),
   );
 });

@@ -107,6 +107,6 @@ describe('the TypeScript blocks of the README and docs/', () => {
       ).toBeGreaterThan(0);
       expect(printed).toEqual(expected);
     },
-    60_000,
+    bound(60_000),
   );
 });
