@@ -1,7 +1,8 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { bound } from './test/support/timing.js';
 
-/** The timeouts of every test project (and of vitest.unit.config.ts). */
-export const timeouts = { testTimeout: 60_000, hookTimeout: 180_000 };
+/** The timeouts of every test project (and of vitest.unit.config.ts), scaled by TEST_TIME_SCALE. */
+export const timeouts = { testTimeout: bound(120_000), hookTimeout: bound(180_000) };
 /** Two cores: integration tests share one broker and are heavy; keep workers bounded. */
 export const workers = { maxWorkers: 2, minWorkers: 1 };
 

@@ -8,6 +8,7 @@ import { holdMember } from '../support/brokers/held-member.js';
 import { clusterUrls } from '../support/brokers/rabbitmq-cluster.js';
 import { publishAll, uniqueStream } from '../support/brokers/rabbitmq.js';
 import { reading, readingsPartitionJob } from '../support/jobs/readings-job.js';
+import { bound } from '../support/timing.js';
 
 /** Messages every member holds, then messages only the leader and node 3 hold: 3 per result. */
 const BEFORE = 300;
@@ -40,33 +41,37 @@ function readings(from: number, count: number): Uint8Array[] {
 }
 
 describe('untilCaughtUp on a 3-node RabbitMQ cluster whose replica lags', () => {
-  it('should read to the end the leader committed, not to the lagging replica it reads on', async () => {
-    const source = await ledByNode2('end-source');
-    const target = await ledByNode2('end-target');
-    await publishAll(leader, source, readings(0, BEFORE));
-    const release = await holdMember(1, source);
-    let released: Promise<void> | undefined;
-    const releaseOnce = (): Promise<void> => (released ??= release());
-    const jobTarget = leader.target(target, { producer: 'job' });
-    try {
-      // Confirmed by the leader and node 3, a quorum; node 1 knows nothing of them.
-      await publishAll(leader, source, readings(BEFORE, WHILE_HELD));
-      const jobSource = reader.source(source);
-      expect(await jobSource.endOffset()).toBe(BigInt(BEFORE + WHILE_HELD));
+  it(
+    'should read to the end the leader committed, not to the lagging replica it reads on',
+    async () => {
+      const source = await ledByNode2('end-source');
+      const target = await ledByNode2('end-target');
+      await publishAll(leader, source, readings(0, BEFORE));
+      const release = await holdMember(1, source);
+      let released: Promise<void> | undefined;
+      const releaseOnce = (): Promise<void> => (released ??= release());
+      const jobTarget = leader.target(target, { producer: 'job' });
+      try {
+        // Confirmed by the leader and node 3, a quorum; node 1 knows nothing of them.
+        await publishAll(leader, source, readings(BEFORE, WHILE_HELD));
+        const jobSource = reader.source(source);
+        expect(await jobSource.endOffset()).toBe(BigInt(BEFORE + WHILE_HELD));
 
-      const job = readingsPartitionJob(jobSource, jobTarget);
-      let sourceEnd: bigint | undefined;
-      // The end is read before the job starts reading: node 1 may catch up from then on.
-      job.on('started', (event) => {
-        sourceEnd = event.sourceEnd;
-        void releaseOnce();
-      });
-      await job.run({ untilCaughtUp: true });
-      expect(sourceEnd).toBe(BigInt(BEFORE + WHILE_HELD));
-      expect(await jobTarget.lastPublishingId()).toBe(BigInt(BEFORE + WHILE_HELD - 1));
-    } finally {
-      await releaseOnce();
-      await jobTarget.close();
-    }
-  }, 60_000);
+        const job = readingsPartitionJob(jobSource, jobTarget);
+        let sourceEnd: bigint | undefined;
+        // The end is read before the job starts reading: node 1 may catch up from then on.
+        job.on('started', (event) => {
+          sourceEnd = event.sourceEnd;
+          void releaseOnce();
+        });
+        await job.run({ untilCaughtUp: true });
+        expect(sourceEnd).toBe(BigInt(BEFORE + WHILE_HELD));
+        expect(await jobTarget.lastPublishingId()).toBe(BigInt(BEFORE + WHILE_HELD - 1));
+      } finally {
+        await releaseOnce();
+        await jobTarget.close();
+      }
+    },
+    bound(60_000),
+  );
 });

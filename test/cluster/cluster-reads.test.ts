@@ -17,6 +17,7 @@ import {
 } from '../support/brokers/rabbitmq-cluster.js';
 import { readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
 import { readingsPartitionJob } from '../support/jobs/readings-job.js';
+import { bound } from '../support/timing.js';
 
 /** rabbit.source()'s default stallTimeoutMs, the bound the README gives. */
 const STALL_TIMEOUT_MS = 10_000;
@@ -94,71 +95,75 @@ describe('reading on a 3-node RabbitMQ cluster with a node out', () => {
     }
   });
 
-  it("should read on from another member within stallTimeoutMs while the replica it reads from is frozen, and leave the target byte-identical to an uninterrupted run's", async () => {
-    // The job connects through node 1, a replica of the source: it reads there. The source's
-    // and the target's leader is node 2, so the frozen node holds the reader and nothing else
-    // the job needs.
-    const source = await streamLedBy('reads-source', 2);
-    const target = await streamLedBy('reads-target', 2);
-    const rabbit = await connect(clusterUrls()[0] as string);
-    const feed = feeder(admin(2), source);
-    const logger = keepingLogger();
-    const jobTarget = rabbit.target(target, { producer: 'job', confirmTimeoutMs: 5_000 });
-    const job = readingsPartitionJob(rabbit.source(source, { logger }), jobTarget);
-    const publishedAt: number[] = [];
-    job.on('published', () => publishedAt.push(Date.now()));
-    const stop = new AbortController();
-    const running = job.run({ signal: stop.signal });
-    let frozenAt = 0;
-    let thawedAt = 0;
-    try {
-      while (publishedAt.length < 20) await sleep(20);
-      expect(readsOn(logger, source), 'read on the URL node, a replica').toEqual([
-        '127.0.0.1:5561',
-      ]);
-      const thaw = freezeNode(1);
-      frozenAt = Date.now();
+  it(
+    "should read on from another member within stallTimeoutMs while the replica it reads from is frozen, and leave the target byte-identical to an uninterrupted run's",
+    async () => {
+      // The job connects through node 1, a replica of the source: it reads there. The source's
+      // and the target's leader is node 2, so the frozen node holds the reader and nothing else
+      // the job needs.
+      const source = await streamLedBy('reads-source', 2);
+      const target = await streamLedBy('reads-target', 2);
+      const rabbit = await connect(clusterUrls()[0] as string);
+      const feed = feeder(admin(2), source);
+      const logger = keepingLogger();
+      const jobTarget = rabbit.target(target, { producer: 'job', confirmTimeoutMs: 5_000 });
+      const job = readingsPartitionJob(rabbit.source(source, { logger }), jobTarget);
+      const publishedAt: number[] = [];
+      job.on('published', () => publishedAt.push(Date.now()));
+      const stop = new AbortController();
+      const running = job.run({ signal: stop.signal });
+      let frozenAt = 0;
+      let thawedAt = 0;
       try {
-        await sleep(FREEZE_MS);
+        while (publishedAt.length < 20) await sleep(20);
+        expect(readsOn(logger, source), 'read on the URL node, a replica').toEqual([
+          '127.0.0.1:5561',
+        ]);
+        const thaw = freezeNode(1);
+        frozenAt = Date.now();
+        try {
+          await sleep(FREEZE_MS);
+        } finally {
+          thaw();
+          thawedAt = Date.now();
+        }
       } finally {
-        thaw();
-        thawedAt = Date.now();
+        const appended = await feed.stop();
+        await caughtUp(rabbit, target, BigInt(appended - 1));
+        stop.abort();
+        await running;
+        await rabbit.close();
       }
-    } finally {
-      const appended = await feed.stop();
-      await caughtUp(rabbit, target, BigInt(appended - 1));
-      stop.abort();
-      await running;
-      await rabbit.close();
-    }
 
-    const during = publishedAt.filter((at) => at > frozenAt && at < thawedAt);
-    // From the freeze to the thaw, through every result in between (the first ones may come
-    // from chunks the job had been delivered before the freeze).
-    const moments = [frozenAt, ...during, thawedAt];
-    const longestPauseMs = Math.max(...moments.slice(1).map((at, i) => at - (moments[i] ?? at)));
-    console.log(
-      `frozen for ${thawedAt - frozenAt} ms: ${during.length} results during the freeze, ` +
-        `the longest pause ${longestPauseMs} ms; reads on ${readsOn(logger, source).join(', ')}`,
-    );
-    expect(longestPauseMs, 'the pause the frozen replica caused').toBeLessThanOrEqual(
-      STALL_TIMEOUT_MS * 1.1 + RESUBSCRIBE_SLACK_MS,
-    );
-    expect(during.length, 'results published during the freeze').toBeGreaterThan(10);
-    expect(readsOn(logger, source).slice(1)).not.toContain('127.0.0.1:5561');
+      const during = publishedAt.filter((at) => at > frozenAt && at < thawedAt);
+      // From the freeze to the thaw, through every result in between (the first ones may come
+      // from chunks the job had been delivered before the freeze).
+      const moments = [frozenAt, ...during, thawedAt];
+      const longestPauseMs = Math.max(...moments.slice(1).map((at, i) => at - (moments[i] ?? at)));
+      console.log(
+        `frozen for ${thawedAt - frozenAt} ms: ${during.length} results during the freeze, ` +
+          `the longest pause ${longestPauseMs} ms; reads on ${readsOn(logger, source).join(', ')}`,
+      );
+      expect(longestPauseMs, 'the pause the frozen replica caused').toBeLessThanOrEqual(
+        STALL_TIMEOUT_MS * 1.1 + RESUBSCRIBE_SLACK_MS,
+      );
+      expect(during.length, 'results published during the freeze').toBeGreaterThan(10);
+      expect(readsOn(logger, source).slice(1)).not.toContain('127.0.0.1:5561');
 
-    // The uninterrupted run: the same job over the same source, to another stream.
-    const reference = await streamLedBy('reads-reference', 2);
-    const referenceTarget = admin(2).target(reference, { producer: 'job' });
-    // untilCaughtUp reads to the end the leader committed, though it may read on node 1, a
-    // replica still catching up just after the thaw (test/cluster/cluster-end-offset.test.ts).
-    await readingsPartitionJob(admin(2).source(source), referenceTarget).run({
-      untilCaughtUp: true,
-    });
-    await referenceTarget.close();
-    const actual = (await readAll(admin(2), target)).map((bytes) => Buffer.from(bytes));
-    const expected = (await readAll(admin(2), reference)).map((bytes) => Buffer.from(bytes));
-    expect(actual.length).toBeGreaterThan(0);
-    expect(actual).toEqual(expected);
-  }, 180_000);
+      // The uninterrupted run: the same job over the same source, to another stream.
+      const reference = await streamLedBy('reads-reference', 2);
+      const referenceTarget = admin(2).target(reference, { producer: 'job' });
+      // untilCaughtUp reads to the end the leader committed, though it may read on node 1, a
+      // replica still catching up just after the thaw (test/cluster/cluster-end-offset.test.ts).
+      await readingsPartitionJob(admin(2).source(source), referenceTarget).run({
+        untilCaughtUp: true,
+      });
+      await referenceTarget.close();
+      const actual = (await readAll(admin(2), target)).map((bytes) => Buffer.from(bytes));
+      const expected = (await readAll(admin(2), reference)).map((bytes) => Buffer.from(bytes));
+      expect(actual.length).toBeGreaterThan(0);
+      expect(actual).toEqual(expected);
+    },
+    bound(180_000),
+  );
 });

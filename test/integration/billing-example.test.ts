@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { usageEvents } from '../../examples/billing/usage-events.js';
 import { postgresForTests } from '../support/brokers/postgres.js';
+import { bound } from '../support/timing.js';
 
 const database = postgresForTests();
 
@@ -63,7 +64,7 @@ describe('the billing example', () => {
       expect(stdout).toContain('late usage rows: 0');
       expect(stdout).toMatch(/^billing table equals the events: yes$/m);
     },
-    180_000,
+    bound(180_000),
   );
 
   it('should leave no schema of its own behind in PostgreSQL', async () => {

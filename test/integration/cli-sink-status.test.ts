@@ -11,12 +11,13 @@ import { postgres } from '../../src/postgres/index.js';
 import type { Source } from '../../src/ports/ports.js';
 import { postgresForTests } from '../support/brokers/postgres.js';
 import { publishAll, rabbitForTests } from '../support/brokers/rabbitmq.js';
+import { bound } from '../support/timing.js';
 
 const real = rabbitForTests();
 const database = postgresForTests();
 const root = fileURLToPath(new URL('../..', import.meta.url));
 /** A bound on one run of the command: far more than it needs (about a second). */
-const RUN_BOUND_MS = 30_000;
+const RUN_BOUND_MS = bound(30_000);
 
 interface Run {
   readonly code: number | null;

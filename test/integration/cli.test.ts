@@ -18,6 +18,7 @@ import {
 import { partitionProducer } from '../../src/partitioning/partitioned-runner.js';
 import { encodeResult } from '../../src/result-format/result-format.js';
 import { publishAll, rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
+import { bound } from '../support/timing.js';
 
 const real = rabbitForTests();
 const url = inject('rabbitmqUrl');
@@ -26,8 +27,11 @@ const main = 'src/cli/main.ts';
 const progressChild = 'test/integration/cli-progress-child.ts';
 const version = (JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { version: string })
   .version;
-/** A bound on one run of the command: far more than it needs (about a second). */
-const RUN_BOUND_MS = 20_000;
+/**
+ * A bound on one run of the command: far more than it needs (about a second idle; five at once
+ * took over 20 s each at a load average of 26).
+ */
+const RUN_BOUND_MS = bound(45_000);
 
 /** What the children see: the broker's URL, and none of the runner's CI or NO_COLOR. */
 function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -330,126 +334,130 @@ describe('stream-windows in a pipe', () => {
   });
 
   // A dozen runs of the command (about 2 s each here, five at once): more than the default bound.
-  it('should step a job stopped by a poison message over it with skip, and refuse any other offset', async () => {
-    const source = await real.newStream('cli-skip');
-    const target = await real.newStream('cli-skip-out');
-    const poison = new TextEncoder().encode('{ not json');
-    await publishAll(
-      real.rabbit,
-      source,
-      Array.from({ length: 6 }, (_, n) => (n === 3 ? poison : jsonMessage({ n }))),
-    );
-    // A target of its own per run: one producer name is declared once per connection.
-    const job = async () => {
-      const output = real.rabbit.target(target, { producer: 'job' });
-      try {
-        return await aggregate<{ n: number }>(real.rabbit.source(source))
-          .count(2)
-          .reduce((sum, v) => sum + v.n, 0)
-          .to(output, { retryDelayMs: 0 })
-          .run({ untilCaughtUp: true });
-      } finally {
-        await output.close();
-      }
-    };
-    // Step 0..1 published; 2 open in memory only when 3 stops the job.
-    await expect(job()).rejects.toMatchObject({ name: 'ProcessingError', offset: 3n });
-    const skip = (...more: string[]) =>
-      cli(['skip', '--source', source, '--target', target, '--producer', 'job', ...more]);
-    const status = async () =>
-      JSON.parse(
-        (
-          await cli([
-            'status',
-            '--source',
-            source,
-            '--target',
-            target,
-            '--producer',
-            'job',
-            '--json',
-          ])
-        ).stdout,
-      ) as Record<string, unknown>;
-    expect(await status()).toMatchObject({ lastPublishingId: '1', stoppedAt: '3' });
-    const table = await cli([
-      'status',
-      '--source',
-      source,
-      '--target',
-      target,
-      '--producer',
-      'job',
-    ]);
-    expect(table.stdout).toContain(
-      `job stopped at offset 3 of ${source}, a message it could not process (the job's error ` +
-        `says why); after a look at it, 'stream-windows skip --source ${source} --target ` +
-        `${target} --producer job --offset 3' steps over it`,
-    );
+  it(
+    'should step a job stopped by a poison message over it with skip, and refuse any other offset',
+    async () => {
+      const source = await real.newStream('cli-skip');
+      const target = await real.newStream('cli-skip-out');
+      const poison = new TextEncoder().encode('{ not json');
+      await publishAll(
+        real.rabbit,
+        source,
+        Array.from({ length: 6 }, (_, n) => (n === 3 ? poison : jsonMessage({ n }))),
+      );
+      // A target of its own per run: one producer name is declared once per connection.
+      const job = async () => {
+        const output = real.rabbit.target(target, { producer: 'job' });
+        try {
+          return await aggregate<{ n: number }>(real.rabbit.source(source))
+            .count(2)
+            .reduce((sum, v) => sum + v.n, 0)
+            .to(output, { retryDelayMs: 0 })
+            .run({ untilCaughtUp: true });
+        } finally {
+          await output.close();
+        }
+      };
+      // Step 0..1 published; 2 open in memory only when 3 stops the job.
+      await expect(job()).rejects.toMatchObject({ name: 'ProcessingError', offset: 3n });
+      const skip = (...more: string[]) =>
+        cli(['skip', '--source', source, '--target', target, '--producer', 'job', ...more]);
+      const status = async () =>
+        JSON.parse(
+          (
+            await cli([
+              'status',
+              '--source',
+              source,
+              '--target',
+              target,
+              '--producer',
+              'job',
+              '--json',
+            ])
+          ).stdout,
+        ) as Record<string, unknown>;
+      expect(await status()).toMatchObject({ lastPublishingId: '1', stoppedAt: '3' });
+      const table = await cli([
+        'status',
+        '--source',
+        source,
+        '--target',
+        target,
+        '--producer',
+        'job',
+      ]);
+      expect(table.stdout).toContain(
+        `job stopped at offset 3 of ${source}, a message it could not process (the job's error ` +
+          `says why); after a look at it, 'stream-windows skip --source ${source} --target ` +
+          `${target} --producer job --offset 3' steps over it`,
+      );
 
-    const [missing, malformed, beyond, past, other] = await Promise.all([
-      skip(),
-      skip('--offset', 'three'),
-      skip('--offset', '6'),
-      skip('--offset', '1'),
-      skip('--offset', '4'),
-    ]);
-    expect(missing).toEqual({
-      code: 2,
-      stdout: '',
-      stderr: "stream-windows: skip needs --offset\nRun 'stream-windows help skip' for usage.\n",
-    });
-    expect(malformed).toMatchObject({
-      code: 2,
-      stderr: expect.stringContaining(
-        "--offset must be an offset (an integer >= 0), given: 'three'",
-      ),
-    });
-    expect(beyond).toEqual({
-      code: 1,
-      stdout: '',
-      stderr: `stream-windows: offset must be a message of '${source}', whose end is 6, given: 6n\n`,
-    });
-    expect(past).toEqual({
-      code: 1,
-      stdout: '',
-      stderr:
-        `stream-windows: offset must be above the last publishing id 1 of producer 'job' on ` +
-        `'${target}': the job is past it already, given: 1n\n`,
-    });
-    expect(other).toEqual({
-      code: 1,
-      stdout: '',
-      stderr:
-        'stream-windows: offset must be the message the job stopped at: the job last stopped at offset 3, given: 4n\n',
-    });
-    expect(await status()).not.toHaveProperty('skipRequested');
+      const [missing, malformed, beyond, past, other] = await Promise.all([
+        skip(),
+        skip('--offset', 'three'),
+        skip('--offset', '6'),
+        skip('--offset', '1'),
+        skip('--offset', '4'),
+      ]);
+      expect(missing).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: "stream-windows: skip needs --offset\nRun 'stream-windows help skip' for usage.\n",
+      });
+      expect(malformed).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining(
+          "--offset must be an offset (an integer >= 0), given: 'three'",
+        ),
+      });
+      expect(beyond).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `stream-windows: offset must be a message of '${source}', whose end is 6, given: 6n\n`,
+      });
+      expect(past).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          `stream-windows: offset must be above the last publishing id 1 of producer 'job' on ` +
+          `'${target}': the job is past it already, given: 1n\n`,
+      });
+      expect(other).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          'stream-windows: offset must be the message the job stopped at: the job last stopped at offset 3, given: 4n\n',
+      });
+      expect(await status()).not.toHaveProperty('skipRequested');
 
-    const accepted = await skip('--offset', '3', '--json');
-    expect(accepted).toMatchObject({ code: 0, stderr: '' });
-    expect(JSON.parse(accepted.stdout)).toEqual({
-      source,
-      target,
-      producer: 'job',
-      offset: '3',
-      lastPublishingId: '1',
-    });
-    expect(await status()).toMatchObject({ stoppedAt: '3', skipRequested: '3' });
+      const accepted = await skip('--offset', '3', '--json');
+      expect(accepted).toMatchObject({ code: 0, stderr: '' });
+      expect(JSON.parse(accepted.stdout)).toEqual({
+        source,
+        target,
+        producer: 'job',
+        offset: '3',
+        lastPublishingId: '1',
+      });
+      expect(await status()).toMatchObject({ stoppedAt: '3', skipRequested: '3' });
 
-    await job();
-    const stored = (await readAll(real.rabbit, target)).map((bytes) => decodeResult(bytes));
-    expect(stored.map((r) => [r.firstOffset, r.lastOffset, r.outputs[0]?.value])).toEqual([
-      [0n, 1n, 1],
-      [2n, 3n, 2],
-      [4n, 5n, 9],
-    ]);
-    expect(stored[1]?.deadLetters).toMatchObject([
-      { offset: 3n, stage: 'decode', error: expect.stringMatching(/^skipped by operator/) },
-    ]);
-    const after = await status();
-    expect(after).toMatchObject({ lastPublishingId: '5' });
-    expect(after).not.toHaveProperty('stoppedAt');
-  }, 120_000);
+      await job();
+      const stored = (await readAll(real.rabbit, target)).map((bytes) => decodeResult(bytes));
+      expect(stored.map((r) => [r.firstOffset, r.lastOffset, r.outputs[0]?.value])).toEqual([
+        [0n, 1n, 1],
+        [2n, 3n, 2],
+        [4n, 5n, 9],
+      ]);
+      expect(stored[1]?.deadLetters).toMatchObject([
+        { offset: 3n, stage: 'decode', error: expect.stringMatching(/^skipped by operator/) },
+      ]);
+      const after = await status();
+      expect(after).toMatchObject({ lastPublishingId: '5' });
+      expect(after).not.toHaveProperty('stoppedAt');
+    },
+    bound(120_000),
+  );
 
   it('should exit 1 naming a stream that does not exist', async () => {
     const missing = `cli-missing-${Date.now()}`;

@@ -8,6 +8,7 @@ import { killWhilePublishing, runChild } from '../support/children/killed-child.
 import { rabbitForTests, readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
 import { seededRandom } from '../support/arbitraries/seeded-random.js';
 import type { CrashEvent } from './crash-child.js';
+import { bound } from '../support/timing.js';
 
 const MESSAGES = 100_000;
 const KILLS = 10;
@@ -31,40 +32,44 @@ beforeAll(async () => {
   }
   await Promise.all(pending);
   await feeder.close();
-}, 120_000);
+}, bound(120_000));
 
 describe('the aggregator killed with SIGKILL', () => {
-  it('should leave a target equal to an uninterrupted run after 10 kills, with no duplicate and no loss', async () => {
-    const reference = await real.newStream('crash-reference');
-    const crashed = await real.newStream('crash-target');
+  it(
+    'should leave a target equal to an uninterrupted run after 10 kills, with no duplicate and no loss',
+    async () => {
+      const reference = await real.newStream('crash-reference');
+      const crashed = await real.newStream('crash-target');
 
-    const started = Date.now();
-    expect(await runChild(child, [url, source, reference])).toBe(false);
-    const uninterruptedMs = Date.now() - started;
-    const expected = await readAll(real.rabbit, reference);
+      const started = Date.now();
+      expect(await runChild(child, [url, source, reference])).toBe(false);
+      const uninterruptedMs = Date.now() - started;
+      const expected = await readAll(real.rabbit, reference);
 
-    // Kill each child at a random moment while it publishes.
-    const seed = Date.now() % 2 ** 31;
-    const sizes = await killWhilePublishing(
-      (killAfter) => runChild(child, [url, source, crashed], killAfter),
-      async () => Number(await real.rabbit.source(crashed).endOffset()),
-      { kills: KILLS, results: expected.length, random: seededRandom(seed) },
-    );
-    console.log(
-      `crash test (seed ${seed}): survived ${KILLS} SIGKILLs (target results after each: ` +
-        `${sizes.join(', ')}; ${expected.length} results in all; ` +
-        `uninterrupted run ${uninterruptedMs} ms)`,
-    );
+      // Kill each child at a random moment while it publishes.
+      const seed = Date.now() % 2 ** 31;
+      const sizes = await killWhilePublishing(
+        (killAfter) => runChild(child, [url, source, crashed], killAfter),
+        async () => Number(await real.rabbit.source(crashed).endOffset()),
+        { kills: KILLS, results: expected.length, random: seededRandom(seed) },
+      );
+      console.log(
+        `crash test (seed ${seed}): survived ${KILLS} SIGKILLs (target results after each: ` +
+          `${sizes.join(', ')}; ${expected.length} results in all; ` +
+          `uninterrupted run ${uninterruptedMs} ms)`,
+      );
 
-    const actual = await readAll(real.rabbit, crashed);
-    expect(actual.map((b) => Buffer.from(b))).toEqual(expected.map((b) => Buffer.from(b)));
-    const results = actual.map((bytes) => decodeResult(bytes));
-    expect(results).toHaveLength(999); // the 1,000th window is still open
-    for (let i = 1; i < results.length; i++) {
-      // Publishing ids (= last offsets) strictly increase, and steps tile the offsets.
-      expect(results[i]?.lastOffset).toBeGreaterThan(results[i - 1]?.lastOffset ?? -1n);
-      expect(results[i]?.firstOffset).toBe((results[i - 1]?.lastOffset ?? -1n) + 1n);
-    }
-    expect(results.reduce((n, r) => n + r.messages, 0)).toBe(MESSAGES - 100);
-  }, 600_000);
+      const actual = await readAll(real.rabbit, crashed);
+      expect(actual.map((b) => Buffer.from(b))).toEqual(expected.map((b) => Buffer.from(b)));
+      const results = actual.map((bytes) => decodeResult(bytes));
+      expect(results).toHaveLength(999); // the 1,000th window is still open
+      for (let i = 1; i < results.length; i++) {
+        // Publishing ids (= last offsets) strictly increase, and steps tile the offsets.
+        expect(results[i]?.lastOffset).toBeGreaterThan(results[i - 1]?.lastOffset ?? -1n);
+        expect(results[i]?.firstOffset).toBe((results[i - 1]?.lastOffset ?? -1n) + 1n);
+      }
+      expect(results.reduce((n, r) => n + r.messages, 0)).toBe(MESSAGES - 100);
+    },
+    bound(600_000),
+  );
 });

@@ -25,11 +25,12 @@ import { forwarding } from '../support/doubles/forwarding-target.js';
 import { rabbitForTests, targetAfterJob, uniqueStream } from '../support/brokers/rabbitmq.js';
 import { packings } from '../support/arbitraries/scenario.js';
 import { expectStepsTile, stepsOf } from '../support/results/target-stream.js';
+import { bound } from '../support/timing.js';
 
 const real = rabbitForTests();
 const PRODUCER = 'event-time-job';
 const RUNS = 20;
-const TIME_LIMIT_MS = 150_000;
+const TIME_LIMIT_MS = bound(150_000);
 const cases = eventTimeCaseArbitrary({ minMessages: 20, maxMessages: 120 });
 
 /**

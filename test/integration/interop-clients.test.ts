@@ -37,6 +37,7 @@ import { onRabbit } from '../support/results/job-chunks.js';
 import { jobWrites, LAST_OFFSETS } from '../support/results/job-writes.js';
 import { rabbitForTests } from '../support/brokers/rabbitmq.js';
 import { stockForTests } from '../support/clients/stock-client.js';
+import { bound } from '../support/timing.js';
 
 const url = inject('rabbitmqUrl');
 const real = rabbitForTests();
@@ -81,7 +82,7 @@ describe.each(Object.keys(INTEROP_CONTRACT) as Packing[])('the %s target', (pack
 
   it(
     'should give rhea and amqplib every message at its real offset, as the contract says',
-    { timeout: 180_000 },
+    { timeout: bound(180_000) },
     async () => {
       const { stream, written } = await targetOf(packing);
       const expected = written.map(asWritten);
@@ -180,7 +181,7 @@ function checkBodies(packing: Packing, viaRhea: AmqpDelivery[], viaAmqplib: Amqp
 }
 
 describe('a user encode target read with the stock stream client', () => {
-  it('should show each result body whole', { timeout: 180_000 }, async () => {
+  it('should show each result body whole', { timeout: bound(180_000) }, async () => {
     const { stream } = await targetOf('encode');
     const bodies = await stock.consume(stream, INTEROP_CONTRACT.encode.stockMessages);
     expect(bodies.map((b) => (JSON.parse(b) as [string, number][]).map(([key]) => key))).toEqual(
@@ -208,7 +209,7 @@ describe('a result with late values and dead letters, read with rhea and amqplib
 
   it.each(['single msgpack', 'single json', 'sections', 'batch'] as const)(
     'should show that a %s result holds them in sw-holds, without decoding a body',
-    { timeout: 180_000 },
+    { timeout: bound(180_000) },
     async (packing) => {
       const { pack, format } = OPTIONS[packing] as { pack: PackMode; format?: SingleFormat };
       const messages = encodeResult(step, metadata, pack, format);
@@ -282,7 +283,7 @@ describe('the example readers (examples/readers), as the reading guide shows the
 
   it.each(CASES)(
     'should read a %s target with %s from the first offset, and from a stored one',
-    { timeout: 180_000 },
+    { timeout: bound(180_000) },
     async (packing, name) => {
       const { stream, written } = await targetOf(packing);
       const refused =
@@ -314,7 +315,7 @@ describe('a reader keeping its own offset with its effects (examples/readers/eff
 
   it(
     'should apply every output once across a crash, resuming from the offset it stored, on either AMQP protocol',
-    { timeout: 180_000 },
+    { timeout: bound(180_000) },
     async () => {
       const { stream, written } = await targetOf('single msgpack');
       const db = await PGlite.create();
@@ -396,7 +397,7 @@ describe('a result without any section (a flush of filtered messages only)', () 
 
   it.each(['single msgpack', 'sections', 'batch'] as const)(
     'should reach rhea and amqplib as one message holding none, when packed as %s',
-    { timeout: 180_000 },
+    { timeout: bound(180_000) },
     async (packing) => {
       const { pack, format } = OPTIONS[packing] as { pack: PackMode; format?: SingleFormat };
       const stream = await onNewStream(encodeResult(empty, metadata, pack, format));

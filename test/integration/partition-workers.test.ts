@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { jsonMessage, PartitionWorkerError, PartitionWorkers } from '../../src/index.js';
 import ordersJob, { type OrdersJobConfig } from '../support/jobs/partition-worker-job.js';
 import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
+import { bound } from '../support/timing.js';
 
 const broker = rabbitForTests();
 const ORDERS_PER_PARTITION = 12; // four results of three each
@@ -63,7 +64,7 @@ describe('a partitioned job over worker threads', () => {
     const spread = await freshTargets('workers-spread');
     // A bound: the process must end by itself, nothing keeping it alive.
     const { stdout } = await promisify(execFile)(process.execPath, child(spread, 'until'), {
-      timeout: 30_000,
+      timeout: bound(30_000),
     });
     const summary = JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as {
       results: number;

@@ -20,12 +20,13 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { databaseUrl } from '../support/brokers/postgres.js';
+import { bound } from '../support/timing.js';
 
 const script = fileURLToPath(new URL('../../scripts/postgres.sh', import.meta.url));
 const child = fileURLToPath(new URL('./postgres-restart-child.ts', import.meta.url));
 const PORT = '5434';
 /** How long the child may take to exit after it closed: far more than it needs (< 1 s). */
-const EXIT_BOUND_MS = 15_000;
+const EXIT_BOUND_MS = bound(15_000);
 
 /**
  * This test stops and starts a server, so never the one POSTGRES_URL names: a second one of
@@ -45,7 +46,7 @@ async function server(command: 'start' | 'stop' | 'status'): Promise<string> {
   requireRoot();
   const { stdout } = await promisify(execFile)(script, [command], {
     env: { ...process.env, POSTGRES_PORT: PORT },
-    timeout: 300_000,
+    timeout: bound(300_000),
   });
   return stdout.trim();
 }
@@ -53,90 +54,98 @@ async function server(command: 'start' | 'stop' | 'status'): Promise<string> {
 afterAll(() => server('stop'));
 
 describe('a process using postgres() while the server stops and starts again', () => {
-  it('gets retriable errors while it is down, commits after, and exits by itself after close()', async () => {
-    const serverUrl = await server('start');
-    const database = `sw_restart_${process.pid}_${Date.now()}`;
-    await withClient(serverUrl, (admin) => admin.query(`CREATE DATABASE ${database}`));
-    const url = databaseUrl(serverUrl, database);
+  it(
+    'gets retriable errors while it is down, commits after, and exits by itself after close()',
+    async () => {
+      const serverUrl = await server('start');
+      const database = `sw_restart_${process.pid}_${Date.now()}`;
+      await withClient(serverUrl, (admin) => admin.query(`CREATE DATABASE ${database}`));
+      const url = databaseUrl(serverUrl, database);
 
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, url], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    const exit = once(proc, 'exit');
-    const lines = createInterface({ input: proc.stdout })[Symbol.asyncIterator]();
-    const next = async () => (await lines.next()).value as string | undefined;
-    const tell = (line: string) => proc.stdin.write(`${line}\n`);
+      const proc = spawn(process.execPath, ['--import', 'tsx', child, url], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
+      const exit = once(proc, 'exit');
+      const lines = createInterface({ input: proc.stdout })[Symbol.asyncIterator]();
+      const next = async () => (await lines.next()).value as string | undefined;
+      const tell = (line: string) => proc.stdin.write(`${line}\n`);
 
-    expect(await next()).toBe('ready');
-    tell('hold');
-    expect(await next()).toBe('holding');
-    await server('stop');
-    await expect(server('status')).rejects.toMatchObject({ code: 1 });
-    // Fast shutdown ends the session under the open transaction (57P01).
-    expect(JSON.parse((await next()) ?? '')).toMatchObject({ code: '57P01', retriable: true });
-    tell('stopped');
-    expect(JSON.parse((await next()) ?? '')).toMatchObject({
-      code: 'ECONNREFUSED',
-      retriable: true,
-    });
-    expect(await server('start')).toBe(serverUrl);
-    // Idempotent: a start of a running server only tells its URL.
-    expect(await server('start')).toBe(serverUrl);
-    expect(await server('status')).toBe(serverUrl);
-    tell('started');
-    expect(await next()).toBe('applied');
-    expect(await next()).toBe('closed');
+      expect(await next()).toBe('ready');
+      tell('hold');
+      expect(await next()).toBe('holding');
+      await server('stop');
+      await expect(server('status')).rejects.toMatchObject({ code: 1 });
+      // Fast shutdown ends the session under the open transaction (57P01).
+      expect(JSON.parse((await next()) ?? '')).toMatchObject({ code: '57P01', retriable: true });
+      tell('stopped');
+      expect(JSON.parse((await next()) ?? '')).toMatchObject({
+        code: 'ECONNREFUSED',
+        retriable: true,
+      });
+      expect(await server('start')).toBe(serverUrl);
+      // Idempotent: a start of a running server only tells its URL.
+      expect(await server('start')).toBe(serverUrl);
+      expect(await server('status')).toBe(serverUrl);
+      tell('started');
+      expect(await next()).toBe('applied');
+      expect(await next()).toBe('closed');
 
-    let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<'still running'>(
-      (resolve) => (timer = setTimeout(() => resolve('still running'), EXIT_BOUND_MS)),
-    );
-    const exited = await Promise.race([exit.then(([code]) => code as number | null), bound]);
-    clearTimeout(timer);
-    if (exited === 'still running') proc.kill('SIGKILL');
-    expect(exited).toBe(0);
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<'still running'>(
+        (resolve) => (timer = setTimeout(() => resolve('still running'), EXIT_BOUND_MS)),
+      );
+      const exited = await Promise.race([exit.then(([code]) => code as number | null), bound]);
+      clearTimeout(timer);
+      if (exited === 'still running') proc.kill('SIGKILL');
+      expect(exited).toBe(0);
 
-    const applied = await withClient(url, (client) =>
-      client.query<{ n: number }>('SELECT n FROM applied ORDER BY n'),
-    );
-    expect(applied.rows.map((row) => row.n)).toEqual([1, 4]);
-    await withClient(serverUrl, (admin) => admin.query(`DROP DATABASE ${database} WITH (FORCE)`));
-  }, 180_000);
+      const applied = await withClient(url, (client) =>
+        client.query<{ n: number }>('SELECT n FROM applied ORDER BY n'),
+      );
+      expect(applied.rows.map((row) => row.n)).toEqual([1, 4]);
+      await withClient(serverUrl, (admin) => admin.query(`DROP DATABASE ${database} WITH (FORCE)`));
+    },
+    bound(180_000),
+  );
 });
 
 describe('scripts/postgres.sh start killed half-way through its first one', () => {
-  it('is completed by the next start: the server comes up with its database', async () => {
-    requireRoot();
-    const port = '5435';
-    const env = { ...process.env, POSTGRES_PORT: port };
-    const root = join(
-      process.env.STREAM_WINDOWS_CACHE ?? join(homedir(), '.cache', 'stream-windows'),
-      'postgres-trixie',
-    );
-    const data = join(root, 'var/lib/postgresql/stream-windows', port);
-    await rm(data, { recursive: true, force: true });
-    await rm(`${data}.new`, { recursive: true, force: true });
-    try {
-      // Its own process group, so the kill takes initdb with it.
-      const first = spawn(script, ['start'], { env, detached: true, stdio: 'ignore' });
-      const exited = once(first, 'exit');
-      // The hook: initdb has written its first file; the database is not made yet.
-      while (![data, `${data}.new`].some((folder) => existsSync(join(folder, 'PG_VERSION')))) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      process.kill(-(first.pid ?? 0), 'SIGKILL');
-      await exited;
-
-      const { stdout } = await promisify(execFile)(script, ['start'], { env, timeout: 300_000 });
-      const rows = await withClient(stdout.trim(), (client) =>
-        client.query<{ name: string }>('SELECT current_database() AS name'),
+  it(
+    'is completed by the next start: the server comes up with its database',
+    async () => {
+      requireRoot();
+      const port = '5435';
+      const env = { ...process.env, POSTGRES_PORT: port };
+      const root = join(
+        process.env.STREAM_WINDOWS_CACHE ?? join(homedir(), '.cache', 'stream-windows'),
+        'postgres-trixie',
       );
-      expect(rows.rows).toEqual([{ name: 'stream_windows' }]);
-    } finally {
-      await promisify(execFile)(script, ['stop'], { env, timeout: 300_000 });
+      const data = join(root, 'var/lib/postgresql/stream-windows', port);
       await rm(data, { recursive: true, force: true });
-    }
-  }, 300_000);
+      await rm(`${data}.new`, { recursive: true, force: true });
+      try {
+        // Its own process group, so the kill takes initdb with it.
+        const first = spawn(script, ['start'], { env, detached: true, stdio: 'ignore' });
+        const exited = once(first, 'exit');
+        // The hook: initdb has written its first file; the database is not made yet.
+        while (![data, `${data}.new`].some((folder) => existsSync(join(folder, 'PG_VERSION')))) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        process.kill(-(first.pid ?? 0), 'SIGKILL');
+        await exited;
+
+        const { stdout } = await promisify(execFile)(script, ['start'], { env, timeout: 300_000 });
+        const rows = await withClient(stdout.trim(), (client) =>
+          client.query<{ name: string }>('SELECT current_database() AS name'),
+        );
+        expect(rows.rows).toEqual([{ name: 'stream_windows' }]);
+      } finally {
+        await promisify(execFile)(script, ['stop'], { env, timeout: 300_000 });
+        await rm(data, { recursive: true, force: true });
+      }
+    },
+    bound(300_000),
+  );
 });
 
 async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {

@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { postgresForTests } from '../support/brokers/postgres.js';
+import { bound } from '../support/timing.js';
 
 const db = postgresForTests();
 const child = fileURLToPath(new URL('./postgres-silent-child.ts', import.meta.url));
@@ -92,17 +93,25 @@ async function runSilent(
 }
 
 describe('postgres(): a server that stops answering mid-statement', () => {
-  it('transactionTimeoutMs ends the hung statement: a retriable timeout, and the process exits by itself', async () => {
-    const { lines, exited, exitMs } = await runSilent('timeout', 30_000);
-    expect(lines).toContain('stopped retries');
-    expect(exited).toBe(true);
-    console.log(`timeout: the child exited ${Math.round(exitMs)} ms after the freeze`);
-  }, 60_000);
+  it(
+    'transactionTimeoutMs ends the hung statement: a retriable timeout, and the process exits by itself',
+    async () => {
+      const { lines, exited, exitMs } = await runSilent('timeout', 30_000);
+      expect(lines).toContain('stopped retries');
+      expect(exited).toBe(true);
+      console.log(`timeout: the child exited ${Math.round(exitMs)} ms after the freeze`);
+    },
+    bound(60_000),
+  );
 
-  it('close() returns within its bound and the process exits by itself', async () => {
-    const { lines, exited, exitMs } = await runSilent('close', 30_000);
-    expect(lines).toContain('closed');
-    expect(exited).toBe(true);
-    console.log(`close: the child exited ${Math.round(exitMs)} ms after the freeze`);
-  }, 60_000);
+  it(
+    'close() returns within its bound and the process exits by itself',
+    async () => {
+      const { lines, exited, exitMs } = await runSilent('close', 30_000);
+      expect(lines).toContain('closed');
+      expect(exited).toBe(true);
+      console.log(`close: the child exited ${Math.round(exitMs)} ms after the freeze`);
+    },
+    bound(60_000),
+  );
 });

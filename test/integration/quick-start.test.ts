@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readGuide, type GuideCommand } from '../support/package/getting-started-guide.js';
 import { packPackage, run } from '../support/package/packed-package.js';
 import { rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
+import { bound } from '../support/timing.js';
 
 const real = rabbitForTests();
 /** The streams the guide names: fixed there, so the test clears them first. */
@@ -71,62 +72,69 @@ function expectedMaxima(readings: readonly Reading[]): string[] {
 }
 
 describe('the getting-started guide', () => {
-  it('runs as written from an empty folder, each step printing what the guide shows', async () => {
-    const { files, commands } = await readGuide();
-    const app = join(folder, 'app');
-    await mkdir(app);
-    const env = userEnv();
-    const written = new Set<string>();
-    const printed = new Map<string, string[]>();
-    const replaced: string[] = [];
+  it(
+    'runs as written from an empty folder, each step printing what the guide shows',
+    async () => {
+      const { files, commands } = await readGuide();
+      const app = join(folder, 'app');
+      await mkdir(app);
+      const env = userEnv();
+      const written = new Set<string>();
+      const printed = new Map<string, string[]>();
+      const replaced: string[] = [];
 
-    const carryOut = async (command: GuideCommand): Promise<void> => {
-      switch (command.kind) {
-        case 'init':
-          await run('npm', ['init', '-y'], { cwd: app, env });
-          return;
-        case 'install':
-          // The registry's package is this tarball; its dependencies come from npm's cache
-          // when it has them, else from the registry.
-          await run('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund'], {
-            cwd: app,
-            env,
-          });
-          return;
-        case 'broker':
-          replaced.push(command.line);
-          return;
-        case 'node': {
-          const code = files.get(command.file);
-          expect(code, `the guide's block marked file: ${command.file}`).toBeDefined();
-          if (!written.has(command.file)) await writeFile(join(app, command.file), code ?? '');
-          written.add(command.file);
-          const { stdout, stderr } = await run(process.execPath, [command.file], { cwd: app, env });
-          expect(stderr, `${command.file} writes no errors`).toBe('');
-          expect(stdout, `what ${command.file} prints`).toBe(command.output);
-          printed.set(command.file, stdout.trimEnd().split('\n'));
+      const carryOut = async (command: GuideCommand): Promise<void> => {
+        switch (command.kind) {
+          case 'init':
+            await run('npm', ['init', '-y'], { cwd: app, env });
+            return;
+          case 'install':
+            // The registry's package is this tarball; its dependencies come from npm's cache
+            // when it has them, else from the registry.
+            await run('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund'], {
+              cwd: app,
+              env,
+            });
+            return;
+          case 'broker':
+            replaced.push(command.line);
+            return;
+          case 'node': {
+            const code = files.get(command.file);
+            expect(code, `the guide's block marked file: ${command.file}`).toBeDefined();
+            if (!written.has(command.file)) await writeFile(join(app, command.file), code ?? '');
+            written.add(command.file);
+            const { stdout, stderr } = await run(process.execPath, [command.file], {
+              cwd: app,
+              env,
+            });
+            expect(stderr, `${command.file} writes no errors`).toBe('');
+            expect(stdout, `what ${command.file} prints`).toBe(command.output);
+            printed.set(command.file, stdout.trimEnd().split('\n'));
+          }
         }
-      }
-    };
-    for (const command of commands) await carryOut(command);
+      };
+      for (const command of commands) await carryOut(command);
 
-    expect(written).toEqual(new Set(files.keys()));
-    expect(replaced.every((line) => line.startsWith('docker '))).toBe(true);
-    expect(replaced).not.toEqual([]);
-    const installed = JSON.parse(
-      await readFile(join(app, 'node_modules', 'stream-windows', 'package.json'), 'utf8'),
-    ) as { name: string };
-    expect(installed.name).toBe('stream-windows');
+      expect(written).toEqual(new Set(files.keys()));
+      expect(replaced.every((line) => line.startsWith('docker '))).toBe(true);
+      expect(replaced).not.toEqual([]);
+      const installed = JSON.parse(
+        await readFile(join(app, 'node_modules', 'stream-windows', 'package.json'), 'utf8'),
+      ) as { name: string };
+      expect(installed.name).toBe('stream-windows');
 
-    // The job's results are what the events say.
-    const readings = (printed.get('write-events.mjs') ?? []).map(
-      (line) => JSON.parse(line.replace(/^confirmed #\d+ /, '')) as Reading,
-    );
-    expect(readings.length).toBeGreaterThan(2);
-    expect(printed.get('read-results.mjs')).toEqual(expectedMaxima(readings));
+      // The job's results are what the events say.
+      const readings = (printed.get('write-events.mjs') ?? []).map(
+        (line) => JSON.parse(line.replace(/^confirmed #\d+ /, '')) as Reading,
+      );
+      expect(readings.length).toBeGreaterThan(2);
+      expect(printed.get('read-results.mjs')).toEqual(expectedMaxima(readings));
 
-    // "Run node write-events.mjs again and the stream still holds" every reading once.
-    await run(process.execPath, ['write-events.mjs'], { cwd: app, env });
-    expect(await readAll(real.rabbit, 'readings')).toHaveLength(readings.length);
-  }, 180_000);
+      // "Run node write-events.mjs again and the stream still holds" every reading once.
+      await run(process.execPath, ['write-events.mjs'], { cwd: app, env });
+      expect(await readAll(real.rabbit, 'readings')).toHaveLength(readings.length);
+    },
+    bound(180_000),
+  );
 });

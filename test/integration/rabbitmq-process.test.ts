@@ -12,12 +12,13 @@ import { parseStreamUrl, rabbitSource } from '../../src/rabbitmq/index.js';
 import { streamStats } from '../../src/rabbitmq/read/stream-stats.js';
 import { rabbitForTests } from '../support/brokers/rabbitmq.js';
 import { freePort, startProxy } from '../support/brokers/tcp-proxy.js';
+import { bound } from '../support/timing.js';
 
 const url = inject('rabbitmqUrl');
 const params = parseStreamUrl(url);
 const child = fileURLToPath(new URL('./connection-child.ts', import.meta.url));
 /** How long a child may take to exit after it closed: far more than it needs (< 1 s). */
-const EXIT_BOUND_MS = 15_000;
+const EXIT_BOUND_MS = bound(15_000);
 
 const real = rabbitForTests();
 
@@ -57,83 +58,107 @@ async function nextLine(run: ChildRun): Promise<string | undefined> {
 }
 
 describe('a process using RabbitMQ', () => {
-  it('exits by itself after close() when its connections were cut and came back', async () => {
-    const stream = await newStream();
-    const proxy = await startProxy(params);
-    const run = startChild(
-      'reconnect-close',
-      `rabbitmq-stream://${params.username}:${params.password}@127.0.0.1:${proxy.port}/`,
-      stream,
-    );
+  it(
+    'exits by itself after close() when its connections were cut and came back',
+    async () => {
+      const stream = await newStream();
+      const proxy = await startProxy(params);
+      const run = startChild(
+        'reconnect-close',
+        `rabbitmq-stream://${params.username}:${params.password}@127.0.0.1:${proxy.port}/`,
+        stream,
+      );
 
-    expect(await nextLine(run)).toBe('ready');
-    proxy.cut();
-    run.stdin.write('cut\n');
-    expect(await nextLine(run)).toBe('closed');
+      expect(await nextLine(run)).toBe('ready');
+      proxy.cut();
+      run.stdin.write('cut\n');
+      expect(await nextLine(run)).toBe('closed');
 
-    expect(await run.exited()).toBe(0);
-    await proxy.close();
-  }, 40_000);
+      expect(await run.exited()).toBe(0);
+      await proxy.close();
+    },
+    bound(40_000),
+  );
 
-  it('exits by itself when its signal gives up connect() while it waits for the broker', async () => {
-    const run = startChild(
-      'wait-abort',
-      `rabbitmq-stream://${params.username}:${params.password}@127.0.0.1:${await freePort()}/`,
-    );
+  it(
+    'exits by itself when its signal gives up connect() while it waits for the broker',
+    async () => {
+      const run = startChild(
+        'wait-abort',
+        `rabbitmq-stream://${params.username}:${params.password}@127.0.0.1:${await freePort()}/`,
+      );
 
-    expect(JSON.parse((await nextLine(run)) ?? 'null')).toEqual({
-      name: 'BrokerUnavailableError',
-      message: expect.stringMatching(/was aborted after \d+ ms and 1 failed attempts/),
-    });
-    expect(await run.exited()).toBe(0);
-  }, 40_000);
+      expect(JSON.parse((await nextLine(run)) ?? 'null')).toEqual({
+        name: 'BrokerUnavailableError',
+        message: expect.stringMatching(/was aborted after \d+ ms and 1 failed attempts/),
+      });
+      expect(await run.exited()).toBe(0);
+    },
+    bound(40_000),
+  );
 
-  it('exits by itself after a producer sent, closed, and the connection closed', async () => {
-    const run = startChild('producer', url, await newStream());
+  it(
+    'exits by itself after a producer sent, closed, and the connection closed',
+    async () => {
+      const run = startChild('producer', url, await newStream());
 
-    expect(await nextLine(run)).toBe('closed');
-    expect(await run.exited()).toBe(0); // no confirm deadline (10 minutes) is left behind
-  }, 40_000);
+      expect(await nextLine(run)).toBe('closed');
+      expect(await run.exited()).toBe(0); // no confirm deadline (10 minutes) is left behind
+    },
+    bound(40_000),
+  );
 
-  it('exits by itself when closed while a reconnection waits out its delay', async () => {
-    const run = startChild('close-reconnecting', url);
+  it(
+    'exits by itself when closed while a reconnection waits out its delay',
+    async () => {
+      const run = startChild('close-reconnecting', url);
 
-    expect(await nextLine(run)).toBe('closed');
-    expect(await run.exited()).toBe(0); // the minute-long retry timer is gone
-  }, 40_000);
+      expect(await nextLine(run)).toBe('closed');
+      expect(await run.exited()).toBe(0); // the minute-long retry timer is gone
+    },
+    bound(40_000),
+  );
 
-  it('leaves no connection behind when a source gives up connecting', async () => {
-    const proxy = await startProxy(params);
-    proxy.hold(); // accepted, but the broker hears nothing: the handshake cannot finish
-    const source = rabbitSource('any-stream', {
-      connection: { ...params, port: proxy.port },
-      timeoutMs: 300,
-      reconnect: { attempts: 1 },
-    });
+  it(
+    'leaves no connection behind when a source gives up connecting',
+    async () => {
+      const proxy = await startProxy(params);
+      proxy.hold(); // accepted, but the broker hears nothing: the handshake cannot finish
+      const source = rabbitSource('any-stream', {
+        connection: { ...params, port: proxy.port },
+        timeoutMs: 300,
+        reconnect: { attempts: 1 },
+      });
 
-    const reading = source.read(0n, new AbortController().signal)[Symbol.asyncIterator]().next();
-    await expect(reading).rejects.toThrow(/no connection after 1 attempts: .*300 ms/);
-    proxy.release(); // the broker answers now: an attempt still under way would connect
+      const reading = source.read(0n, new AbortController().signal)[Symbol.asyncIterator]().next();
+      await expect(reading).rejects.toThrow(/no connection after 1 attempts: .*300 ms/);
+      proxy.release(); // the broker answers now: an attempt still under way would connect
 
-    await proxy.allClosed();
-    await proxy.close();
-  }, 15_000);
+      await proxy.allClosed();
+      await proxy.close();
+    },
+    bound(15_000),
+  );
 
-  it('gives up asking for the statistics of a stream when the broker does not answer', async () => {
-    const stream = await newStream();
-    const proxy = await startProxy(params);
-    void proxy.holdFrame(STREAM_STATS_KEY);
+  it(
+    'gives up asking for the statistics of a stream when the broker does not answer',
+    async () => {
+      const stream = await newStream();
+      const proxy = await startProxy(params);
+      void proxy.holdFrame(STREAM_STATS_KEY);
 
-    const asking = streamStats({ ...params, port: proxy.port }, stream, 300);
+      const asking = streamStats({ ...params, port: proxy.port }, stream, 300);
 
-    await expect(asking).rejects.toThrow(SourceError);
-    await expect(asking).rejects.toThrow(
-      `reading stream '${stream}' failed: RabbitMQ did not answer StreamStats within 300 ms`,
-    );
-    await expect(asking).rejects.toSatisfy(isRetriable);
-    await proxy.allClosed();
-    await proxy.close();
-  }, 15_000);
+      await expect(asking).rejects.toThrow(SourceError);
+      await expect(asking).rejects.toThrow(
+        `reading stream '${stream}' failed: RabbitMQ did not answer StreamStats within 300 ms`,
+      );
+      await expect(asking).rejects.toSatisfy(isRetriable);
+      await proxy.allClosed();
+      await proxy.close();
+    },
+    bound(15_000),
+  );
 
   it.each([
     {
@@ -170,7 +195,7 @@ describe('a process using RabbitMQ', () => {
         { what: 'endOffset', ...refusal },
       ]);
     },
-    40_000,
+    bound(40_000),
   );
 });
 

@@ -12,6 +12,7 @@ import { jsonMessage, type Target } from '../../src/index.js';
 import { forwarding } from '../support/doubles/forwarding-target.js';
 import { readingsPartitionJob } from '../support/jobs/readings-job.js';
 import { rabbitForTests, readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
+import { bound } from '../support/timing.js';
 
 const MESSAGES = 30_000;
 /** Results the job may publish past the last finished restart: restarts land mid-run. */
@@ -36,10 +37,12 @@ beforeAll(async () => {
   }
   await Promise.all(pending);
   await feeder.close();
-}, 120_000);
+}, bound(120_000));
 
 async function restartStream(stream: string): Promise<void> {
-  await promisify(execFile)(script, ['streams', 'restart_stream', stream], { timeout: 60_000 });
+  await promisify(execFile)(script, ['streams', 'restart_stream', stream], {
+    timeout: bound(60_000),
+  });
 }
 
 /**
@@ -68,45 +71,49 @@ function pacedTarget(target: Target, restartsDone: () => number): Target & { han
 }
 
 describe('a job whose target stream is restarted while it publishes', () => {
-  it(`should end with the uninterrupted run's target after ${RESTARTS} restart_stream`, async () => {
-    const reference = await real.newStream('restart-reference');
-    const restarted = await real.newStream('restart-target');
+  it(
+    `should end with the uninterrupted run's target after ${RESTARTS} restart_stream`,
+    async () => {
+      const reference = await real.newStream('restart-reference');
+      const restarted = await real.newStream('restart-target');
 
-    const plain = real.rabbit.target(reference, { producer: 'job' });
-    await readingsPartitionJob(real.rabbit.source(source), plain).run({ untilCaughtUp: true });
-    await plain.close();
-    const expected = await readAll(real.rabbit, reference);
+      const plain = real.rabbit.target(reference, { producer: 'job' });
+      await readingsPartitionJob(real.rabbit.source(source), plain).run({ untilCaughtUp: true });
+      await plain.close();
+      const expected = await readAll(real.rabbit, reference);
 
-    let restarts = 0;
-    let done = false;
-    const target = real.rabbit.target(restarted, { producer: 'job' });
-    const paced = pacedTarget(target, () => restarts);
-    const running = readingsPartitionJob(real.rabbit.source(source), paced)
-      .run({ untilCaughtUp: true })
-      .finally(() => (done = true));
-    // The job's finally sets `done`, which TypeScript cannot see.
-    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- see above */
-    while (!done && restarts < RESTARTS) {
-      // Once the job is publishing (past the previous restart's results), restart again.
-      while (!done && paced.handed <= restarts * RESULTS_PER_RESTART + 200) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
+      let restarts = 0;
+      let done = false;
+      const target = real.rabbit.target(restarted, { producer: 'job' });
+      const paced = pacedTarget(target, () => restarts);
+      const running = readingsPartitionJob(real.rabbit.source(source), paced)
+        .run({ untilCaughtUp: true })
+        .finally(() => (done = true));
+      // The job's finally sets `done`, which TypeScript cannot see.
+      /* eslint-disable @typescript-eslint/no-unnecessary-condition -- see above */
+      while (!done && restarts < RESTARTS) {
+        // Once the job is publishing (past the previous restart's results), restart again.
+        while (!done && paced.handed <= restarts * RESULTS_PER_RESTART + 200) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        if (done) break;
+        await restartStream(restarted);
+        restarts++;
       }
-      if (done) break;
-      await restartStream(restarted);
-      restarts++;
-    }
-    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
-    const summary = await running;
-    await target.close();
-    console.log(
-      `restart_stream test: ${restarts} restarts, the job resumed ${summary.restarts} times, ` +
-        `${expected.length} results`,
-    );
+      /* eslint-enable @typescript-eslint/no-unnecessary-condition */
+      const summary = await running;
+      await target.close();
+      console.log(
+        `restart_stream test: ${restarts} restarts, the job resumed ${summary.restarts} times, ` +
+          `${expected.length} results`,
+      );
 
-    expect(restarts).toBe(RESTARTS);
-    expect(summary.restarts).toBeGreaterThanOrEqual(1);
-    const actual = await readAll(real.rabbit, restarted);
-    expect(actual.length).toBe(MESSAGES / 3);
-    expect(actual.map((b) => Buffer.from(b))).toEqual(expected.map((b) => Buffer.from(b)));
-  }, 300_000);
+      expect(restarts).toBe(RESTARTS);
+      expect(summary.restarts).toBeGreaterThanOrEqual(1);
+      const actual = await readAll(real.rabbit, restarted);
+      expect(actual.length).toBe(MESSAGES / 3);
+      expect(actual.map((b) => Buffer.from(b))).toEqual(expected.map((b) => Buffer.from(b)));
+    },
+    bound(300_000),
+  );
 });

@@ -11,9 +11,10 @@ import { hintReference } from '../../src/rabbitmq/write/result-hint.js';
 import { lookUpResult, type HintUse } from '../../src/rabbitmq/write/result-lookup.js';
 import { publishAll, rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
 import { othersResults, publishInTurn, resultMessages } from '../support/results/stored-results.js';
+import { bound } from '../support/timing.js';
 
 const real = rabbitForTests();
-const TIMEOUT_MS = 10_000;
+const TIMEOUT_MS = bound(10_000);
 
 /** Each stored result's offset, producer and id, in offset order. */
 async function resultsOn(stream: string) {
@@ -325,6 +326,6 @@ describe('an event-time job restarting on RabbitMQ with a hint that is not where
         .map((message) => Buffer.from(message));
       expect(ours).toEqual(expected.results);
     },
-    60_000,
+    bound(60_000),
   );
 });

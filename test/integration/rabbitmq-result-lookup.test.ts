@@ -5,9 +5,10 @@ import { decodeResult } from '../../src/index.js';
 import { lookUpResult, windowsReaching } from '../../src/rabbitmq/write/result-lookup.js';
 import { rabbitForTests } from '../support/brokers/rabbitmq.js';
 import { othersResults, publishInTurn, resultMessages } from '../support/results/stored-results.js';
+import { bound } from '../support/timing.js';
 
 const real = rabbitForTests();
-const TIMEOUT_MS = 10_000;
+const TIMEOUT_MS = bound(10_000);
 
 const lookUp = (stream: string, producer: string, id: bigint) =>
   lookUpResult(real.rabbit.params, stream, producer, id, TIMEOUT_MS);

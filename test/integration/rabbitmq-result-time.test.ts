@@ -8,9 +8,10 @@ import { writtenAfter } from '../../src/engine/resume/written-after.js';
 import { lookUpResult } from '../../src/rabbitmq/write/result-lookup.js';
 import { rabbitForTests } from '../support/brokers/rabbitmq.js';
 import { othersResults, publishInTurn, resultMessages } from '../support/results/stored-results.js';
+import { bound } from '../support/timing.js';
 
 const real = rabbitForTests();
-const TIMEOUT_MS = 10_000;
+const TIMEOUT_MS = bound(10_000);
 /** Other producers' results stored after ours. */
 const AFTER = 10_000;
 
@@ -58,7 +59,7 @@ describe("the RabbitMQ target's readResult from a time bound", () => {
     // first of the others after ours; the second half starts 20 ms later than the first.
     const end = await real.rabbit.source(target).endOffset();
     laterStamp = (await real.rabbit.source(target).timestampAt(end - 1n)) as number;
-  }, 120_000);
+  }, bound(120_000));
 
   it('reads only what lies between the bound and our result, however much came after', async () => {
     const bounded = await lookUp(30n, sourceStamp);

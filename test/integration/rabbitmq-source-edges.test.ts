@@ -18,6 +18,7 @@ import { streamStats } from '../../src/rabbitmq/read/stream-stats.js';
 import { offsetsOf, publishAll, rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
 import { keepingLogger } from '../support/doubles/keeping-logger.js';
 import { startProxy } from '../support/brokers/tcp-proxy.js';
+import { bound } from '../support/timing.js';
 
 const url = inject('rabbitmqUrl');
 const real = rabbitForTests();
@@ -67,7 +68,7 @@ describe('the RabbitMQ source at the edges of a stream', () => {
   // A source whose endOffset waited for its timeout (30 s) would miss the test's 20 s bound.
   it.each([1, 2, 3])(
     'should end untilCaughtUp at the last message when %i tracking chunks from store_offset come after it',
-    { timeout: 20_000 },
+    { timeout: bound(20_000) },
     async (trackingChunks) => {
       const stream = await newStream();
       await publishAll(real.rabbit, stream, readings(3));
@@ -87,7 +88,7 @@ describe('the RabbitMQ source at the edges of a stream', () => {
 
   it(
     'should find nothing to read, after its timeout, in a stream that holds only tracking chunks',
-    { timeout: 20_000 },
+    { timeout: bound(20_000) },
     async () => {
       const stream = await newStream();
       await storeOffsets(stream, 2);

@@ -17,6 +17,7 @@ import {
   sessionsJob,
 } from '../support/jobs/sessions-job.js';
 import { expectStepsTile } from '../support/results/target-stream.js';
+import { bound } from '../support/timing.js';
 
 const MESSAGES = 10_000;
 const KILLS = 20;
@@ -37,7 +38,7 @@ beforeAll(async () => {
   }
   await Promise.all(pending);
   await feeder.close();
-}, 120_000);
+}, bound(120_000));
 
 /** The job's uninterrupted run on the embedded broker, over streams named as on RabbitMQ. */
 async function uninterrupted(target: string): Promise<{ bytes: Buffer[]; merges: number }> {
@@ -55,38 +56,42 @@ async function uninterrupted(target: string): Promise<{ bytes: Buffer[]; merges:
 }
 
 describe('the per-key sessions job killed with SIGKILL', () => {
-  it('should leave a target byte-identical to an uninterrupted run after 20 kills, every message counted once', async () => {
-    const target = await real.newStream('sessions-target');
-    const expected = await uninterrupted(target);
-    const expectedResults = expected.bytes.map((bytes) => decodeResult(bytes));
-    // The data has what the test is about: many results, merged sessions, late clicks.
-    expect(expectedResults.length).toBeGreaterThan(1000);
-    expect(expected.merges).toBeGreaterThan(0);
-    expect(expectedResults.some((r) => r.lateCount > 0)).toBe(true);
+  it(
+    'should leave a target byte-identical to an uninterrupted run after 20 kills, every message counted once',
+    async () => {
+      const target = await real.newStream('sessions-target');
+      const expected = await uninterrupted(target);
+      const expectedResults = expected.bytes.map((bytes) => decodeResult(bytes));
+      // The data has what the test is about: many results, merged sessions, late clicks.
+      expect(expectedResults.length).toBeGreaterThan(1000);
+      expect(expected.merges).toBeGreaterThan(0);
+      expect(expectedResults.some((r) => r.lateCount > 0)).toBe(true);
 
-    const seed = Date.now() % 2 ** 31;
-    const sizes = await killWhilePublishing(
-      (killAfter) => runChild(child, [url, source, target], killAfter),
-      async () => Number(await real.rabbit.source(target).endOffset()),
-      {
-        kills: KILLS,
-        results: expected.bytes.length,
-        atStart: KILLS_AT_START,
-        random: seededRandom(seed),
-      },
-    );
-    console.log(
-      `sessions crash test (seed ${seed}): survived ${KILLS} SIGKILLs (target results after ` +
-        `each: ${sizes.join(', ')}; ${expected.bytes.length} results in all, ` +
-        `${expected.merges} session merges)`,
-    );
+      const seed = Date.now() % 2 ** 31;
+      const sizes = await killWhilePublishing(
+        (killAfter) => runChild(child, [url, source, target], killAfter),
+        async () => Number(await real.rabbit.source(target).endOffset()),
+        {
+          kills: KILLS,
+          results: expected.bytes.length,
+          atStart: KILLS_AT_START,
+          random: seededRandom(seed),
+        },
+      );
+      console.log(
+        `sessions crash test (seed ${seed}): survived ${KILLS} SIGKILLs (target results after ` +
+          `each: ${sizes.join(', ')}; ${expected.bytes.length} results in all, ` +
+          `${expected.merges} session merges)`,
+      );
 
-    const actual = (await readAll(real.rabbit, target)).map((bytes) => Buffer.from(bytes));
-    const results = actual.map((bytes) => decodeResult(bytes));
-    // Decoded first, so that a difference reads as results, not bytes.
-    expect(results).toEqual(expectedResults);
-    expect(actual).toEqual(expected.bytes);
-    // No step here has parts: the results themselves tile the offsets.
-    expectStepsTile(results);
-  }, 300_000);
+      const actual = (await readAll(real.rabbit, target)).map((bytes) => Buffer.from(bytes));
+      const results = actual.map((bytes) => decodeResult(bytes));
+      // Decoded first, so that a difference reads as results, not bytes.
+      expect(results).toEqual(expectedResults);
+      expect(actual).toEqual(expected.bytes);
+      // No step here has parts: the results themselves tile the offsets.
+      expectStepsTile(results);
+    },
+    bound(300_000),
+  );
 });

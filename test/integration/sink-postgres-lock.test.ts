@@ -8,6 +8,7 @@ import { databaseSink, eachBatch } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
 import { postgres } from '../../src/postgres/index.js';
 import { postgresForTests } from '../support/brokers/postgres.js';
+import { bound } from '../support/timing.js';
 
 const db = postgresForTests();
 const MESSAGES = 10;
@@ -37,58 +38,62 @@ async function someoneWaitsOnALock(): Promise<'waits'> {
 }
 
 describe('databaseSink on PostgreSQL: two instances in a batch transaction at once', () => {
-  it('the second waits on the checkpoint row and passes the batch over: every message applied once', async () => {
-    const broker = new MemoryBroker();
-    broker.createStream('events');
-    broker.append(
-      'events',
-      Array.from({ length: MESSAGES }, (_, n) => jsonMessage({ n })),
-    );
-    let firstInApply!: () => void;
-    const firstApplies = new Promise<void>((resolve) => (firstInApply = resolve));
-    let secondInApply!: () => void;
-    const secondApplies = new Promise<'applies'>(
-      (resolve) => (secondInApply = () => resolve('applies')),
-    );
-    const barrier: Array<'waits' | 'applies'> = [];
+  it(
+    'the second waits on the checkpoint row and passes the batch over: every message applied once',
+    async () => {
+      const broker = new MemoryBroker();
+      broker.createStream('events');
+      broker.append(
+        'events',
+        Array.from({ length: MESSAGES }, (_, n) => jsonMessage({ n })),
+      );
+      let firstInApply!: () => void;
+      const firstApplies = new Promise<void>((resolve) => (firstInApply = resolve));
+      let secondInApply!: () => void;
+      const secondApplies = new Promise<'applies'>(
+        (resolve) => (secondInApply = () => resolve('applies')),
+      );
+      const barrier: Array<'waits' | 'applies'> = [];
 
-    const instance = (name: 'first' | 'second') =>
-      databaseSink<{ n: number }>({
-        name: 'twice',
-        source: broker.source('events'),
-        database: postgres({ connectionString: db.url, max: 2 }),
-        maxBatchDelayMs: 0,
-        into: eachBatch({
-          apply: async (tx, batch) => {
-            for (const message of batch.messages) {
-              await tx.query('INSERT INTO applied VALUES ($1, $2)', [message.value.n, name]);
-            }
-            if (name === 'second') {
-              secondInApply();
-              return;
-            }
-            firstInApply();
-            // The barrier: the first commits only once the second is in its own transaction,
-            // waiting on a lock (FOR UPDATE) or applying (no lock).
-            barrier.push(await Promise.race([someoneWaitsOnALock(), secondApplies]));
-          },
-        }),
-      });
-    const first = instance('first');
-    const second = instance('second');
-    const firstRun = first.run({ untilCaughtUp: true });
-    await firstApplies;
-    const [a, b] = await Promise.all([firstRun, second.run({ untilCaughtUp: true })]);
-    await Promise.all([first.close(), second.close()]);
+      const instance = (name: 'first' | 'second') =>
+        databaseSink<{ n: number }>({
+          name: 'twice',
+          source: broker.source('events'),
+          database: postgres({ connectionString: db.url, max: 2 }),
+          maxBatchDelayMs: 0,
+          into: eachBatch({
+            apply: async (tx, batch) => {
+              for (const message of batch.messages) {
+                await tx.query('INSERT INTO applied VALUES ($1, $2)', [message.value.n, name]);
+              }
+              if (name === 'second') {
+                secondInApply();
+                return;
+              }
+              firstInApply();
+              // The barrier: the first commits only once the second is in its own transaction,
+              // waiting on a lock (FOR UPDATE) or applying (no lock).
+              barrier.push(await Promise.race([someoneWaitsOnALock(), secondApplies]));
+            },
+          }),
+        });
+      const first = instance('first');
+      const second = instance('second');
+      const firstRun = first.run({ untilCaughtUp: true });
+      await firstApplies;
+      const [a, b] = await Promise.all([firstRun, second.run({ untilCaughtUp: true })]);
+      await Promise.all([first.close(), second.close()]);
 
-    const rows = await db.query<{ n: number; instance: string }>(
-      'SELECT n, instance FROM applied ORDER BY n',
-    );
-    expect(rows.map((row) => row.n)).toEqual(Array.from({ length: MESSAGES }, (_, n) => n));
-    expect(new Set(rows.map((row) => row.instance))).toEqual(new Set(['first']));
-    expect(a.applied).toBe(MESSAGES);
-    expect(b.applied).toBe(0);
-    expect(b.skipped).toBe(MESSAGES);
-    expect(barrier).toEqual(['waits']);
-  }, 60_000);
+      const rows = await db.query<{ n: number; instance: string }>(
+        'SELECT n, instance FROM applied ORDER BY n',
+      );
+      expect(rows.map((row) => row.n)).toEqual(Array.from({ length: MESSAGES }, (_, n) => n));
+      expect(new Set(rows.map((row) => row.instance))).toEqual(new Set(['first']));
+      expect(a.applied).toBe(MESSAGES);
+      expect(b.applied).toBe(0);
+      expect(b.skipped).toBe(MESSAGES);
+      expect(barrier).toEqual(['waits']);
+    },
+    bound(60_000),
+  );
 });

@@ -11,6 +11,7 @@ import { postgresForTests } from '../support/brokers/postgres.js';
 import { rabbitForTests, uniqueStream } from '../support/brokers/rabbitmq.js';
 import { seededRandom } from '../support/arbitraries/seeded-random.js';
 import type { Usage } from './sink-sigkill-child.js';
+import { bound } from '../support/timing.js';
 
 const MESSAGES = 30_000;
 const CUSTOMERS = 37;
@@ -33,7 +34,7 @@ beforeAll(async () => {
   }
   await Promise.all(pending);
   await feeder.close();
-}, 120_000);
+}, bound(120_000));
 
 /** What the stream says: cents and messages per customer. */
 function expectedTotals(): { customer: number; cents: string; messages: string }[] {
@@ -174,6 +175,6 @@ describe('a database sink from RabbitMQ into PostgreSQL, SIGKILLed at random', (
       // passed over): sink-postgres-lock.test.ts makes them overlap by a barrier and shows the
       // row lock's work; this test shows the tables stay exact either way.
     },
-    600_000,
+    bound(600_000),
   );
 });

@@ -15,6 +15,7 @@ import { readingsPartitionJob } from '../support/jobs/readings-job.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { forwarding } from '../support/doubles/forwarding-target.js';
 import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
+import { bound } from '../support/timing.js';
 
 const MESSAGES = 12_000;
 /** Source offsets an instance gets ahead of the other in each phase of the test. */
@@ -35,7 +36,7 @@ beforeAll(async () => {
   );
   await publishAll(real.rabbit, source, readings);
   other = await connect(inject('rabbitmqUrl'));
-}, 120_000);
+}, bound(120_000));
 
 afterAll(async () => {
   await other?.close();
@@ -102,84 +103,90 @@ async function until(condition: () => boolean, done: () => boolean): Promise<voi
 }
 
 describe('two instances of one job with one producer name, active at once on RabbitMQ', () => {
-  it("should leave exactly the uninterrupted run's target through stalls, dropped connections and a restart_stream", async () => {
-    const reference = await real.newStream('split-brain-reference');
-    const shared = await real.newStream('split-brain-target');
-    const rabbitB = other as RabbitMQ;
+  it(
+    "should leave exactly the uninterrupted run's target through stalls, dropped connections and a restart_stream",
+    async () => {
+      const reference = await real.newStream('split-brain-reference');
+      const shared = await real.newStream('split-brain-target');
+      const rabbitB = other as RabbitMQ;
 
-    const plain = real.rabbit.target(reference, { producer: PRODUCER });
-    await readingsPartitionJob(real.rabbit.source(source), plain).run({ untilCaughtUp: true });
-    await plain.close();
-    const expected = await readAll(real.rabbit, reference);
+      const plain = real.rabbit.target(reference, { producer: PRODUCER });
+      await readingsPartitionJob(real.rabbit.source(source), plain).run({ untilCaughtUp: true });
+      await plain.close();
+      const expected = await readAll(real.rabbit, reference);
 
-    const a = new Path();
-    const b = new Path();
-    const targetA = real.rabbit.target(shared, { producer: PRODUCER });
-    const targetB = rabbitB.target(shared, { producer: PRODUCER });
-    let finished = 0;
-    const done = () => finished === 2;
-    const run = (rabbit: RabbitMQ, path: Path, target: Target) =>
-      readingsPartitionJob(rabbit.source(source), path.target(target))
-        .run({ untilCaughtUp: true })
-        .finally(() => finished++);
+      const a = new Path();
+      const b = new Path();
+      const targetA = real.rabbit.target(shared, { producer: PRODUCER });
+      const targetB = rabbitB.target(shared, { producer: PRODUCER });
+      let finished = 0;
+      const done = () => finished === 2;
+      const run = (rabbit: RabbitMQ, path: Path, target: Target) =>
+        readingsPartitionJob(rabbit.source(source), path.target(target))
+          .run({ untilCaughtUp: true })
+          .finally(() => finished++);
 
-    // A alone for a while; B then starts from A's resume point.
-    const runA = run(real.rabbit, a, targetA);
-    await until(() => a.maxConfirmed >= BigInt(LEAD), done);
-    const runB = run(rabbitB, b, targetB);
-    // A's link stalls; B goes past everything A sent.
-    a.close();
-    await until(() => b.maxConfirmed >= a.maxSent + BigInt(LEAD), done);
-    // B's link stalls; A's heals, but its connection drops with a write on it: A resumes from
-    // the broker's last publishing id, past B, and goes past everything B sent.
-    b.close();
-    a.open(() => real.rabbit.dropConnectionForTesting());
-    await until(() => a.maxConfirmed >= b.maxSent + BigInt(LEAD), done);
-    // The same for B: it resumes past A, and both race.
-    // Each stalls by itself 900 past where the race starts, so that the faster one cannot
-    // finish before the target stream restarts under both.
-    const raced = a.maxConfirmed;
-    a.stallPast = raced + 900n;
-    b.stallPast = raced + 900n;
-    b.open(() => rabbitB.dropConnectionForTesting());
-    await until(() => a.stalledPast && b.stalledPast, done);
-    // The target stream restarts under both (their links stalled, so that it lands before the
-    // end): the broker drops both producers, and both resume from the same point and race on.
-    a.close();
-    b.close();
-    a.stallPast = undefined;
-    b.stallPast = undefined;
-    await promisify(execFile)(script, ['streams', 'restart_stream', shared], { timeout: 60_000 });
-    a.open();
-    b.open();
-    const [summaryA, summaryB] = await Promise.all([runA, runB]);
-    await Promise.all([targetA.close(), targetB.close()]);
+      // A alone for a while; B then starts from A's resume point.
+      const runA = run(real.rabbit, a, targetA);
+      await until(() => a.maxConfirmed >= BigInt(LEAD), done);
+      const runB = run(rabbitB, b, targetB);
+      // A's link stalls; B goes past everything A sent.
+      a.close();
+      await until(() => b.maxConfirmed >= a.maxSent + BigInt(LEAD), done);
+      // B's link stalls; A's heals, but its connection drops with a write on it: A resumes from
+      // the broker's last publishing id, past B, and goes past everything B sent.
+      b.close();
+      a.open(() => real.rabbit.dropConnectionForTesting());
+      await until(() => a.maxConfirmed >= b.maxSent + BigInt(LEAD), done);
+      // The same for B: it resumes past A, and both race.
+      // Each stalls by itself 900 past where the race starts, so that the faster one cannot
+      // finish before the target stream restarts under both.
+      const raced = a.maxConfirmed;
+      a.stallPast = raced + 900n;
+      b.stallPast = raced + 900n;
+      b.open(() => rabbitB.dropConnectionForTesting());
+      await until(() => a.stalledPast && b.stalledPast, done);
+      // The target stream restarts under both (their links stalled, so that it lands before the
+      // end): the broker drops both producers, and both resume from the same point and race on.
+      a.close();
+      b.close();
+      a.stallPast = undefined;
+      b.stallPast = undefined;
+      await promisify(execFile)(script, ['streams', 'restart_stream', shared], {
+        timeout: bound(60_000),
+      });
+      a.open();
+      b.open();
+      const [summaryA, summaryB] = await Promise.all([runA, runB]);
+      await Promise.all([targetA.close(), targetB.close()]);
 
-    const actual = await readAll(real.rabbit, shared);
-    expect(actual.length).toBe(MESSAGES / 3);
-    expect(actual.map((m) => Buffer.from(m))).toEqual(expected.map((m) => Buffer.from(m)));
+      const actual = await readAll(real.rabbit, shared);
+      expect(actual.length).toBe(MESSAGES / 3);
+      expect(actual.map((m) => Buffer.from(m))).toEqual(expected.map((m) => Buffer.from(m)));
 
-    // Which instance stored what, from what each handed over: a result one instance never
-    // sent was stored by the other.
-    const ids = actual.map((m) => decodeResult(m).lastOffset);
-    const onlyA = ids.filter((id) => !b.sent.has(id));
-    const onlyB = ids.filter((id) => !a.sent.has(id));
-    // Confirmed to both and stored once: the broker discarded one of the two.
-    const both = ids.filter((id) => a.confirmed.has(id) && b.confirmed.has(id));
-    console.log(
-      `split brain on RabbitMQ: ${ids.length} results, ${onlyA.length} stored by A only, ` +
-        `${onlyB.length} by B only, ${both.length} confirmed to both (one discarded as a duplicate); ` +
-        `A resumed ${summaryA.restarts} times, B ${summaryB.restarts} times; their summaries ` +
-        `count ${summaryA.results} and ${summaryB.results} results (discards included)`,
-    );
-    expect(onlyA.length).toBeGreaterThan(0);
-    expect(onlyB.length).toBeGreaterThan(0);
-    expect(both.length).toBeGreaterThan(0);
-    // B stored results between two of A's.
-    const firstA = onlyA[0] as bigint;
-    const lastA = onlyA.at(-1) as bigint;
-    expect(onlyB.some((id) => id > firstA && id < lastA)).toBe(true);
-    expect(summaryA.restarts).toBeGreaterThanOrEqual(2);
-    expect(summaryB.restarts).toBeGreaterThanOrEqual(2);
-  }, 120_000);
+      // Which instance stored what, from what each handed over: a result one instance never
+      // sent was stored by the other.
+      const ids = actual.map((m) => decodeResult(m).lastOffset);
+      const onlyA = ids.filter((id) => !b.sent.has(id));
+      const onlyB = ids.filter((id) => !a.sent.has(id));
+      // Confirmed to both and stored once: the broker discarded one of the two.
+      const both = ids.filter((id) => a.confirmed.has(id) && b.confirmed.has(id));
+      console.log(
+        `split brain on RabbitMQ: ${ids.length} results, ${onlyA.length} stored by A only, ` +
+          `${onlyB.length} by B only, ${both.length} confirmed to both (one discarded as a duplicate); ` +
+          `A resumed ${summaryA.restarts} times, B ${summaryB.restarts} times; their summaries ` +
+          `count ${summaryA.results} and ${summaryB.results} results (discards included)`,
+      );
+      expect(onlyA.length).toBeGreaterThan(0);
+      expect(onlyB.length).toBeGreaterThan(0);
+      expect(both.length).toBeGreaterThan(0);
+      // B stored results between two of A's.
+      const firstA = onlyA[0] as bigint;
+      const lastA = onlyA.at(-1) as bigint;
+      expect(onlyB.some((id) => id > firstA && id < lastA)).toBe(true);
+      expect(summaryA.restarts).toBeGreaterThanOrEqual(2);
+      expect(summaryB.restarts).toBeGreaterThanOrEqual(2);
+    },
+    bound(120_000),
+  );
 });

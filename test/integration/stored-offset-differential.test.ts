@@ -10,12 +10,13 @@ import { databaseSink } from '../../src/sink/database-sink.js';
 import { eachBatch } from '../../src/sink/each-batch.js';
 import { publishAll, rabbitForTests } from '../support/brokers/rabbitmq.js';
 import { rows, startPglite } from '../support/jobs/sink-fixture.js';
+import { bound } from '../support/timing.js';
 
 const real = rabbitForTests();
 let db: PGlite;
 beforeAll(async () => {
   db = await startPglite();
-}, 60_000);
+}, bound(60_000));
 afterAll(async () => {
   await db.close();
 });

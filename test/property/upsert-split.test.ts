@@ -9,11 +9,12 @@ import { pglite } from '../../src/pglite/index.js';
 import { upsertRows } from '../../src/sink/upsert.js';
 import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/arbitraries/coverage.js';
 import { rows, startPglite } from '../support/jobs/sink-fixture.js';
+import { bound } from '../support/timing.js';
 
 let db: PGlite;
 beforeAll(async () => {
   db = await startPglite();
-}, 60_000);
+}, bound(60_000));
 afterAll(async () => {
   await db.close();
 });

@@ -30,6 +30,7 @@ import {
 } from '../../support/jobs/idle-flush-instances.js';
 import { T0, type Reading } from '../../support/jobs/memory-job.js';
 import { expectEveryMessageCountedOnce, stepsOf } from '../../support/results/target-stream.js';
+import { bound } from '../../support/timing.js';
 
 function emptyBroker(): MemoryBroker {
   const broker = new MemoryBroker({ now: () => T0 });
@@ -54,23 +55,31 @@ function run(jobOf: JobOf, steps: readonly Step[], instances: 1 | 2) {
 }
 
 describe('an idle flush with two instances of one job on a single active consumer source', () => {
-  it('is exact through handovers for step windows: the next instance goes on with the window the last one flushed', async () => {
-    const two = await run(dailyJob, DAILY.steps, 2);
-    expect(two.stored.map(shapeOf)).toEqual(DAILY.results);
-    // Both published: the handovers happened where the steps say.
-    expect(two.published).toEqual(DAILY.published);
-    expectEveryMessageCountedOnce(stepsOf(two.stored));
-    // What one instance with the same flushes publishes, byte for byte.
-    expect(two.stored).toEqual((await run(dailyJob, DAILY.steps, 1)).stored);
-  }, 20_000);
+  it(
+    'is exact through handovers for step windows: the next instance goes on with the window the last one flushed',
+    async () => {
+      const two = await run(dailyJob, DAILY.steps, 2);
+      expect(two.stored.map(shapeOf)).toEqual(DAILY.results);
+      // Both published: the handovers happened where the steps say.
+      expect(two.published).toEqual(DAILY.published);
+      expectEveryMessageCountedOnce(stepsOf(two.stored));
+      // What one instance with the same flushes publishes, byte for byte.
+      expect(two.stored).toEqual((await run(dailyJob, DAILY.steps, 1)).stored);
+    },
+    bound(20_000),
+  );
 
-  it('is exact through handovers for event-time windows: the next instance repeats the flush its recovery state records', async () => {
-    const two = await run(countsJob, COUNTS.steps, 2);
-    expect(two.published).toEqual(COUNTS.published);
-    // Every reading counted once: the parts of each window add up to its readings.
-    expect(countedPerWindow(two.stored)).toEqual(COUNTS.counted);
-    expect(two.stored).toEqual((await run(countsJob, COUNTS.steps, 1)).stored);
-  }, 20_000);
+  it(
+    'is exact through handovers for event-time windows: the next instance repeats the flush its recovery state records',
+    async () => {
+      const two = await run(countsJob, COUNTS.steps, 2);
+      expect(two.published).toEqual(COUNTS.published);
+      // Every reading counted once: the parts of each window add up to its readings.
+      expect(countedPerWindow(two.stored)).toEqual(COUNTS.counted);
+      expect(two.stored).toEqual((await run(countsJob, COUNTS.steps, 1)).stored);
+    },
+    bound(20_000),
+  );
 });
 
 describe('an idle flush on a source read without a single active consumer group', () => {

@@ -18,6 +18,7 @@ import { MemoryBroker, type FaultPoint } from '../../../src/memory/index.js';
 import { runCrashing } from '../../support/arbitraries/crashes.js';
 import { keepingLogger } from '../../support/doubles/keeping-logger.js';
 import { reading, results, T0, type Reading } from '../../support/jobs/memory-job.js';
+import { bound } from '../../support/timing.js';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -203,16 +204,20 @@ describe('a flush at the end of an untilCaughtUp run', () => {
     ]);
   });
 
-  it('stops at once when nothing came after a flushed result at offset 0', async () => {
-    const broker = brokerWith([atDay('a', 1, 0, 1)]);
-    await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
-    const job = dailyJob(broker, { flush: caughtUp });
-    const started: unknown[] = [];
-    job.on('started', (event) => started.push(event.from));
-    await job.run({ untilCaughtUp: true });
-    expect(started).toEqual([1n]);
-    expect(results(broker)).toHaveLength(1);
-  }, 10_000);
+  it(
+    'stops at once when nothing came after a flushed result at offset 0',
+    async () => {
+      const broker = brokerWith([atDay('a', 1, 0, 1)]);
+      await dailyJob(broker, { flush: caughtUp }).run({ untilCaughtUp: true });
+      const job = dailyJob(broker, { flush: caughtUp });
+      const started: unknown[] = [];
+      job.on('started', (event) => started.push(event.from));
+      await job.run({ untilCaughtUp: true });
+      expect(started).toEqual([1n]);
+      expect(results(broker)).toHaveLength(1);
+    },
+    bound(10_000),
+  );
 
   it('continues the flushed day after a restart even when retention removed the flushed step’s messages from the source', async () => {
     const broker = brokerWith(days);
@@ -366,43 +371,47 @@ function holdingSource(broker: MemoryBroker): { source: Source; release: () => v
 }
 
 describe('an idle flush', () => {
-  it('publishes the open step after a silence of idleMs, and a later message of the same window as its continuation', async () => {
-    // Each batch in one chunk: processed at once, so no silence can come between its messages.
-    const inOneChunk = (readings: Reading[]) =>
-      broker.append(
-        'source',
-        readings.map((r) => jsonMessage(r)),
-        { timestamp: T0 },
-      );
-    const broker = brokerWith([]);
-    inOneChunk([atDay('a', 1, 0, 1), atDay('a', 2, 0, 2)]);
-    const job = dailyJob(broker, { flush: { idleMs: 20, oneInstance: true } });
-    const controller = new AbortController();
-    let published = 0;
-    let wake = (): void => undefined;
-    job.on('published', () => {
-      published++;
-      wake();
-    });
-    const publishedCount = (n: number) =>
-      new Promise<void>((resolve) => {
-        wake = () => {
-          if (published >= n) resolve();
-        };
+  it(
+    'publishes the open step after a silence of idleMs, and a later message of the same window as its continuation',
+    async () => {
+      // Each batch in one chunk: processed at once, so no silence can come between its messages.
+      const inOneChunk = (readings: Reading[]) =>
+        broker.append(
+          'source',
+          readings.map((r) => jsonMessage(r)),
+          { timestamp: T0 },
+        );
+      const broker = brokerWith([]);
+      inOneChunk([atDay('a', 1, 0, 1), atDay('a', 2, 0, 2)]);
+      const job = dailyJob(broker, { flush: { idleMs: 20, oneInstance: true } });
+      const controller = new AbortController();
+      let published = 0;
+      let wake = (): void => undefined;
+      job.on('published', () => {
+        published++;
         wake();
       });
-    const running = job.run({ signal: controller.signal });
-    await publishedCount(1);
-    inOneChunk([atDay('a', 4, 0, 3), atDay('a', 8, 1, 1)]);
-    await publishedCount(3);
-    controller.abort();
-    await running;
-    expect(shape(results(broker))).toEqual([
-      { offsets: [0n, 1n], flushed: true, outputs: [['a', 3, false]] },
-      { offsets: [2n, 2n], flushed: false, outputs: [['a', 4, true]] },
-      { offsets: [3n, 3n], flushed: true, outputs: [['a', 8, false]] },
-    ]);
-  }, 10_000);
+      const publishedCount = (n: number) =>
+        new Promise<void>((resolve) => {
+          wake = () => {
+            if (published >= n) resolve();
+          };
+          wake();
+        });
+      const running = job.run({ signal: controller.signal });
+      await publishedCount(1);
+      inOneChunk([atDay('a', 4, 0, 3), atDay('a', 8, 1, 1)]);
+      await publishedCount(3);
+      controller.abort();
+      await running;
+      expect(shape(results(broker))).toEqual([
+        { offsets: [0n, 1n], flushed: true, outputs: [['a', 3, false]] },
+        { offsets: [2n, 2n], flushed: false, outputs: [['a', 4, true]] },
+        { offsets: [3n, 3n], flushed: true, outputs: [['a', 8, false]] },
+      ]);
+    },
+    bound(10_000),
+  );
 
   it('publishes nothing when its silence ends after the job was stopped', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });

@@ -19,11 +19,12 @@ import {
   sqlError,
   startPglite,
 } from '../../support/jobs/sink-fixture.js';
+import { bound } from '../../support/timing.js';
 
 let db: PGlite;
 beforeAll(async () => {
   db = await startPglite();
-}, 60_000);
+}, bound(60_000));
 afterAll(async () => {
   await db.close();
 });

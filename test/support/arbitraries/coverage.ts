@@ -2,12 +2,13 @@
 // that a generator change cannot quietly weaken the test: each property prints its figures
 // (one line) and fails when a case it exists for comes up too rarely.
 import { expect } from 'vitest';
+import { bound } from '../timing.js';
 
 /** The number of runs every property test makes; `PROPERTY_RUNS` overrides it. */
 export const PROPERTY_RUNS = Number(process.env.PROPERTY_RUNS ?? 200);
 
 /** Time allowed to a whole property (all its runs) on a busy two-core machine. */
-export const PROPERTY_TIMEOUT_MS = 300_000;
+export const PROPERTY_TIMEOUT_MS = bound(300_000);
 
 /**
  * fast-check parameters for a property: `PROPERTY_RUNS` runs, and a fixed seed when

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { connect as connectAmqp091 } from 'amqplib';
 import { asPromise } from '../../../src/common/as-promise.js';
 import { parseStreamUrl } from '../../../src/rabbitmq/connection-url.js';
+import { bound } from '../timing.js';
 
 /** What a client received of one message, in the terms both protocols share. */
 export interface AmqpDelivery {
@@ -17,7 +18,7 @@ export interface AmqpDelivery {
 }
 
 /** How long a read waits for the expected messages, and then for any more. */
-const DEADLINE_MS = 60_000;
+const DEADLINE_MS = bound(60_000);
 const QUIET_MS = 1_000;
 
 /**

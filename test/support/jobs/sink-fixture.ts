@@ -6,6 +6,7 @@ import { jsonMessage } from '../../../src/codecs/source-message.js';
 import type { MemoryBroker } from '../../../src/memory/index.js';
 import { pglite } from '../../../src/pglite/index.js';
 import type { SinkDatabase } from '../../../src/sink/sink-database.js';
+import { bound } from '../timing.js';
 
 /** A fresh in-process database; close it in afterAll. */
 export async function startPglite(): Promise<PGlite> {
@@ -22,7 +23,7 @@ export function pgliteForTests(): PGlite {
   let db: PGlite | undefined;
   beforeAll(async () => {
     db = await startPglite();
-  }, 60_000);
+  }, bound(60_000));
   afterAll(async () => {
     await db?.close();
   });

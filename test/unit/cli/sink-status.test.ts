@@ -11,13 +11,14 @@ import { MemoryBroker } from '../../../src/memory/index.js';
 import { pglite } from '../../../src/pglite/index.js';
 import { runRecorded } from '../../support/clients/cli-run.js';
 import { startPglite } from '../../support/jobs/sink-fixture.js';
+import { bound } from '../../support/timing.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 
 let db: PGlite;
 beforeAll(async () => {
   db = await startPglite();
-}, 60_000);
+}, bound(60_000));
 afterAll(async () => {
   await db.close();
 });

@@ -22,8 +22,9 @@ import {
   type SearchWrite,
 } from '../../../support/results/stored-results.js';
 import type { PackMode } from '../../../../src/result-format/result-format.js';
+import { bound } from '../../../support/timing.js';
 
-const TIMEOUT_MS = 5_000;
+const TIMEOUT_MS = bound(5_000);
 /** Write i is stamped `START + STEP * i`. */
 const START = 1_000_000;
 const STEP = 10;
