@@ -21,10 +21,21 @@ export const MASK = '***';
  * was refused, and a user name is no secret.
  */
 export function redactSecrets(text: string): string {
-  return text
-    .replace(URL_LIKE, (url) => url.split(NEXT_URL).map(maskUserinfo).join(','))
-    .replace(KEY_VALUE, (_, key: string) => `${key}${MASK}`)
-    .replace(QUOTED_KEY_VALUE, (_, key: string, quote: string) => `${key}${quote}${MASK}${quote}`);
+  // An error may be made per message (dead letters): the patterns, ~5 µs each on a short
+  // message, run only on text that may hold what they mask (a test is ~0.3 µs).
+  let redacted = text;
+  if (redacted.includes('://')) {
+    redacted = redacted.replace(URL_LIKE, (url) => url.split(NEXT_URL).map(maskUserinfo).join(','));
+  }
+  if (NAMES_A_PASSWORD.test(redacted)) {
+    redacted = redacted
+      .replace(KEY_VALUE, (_, key: string) => `${key}${MASK}`)
+      .replace(
+        QUOTED_KEY_VALUE,
+        (_, key: string, quote: string) => `${key}${quote}${MASK}${quote}`,
+      );
+  }
+  return redacted;
 }
 
 /** Not within a longer word: each start is tried once, so the scan stays linear. */
@@ -36,6 +47,8 @@ const SCHEME = String.raw`(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*:\/\/`;
 const URL_LIKE = new RegExp(`${SCHEME}[^\\s<>]*`, 'gi');
 /** The comma before the next URL of a list (`--url a,b`). */
 const NEXT_URL = new RegExp(`,(?=${SCHEME})`, 'i');
+/** What every KEY holds. */
+const NAMES_A_PASSWORD = /pass|pwd/i;
 const KEY = String.raw`\b(?:[a-z_]*password|passwd|pwd|passphrase)\b`;
 /** `key=value`, the value quoted or up to whitespace, `&`, `;` or `#`. */
 const KEY_VALUE = new RegExp(
