@@ -10,12 +10,12 @@ export const MASK = '***';
  *   `rabbitmq-stream://guest:***@host:5552/`. Malformed URLs too, which `new URL` refuses: the
  *   userinfo runs to the last `@` of the host part (`amqp://guest:gu@st@host`), or of the whole
  *   URL when the host part has none (a `/` written into the password), so a URL with a port
- *   and an `@` in its path is masked from the port to there (`http://h:***@x`). A URL ends at whitespace, `<`, `>` or
- *   a `,` that starts the next URL of a list.
+ *   and an `@` in its path is masked from the port to there (`http://h:***@x`). A URL ends at
+ *   whitespace, `<`, `>` or a `,` that starts the next URL of a list.
  * - the value of a key ending in `password` (`password`, `sslpassword`, `PGPASSWORD`), `passwd`,
- *   `pwd` or `passphrase` (a TLS key's) given with `=` (libpq's `password=… ` or `password='…'`, a URL's `?password=…`,
- *   an environment variable) or, quoted, with `:` (`"password":"…"` in JSON,
- *   `password: '…'` as Node prints an object).
+ *   `pwd` or `passphrase` (a TLS key's) given with `=` (libpq's `password=…` or `password='…'`,
+ *   a URL's `?password=…`, an environment variable) or, quoted, with `:` (`"password":"…"` in
+ *   JSON, `password: '…'` as Node prints an object).
  *
  * The user name stays, as psql, libpq and RabbitMQ's tools show it: it says which account
  * was refused, and a user name is no secret.
