@@ -16,7 +16,7 @@ export function checkpointDatabase(text: string, origin: string): CheckpointData
     url = new URL(text);
   } catch {
     throw new UsageError(
-      `${origin} is not a URL: postgres://user:password@host:port/database`,
+      `${origin} is not a URL such as postgres://user@host:port/database (with a password: user:password@host)`,
       'status',
     );
   }

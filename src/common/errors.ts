@@ -1,10 +1,18 @@
 import { jsonText } from './json-text.js';
+import { redactSecrets } from './redact-secrets.js';
 
 /**
  * Every error the library throws on purpose. Each names what went wrong, where (stream and
- * offset when there is one) and what happens next, so a log line is enough to act on.
+ * offset when there is one) and what happens next, so a log line is enough to act on. No
+ * message carries a password: one naming a connection URL or string shows its user, never its
+ * password (`rabbitmq-stream://guest:***@host:5552/`).
  */
 export class StreamWindowsError extends Error {
+  constructor(message?: string, options?: ErrorOptions) {
+    // Here, before Error writes the message into the stack as well.
+    super(message === undefined ? undefined : redactSecrets(message), options);
+  }
+
   /**
    * The class's name (`'ConfigError'`, `'SourceError'`, ...), as `error.name` and log lines show
    * it.
@@ -39,10 +47,14 @@ export class ConfigError extends StreamWindowsError {
      */
     readonly parameter: string,
     rule: string,
-    /** The setting as given, for the message and for a caller that reports it itself. */
+    /**
+     * The setting as given, for the message and for a caller that reports it itself; a string
+     * with its passwords masked (a connection URL: `amqp://guest:***@host/`).
+     */
     readonly given: unknown,
   ) {
     super(`${parameter} ${rule}, given: ${formatGiven(given)}`);
+    if (typeof given === 'string') this.given = redactSecrets(given);
   }
 }
 
@@ -292,8 +304,12 @@ export class ResumePointError extends StreamWindowsError {
   }
 }
 
+/**
+ * What `cause` says, in words for a message or a log line: another library's error may echo a
+ * connection string, so its passwords are masked here too.
+ */
 export function describe(cause: unknown): string {
-  return cause instanceof Error ? cause.message : String(cause);
+  return redactSecrets(cause instanceof Error ? cause.message : String(cause));
 }
 
 function formatGiven(value: unknown): string {

@@ -58,7 +58,7 @@ describe('status --sink, its command line', () => {
       ],
       [
         ['--sink', 'b', '--source', 's', '--database', 'db.example'],
-        '--database is not a URL: postgres://user:password@host:port/database',
+        '--database is not a URL such as postgres://user@host:port/database (with a password: user:password@host)',
       ],
       [
         ['--sink', 'b', '--source', 's', '--checkpoint-table', 'a.b.c', ...db],

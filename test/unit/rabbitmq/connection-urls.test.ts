@@ -2,11 +2,13 @@
 // list is checked before anything connects, and a reader that found a node frozen goes to
 // another member. No broker: the checks come first, and member choice is a pure function.
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/common/errors.js';
+import { BrokerUnavailableError, ConfigError } from '../../../src/common/errors.js';
 import { connect } from '../../../src/rabbitmq/index.js';
 import { parseStreamUrls } from '../../../src/rabbitmq/connection-url.js';
 import { KnownNodes } from '../../../src/rabbitmq/cluster/known-nodes.js';
 import { memberCandidates } from '../../../src/rabbitmq/cluster/node-connection.js';
+import { keepingLogger } from '../../support/doubles/keeping-logger.js';
+import { SECRET, shownText } from '../../support/secrets/shown-text.js';
 
 const node = (port: number) => ({ host: '127.0.0.1', port });
 
@@ -15,7 +17,7 @@ describe('connect() with several URLs', () => {
     [[], 'urls must name at least one node, given: []'],
     [
       ['rabbitmq-stream://guest:guest@127.0.0.1:1/', 'amqp://guest:guest@127.0.0.1:2/'],
-      "urls[1] must start with rabbitmq-stream:// or rabbitmq-stream+tls://, given: 'amqp://guest:guest@127.0.0.1:2/'",
+      "urls[1] must start with rabbitmq-stream:// or rabbitmq-stream+tls://, given: 'amqp://guest:***@127.0.0.1:2/'",
     ],
     [
       ['rabbitmq-stream://guest:guest@127.0.0.1:1/', 'not a url'],
@@ -88,5 +90,48 @@ describe('memberCandidates', () => {
 
   it('should never write elsewhere than on the leader', () => {
     expect(memberCandidates(members, 'leader', node(2))).toEqual([node(2)]);
+  });
+});
+
+describe('connect() and passwords', () => {
+  const good = `rabbitmq-stream://guest:${SECRET}@127.0.0.1:1/`;
+
+  it.each([
+    ['a URL of another scheme', `amqp://guest:${SECRET}@127.0.0.1:1/`],
+    ['a URL that is no URL (a port in words)', `rabbitmq-stream://guest:${SECRET}@127.0.0.1:port/`],
+    ['a password with an @ and a /', `amqp://guest:${SECRET}@a/b@127.0.0.1:1/`],
+    ['a list with a URL of another scheme', [good, `amqp://guest:${SECRET}@127.0.0.1:2/`]],
+    ['a list signing in differently', [good, `rabbitmq-stream://other:${SECRET}@127.0.0.1:2/`]],
+  ])('should refuse %s without showing the password', async (_, where) => {
+    const error = await connect(where).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(shownText(error)).not.toContain(SECRET);
+  });
+
+  it('should refuse one URL where a list was expected without showing the password', () => {
+    expect(() => parseStreamUrls(good as unknown as string[])).toThrow(
+      "urls must name at least one node, given: 'rabbitmq-stream://guest:***@127.0.0.1:1/'",
+    );
+  });
+
+  it('should show the user of a refused URL and mask its password', async () => {
+    const error = (await connect(`amqp://guest:${SECRET}@127.0.0.1:1/`).catch(
+      (e: unknown) => e,
+    )) as ConfigError;
+    expect(error.message).toContain("given: 'amqp://guest:***@127.0.0.1:1/'");
+    expect(error.given).toBe('amqp://guest:***@127.0.0.1:1/');
+  });
+
+  it('should name an unreachable node by its address in the error and the log lines', async () => {
+    const logger = keepingLogger();
+    const connecting = connect([good, `rabbitmq-stream://guest:${SECRET}@127.0.0.1:2/`], {
+      logger,
+      waitForBrokerMs: 300,
+    });
+    const error = await connecting.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BrokerUnavailableError);
+    // It waited and retried, saying so.
+    expect(logger.lines.some(([level]) => level === 'warn')).toBe(true);
+    expect(shownText(error, logger.lines)).not.toContain(SECRET);
   });
 });
