@@ -16,6 +16,7 @@ import { ConfigError } from '../common/errors.js';
 import { checkReference } from '../common/stream-protocol.js';
 import { timerMs } from '../common/timer-duration.js';
 import { checkLogger, type Logger } from '../common/logger.js';
+import { checkWarnAfterRetries } from '../common/retry-warning.js';
 import type { PartitionedSource, Source, Target } from '../ports/ports.js';
 import {
   PartitionedRunner,
@@ -114,6 +115,14 @@ export interface TargetOptions<R = unknown> {
   readonly retryDelayMs?: number;
   /** The delay doubles after each retriable error up to this, ms (default 5,000, or retryDelayMs if larger). */
   readonly maxRetryDelayMs?: number;
+  /**
+   * Retriable errors in a row, with no result confirmed between them, before the job warns
+   * that it is retrying and getting nowhere (default 5: about 3 s at the default delays). The
+   * warning names the job, the count, how long and the last cause, comes again at twice as many
+   * retries, then four times, and is followed by one line when the job recovers. It goes to
+   * `logger` at warn, or to stderr when no logger is given; `Infinity` silences it.
+   */
+  readonly warnAfterRetries?: number;
   /**
    * Where the job logs its start (with its resume point), restarts (with cause and delay),
    * catching up and stopping: anything with pino's `info(fields, message)` shape (default
@@ -798,6 +807,7 @@ export class AggregationBuilder<T, A, R> {
         maxRetryDelayMs,
       );
     }
+    const warnAfterRetries = checkWarnAfterRetries(options.warnAfterRetries);
     const { caughtUp, idleMs } = flushSettings(options.flush, this.settings.source);
     if (target === undefined || isPartitioned(source)) return undefined;
     const { window } = this.settings;
@@ -827,6 +837,7 @@ export class AggregationBuilder<T, A, R> {
       route,
       retryDelayMs,
       maxRetryDelayMs,
+      warnAfterRetries,
       logger: checkLogger('logger', options.logger),
       definition:
         encode === undefined

@@ -21,6 +21,8 @@ export interface LoopJob<T, A, R> {
   where(): { source: string; target: string; producer: string };
   /** Told the publisher of this start once it publishes, for the job's `inFlight`. */
   publishing(publisher: OrderedPublisher): void;
+  /** Told of progress, a result confirmed (not a catch-up: its publish may fail): it ends a run of retries. */
+  progressed(): void;
 }
 
 /** The job's counts, kept across its starts. */
@@ -65,9 +67,11 @@ export class RunLoop<T, A, R> {
   private pending: Promise<IteratorResult<SourceChunk, void>> | undefined;
   private readonly countResult = (): void => {
     this.counters.results++;
+    this.job.progressed();
   };
   private readonly countDuplicate = (): void => {
     this.counters.duplicates++;
+    this.job.progressed();
   };
 
   constructor(

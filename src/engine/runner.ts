@@ -6,6 +6,7 @@ import {
   StreamWindowsError,
 } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
+import { RetryWarning } from '../common/retry-warning.js';
 import {
   JobEvents,
   type JobEventName,
@@ -41,6 +42,8 @@ export interface RunnerConfig<T, A, R> {
   /** Delay before resuming after a retriable error, doubled each time up to `maxRetryDelayMs`. */
   readonly retryDelayMs: number;
   readonly maxRetryDelayMs: number;
+  /** Retries in a row without progress before a warning (see RetryWarning); Infinity: never. */
+  readonly warnAfterRetries: number;
   readonly logger: Logger;
   /**
    * The job's definition its results carry (`sw-job`, see job-definition.ts), checked at every
@@ -81,6 +84,8 @@ export interface RunnerConfig<T, A, R> {
 export class Runner<T, A, R> {
   private readonly events: JobEvents;
   private publisher: OrderedPublisher | undefined;
+  /** The run's warning of retries that get nowhere; told of progress by its loops. */
+  private retryWarning: RetryWarning | undefined;
   /** What each start's RunLoop needs of this job. */
   private readonly loopJob: LoopJob<T, A, R>;
 
@@ -106,6 +111,7 @@ export class Runner<T, A, R> {
       }),
       where,
       publishing: (publisher) => (this.publisher = publisher),
+      progressed: () => this.retryWarning?.progressed(),
     };
   }
 
@@ -139,12 +145,21 @@ export class Runner<T, A, R> {
   /**
    * Runs the job until `signal` aborts, it catches up (`untilCaughtUp`) or an error that is not
    * retriable stops it (rejecting with it); a retriable one resumes from the broker's resume point.
+   * However it ends, the target's producer is released (`Target.release`) and the connection
+   * left open, so the job, or one built again on that connection, can run again.
    */
   async run(options: RunOptions = {}): Promise<RunSummary> {
     const counters = { results: 0, duplicates: 0, restarts: 0 };
     const { logger } = this.config;
     let delay = this.config.retryDelayMs;
     let failure: unknown;
+    const where = this.where();
+    this.retryWarning = new RetryWarning({
+      logger,
+      warnAfter: this.config.warnAfterRetries,
+      subject: `job '${where.producer}' (source '${where.source}', target '${where.target}')`,
+      fields: where,
+    });
     // The operator's skip request, read when a message it may cover stopped the job (see
     // `coveringSkipRequest`), and applied by every start of this run from then on.
     let skipRequest: bigint | undefined;
@@ -181,6 +196,7 @@ export class Runner<T, A, R> {
             { ...this.where(), err: error, delayMs: delay, restarts: counters.restarts },
             `resuming from the broker in ${delay} ms after a retriable error`,
           );
+          this.retryWarning.retrying(error, delay);
           await sleep(delay, options.signal);
           delay = Math.min(delay * 2, this.config.maxRetryDelayMs);
         }
@@ -192,9 +208,25 @@ export class Runner<T, A, R> {
       }
       throw error;
     } finally {
+      await this.releaseTarget();
       this.events.emit('stopped', { summary: { ...counters }, error: failure });
       if (failure === undefined) logger.info({ ...this.where(), ...counters }, 'job stopped');
       else logger.error({ ...this.where(), ...counters, err: failure }, 'job stopped on an error');
+    }
+  }
+
+  /**
+   * Removes the target's producer from the broker however the run ended, the connection left
+   * open: a job built again on it under the same name (a supervisor's restart) declares it
+   * anew, which RabbitMQ refuses while this one is declared. A failure is logged, not thrown:
+   * the run's outcome is what the caller gets.
+   */
+  private async releaseTarget(): Promise<void> {
+    const { target, logger } = this.config;
+    try {
+      await target.release?.();
+    } catch (error) {
+      logger.warn({ ...this.where(), err: error }, "the target's producer was not released");
     }
   }
 

@@ -2,6 +2,7 @@ import { ConfigError } from '../common/errors.js';
 import { partitionFor } from '../common/partition-routing.js';
 import { checkProtocolString, checkReference } from '../common/stream-protocol.js';
 import { ConfirmHolds } from './confirm-holds.js';
+import { DeclaredProducers } from './declared-producers.js';
 import { MemoryConsumer } from './consumer.js';
 import { StreamNotFoundError } from './errors.js';
 import { FaultPlan, type Fault, type FaultSpec } from './faults.js';
@@ -60,6 +61,7 @@ export class MemoryBroker {
   private readonly groups = new Map<string, SingleActiveGroup<SingleActiveMember>>();
   private readonly faults = new FaultPlan();
   private readonly holds = new ConfirmHolds();
+  private readonly declared = new DeclaredProducers();
   private readonly now: () => number;
   private readonly maxWriteBytes: number;
 
@@ -212,17 +214,31 @@ export class MemoryBroker {
     return new StreamProducer(this.publisher(stream, options.name ?? ''), options, this.now);
   }
 
-  /** The port a job publishes through; one per job run (a crash fault kills it). */
-  target(stream: string, options: { producer: string }): MemoryTarget {
+  /**
+   * The port a job publishes through (a crash fault kills it). Its producer is declared over
+   * `connection` (default 'default') at its first publish and released when the job's `run()`
+   * ends: as on RabbitMQ, a second target of one name on one stream over one connection is
+   * refused (`PublishError` code 17, precondition failed) while the first is declared. Name a
+   * connection per simulated process for instances of one job running at once.
+   */
+  target(stream: string, options: { producer: string; connection?: string }): MemoryTarget {
     checkReference('producer', options.producer);
     if (options.producer.length === 0) {
       throw new ConfigError('producer', 'must be a non-empty string', options.producer);
     }
-    return this.publisher(stream, options.producer);
+    const { connection = 'default' } = options;
+    if (typeof connection !== 'string' || connection === '') {
+      throw new ConfigError('connection', 'must be a non-empty string', connection);
+    }
+    return this.publisher(stream, options.producer, { producers: this.declared, connection });
   }
 
   /** A publisher on `stream` under `producer`; '' is unnamed (no deduplication). */
-  private publisher(stream: string, producer: string): MemoryTarget {
+  private publisher(
+    stream: string,
+    producer: string,
+    declarations?: ConstructorParameters<typeof MemoryTarget>[6],
+  ): MemoryTarget {
     return new MemoryTarget(
       this.log(stream),
       producer,
@@ -230,6 +246,7 @@ export class MemoryBroker {
       this.faults,
       this.holds,
       this.now,
+      declarations,
     );
   }
 

@@ -1,7 +1,8 @@
 import { SourceError, StreamWindowsError, describe } from '../common/errors.js';
 
 /** Where an injected fault stops a job's publish (see `FaultSpec`). */
-export type FaultPoint = 'before-publish' | 'after-publish' | 'after-confirm' | 'lose-confirm';
+export type FaultPoint =
+  'before-publish' | 'after-publish' | 'after-confirm' | 'lose-confirm' | 'refuse-publish';
 
 /**
  * The embedded broker's stand-in for a process dying. Deliberately NOT a

@@ -13,6 +13,9 @@ import type { FaultPoint } from './errors.js';
  * - `'lose-confirm'`: the write is stored, then the publish rejects with a retriable
  *   `PublishError` 'confirm lost', as the RabbitMQ adapter does when a confirm times out.
  *   The target publishes again once `lastPublishingId()` has answered (the Target contract).
+ * - `'refuse-publish'`: nothing is stored and the publish rejects with a retriable
+ *   `PublishError` (code 6, stream not available), as RabbitMQ answers while a stream has no
+ *   leader. With `times`, a job retries that long: a persistent retriable fault.
  *
  * After the three crash points the target is dead: every later call on it rejects with
  * `SimulatedCrash`, so a pipelined publish issued after the crash is never stored. A restart
@@ -28,6 +31,12 @@ export interface FaultSpec {
   readonly atPublish: number;
   /** Where the publish fails: see the list above. */
   readonly point: FaultPoint;
+  /**
+   * How many matching publishes in a row it fails, from the `atPublish`-th (default 1;
+   * `Infinity`: every one until `clearFaults()`). Above 1 only for 'lose-confirm' and
+   * 'refuse-publish': after the other points the target is dead.
+   */
+  readonly times?: number;
   /** Runs synchronously when the fault fires, before the publish settles. */
   readonly onFire?: () => void;
 }
@@ -35,7 +44,8 @@ export interface FaultSpec {
 /** An injected fault; `fired` tells a test whether the run reached it. */
 export class Fault {
   private seen = 0;
-  private hasFired = false;
+  private firings = 0;
+  private readonly times: number;
 
   constructor(
     /** The fault as injected. */
@@ -44,24 +54,41 @@ export class Fault {
     if (!Number.isSafeInteger(spec.atPublish) || spec.atPublish < 1) {
       throw new ConfigError('atPublish', 'must be an integer >= 1', spec.atPublish);
     }
+    const { times = 1 } = spec;
+    if (!(times === Infinity || (Number.isSafeInteger(times) && times >= 1))) {
+      throw new ConfigError('times', 'must be an integer >= 1 or Infinity', times);
+    }
+    if (times > 1 && spec.point !== 'lose-confirm' && spec.point !== 'refuse-publish') {
+      throw new ConfigError(
+        'times',
+        `must be 1 at '${spec.point}': the target is dead after it fires once`,
+        times,
+      );
+    }
+    this.times = times;
   }
 
   /** Whether the run reached the fault's publish and the fault fired. */
   get fired(): boolean {
-    return this.hasFired;
+    return this.firings > 0;
   }
 
-  /** Counts a publish; true when this is the one the fault fires at. */
+  /** Whether it fired as many times as it was asked to: it counts nothing more. */
+  get spent(): boolean {
+    return this.firings >= this.times;
+  }
+
+  /** Counts a publish; true when this is one the fault fires at. */
   count(stream: string, producer: string): boolean {
-    if (this.hasFired || stream !== this.spec.stream) return false;
+    if (this.spent || stream !== this.spec.stream) return false;
     if (this.spec.producer !== undefined && producer !== this.spec.producer) return false;
     this.seen++;
-    return this.seen === this.spec.atPublish;
+    return this.seen >= this.spec.atPublish;
   }
 
-  /** Marks the fault fired and runs `onFire`; returns where the publish fails. */
+  /** Counts the firing and runs `onFire`; returns where the publish fails. */
   fire(): FaultPoint {
-    this.hasFired = true;
+    this.firings++;
     this.spec.onFire?.();
     return this.spec.point;
   }
@@ -87,7 +114,11 @@ export class FaultPlan {
   /** The point at which this publish fails, if any fault fires on it. */
   onPublish(stream: string, producer: string): FaultPoint | undefined {
     const due = this.pending.filter((fault) => fault.count(stream, producer));
-    this.pending = this.pending.filter((fault) => !fault.fired && !due.includes(fault));
-    return due[0]?.fire();
+    const point = due[0]?.fire();
+    // A repeating fault that fired stays until spent; one due with it is spent unfired.
+    this.pending = this.pending.filter(
+      (fault) => !fault.spent && (fault === due[0] || !due.includes(fault)),
+    );
+    return point;
   }
 }

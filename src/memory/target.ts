@@ -2,9 +2,14 @@ import { PublishError, describe, refusedUntilResumed } from '../common/errors.js
 import type { ResultWhere, Target } from '../ports/ports.js';
 import { findResultIn } from '../result-format/stored-result.js';
 import { messageAt } from '../ports/chunk-message.js';
-import { STREAM_DOES_NOT_EXIST } from '../common/stream-protocol.js';
+import {
+  PRECONDITION_FAILED,
+  STREAM_DOES_NOT_EXIST,
+  STREAM_NOT_AVAILABLE,
+} from '../common/stream-protocol.js';
 import { SimulatedCrash, type FaultPoint } from './errors.js';
 import type { ConfirmHolds } from './confirm-holds.js';
+import type { DeclaredProducers, ProducerDeclaration } from './declared-producers.js';
 import type { FaultPlan } from './faults.js';
 import type { StreamLog } from './stream-log.js';
 import type { LogChunk } from './stored-chunk.js';
@@ -21,6 +26,9 @@ import { asPromise } from '../common/as-promise.js';
  *
  * Like the RabbitMQ target, it keeps the `Target` contract's fence: after a failed publish,
  * every publish is refused (nothing stored) until `lastPublishingId()` has answered again.
+ * A job's target declares its producer on its simulated connection at its first publish, and
+ * is refused there as RabbitMQ refuses a name another producer holds on that connection
+ * (./declared-producers.ts), until that one is released or crashes.
  */
 export class MemoryTarget implements Target {
   readonly stream: string;
@@ -28,6 +36,8 @@ export class MemoryTarget implements Target {
   private crashedAt: FaultPoint | undefined;
   /** Why publishing is refused until `lastPublishingId()` answers; undefined: not fenced. */
   private fenced: string | undefined;
+  /** Whether its producer is declared on its connection (a job's target only). */
+  private declared = false;
 
   constructor(
     private readonly log: StreamLog,
@@ -36,6 +46,11 @@ export class MemoryTarget implements Target {
     private readonly faults: FaultPlan,
     private readonly holds: ConfirmHolds,
     private readonly now: () => number,
+    /** Where a job's target declares its producer; undefined for a feeding producer's. */
+    private readonly declarations?: {
+      readonly producers: DeclaredProducers;
+      readonly connection: string;
+    },
   ) {
     this.stream = log.name;
   }
@@ -127,6 +142,7 @@ export class MemoryTarget implements Target {
       throw this.error(publishingId, true, refusedUntilResumed(this.fenced));
     }
     try {
+      this.declare(publishingId);
       this.store(publishingId, messages);
     } catch (error) {
       this.fenced = `publish ${publishingId}: ${describe(error)}`;
@@ -135,9 +151,43 @@ export class MemoryTarget implements Target {
     await this.holds.released(this.stream);
   }
 
+  /** Removes the producer from its connection; the next publish declares it again. */
+  release(): Promise<void> {
+    return asPromise(() => {
+      this.undeclare();
+      this.fenced ??= 'the producer was released';
+    });
+  }
+
+  /** Before the fault plan counts the publish: a refused declaration sends nothing. */
+  private declare(publishingId: bigint): void {
+    const { declarations } = this;
+    if (declarations === undefined || this.declared) return;
+    if (!declarations.producers.declare(this.declaration(declarations.connection), this)) {
+      const reason = 'declaring the producer failed: precondition failed';
+      throw this.error(publishingId, false, reason, PRECONDITION_FAILED);
+    }
+    this.declared = true;
+  }
+
+  private undeclare(): void {
+    const { declarations } = this;
+    if (declarations === undefined) return;
+    declarations.producers.release(this.declaration(declarations.connection), this);
+    this.declared = false;
+  }
+
+  private declaration(connection: string): ProducerDeclaration {
+    return { connection, stream: this.stream, producer: this.producer };
+  }
+
   private store(publishingId: bigint, messages: readonly Uint8Array[]): void {
     const point = this.faults.onPublish(this.stream, this.producer);
     if (point === 'before-publish') this.crash(point);
+    if (point === 'refuse-publish') {
+      const reason = 'stream not available';
+      throw this.error(publishingId, true, reason, STREAM_NOT_AVAILABLE);
+    }
     this.validate(publishingId, messages);
     if (!this.log.exists) {
       throw this.error(publishingId, false, 'stream does not exist', STREAM_DOES_NOT_EXIST);
@@ -152,7 +202,10 @@ export class MemoryTarget implements Target {
     if (point === 'after-publish') this.crash(point);
     if (point === 'lose-confirm') throw this.error(publishingId, true, 'confirm lost');
     // The confirm is delivered; the crash shows on the next call.
-    if (point === 'after-confirm') this.crashedAt = point;
+    if (point === 'after-confirm') {
+      this.crashedAt = point;
+      this.undeclare();
+    }
   }
 
   private validate(publishingId: bigint, messages: readonly Uint8Array[]): void {
@@ -170,6 +223,7 @@ export class MemoryTarget implements Target {
 
   private crash(point: FaultPoint): never {
     this.crashedAt = point;
+    this.undeclare(); // the process died, and its connection with it
     throw new SimulatedCrash(this.stream, this.producer, point);
   }
 

@@ -139,6 +139,13 @@ export class SuperStreamTarget implements Target {
     }
   }
 
+  /** Releases every partition's producer (see the `Target` port). */
+  async release(): Promise<void> {
+    await Promise.all(
+      this.partitions.map((partition) => partition.release?.() ?? Promise.resolve()),
+    );
+  }
+
   private partitionIndex(publishingId: bigint, routingKey: string): number {
     const count = this.partitions.length;
     const { partitionOf = partitionIndexFor } = this.options;

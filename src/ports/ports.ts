@@ -202,6 +202,15 @@ export interface Target {
    * RabbitMQ's frame_max less the publish frame's own bytes.
    */
   readonly maxWriteBytes: number;
+  /**
+   * Removes the producer from the broker and keeps the target usable: it is declared again by
+   * the next publish (after `lastPublishingId()`, as after any fence). The runner calls it
+   * whenever `run()` ends: RabbitMQ refuses a second producer of one name on one stream over
+   * one connection while the first is declared (precondition failed, code 17), so a job built
+   * again on the same connection could not publish. A target without it keeps its producer
+   * until it is closed; a wrapper of a target must forward it.
+   */
+  release?(): Promise<void>;
 }
 
 /**

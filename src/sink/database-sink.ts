@@ -1,5 +1,6 @@
 import { ConfigError, isRetriable, SinkError } from '../common/errors.js';
 import { checkLogger, type Logger } from '../common/logger.js';
+import { checkWarnAfterRetries, RetryWarning } from '../common/retry-warning.js';
 import { timerMs } from '../common/timer-duration.js';
 import { JobEvents, type ListenerOptions } from '../api/job-events.js';
 import type { PartitionedSource, ReadStart, Source } from '../ports/ports.js';
@@ -56,6 +57,15 @@ export interface DatabaseSinkOptions<V> {
    * `SinkError` at stage 'retries' (default Infinity: a database that comes back is waited for).
    */
   readonly maxRetries?: number;
+  /**
+   * Retriable errors in a row on one stream, with no batch committed between them, before the
+   * sink warns that it is retrying and getting nowhere (default 5: about 3 s at the default
+   * delays). The warning names the sink, the stream, the count, how long and the last cause,
+   * comes again at twice as many retries, then four times, and is followed by one line when the
+   * sink recovers. It goes to `logger` at warn, or to stderr when no logger is given; `Infinity`
+   * silences it.
+   */
+  readonly warnAfterRetries?: number;
   /**
    * A message that does not decode, or that the database refuses for good (a constraint, a
    * column that does not match): 'stop' (default) stops the sink with a `SinkError`, nothing of
@@ -116,6 +126,7 @@ export class DatabaseSink<V> {
   private readonly retryDelayMs: number;
   private readonly maxRetryDelayMs: number;
   private readonly maxRetries: number;
+  private readonly warnAfterRetries: number;
   private readonly closing = new AbortController();
   /** The run under way, settled either way; undefined between runs. */
   private running: Promise<unknown> | undefined;
@@ -161,6 +172,7 @@ export class DatabaseSink<V> {
       throw new ConfigError('maxRetries', 'must be an integer >= 0 or Infinity', maxRetries);
     }
     this.maxRetries = maxRetries;
+    this.warnAfterRetries = checkWarnAfterRetries(options.warnAfterRetries);
     const bound = options.transactionTimeoutMs;
     const onError = options.onError ?? 'stop';
     if (onError !== 'stop' && typeof onError.deadLetterTable !== 'string') {
@@ -349,6 +361,12 @@ export class DatabaseSink<V> {
     let delay = this.retryDelayMs;
     let inARow = 0;
     const position = { next: 0n };
+    const warning = new RetryWarning({
+      logger: this.logger,
+      warnAfter: this.warnAfterRetries,
+      subject: `sink '${this.name}' on '${source.stream}'`,
+      fields: { sink: this.name, stream: source.stream },
+    });
     for (;;) {
       if (signal.aborted) return;
       try {
@@ -356,7 +374,12 @@ export class DatabaseSink<V> {
         await this.streamFromCheckpoint(source, signal, untilCaughtUp, counters, position, () => {
           delay = this.retryDelayMs;
           inARow = 0;
+          warning.progressed();
         });
+        // Caught up, not stopped: progress too, though there was nothing to commit. TypeScript
+        // keeps the loop top's narrowing; the awaits above may have aborted it.
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
+        if (!signal.aborted) warning.progressed();
         return;
       } catch (error) {
         // TypeScript keeps the loop top's narrowing; the awaits above may have aborted it.
@@ -383,6 +406,7 @@ export class DatabaseSink<V> {
           { err: error, sink: this.name, stream: source.stream, delayMs: delay },
           `sink '${this.name}' resumes from its checkpoint on '${source.stream}' in ${delay} ms`,
         );
+        warning.retrying(error, delay);
         await sleep(delay, signal);
         delay = Math.min(delay * 2, this.maxRetryDelayMs);
       }

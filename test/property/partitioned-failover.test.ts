@@ -73,7 +73,8 @@ describe('a partitioned job through joins, leaves and crashes (property)', () =>
 
           const live = (): Instance[] => instances.filter((instance) => instance.alive);
           const start = (): void => {
-            const job = ordersJob(broker);
+            // Each instance is a process of its own, on its own connection.
+            const job = ordersJob(broker, { connection: `instance-${instances.length}` });
             const stop = new AbortController();
             job.on('published', afterConfirm);
             // A write stored but not confirmed (lose-confirm) completes the job at the resume.

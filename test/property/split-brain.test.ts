@@ -134,7 +134,11 @@ async function runInstance(
   for (;;) {
     await turns(instance.startTurns);
     const target = link.target(
-      deliveries.observe(broker.target('target', { producer: PRODUCER }), index),
+      // Each instance is a process of its own, on its own connection.
+      deliveries.observe(
+        broker.target('target', { producer: PRODUCER, connection: `instance-${index}` }),
+        index,
+      ),
     );
     const source = paced(broker.source('source'), link.random, instance.chunkTurns);
     const job = buildJob(spec, source, deliveries.recordSent(target, index), {

@@ -451,6 +451,31 @@ export class RabbitTarget implements Target {
     );
   }
 
+  /**
+   * Removes the publisher from the broker and keeps the target (the `Target` port's
+   * `release`): what is in flight fails as retriable, the target is fenced, and the next
+   * declaration waits for the deletion, so it cannot be overtaken by it.
+   */
+  async release(): Promise<void> {
+    if (this.closed) return;
+    const declared = this.declared;
+    this.forget('the producer was released');
+    if (declared === undefined) return;
+    const deleted = declared.then(
+      (live) =>
+        this.link
+          .requestOn<Response>(
+            live,
+            new DeletePublisherRequest(this.publisherId),
+            this.confirmTimeoutMs,
+          )
+          .catch(() => undefined), // the connection may be gone; the publisher went with it
+      () => undefined,
+    );
+    this.lastDeclaration = deleted;
+    await deleted;
+  }
+
   /** Stops publishing: rejects what is in flight and removes the publisher from the broker. */
   async close(): Promise<void> {
     if (this.closed) return;

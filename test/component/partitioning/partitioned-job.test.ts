@@ -23,10 +23,10 @@ async function uninterrupted(
   return rollupsByProducer(broker);
 }
 
-/** A target whose publishes wait until `release()`; `issued` tells each publish as it is made. */
-function held(target: Target, issued: (id: bigint) => void): Target & { release(): void } {
-  let release = (): void => undefined;
-  const gate = new Promise<void>((resolve) => (release = resolve));
+/** A target whose publishes wait until `open()`; `issued` tells each publish as it is made. */
+function held(target: Target, issued: (id: bigint) => void): Target & { open(): void } {
+  let open = (): void => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
   return {
     ...forwarding(target),
     publish: async (id, messages) => {
@@ -34,7 +34,7 @@ function held(target: Target, issued: (id: bigint) => void): Target & { release(
       await gate;
       return target.publish(id, messages);
     },
-    release: () => release(),
+    open: () => open(),
   };
 }
 
@@ -71,8 +71,8 @@ describe('a partitioned job', () => {
     const broker = ordersBroker(2, 8);
     const a = new AbortController();
     const b = new AbortController();
-    const instanceA = ordersJob(broker);
-    const instanceB = ordersJob(broker);
+    const instanceA = ordersJob(broker, { connection: 'A' });
+    const instanceB = ordersJob(broker, { connection: 'B' });
     const stepsDown: string[] = [];
     instanceA.on('deactivated', (event) => stepsDown.push(event.stream));
     let bRun: Promise<unknown> | undefined;
@@ -108,9 +108,9 @@ describe('a partitioned job', () => {
   it('answers a step-down only after its confirms landed, so the next instance resumes after them', async () => {
     const broker = ordersBroker(2, 4);
     const issued: bigint[] = [];
-    let holding: (Target & { release(): void }) | undefined;
+    let holding: (Target & { open(): void }) | undefined;
     const b = new AbortController();
-    const instanceB = ordersJob(broker);
+    const instanceB = ordersJob(broker, { connection: 'B' });
     const bStarted: bigint[] = [];
     instanceB.on('started', (event, partition) => {
       if (partition.index === 1) bStarted.push(event.lastPublishingId);
@@ -119,6 +119,7 @@ describe('a partitioned job', () => {
     const a = new AbortController();
     // A's first publish on partition 1 is held; B joins right then and takes partition 1.
     const instanceA = ordersJob(broker, {
+      connection: 'A',
       target: (target, partition) =>
         partition.index === 1
           ? (holding = held(target, (id) => {
@@ -135,7 +136,7 @@ describe('a partitioned job', () => {
     const group = broker.consumerGroup('orders-1', JOB);
     expect(group.active).toBeUndefined();
     expect(group.deactivating).toBe(group.members[0]); // A, the first to join
-    holding?.release();
+    holding?.open();
     await whenPublished([instanceA, instanceB], () => bStarted.length > 0);
     // B resumes after the last result A issued before it stepped down, not before it.
     expect(issued.length).toBeGreaterThan(0);

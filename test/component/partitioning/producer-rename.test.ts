@@ -124,7 +124,9 @@ describe('a partitioned job upgraded from the former derived producer names', ()
     const broker = ordersBroker(1, 2);
     await runAsBefore(broker);
     // The new name's one result so far is offset 0's: its last publishing id is 0 too.
-    await broker.target('rollups', { producer: 'rollup@orders-0' }).publish(0n, [jsonMessage(0)]);
+    await broker
+      .target('rollups', { producer: 'rollup@orders-0', connection: 'before' })
+      .publish(0n, [jsonMessage(0)]);
     const asked: string[] = [];
     const summary = await upgraded(broker, {}, asked).run({ untilCaughtUp: true });
     expect(summary.results).toBe(2);
@@ -134,7 +136,9 @@ describe('a partitioned job upgraded from the former derived producer names', ()
   it('scans the target once per start for whether the new name published, however many reads ask', async () => {
     const broker = ordersBroker(1, 2);
     await runAsBefore(broker);
-    await broker.target('rollups', { producer: 'rollup@orders-0' }).publish(0n, [jsonMessage(0)]);
+    await broker
+      .target('rollups', { producer: 'rollup@orders-0', connection: 'before' })
+      .publish(0n, [jsonMessage(0)]);
     // The renamed check asks, and so does the result of offset 0 published again (count(1)).
     let scans = 0;
     const summary = await aggregate<Order>(broker.superStreamSource('orders'))

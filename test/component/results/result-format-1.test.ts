@@ -200,7 +200,8 @@ describe.each(Object.keys(PACKINGS) as Packing[])(
       async (name, eventTime) => {
         const stored = FIXTURE.jobs[packing][name];
         const broker = sourceBroker(later);
-        const target = broker.target('target', { producer: 'p' });
+        // Written by the version before, in another process.
+        const target = broker.target('target', { producer: 'p', connection: 'before' });
         for (const write of stored) {
           await target.publish(BigInt(write.publishingId), write.messages.map(bytesOf));
         }
@@ -224,7 +225,7 @@ describe.each(Object.keys(PACKINGS) as Packing[])(
 
     it('should be read by fromResults as a stage-2 source, old and new results alike', async () => {
       const broker = sourceBroker(later);
-      const target = broker.target('target', { producer: 'p' });
+      const target = broker.target('target', { producer: 'p', connection: 'before' });
       for (const write of FIXTURE.jobs[packing].step) {
         await target.publish(BigInt(write.publishingId), write.messages.map(bytesOf));
       }

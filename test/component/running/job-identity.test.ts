@@ -283,8 +283,11 @@ describe('one job definition per producer name', () => {
 
   it('accepts a last result of the earlier format, which carries no definition', async () => {
     const broker = salesBroker([1, 2, 3, 4]);
-    const target: Target = broker.target('totals', { producer: 'totals-job' });
-    // What the version before job definitions wrote for offsets 0-1: no sw-job.
+    // What the version before job definitions wrote for offsets 0-1 (another process): no sw-job.
+    const target: Target = broker.target('totals', {
+      producer: 'totals-job',
+      connection: 'before',
+    });
     const earlier = encodeResult(
       {
         firstOffset: 0n,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ConfigError, SinkError, SourceError } from '../../../src/common/errors.js';
 import { silentLogger } from '../../../src/common/logger.js';
 import { runUntilSignal } from '../../../src/dsl/run-until-signal.js';
@@ -415,6 +415,59 @@ describe('databaseSink: bad input and database errors', () => {
     expect(retries[0]?.error).toBeInstanceOf(SourceError);
     expect(started.map((e) => e.from)).toEqual(['first', 2n]);
     expect(await tableOf(table)).toEqual(expected([1, 2, 3, 4, 5, 6]));
+  });
+
+  it('warns on stderr after 5 retries in a row, says when it recovers, and not with warnAfterRetries Infinity', async () => {
+    const lines: string[] = [];
+    const said = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: unknown) => {
+      if (String(chunk).startsWith('stream-windows: ')) lines.push(String(chunk));
+      return true;
+    });
+    try {
+      /** 'in', whose first `failures` reads lose their connection before delivering. */
+      const failing = (broker: MemoryBroker, failures: number): Source => {
+        const source = broker.source('in');
+        let reads = 0;
+        return {
+          stream: source.stream,
+          endOffset: () => source.endOffset(),
+          async *read(from, signal) {
+            if (++reads <= failures) throw new SourceError('in', true, 'connection lost');
+            yield* source.read(from, signal);
+          },
+        };
+      };
+      const table = await freshTable();
+      const sink = sinkInto(table, { source: failing(brokerWith([1, 2]), 6), retryDelayMs: 1 });
+      expect(await sink.run({ untilCaughtUp: true })).toMatchObject({ applied: 2, retries: 6 });
+      expect(lines).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^stream-windows: sink '${table}' on 'in' has retried 5 times in a row without ` +
+              'progress for \\d+\\.\\d s, the last after SourceError SOURCE_FAILED: .*connection lost; ' +
+              'retrying in 16 ms \\(warnAfterRetries: Infinity, or a logger, silences this\\)\\n$',
+          ),
+        ),
+        expect.stringMatching(
+          new RegExp(`^stream-windows: sink '${table}' on 'in' recovered after 6 retries in a row`),
+        ),
+      ]);
+
+      const quiet = sinkInto(await freshTable(), {
+        source: failing(brokerWith([1, 2]), 6),
+        retryDelayMs: 1,
+        warnAfterRetries: Infinity,
+      });
+      expect(await quiet.run({ untilCaughtUp: true })).toMatchObject({ retries: 6 });
+      expect(lines).toHaveLength(2);
+      expect(() =>
+        sinkInto(table, { source: failing(brokerWith([1]), 0), warnAfterRetries: 0 }),
+      ).toThrow(
+        'warnAfterRetries must be an integer >= 1, or Infinity to never warn of retries, given: 0',
+      );
+    } finally {
+      said.mockRestore();
+    }
   });
 
   it('rolls back a transaction longer than transactionTimeoutMs and retries it', async () => {

@@ -12,5 +12,6 @@ export function forwarding(target: Target): Target {
     hasPublished: () => target.hasPublished(),
     readResult: (publishingId, where) => target.readResult(publishingId, where),
     publish: (id, messages) => target.publish(id, messages),
+    release: () => target.release?.() ?? Promise.resolve(),
   };
 }

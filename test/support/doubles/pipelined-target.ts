@@ -120,6 +120,11 @@ export class PipelinedTarget implements Target {
     return this.unsettled.length;
   }
 
+  /** Forwarded (the runner releases its target when a run ends); a dead one has nothing left. */
+  async release(): Promise<void> {
+    if (!this.dead) await this.inner.release?.();
+  }
+
   async lastPublishingId(): Promise<bigint> {
     if (this.dead) throw this.crash();
     if (this.unsettled.length > 0) this.link.figures.queriesWithPublishesInFlight++;
@@ -232,6 +237,8 @@ export class PipelinedTarget implements Target {
     const inFlight = this.unsettled.splice(0);
     this.fenced = true;
     this.dead = loss.crash;
+    // The process died, and its connection with it: the broker no longer holds its producer.
+    if (loss.crash) void this.inner.release?.();
     for (const write of inFlight) {
       write.reject(
         loss.crash

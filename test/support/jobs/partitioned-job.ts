@@ -55,6 +55,8 @@ export function ordersJob(
   options: {
     singleActive?: boolean;
     target?: (target: Target, partition: Partition) => Target;
+    /** The simulated connection its targets declare their producers on (one per instance). */
+    connection?: string;
   } = {},
 ): PartitionedRunner<Order, number, number> {
   const source: MemoryPartitionedSource = broker.superStreamSource(
@@ -66,7 +68,14 @@ export function ordersJob(
     .count(3)
     .reduce((sum, order) => sum + order.amount, 0)
     .toPartitions(
-      (partition) => wrap(broker.target('rollups', { producer: partition.producer }), partition),
+      (partition) =>
+        wrap(
+          broker.target('rollups', {
+            producer: partition.producer,
+            ...(options.connection === undefined ? {} : { connection: options.connection }),
+          }),
+          partition,
+        ),
       { name: JOB, retryDelayMs: 0 },
     );
 }

@@ -72,14 +72,22 @@ export function producerTargets(
  * Publishes `writes` in order, each through its producer's target and under its own id as
  * the runner does, pipelined; resolves once all are confirmed. Writes of different producers
  * may be stored in another order than given (each target declares its producer first).
+ * `targetOf` is asked once per producer: a broker refuses a second producer of one name on one
+ * connection.
  */
 export async function publishResults(
   writes: readonly ResultWrite[],
   targetOf: (producer: string) => Target,
 ): Promise<void> {
+  const targets = new Map<string, Target>();
+  const of = (producer: string): Target => {
+    const target = targets.get(producer) ?? targetOf(producer);
+    targets.set(producer, target);
+    return target;
+  };
   await Promise.all(
     writes.map((write) =>
-      targetOf(write.producer).publish(
+      of(write.producer).publish(
         write.id,
         resultMessages(write.producer, write.id, write.pack, write.outputs),
       ),

@@ -61,6 +61,14 @@ describe('the retry delays of .to()', () => {
       { retryDelayMs: 10_000, maxRetryDelayMs: 5_000 },
       'maxRetryDelayMs must be at least retryDelayMs (10000 ms), given: 5000',
     ],
+    [
+      { warnAfterRetries: 0 },
+      'warnAfterRetries must be an integer >= 1, or Infinity to never warn of retries, given: 0',
+    ],
+    [
+      { warnAfterRetries: 2.5 },
+      'warnAfterRetries must be an integer >= 1, or Infinity to never warn of retries, given: 2.5',
+    ],
   ])('should reject %o naming the rule and the value', (options, message) => {
     expect(() => job().to(target, options)).toThrow(ConfigError);
     expect(() => job().to(target, options)).toThrow(message);

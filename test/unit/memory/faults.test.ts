@@ -79,7 +79,8 @@ describe('fault injection', () => {
   it('counts only publishes to its stream, by its producer when given, from injection on', async () => {
     const broker = setup();
     broker.createStream('elsewhere');
-    await broker.target('out', { producer: 'job' }).publish(1n, bytes('before injection'));
+    const target = broker.target('out', { producer: 'job' });
+    await target.publish(1n, bytes('before injection'));
     const spec: FaultSpec = {
       stream: 'out',
       producer: 'job',
@@ -89,7 +90,6 @@ describe('fault injection', () => {
     const fault = broker.injectFault(spec);
     await broker.target('elsewhere', { producer: 'job' }).publish(1n, bytes('x'));
     await broker.target('out', { producer: 'other' }).publish(1n, bytes('x'));
-    const target = broker.target('out', { producer: 'job' });
     await target.publish(2n, bytes('2'));
     expect(fault.fired).toBe(false);
     await expect(target.publish(3n, bytes('3'))).rejects.toBeInstanceOf(SimulatedCrash);
@@ -123,6 +123,65 @@ describe('fault injection', () => {
     broker.clearFaults();
     await broker.target('out', { producer: 'job' }).publish(1n, bytes('1'));
     expect(fault.fired).toBe(false);
+  });
+
+  it('refuse-publish stores nothing and rejects with a retriable PublishError, code 6', async () => {
+    const broker = setup();
+    broker.injectFault({ stream: 'out', atPublish: 1, point: 'refuse-publish' });
+    const target = broker.target('out', { producer: 'job' });
+    await expect(target.publish(1n, bytes('1'))).rejects.toMatchObject({
+      name: 'PublishError',
+      retriable: true,
+      responseCode: 6,
+      message: "publish of id 1 to stream 'out' failed (code 6): stream not available",
+    });
+    expect(stored(broker)).toEqual([]);
+    await target.lastPublishingId();
+    await target.publish(1n, bytes('1'));
+    expect(stored(broker)).toEqual(['1']);
+  });
+
+  it('fails `times` matching publishes in a row, every one with Infinity until cleared', async () => {
+    const broker = setup();
+    broker.injectFault({ stream: 'out', atPublish: 2, point: 'refuse-publish', times: 3 });
+    const target = broker.target('out', { producer: 'job' });
+    const outcomes: string[] = [];
+    for (let id = 1n; id <= 6n; id++) {
+      await target.lastPublishingId(); // lifts the fence a refusal leaves
+      outcomes.push(
+        await target.publish(id, bytes(String(id))).then(
+          () => 'stored',
+          (error: unknown) => (error instanceof PublishError ? 'refused' : 'other'),
+        ),
+      );
+    }
+    expect(outcomes).toEqual(['stored', 'refused', 'refused', 'refused', 'stored', 'stored']);
+
+    const forever = broker.injectFault({
+      stream: 'out',
+      atPublish: 1,
+      point: 'refuse-publish',
+      times: Infinity,
+    });
+    for (let i = 0; i < 20; i++) {
+      await target.lastPublishingId();
+      await expect(target.publish(7n, bytes('7'))).rejects.toBeInstanceOf(PublishError);
+    }
+    expect(forever.fired).toBe(true);
+    broker.clearFaults();
+    await target.lastPublishingId();
+    await target.publish(7n, bytes('7'));
+    expect(stored(broker)).toEqual(['1', '5', '6', '7']);
+  });
+
+  it('refuses a `times` that is not a count, and more than once at a point that kills the target', () => {
+    const spec = { stream: 'out', atPublish: 1 } as const;
+    expect(() => setup().injectFault({ ...spec, point: 'lose-confirm', times: 0 })).toThrow(
+      'times must be an integer >= 1 or Infinity, given: 0',
+    );
+    expect(() => setup().injectFault({ ...spec, point: 'after-publish', times: 2 })).toThrow(
+      "times must be 1 at 'after-publish': the target is dead after it fires once, given: 2",
+    );
   });
 
   it('refuses a publish count below 1', () => {

@@ -93,7 +93,7 @@ describe('retention on the embedded broker', () => {
     await producer.publish(0n, bytes('r0'));
     await producer.publish(4n, bytes('r4'));
     broker.truncate('out', 2n);
-    const again = broker.target('out', { producer: 'job' });
+    const again = broker.target('out', { producer: 'job', connection: 'restarted' });
     expect(await again.lastPublishingId()).toBe(4n);
     expect(await again.hasPublished()).toBe(true);
     await again.publish(4n, bytes('duplicate'));

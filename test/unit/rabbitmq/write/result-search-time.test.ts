@@ -46,8 +46,9 @@ async function streamOf(writes: readonly Write[]) {
   for (const { producer, id, pack, step = STEP } of writes) {
     const outputs = pack === 'batch' ? 3 : 1;
     stamps.push(clock);
+    // Each write as its own process's, on its own connection: one name is declared once per connection.
     await broker
-      .target('results', { producer })
+      .target('results', { producer, connection: `write ${id}` })
       .publish(id, resultMessages(producer, id, pack, outputs));
     clock += step;
   }
