@@ -385,9 +385,10 @@ function streamArguments(options: StreamOptions): CreateStreamArguments {
 /**
  * Connects to RabbitMQ's stream port, given a URL such as
  * `rabbitmq-stream://guest:guest@127.0.0.1:5552/` (RABBITMQ_STREAM_URL), the URLs of several
- * nodes of one cluster (tried in turn, as the Java client's `uris`), or the client's
- * connection settings. Fails when no node can be reached now, unless `waitForBrokerMs` gives
- * them time to come up; a refused user, password or virtual host fails at once with
+ * nodes of one cluster (tried in turn, as the Java client's `uris`, each after at most 500
+ * ms: see `connectTimeoutMs`), or the client's connection settings. Fails when no node can be
+ * reached now, unless `waitForBrokerMs` gives them time to come up; a refused user, password
+ * or virtual host fails at once with
  * AccessRefusedError. Once connected, a lost connection is re-established in the background
  * (reported to `logger`), on the URLs' nodes and the members met since, in turn.
  */

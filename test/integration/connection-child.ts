@@ -10,8 +10,11 @@
 //     waits out its (minute-long) delay, and prints 'closed'.
 //   producer URL STREAM: sends 50 messages with a named producer whose confirm deadline is 10
 //     minutes, closes it and the connection, and prints 'closed'.
+//   frozen-first URLS SOURCE TARGET: connects to the comma-separated URLs (the first one's node
+//     never answers), runs a job summing SOURCE's { n } by fives into TARGET until caught up,
+//     closes, and prints how long connecting and the run took as a JSON line.
 import { createInterface } from 'node:readline';
-import { isRetriable } from '../../src/index.js';
+import { aggregate, isRetriable } from '../../src/index.js';
 import { rabbitSource, connect, parseStreamUrl } from '../../src/rabbitmq/index.js';
 import { silentLogger } from '../../src/common/logger.js';
 
@@ -55,6 +58,21 @@ if (mode === 'reconnect-close' && stream !== undefined) {
   await producer.close();
   await rabbit.close();
   process.stdout.write('closed\n');
+} else if (mode === 'frozen-first' && stream !== undefined) {
+  const target = process.argv[5];
+  if (target === undefined)
+    throw new Error('usage: connection-child.ts frozen-first URLS SOURCE TARGET');
+  const started = performance.now();
+  const rabbit = await connect(url.split(','), { connectTimeoutMs: 10_000 });
+  const connectMs = performance.now() - started;
+  await aggregate<{ n: number }>(rabbit.source(stream, { timeoutMs: 10_000 }))
+    .count(5)
+    .reduce((sum, m) => sum + m.n, 0)
+    .to(rabbit.target(target, { producer: 'frozen-first' }))
+    .run({ untilCaughtUp: true });
+  const runMs = performance.now() - started - connectMs;
+  await rabbit.close();
+  process.stdout.write(JSON.stringify({ connectMs, runMs }) + '\n');
 } else if (mode === 'refused') {
   const report = (what: string, error: unknown): void => {
     const { name, message, responseCode, retriable } = error as Record<string, unknown>;

@@ -1,15 +1,22 @@
 // Connecting to one node of a cluster through an address resolver (a load balancer's rule),
 // against the real broker: a connection counts only when the node it landed on, as the
 // broker's Open response advertises it, is the node asked for.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { BrokerUnavailableError, ConfigError } from '../../src/index.js';
 import { abandon } from '../../src/rabbitmq/gaps/client-socket.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
-import { advertisedNode, openNodeConnection } from '../../src/rabbitmq/cluster/node-connection.js';
+import { KnownNodes } from '../../src/rabbitmq/cluster/known-nodes.js';
+import {
+  advertisedNode,
+  openAnyNode,
+  openMemberConnection,
+  openNodeConnection,
+} from '../../src/rabbitmq/cluster/node-connection.js';
 import type { NodeAddress } from '../../src/rabbitmq/cluster/stream-members.js';
 import { uniqueStream } from '../support/brokers/rabbitmq.js';
 import { startBalancer, type TcpBalancer } from '../support/brokers/tcp-balancer.js';
+import { startBlackHole } from '../support/brokers/black-hole.js';
 
 const params = parseStreamUrl(inject('rabbitmqUrl'));
 
@@ -57,6 +64,45 @@ describe('a connection to a cluster node through an address resolver', () => {
         `resolver (to 127.0.0.1:${viaBalancer.port}) all landed on other nodes`,
     );
     expect(balancer.connections - before).toBe(16);
+  });
+});
+
+describe('a connection to any node while the first one accepts and never answers', () => {
+  it('should land on the next node, close the attempt on the first, and try that one last from then on', async () => {
+    const hole = await startBlackHole();
+    const frozen = { host: '127.0.0.1', port: hole.port };
+    const live = { host: params.hostname, port: params.port };
+    const known = new KnownNodes([frozen, live]);
+
+    const connection = await openAnyNode(
+      { ...params, hostname: frozen.host, port: frozen.port },
+      { knownNodes: known, timeoutMs: 10_000 },
+    );
+    expect(connection.getConnectionInfo().port).toBe(params.port);
+    expect(known.inTurn([frozen, live])).toEqual([live, frozen]);
+    abandon(connection);
+    await hole.allClosed();
+    await hole.close();
+  });
+
+  it('should read on a replica that answers when the one picked first never does', async () => {
+    const hole = await startBlackHole();
+    const frozen = { host: '127.0.0.1', port: hole.port };
+    const live = { host: params.hostname, port: params.port };
+    const pickFirst = vi.spyOn(Math, 'random').mockReturnValue(0); // the frozen replica first
+    try {
+      const { connection } = await openMemberConnection(params, 'any-stream', 'replica', {
+        members: { stream: 'any-stream', leader: live, replicas: [frozen, live] },
+        timeoutMs: 10_000,
+      });
+      expect(connection.getConnectionInfo().port).toBe(params.port);
+      expect(hole.connections).toBe(1);
+      abandon(connection);
+    } finally {
+      pickFirst.mockRestore();
+    }
+    await hole.allClosed();
+    await hole.close();
   });
 });
 

@@ -7,10 +7,11 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
-import { isRetriable, SourceError } from '../../src/index.js';
+import { decodeResult, isRetriable, jsonMessage, SourceError } from '../../src/index.js';
 import { parseStreamUrl, rabbitSource } from '../../src/rabbitmq/index.js';
 import { streamStats } from '../../src/rabbitmq/read/stream-stats.js';
-import { rabbitForTests } from '../support/brokers/rabbitmq.js';
+import { startBlackHole } from '../support/brokers/black-hole.js';
+import { publishAll, rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
 import { freePort, startProxy } from '../support/brokers/tcp-proxy.js';
 import { bound } from '../support/timing.js';
 
@@ -19,6 +20,8 @@ const params = parseStreamUrl(url);
 const child = fileURLToPath(new URL('./connection-child.ts', import.meta.url));
 /** How long a child may take to exit after it closed: far more than it needs (< 1 s). */
 const EXIT_BOUND_MS = bound(15_000);
+/** The child's connectTimeoutMs and source timeoutMs: what a node that never answers cost. */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 const real = rabbitForTests();
 
@@ -117,6 +120,39 @@ describe('a process using RabbitMQ', () => {
       expect(await run.exited()).toBe(0); // the minute-long retry timer is gone
     },
     bound(40_000),
+  );
+
+  it(
+    'runs a job to caught up well within connectTimeoutMs when its first URL never answers, and exits after close()',
+    async () => {
+      const hole = await startBlackHole();
+      const source = await newStream();
+      const target = await newStream();
+      await publishAll(
+        real.rabbit,
+        source,
+        Array.from({ length: 10 }, (_, n) => jsonMessage({ n })),
+      );
+      const frozenFirst = `rabbitmq-stream://${params.username}:${params.password}@127.0.0.1:${hole.port}/`;
+      const run = startChild('frozen-first', `${frozenFirst},${url}`, source, target);
+
+      const line = await nextLine(run);
+      expect(await run.exited()).toBe(0); // nothing of the attempts on the frozen node lingers
+      const { connectMs, runMs } = JSON.parse(line ?? '{}') as Record<string, number>;
+      console.log(
+        `frozen first URL, child process: connect ${connectMs?.toFixed(0)} ms, job start to ` +
+          `caught up ${runMs?.toFixed(0)} ms, ${hole.connections} connection(s) to the frozen node`,
+      );
+      // Each of its connections (the main one, the source's reads, the target's questions)
+      // waited out the whole timeout on the frozen node before trying the next URL.
+      expect(connectMs).toBeLessThan(CONNECT_TIMEOUT_MS);
+      expect(runMs).toBeLessThan(CONNECT_TIMEOUT_MS);
+      const results = (await readAll(real.rabbit, target)).map((m) => decodeResult(m));
+      expect(results.flatMap((r) => r.outputs.map((o) => o.value))).toEqual([10, 35]);
+      await hole.allClosed();
+      await hole.close();
+    },
+    bound(120_000),
   );
 
   it(

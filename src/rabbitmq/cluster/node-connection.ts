@@ -8,6 +8,7 @@ import type { MetadataResponse } from 'rabbitmq-stream-js-client/dist/responses/
 import { abandon } from '../gaps/client-socket.js';
 import { openConnection } from '../gaps/handshake.js';
 import type { KnownNodes } from './known-nodes.js';
+import { openStaggered } from './staggered-open.js';
 import {
   membersOf,
   membersRequest,
@@ -81,12 +82,21 @@ export async function openNodeConnection(
   node: NodeAddress,
   options: NodeConnectionOptions,
 ): Promise<Connection> {
+  return (await openNodeQuiet(params, node, options)).keep();
+}
+
+/** As `openNodeConnection`, heard of only once kept (see `openQuiet`). */
+async function openNodeQuiet(
+  params: ClientParams,
+  node: NodeAddress,
+  options: NodeConnectionOptions,
+): Promise<QuietConnection> {
   const resolver = options.addressResolver;
-  if (resolver === undefined) return (await openQuiet(params, node, options)).keep();
+  if (resolver === undefined) return openQuiet(params, node, options);
   const attempts = (2 + (options.clusterSize ?? 1)) ** 2;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     const opened = await openQuiet(params, resolver(node), options);
-    if (sameNode(advertisedNode(opened.connection), node)) return opened.keep();
+    if (sameNode(advertisedNode(opened.connection), node)) return opened;
     abandon(opened.connection);
   }
   throw new BrokerUnavailableError(
@@ -121,7 +131,8 @@ export async function openMemberConnection(
       timer = setTimeout(() => {
         reject(
           new BrokerUnavailableError(
-            `RabbitMQ at ${params.hostname}:${params.port} did not answer the Metadata query ` +
+            `RabbitMQ at ${nodeName(advertisedNode(locator.connection))} did not answer the ` +
+              `Metadata query ` +
               `of stream '${stream}' within ${options.timeoutMs} ms`,
           ),
         );
@@ -153,19 +164,24 @@ export async function openMemberConnection(
   return { connection: await openCandidate(params, members, role, options), members };
 }
 
-/** A connection to one of the `memberCandidates`, picked at random to spread readers. */
-function openCandidate(
+/**
+ * A connection to one of the `memberCandidates`, the first tried picked at random to spread
+ * readers, the others beside it when it does not answer in time (./staggered-open.ts).
+ */
+async function openCandidate(
   params: ClientParams,
   members: StreamMembers,
   role: MemberRole,
   options: NodeConnectionOptions,
 ): Promise<Connection> {
   const candidates = memberCandidates(members, role, options.avoid);
-  const node = candidates[Math.floor(Math.random() * candidates.length)] as NodeAddress;
-  return openNodeConnection(params, node, {
-    ...options,
-    clusterSize: members.replicas.length + 1,
-  });
+  const first = Math.floor(Math.random() * candidates.length);
+  const order = [...candidates.slice(first), ...candidates.slice(0, first)];
+  const nodeOptions = { ...options, clusterSize: members.replicas.length + 1 };
+  const opened = await openFirstOf(order, options, (node, timeoutMs, signal) =>
+    openNodeQuiet(params, node, { ...nodeOptions, timeoutMs, signal }),
+  );
+  return opened.keep();
 }
 
 /**
@@ -202,34 +218,67 @@ export async function openAnyNode(
 }
 
 /**
- * A connection to the URL's node, or to the first of the other known nodes that answers while
- * it is down; the node to avoid goes last. A refusal (user, password, vhost) is final.
+ * A connection to the URL's node, or to the first of the other known nodes that answers
+ * before it (./staggered-open.ts); the nodes passed over lately, then the node to avoid,
+ * go last. A refusal (user, password, vhost) is final.
  */
 async function openLocator(
   params: ClientParams,
   options: NodeConnectionOptions,
-): Promise<{ connection: Connection; keep: () => Connection }> {
+): Promise<QuietConnection> {
   const url = { host: params.hostname, port: params.port };
   const others = (options.knownNodes?.list() ?? []).filter((node) => !sameNode(node, url));
   const avoided = (node: NodeAddress): boolean =>
     options.avoid !== undefined && sameNode(node, options.avoid);
   const order = [url, ...others];
   order.sort((a, b) => Number(avoided(a)) - Number(avoided(b)));
-  let urlError: unknown;
-  for (const node of order) {
+  return openFirstOf(order, options, (node, timeoutMs, signal) => {
     const address = node === url ? url : (options.addressResolver?.(node) ?? node);
-    try {
-      return await openQuiet(params, address, options);
-    } catch (error) {
-      if (!(error instanceof BrokerUnavailableError)) throw error;
-      if (node === url) urlError = error;
-    }
-  }
-  if (others.length === 0) throw urlError;
-  throw new BrokerUnavailableError(
-    `${describe(urlError)}; nor at the other known nodes ${others.map(nodeName).join(', ')}`,
-    { cause: urlError },
+    return openQuiet(params, address, { ...options, timeoutMs, signal });
+  });
+}
+
+/**
+ * Opens a connection to the first of `nodes` to answer, staggered (./staggered-open.ts) in the
+ * order given but for the nodes `options.knownNodes` saw passed over lately, which go last;
+ * tells it how the race went. Drops the others than the winner. Fails with the first
+ * node's error (naming the others when there are any) when none answers, or with a refusal
+ * at once.
+ */
+async function openFirstOf(
+  nodes: readonly NodeAddress[],
+  options: NodeConnectionOptions,
+  open: (node: NodeAddress, timeoutMs: number, signal: AbortSignal) => Promise<QuietConnection>,
+): Promise<QuietConnection> {
+  const known = options.knownNodes;
+  const order = known?.inTurn(nodes) ?? [...nodes];
+  const { winner, opened, passedOver } = await openStaggered(
+    order,
+    open,
+    ({ connection }) => abandon(connection),
+    {
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+      final: (error) => !(error instanceof BrokerUnavailableError),
+      allFailed: (errors) => {
+        const firstError = errors[order.indexOf(nodes[0] as NodeAddress)] ?? errors[0];
+        if (nodes.length === 1) return firstError;
+        const others = nodes.slice(1).map(nodeName).join(', ');
+        return new BrokerUnavailableError(
+          `${describe(firstError)}; nor at the other known nodes ${others}`,
+          { cause: firstError },
+        );
+      },
+    },
   );
+  known?.raced(winner, passedOver);
+  return opened;
+}
+
+/** A connection whose events are heard only once `keep()` is called. */
+interface QuietConnection {
+  readonly connection: Connection;
+  readonly keep: () => Connection;
 }
 
 /**
@@ -240,7 +289,7 @@ async function openQuiet(
   params: ClientParams,
   address: NodeAddress,
   options: NodeConnectionOptions,
-): Promise<{ connection: Connection; keep: () => Connection }> {
+): Promise<QuietConnection> {
   let kept = false;
   const listeners = Object.fromEntries(
     Object.entries(options.listeners ?? {}).map(([event, listener]) => [

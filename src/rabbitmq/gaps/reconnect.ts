@@ -41,7 +41,16 @@ export interface ReconnectOptions {
   /** Delay before the first reconnection attempt; doubles per failure up to `maxDelayMs`. */
   readonly initialDelayMs?: number;
   readonly maxDelayMs?: number;
-  /** Gives up one connection attempt (TCP, authentication, tuning) after this long. */
+  /**
+   * Gives up connecting (TCP, authentication, tuning, open) after this long, default 10 s.
+   * With several nodes to choose from (the URLs and the members met since), the nodes are
+   * tried "happy eyeballs" fashion: the next one starts beside those under way when they have
+   * not answered within 500 ms (or this bound shared among them, if less), or at once when
+   * one fails; the first to finish its handshake is kept and the others are closed. The
+   * whole try stays within this bound, and a node that did not answer in time is tried after
+   * the others for a minute. A connection to one given node (a stream's leader, for writes)
+   * has no other to try: a frozen one costs the whole bound.
+   */
   readonly connectTimeoutMs?: number;
   /**
    * How long the first connection may wait for a broker that is not up yet, default 0: fail

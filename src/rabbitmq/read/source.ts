@@ -71,7 +71,11 @@ export interface RabbitSourceOptions {
   readonly reconnect?: SourceReconnectOptions;
   /** Read as a single active consumer of this group (one instance reads, others stand by). */
   readonly singleActive?: SingleActiveOptions;
-  /** Bound on connecting, subscribing and closing, default 10 s. */
+  /**
+   * Bound on connecting, subscribing and closing, default 10 s. Connecting tries the nodes
+   * that may serve it (the URL's and the known ones, then the stream's replicas) as
+   * `connectTimeoutMs` says (see `ConnectOptions`): a node that does not answer costs 500 ms.
+   */
   readonly timeoutMs?: number;
   /**
    * Hears of each retry (warn, with its delay and cause) and of reading again after retries

@@ -1,11 +1,11 @@
 // connect() takes the URLs of several nodes of one cluster (as the Java client's `uris`): the
 // list is checked before anything connects, and a reader that found a node frozen goes to
 // another member. No broker: the checks come first, and member choice is a pure function.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BrokerUnavailableError, ConfigError } from '../../../src/common/errors.js';
 import { connect } from '../../../src/rabbitmq/index.js';
 import { parseStreamUrls } from '../../../src/rabbitmq/connection-url.js';
-import { KnownNodes } from '../../../src/rabbitmq/cluster/known-nodes.js';
+import { KnownNodes, PASSED_OVER_MS } from '../../../src/rabbitmq/cluster/known-nodes.js';
 import { memberCandidates } from '../../../src/rabbitmq/cluster/node-connection.js';
 import { keepingLogger } from '../../support/doubles/keeping-logger.js';
 import { SECRET, shownText } from '../../support/secrets/shown-text.js';
@@ -66,6 +66,23 @@ describe('KnownNodes', () => {
     known.addMembers({ stream: 's', leader: node(3), replicas: [node(2), node(4)] });
     known.addMembers({ stream: 's', leader: node(4), replicas: [] });
     expect(known.list()).toEqual([node(1), node(2), node(3), node(4)]);
+  });
+
+  it('should put the nodes a race passed over after the others for a while, and a winner back in turn', () => {
+    vi.useFakeTimers();
+    try {
+      const known = new KnownNodes();
+      const all = [node(1), node(2), node(3)];
+      expect(known.inTurn(all)).toEqual(all);
+      known.raced(node(3), [node(1), node(2)]); // 1 hung, 2 was slower than 3
+      expect(known.inTurn(all)).toEqual([node(3), node(1), node(2)]);
+      known.raced(node(2), [node(3)]);
+      expect(known.inTurn(all)).toEqual([node(2), node(1), node(3)]);
+      vi.advanceTimersByTime(PASSED_OVER_MS);
+      expect(known.inTurn(all)).toEqual(all);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
