@@ -1,6 +1,6 @@
 import { ConfigError } from '../common/errors.js';
 import { partitionFor } from '../common/partition-routing.js';
-import { checkProtocolString, checkReference } from '../common/stream-protocol.js';
+import { checkReference, checkStreamName } from '../common/stream-protocol.js';
 import { ConfirmHolds } from './confirm-holds.js';
 import { MemoryConsumer } from './consumer.js';
 import { StreamNotFoundError } from './errors.js';
@@ -82,7 +82,7 @@ export class MemoryBroker {
    * so this is what a job's setup code sees against the real broker too.
    */
   createStream(name: string): void {
-    checkProtocolString('stream', name); // as RabbitMQ: names must fit the stream protocol
+    checkStreamName('stream', name); // a name RabbitMQ would not serve is refused as ours is
     if (!this.streams.has(name)) this.streams.set(name, new StreamLog(name));
   }
 
@@ -128,6 +128,7 @@ export class MemoryBroker {
 
   /** The partition streams of `superStream` in partition order, as RabbitMQ's Partitions query answers. */
   partitions(superStream: string): string[] {
+    checkStreamName('superStream', superStream);
     const partitions = this.superStreams.get(superStream);
     if (partitions === undefined) throw new StreamNotFoundError(superStream);
     return [...partitions];
@@ -304,7 +305,9 @@ export class MemoryBroker {
     return this.holds.hold(stream);
   }
 
+  /** Every call naming a stream comes here: a bad name is a ConfigError, as on RabbitMQ. */
   private log(name: string): StreamLog {
+    checkStreamName('stream', name);
     const log = this.streams.get(name);
     if (log === undefined) throw new StreamNotFoundError(name);
     return log;
