@@ -79,7 +79,8 @@ export class MemoryBroker {
   /**
    * Creates an empty stream; creating one that exists does nothing. RabbitMQ answers
    * STREAM_ALREADY_EXISTS, which rabbitmq-stream-js-client's createStream turns into success,
-   * so this is what a job's setup code sees against the real broker too.
+   * so this is what a job's setup code sees against the real broker too. A name RabbitMQ
+   * would not serve is a `ConfigError`, here and at every call naming a stream, as there.
    */
   createStream(name: string): void {
     checkStreamName('stream', name); // a name RabbitMQ would not serve is refused as ours is

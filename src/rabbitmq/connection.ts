@@ -217,7 +217,12 @@ export class RabbitMQ {
     });
   }
 
-  /** Creates a stream; resolves as well when it exists already (with whatever settings it has). */
+  /**
+   * Creates a stream; resolves as well when it exists already (with whatever settings it has).
+   * A name RabbitMQ would create but never serve (over 233 UTF-8 bytes on vhost '/'), or
+   * refuse (empty, `amq.`…) or change (CR, LF) is a `ConfigError`, here as wherever a stream
+   * is named.
+   */
   async createStream(stream: string, options: StreamOptions = {}): Promise<void> {
     this.checkStream('stream', stream);
     const response = await this.request<Response>(
