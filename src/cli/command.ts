@@ -1,4 +1,7 @@
 import type { ParseArgsConfig } from 'node:util';
+import { ConfigError } from '../common/errors.js';
+import { checkStreamName } from '../common/stream-protocol.js';
+import { parseStreamUrl } from '../rabbitmq/connection-url.js';
 import { UsageError } from './usage-error.js';
 
 /** What the CLI writes to: standard streams and the environment, given so tests can swap them. */
@@ -62,6 +65,27 @@ export function requiredOption(values: OptionValues, name: string, command: stri
   const value = values[name];
   if (typeof value !== 'string' || value === '') {
     throw new UsageError(`${command} needs --${name}`, command);
+  }
+  return value;
+}
+
+/**
+ * The value of a stream or super stream option the command cannot do without: a name
+ * RabbitMQ serves on the first URL's vhost (`checkStreamName`), else a usage error, before
+ * anything connects.
+ */
+export function streamOption(
+  values: OptionValues,
+  name: string,
+  command: string,
+  urls: readonly string[],
+): string {
+  const value = requiredOption(values, name, command);
+  try {
+    checkStreamName(`--${name}`, value, parseStreamUrl(urls[0] ?? DEFAULT_URL).vhost);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message, command);
+    throw error;
   }
   return value;
 }

@@ -7,7 +7,13 @@ import {
   openCheckpointDatabase,
   type CheckpointDatabase,
 } from './checkpoint-database.js';
-import { ExitCode, requiredOption, type CommandContext, type OptionValues } from './command.js';
+import {
+  ExitCode,
+  requiredOption,
+  streamOption,
+  type CommandContext,
+  type OptionValues,
+} from './command.js';
 import { toJson } from './json.js';
 import { sinkStatus, type SinkStatus } from './sink-status.js';
 import { styleFor, type Style } from './style.js';
@@ -55,8 +61,9 @@ export async function runSinkStatus(
   const superStream =
     values['super-stream'] === undefined
       ? undefined
-      : requiredOption(values, 'super-stream', 'status');
-  const source = superStream === undefined ? requiredOption(values, 'source', 'status') : undefined;
+      : streamOption(values, 'super-stream', 'status', urls);
+  const source =
+    superStream === undefined ? streamOption(values, 'source', 'status', urls) : undefined;
   const checkpointTable = tableOption(values);
   const database = databaseOption(values, io.env);
 

@@ -1,5 +1,5 @@
 import { connect } from '../rabbitmq/connection.js';
-import { requiredOption, ExitCode, type Command } from './command.js';
+import { requiredOption, streamOption, ExitCode, type Command } from './command.js';
 import { toJson } from './json.js';
 import { requestSkip } from './skip.js';
 import { UsageError } from './usage-error.js';
@@ -40,8 +40,8 @@ Output: one line, or with --json one JSON object (offsets as strings):
   },
   async run(values, { io, urls, json }) {
     // Every option is checked before connecting: a usage error needs no broker.
-    const source = requiredOption(values, 'source', 'skip');
-    const target = requiredOption(values, 'target', 'skip');
+    const source = streamOption(values, 'source', 'skip', urls);
+    const target = streamOption(values, 'target', 'skip', urls);
     const producer = requiredOption(values, 'producer', 'skip');
     const given = requiredOption(values, 'offset', 'skip');
     if (!/^\d+$/.test(given)) {

@@ -1,7 +1,13 @@
 import { partitionProducer } from '../partitioning/partitioned-runner.js';
 import { connect, type RabbitMQ } from '../rabbitmq/connection.js';
 import { nodeName } from '../rabbitmq/cluster/stream-members.js';
-import { requiredOption, ExitCode, type Command, type OptionValues } from './command.js';
+import {
+  requiredOption,
+  streamOption,
+  ExitCode,
+  type Command,
+  type OptionValues,
+} from './command.js';
 import { UsageError } from './usage-error.js';
 import { runSinkStatus, SINK_OPTIONS } from './sink-status-command.js';
 import { toJson } from './json.js';
@@ -89,7 +95,7 @@ time, measured as for a job. Needs the 'pg' package (an optional peer dependency
         'status',
       );
     }
-    const target = requiredOption(values, 'target', 'status');
+    const target = streamOption(values, 'target', 'status', urls);
     const superStream = values['super-stream'];
     if (superStream !== undefined && (values['source'] ?? values['producer']) !== undefined) {
       throw new UsageError(
@@ -97,7 +103,8 @@ time, measured as for a job. Needs the 'pg' package (an optional peer dependency
         'status',
       );
     }
-    const ask = superStream === undefined ? streamStatus(values) : partitionStatuses(values);
+    const ask =
+      superStream === undefined ? streamStatus(values, urls) : partitionStatuses(values, urls);
     const rabbit = await connect(urls);
     let statuses: JobStatus[];
     let members: Map<string, Members>;
@@ -191,8 +198,9 @@ async function membersOf(
 /** The status of one stream pair; options checked now, asked once connected. */
 function streamStatus(
   values: OptionValues,
+  urls: readonly string[],
 ): (rabbit: RabbitMQ, target: string) => Promise<JobStatus[]> {
-  const source = requiredOption(values, 'source', 'status');
+  const source = streamOption(values, 'source', 'status', urls);
   const producer = requiredOption(values, 'producer', 'status');
   return async (rabbit, target) => [
     await jobStatus(rabbit.source(source), rabbit.target(target, { producer })),
@@ -202,8 +210,9 @@ function streamStatus(
 /** One status per partition, in partition order, each under the job's producer name for it. */
 function partitionStatuses(
   values: OptionValues,
+  urls: readonly string[],
 ): (rabbit: RabbitMQ, target: string) => Promise<JobStatus[]> {
-  const superStream = requiredOption(values, 'super-stream', 'status');
+  const superStream = streamOption(values, 'super-stream', 'status', urls);
   const job = requiredOption(values, 'job', 'status');
   return async (rabbit, target) => {
     const partitions = await rabbit.partitions(superStream);

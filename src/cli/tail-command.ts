@@ -2,7 +2,7 @@ import { NotAResultError } from '../common/errors.js';
 import type { Source } from '../ports/ports.js';
 import { readResults, type ReadResult } from '../result-format/result-reader.js';
 import { connect } from '../rabbitmq/connection.js';
-import { ExitCode, requiredOption, type Command, type OptionValues } from './command.js';
+import { ExitCode, streamOption, type Command, type OptionValues } from './command.js';
 import { toJson } from './json.js';
 import { styleFor, type Style } from './style.js';
 import { isoTime, tableRow } from './table.js';
@@ -58,7 +58,7 @@ Options:
     count: { type: 'string' },
   },
   async run(values, { io, urls, json, colour }) {
-    const target = requiredOption(values, 'target', 'tail');
+    const target = streamOption(values, 'target', 'tail', urls);
     const from = parseFrom(values);
     const count = parseCount(values);
     // Heard from the start: a Ctrl-C while connecting is a stop as well.

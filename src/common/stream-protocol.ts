@@ -97,6 +97,62 @@ export function checkReference(parameter: string, value: string): void {
   );
 }
 
+/**
+ * RabbitMQ keeps a stream's log in a directory named `<vhost>_<name>_<time>`, the time 19
+ * digits and every character but ASCII letters, digits, `_`, `-` and `=` written `_`, one per
+ * grapheme. A file name is at most 255 bytes (ext4, xfs, btrfs): on a longer one RabbitMQ
+ * creates the stream, answers ok, and never starts it, so every later command answers "stream
+ * not available" (code 6) for good. Measured on 4.0.5, vhost '/': 233 ASCII characters or 233
+ * 'é' work, 234 of either do not.
+ */
+const MAX_DIRECTORY_NAME_BYTES = 255;
+/** The directory name's two `_` and its 19-digit time. */
+const DIRECTORY_NAME_OVERHEAD = 21;
+
+/**
+ * The longest stream name RabbitMQ serves on `vhost`, in UTF-8 bytes: 233 on '/'. Bytes, not
+ * the broker's graphemes, never fewer than them: a name that fits fits on every broker,
+ * whatever its Unicode tables, and stays an AMQP 0-9-1 queue name (at most 255 bytes).
+ */
+export function maxStreamNameBytes(vhost = '/'): number {
+  const room =
+    MAX_DIRECTORY_NAME_BYTES - DIRECTORY_NAME_OVERHEAD - Buffer.byteLength(vhost, 'utf8');
+  return Math.max(0, room);
+}
+
+/**
+ * Refuses `name` as `parameter` (a stream, super stream or partition name) unless RabbitMQ
+ * serves a stream of that name on `vhost`: not empty and not `amq.`… (refused with
+ * "precondition failed"), no CR or LF (dropped by the broker, which would then create or
+ * delete the stream named without them) and at most `maxStreamNameBytes(vhost)` bytes. Every
+ * entry point taking a stream name calls it before anything is sent; the embedded broker too.
+ */
+export function checkStreamName(parameter: string, name: string, vhost = '/'): void {
+  if (typeof name !== 'string' || name === '') {
+    throw new ConfigError(parameter, 'must be a non-empty string', name);
+  }
+  if (name.startsWith('amq.')) {
+    throw new ConfigError(
+      parameter,
+      "must not start with 'amq.' (reserved by RabbitMQ)",
+      shown(name),
+    );
+  }
+  if (/[\r\n]/.test(name)) {
+    throw new ConfigError(
+      parameter,
+      'must not contain CR or LF (RabbitMQ drops them and would use another name)',
+      shown(name),
+    );
+  }
+  checkBytes(
+    parameter,
+    name,
+    maxStreamNameBytes(vhost),
+    `on vhost '${vhost}': RabbitMQ stores a stream in a directory '<vhost>_<name>_<time>' of at most 255 bytes`,
+  );
+}
+
 function checkBytes(parameter: string, value: string, limit: number, why: string): void {
   if (typeof value !== 'string') throw new ConfigError(parameter, 'must be a string', value);
   const bytes = Buffer.byteLength(value, 'utf8');
@@ -104,6 +160,13 @@ function checkBytes(parameter: string, value: string, limit: number, why: string
   throw new ConfigError(
     parameter,
     `must be at most ${limit} UTF-8 bytes (${why}), not ${bytes}`,
-    value.length > 32 ? `${value.slice(0, 32)}…` : value,
+    shown(value),
   );
+}
+
+/** A long value's first 32 characters, so that an error stays readable; a pair never split. */
+function shown(value: string): string {
+  if (value.length <= 32) return value;
+  const head = value.slice(0, 32);
+  return `${/[\uD800-\uDBFF]$/.test(head) ? head.slice(0, -1) : head}…`;
 }

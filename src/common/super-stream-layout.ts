@@ -1,5 +1,5 @@
 import { ConfigError } from './errors.js';
-import { checkProtocolString } from './stream-protocol.js';
+import { checkStreamName } from './stream-protocol.js';
 
 /**
  * How a super stream's partitions are laid out, as `rabbitmq-streams add_super_stream` takes
@@ -13,16 +13,15 @@ export type SuperStreamLayout =
 /**
  * The partition stream names of super stream `name`, in partition order: the order of the
  * binding keys, which RabbitMQ stores as each binding's `x-stream-partition-order` and both
- * the Partitions query and a consumer's partition index follow.
+ * the Partitions query and a consumer's partition index follow. Each must be a stream name
+ * RabbitMQ serves on `vhost` (see `checkStreamName`), so a long super stream name can leave
+ * no room for `-<key>`.
  */
-export function partitionNames(name: string, layout: SuperStreamLayout): string[] {
-  if (typeof name !== 'string' || name === '') {
-    throw new ConfigError('superStream', 'must be a non-empty string', name);
-  }
-  checkProtocolString('superStream', name);
+export function partitionNames(name: string, layout: SuperStreamLayout, vhost = '/'): string[] {
+  checkStreamName('superStream', name, vhost);
   const partitions = layoutPartitions(name, layout);
   // Each holds its binding key: checking them checks the keys too.
-  for (const partition of partitions) checkProtocolString('partition', partition);
+  for (const partition of partitions) checkStreamName('partition', partition, vhost);
   return partitions;
 }
 

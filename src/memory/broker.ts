@@ -1,6 +1,6 @@
 import { ConfigError } from '../common/errors.js';
 import { partitionFor } from '../common/partition-routing.js';
-import { checkProtocolString, checkReference } from '../common/stream-protocol.js';
+import { checkReference, checkStreamName } from '../common/stream-protocol.js';
 import { ConfirmHolds } from './confirm-holds.js';
 import { DeclaredProducers } from './declared-producers.js';
 import { MemoryConsumer } from './consumer.js';
@@ -81,10 +81,11 @@ export class MemoryBroker {
   /**
    * Creates an empty stream; creating one that exists does nothing. RabbitMQ answers
    * STREAM_ALREADY_EXISTS, which rabbitmq-stream-js-client's createStream turns into success,
-   * so this is what a job's setup code sees against the real broker too.
+   * so this is what a job's setup code sees against the real broker too. A name RabbitMQ
+   * would not serve is a `ConfigError`, here and at every call naming a stream, as there.
    */
   createStream(name: string): void {
-    checkProtocolString('stream', name); // as RabbitMQ: names must fit the stream protocol
+    checkStreamName('stream', name); // a name RabbitMQ would not serve is refused as ours is
     if (!this.streams.has(name)) this.streams.set(name, new StreamLog(name));
   }
 
@@ -130,6 +131,7 @@ export class MemoryBroker {
 
   /** The partition streams of `superStream` in partition order, as RabbitMQ's Partitions query answers. */
   partitions(superStream: string): string[] {
+    checkStreamName('superStream', superStream);
     const partitions = this.superStreams.get(superStream);
     if (partitions === undefined) throw new StreamNotFoundError(superStream);
     return [...partitions];
@@ -321,7 +323,9 @@ export class MemoryBroker {
     return this.holds.hold(stream);
   }
 
+  /** Every call naming a stream comes here: a bad name is a ConfigError, as on RabbitMQ. */
   private log(name: string): StreamLog {
+    checkStreamName('stream', name);
     const log = this.streams.get(name);
     if (log === undefined) throw new StreamNotFoundError(name);
     return log;

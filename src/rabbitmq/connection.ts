@@ -35,6 +35,7 @@ import {
   STREAM_ALREADY_EXISTS,
   STREAM_DOES_NOT_EXIST,
   checkProtocolString,
+  checkStreamName,
 } from '../common/stream-protocol.js';
 import {
   checkStallTimeoutMs,
@@ -138,7 +139,7 @@ export class RabbitMQ {
 
   /** Where `stream`'s leader and replicas are (the Metadata query). */
   async members(stream: string): Promise<StreamMembers> {
-    checkProtocolString('stream', stream);
+    this.checkStream('stream', stream);
     return this.links.members(stream, this.requestTimeoutMs);
   }
 
@@ -171,6 +172,7 @@ export class RabbitMQ {
 
   /** A publisher on `stream`'s leader under a free publisher id; '' is unnamed. */
   private publisher(stream: string, options: TargetOptions): RabbitTarget {
+    this.checkStream('stream', stream);
     const publisherId = this.freePublisherId();
     const link = this.links.leaderOf(stream);
     const target = new RabbitTarget(
@@ -215,9 +217,14 @@ export class RabbitMQ {
     });
   }
 
-  /** Creates a stream; resolves as well when it exists already (with whatever settings it has). */
+  /**
+   * Creates a stream; resolves as well when it exists already (with whatever settings it has).
+   * A name RabbitMQ would create but never serve (over 233 UTF-8 bytes on vhost '/'), or
+   * refuse (empty, `amq.`…) or change (CR, LF) is a `ConfigError`, here as wherever a stream
+   * is named.
+   */
   async createStream(stream: string, options: StreamOptions = {}): Promise<void> {
-    checkProtocolString('stream', stream);
+    this.checkStream('stream', stream);
     const response = await this.request<Response>(
       new CreateStreamRequest({ stream, arguments: streamArguments(options) }),
       this.requestTimeoutMs,
@@ -241,7 +248,7 @@ export class RabbitMQ {
     layout: SuperStreamLayout = { partitions: 3 },
     options: StreamOptions = {},
   ): Promise<string[]> {
-    const partitions = partitionNames(name, layout);
+    const partitions = partitionNames(name, layout, this.params.vhost);
     const response = await this.request<Response>(
       new CreateSuperStreamRequest({
         streamName: name,
@@ -261,7 +268,7 @@ export class RabbitMQ {
 
   /** Deletes a super stream and its partition streams; resolves as well when there is none. */
   async deleteSuperStream(name: string): Promise<void> {
-    checkProtocolString('superStream', name);
+    this.checkStream('superStream', name);
     const response = await this.request<Response>(
       new DeleteSuperStreamRequest(name),
       this.requestTimeoutMs,
@@ -277,7 +284,7 @@ export class RabbitMQ {
    * `StreamCommandError` (code 0x02) when there is no such super stream.
    */
   async partitions(superStream: string): Promise<string[]> {
-    checkProtocolString('superStream', superStream);
+    this.checkStream('superStream', superStream);
     const response = await this.request<PartitionsResponse>(
       new PartitionsQuery({ superStream }),
       this.requestTimeoutMs,
@@ -302,7 +309,7 @@ export class RabbitMQ {
    * to `<name>-1` whatever its hash.
    */
   async bindingRoute(superStream: string, bindingKey: string): Promise<string[]> {
-    checkProtocolString('superStream', superStream);
+    this.checkStream('superStream', superStream);
     checkProtocolString('bindingKey', bindingKey);
     const response = await this.request<RouteResponse>(
       new RouteQuery({ superStream, routingKey: bindingKey }),
@@ -314,7 +321,7 @@ export class RabbitMQ {
 
   /** Deletes a stream and everything in it; resolves as well when there is no such stream. */
   async deleteStream(stream: string): Promise<void> {
-    checkProtocolString('stream', stream);
+    this.checkStream('stream', stream);
     const response = await this.request<Response>(
       new DeleteStreamRequest(stream),
       this.requestTimeoutMs,
@@ -342,6 +349,11 @@ export class RabbitMQ {
       logger: this.links.main.logger,
       ...(this.stallTimeoutMs === undefined ? {} : { stallTimeoutMs: this.stallTimeoutMs }),
     };
+  }
+
+  /** Refuses a name RabbitMQ would not serve on this connection's vhost (`checkStreamName`). */
+  private checkStream(parameter: string, name: string): void {
+    checkStreamName(parameter, name, this.params.vhost);
   }
 
   /** How connections made here reach the cluster's nodes. */

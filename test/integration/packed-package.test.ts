@@ -30,6 +30,7 @@ interface Manifest {
   readonly dependencies?: Record<string, string>;
   readonly peerDependencies?: Record<string, string>;
   readonly exports: Record<string, unknown>;
+  readonly typesVersions?: Record<string, Record<string, readonly string[]> | undefined>;
   readonly files: readonly string[];
 }
 
@@ -164,6 +165,52 @@ void main();
       entries: ['function', 'function', 'function'],
     });
   }, 180_000); // tsc over the package's declarations: 5 s alone, far more on a busy machine
+
+  it('should type-check every entry point in a "module": "commonjs" project, which resolves subpaths by typesVersions', async () => {
+    // TypeScript's node10 resolution (what "module": "commonjs" implies) reads no exports map.
+    const project = join(app, 'node10');
+    await mkdir(project);
+    await writeFile(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'commonjs',
+          moduleResolution: 'node10',
+          target: 'es2022',
+          strict: true,
+          noEmit: true,
+          types: ['node'],
+          // As `tsc --init` and this repository: @electric-sql/pglite's declarations need
+          // @types/emscripten. The imports of main.ts are checked all the same.
+          skipLibCheck: true,
+        },
+        include: ['main.ts'],
+      }),
+    );
+    const specifiers = Object.keys(packed.exports).map((key) =>
+      key === '.' ? 'stream-windows' : `stream-windows/${key.slice(2)}`,
+    );
+    expect(specifiers).toHaveLength(7);
+    await writeFile(
+      join(project, 'main.ts'),
+      specifiers
+        .map((specifier, i) => `import * as entry${String(i)} from '${specifier}';`)
+        .join('\n') +
+        `\nexport const entries = [${specifiers.map((_, i) => `entry${String(i)}`).join(', ')}];\n`,
+    );
+    // tsc reports on stdout, which execFile's error keeps out of its message.
+    await run(process.execPath, [join(modules, 'typescript', 'bin', 'tsc'), '-p', project]).catch(
+      (error: unknown) => {
+        throw new Error(`tsc failed:\n${String((error as { stdout?: unknown }).stdout)}`);
+      },
+    );
+    // Each subpath's types are those its export names.
+    for (const [key, entry] of Object.entries(packed.exports)) {
+      if (key === '.') continue;
+      const types = (entry as { types: string }).types;
+      expect(packed.typesVersions?.['*']?.[key.slice(2)]).toEqual([types]);
+    }
+  }, 180_000);
 
   it("should bundle with the bundling guide's esbuild command into one file that runs a job", async () => {
     // The script of a job on RabbitMQ: the adapter's entry point brings in the stock client.

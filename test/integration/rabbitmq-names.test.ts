@@ -183,7 +183,7 @@ describe('names too long for RabbitMQ', () => {
         /^bindingKey must be at most 32767 UTF-8 bytes .*not 70000/,
       );
       await expect(rabbit.createStream('é'.repeat(16_384))).rejects.toThrow(
-        /^stream must be at most 32767 UTF-8 bytes .*not 32768/,
+        /^stream must be at most 233 UTF-8 bytes .*not 32768/,
       );
       expect(() => rabbit.source('s'.repeat(70_000))).toThrow(ConfigError);
       // A property nothing checks by name: refused while its request is encoded, nothing sent.

@@ -3,7 +3,7 @@ import type { ClientParams } from 'rabbitmq-stream-js-client';
 import type { GroupObserver, ReadStart, Source, SourceChunk } from '../../ports/ports.js';
 import { checkLogger, type Logger } from '../../common/logger.js';
 import { timerMs } from '../../common/timer-duration.js';
-import { checkProtocolString, checkReference } from '../../common/stream-protocol.js';
+import { checkReference, checkStreamName } from '../../common/stream-protocol.js';
 import {
   ConfigError,
   SourceDeactivatedError,
@@ -136,7 +136,7 @@ export class RabbitSource implements Source {
     readonly stream: string,
     options: RabbitSourceOptions,
   ) {
-    checkProtocolString('stream', stream);
+    checkStreamName('stream', stream, options.connection.vhost);
     const credit = options.credit ?? 8;
     if (!Number.isInteger(credit) || credit < 1 || credit > 0xffff) {
       throw new ConfigError('credit', 'must be an integer from 1 to 65535', options.credit);
@@ -160,10 +160,9 @@ export class RabbitSource implements Source {
     this.group = groupName;
     this.resolver = checkAddressResolver(options.addressResolver);
     const superStream = options.singleActive?.superStream;
-    if (superStream !== undefined && (typeof superStream !== 'string' || superStream === '')) {
-      throw new ConfigError('singleActive.superStream', 'must be a non-empty string', superStream);
+    if (superStream !== undefined) {
+      checkStreamName('singleActive.superStream', superStream, options.connection.vhost);
     }
-    if (superStream !== undefined) checkProtocolString('singleActive.superStream', superStream);
     this.knownNodes = options.knownNodes ?? new KnownNodes();
     this.reach = { addressResolver: this.resolver, knownNodes: this.knownNodes };
     this.#connection = options.connection;

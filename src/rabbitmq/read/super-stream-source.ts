@@ -1,6 +1,5 @@
 import type { PartitionedSource } from '../../ports/ports.js';
-import { ConfigError } from '../../common/errors.js';
-import { checkProtocolString } from '../../common/stream-protocol.js';
+import { checkStreamName } from '../../common/stream-protocol.js';
 import { rabbitSource, type RabbitSource, type RabbitSourceOptions } from './source.js';
 
 /**
@@ -13,10 +12,7 @@ export function superStreamSource(
   listPartitions: () => Promise<readonly string[]>,
   options: RabbitSourceOptions,
 ): PartitionedSource {
-  if (typeof superStream !== 'string' || superStream === '') {
-    throw new ConfigError('superStream', 'must be a non-empty string', superStream);
-  }
-  checkProtocolString('superStream', superStream);
+  checkStreamName('superStream', superStream, options.connection.vhost);
   const partitionOptions: RabbitSourceOptions =
     options.singleActive === undefined
       ? options

@@ -24,7 +24,6 @@ import {
 import {
   PRECONDITION_FAILED,
   PUBLISHER_DOES_NOT_EXIST,
-  checkProtocolString,
   checkReference,
   codeName,
   isRetriableCode,
@@ -145,8 +144,7 @@ export class RabbitTarget implements Target {
     if (typeof this.producer !== 'string') {
       throw new ConfigError('producer', 'must be a non-empty string', options.producer);
     }
-    checkProtocolString('stream', stream);
-    checkReference('producer', this.producer);
+    checkReference('producer', this.producer); // the stream's name is checked by its maker
     const maxInFlight = options.maxInFlight ?? 64;
     if (!Number.isInteger(maxInFlight) || maxInFlight < 1) {
       throw new ConfigError('maxInFlight', 'must be a positive integer', options.maxInFlight);

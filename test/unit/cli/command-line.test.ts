@@ -74,6 +74,67 @@ describe('the stream-windows command line', () => {
     }
   });
 
+  it('should refuse a stream name RabbitMQ would not serve as a usage error, before connecting', async () => {
+    const nowhere = 'rabbitmq-stream://guest:guest@127.0.0.1:1/'; // a check after connecting fails there
+    const long = 'x'.repeat(234);
+    const rule = (option: string, bytes: number, vhost = '/') =>
+      `${option} must be at most ${vhost === '/' ? '233' : '224'} UTF-8 bytes (on vhost '${vhost}': ` +
+      "RabbitMQ stores a stream in a directory '<vhost>_<name>_<time>' of at most 255 bytes), " +
+      `not ${String(bytes)}, given: '${'x'.repeat(32)}…'`;
+    const cases: [string[], string, string][] = [
+      [['tail', '--target', long], rule('--target', 234), 'help tail'],
+      [
+        ['status', '--source', long, '--target', 't', '--producer', 'p'],
+        rule('--source', 234),
+        'help status',
+      ],
+      [
+        ['status', '--source', 's', '--target', long, '--producer', 'p'],
+        rule('--target', 234),
+        'help status',
+      ],
+      [
+        ['status', '--super-stream', long, '--target', 't', '--job', 'j'],
+        rule('--super-stream', 234),
+        'help status',
+      ],
+      [['status', '--sink', 'n', '--source', long], rule('--source', 234), 'help status'],
+      [
+        ['status', '--sink', 'n', '--super-stream', long],
+        rule('--super-stream', 234),
+        'help status',
+      ],
+      [
+        ['skip', '--source', long, '--target', 't', '--producer', 'p', '--offset', '1'],
+        rule('--source', 234),
+        'help skip',
+      ],
+      [
+        ['skip', '--source', 's', '--target', long, '--producer', 'p', '--offset', '1'],
+        rule('--target', 234),
+        'help skip',
+      ],
+      [
+        ['tail', '--target', 'amq.t'],
+        "--target must not start with 'amq.' (reserved by RabbitMQ), given: 'amq.t'",
+        'help tail',
+      ],
+      [
+        ['tail', '--target', 'x'.repeat(225), '--url', `${nowhere}production`],
+        rule('--target', 225, 'production'),
+        'help tail',
+      ],
+    ];
+    for (const [args, reason, help] of cases) {
+      const url = args.includes('--url') ? [] : ['--url', nowhere];
+      expect(await runRecorded([...args, ...url])).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `stream-windows: ${reason}\nRun 'stream-windows ${help}' for usage.\n`,
+      });
+    }
+  });
+
   it("should report node's own parsing errors (unknown option, missing value, stray argument) as usage errors", async () => {
     for (const args of [
       ['tail', '--target', 't', '--colour'],

@@ -73,6 +73,25 @@ describe('rabbitSource settings', () => {
     expect(make).toThrow(message);
   });
 
+  it("refuses a stream or super stream name RabbitMQ would not serve on the connection's vhost", () => {
+    const source = (stream: string, vhost: string, superStream?: string) =>
+      rabbitSource(stream, {
+        connection: { ...nowhere, vhost },
+        ...(superStream === undefined ? {} : { singleActive: { name: 'g', superStream } }),
+      });
+    expect(() => source('x'.repeat(233), '/')).not.toThrow();
+    expect(() => source('x'.repeat(234), '/')).toThrow(
+      /^stream must be at most 233 UTF-8 bytes \(on vhost '\/'.*not 234/,
+    );
+    expect(() => source('x'.repeat(225), 'production')).toThrow(
+      /^stream must be at most 224 UTF-8 bytes \(on vhost 'production'.*not 225/,
+    );
+    expect(() => source('s', '/', 'é'.repeat(128))).toThrow(
+      /^singleActive\.superStream must be at most 233 UTF-8 bytes .*not 256/,
+    );
+    expect(() => source('amq.s', '/')).toThrow(ConfigError);
+  });
+
   it('accepts the largest timer delay Node keeps', () => {
     expect(() =>
       rabbitSource('s', {

@@ -1,6 +1,7 @@
 // Strings on the stream protocol: every one is an int16 byte count then its UTF-8 bytes, so
 // any name works whatever its characters, and one over 32,767 bytes (a producer or group name
-// over RabbitMQ's 255) is a ConfigError where it is given, before anything is sent. The frames
+// over RabbitMQ's 255, a stream name over 233: test/unit/common/stream-protocol.test.ts) is a
+// ConfigError where it is given, before anything is sent. The frames
 // below are the client's requests, encoded with our fix (gaps/utf8-strings.ts) in place; any
 // string reads back whole: test/property/utf8-strings.test.ts.
 import { CreateStreamRequest } from 'rabbitmq-stream-js-client/dist/requests/create_stream_request.js';
@@ -75,27 +76,6 @@ describe('strings in stream-protocol frames', () => {
 });
 
 describe('names given to the library', () => {
-  const oversized = 's'.repeat(70_000);
-
-  it('are refused over 32,767 UTF-8 bytes where they are given, naming what and how long', () => {
-    expect(() => rabbitSource(oversized, { connection: nowhere })).toThrow(
-      /^stream must be at most 32767 UTF-8 bytes \(a stream-protocol string\), not 70000, given: 'sss/,
-    );
-    expect(() => rabbitSource(undefined as unknown as string, { connection: nowhere })).toThrow(
-      'stream must be a string, given: undefined',
-    );
-    expect(() => new MemoryBroker().createStream('é'.repeat(16_384))).toThrow(
-      /^stream must be at most 32767 UTF-8 bytes .*not 32768/,
-    );
-    expect(() => new MemoryBroker().createSuperStream(oversized)).toThrow(
-      /^superStream must be at most 32767 UTF-8 bytes .*not 70000/,
-    );
-    // Each partition is named `<super stream>-<binding key>`: the keys count too.
-    expect(() =>
-      new MemoryBroker().createSuperStream('s'.repeat(32_761), { bindingKeys: ['europe'] }),
-    ).toThrow(/^partition must be at most 32767 UTF-8 bytes .*not 32768/);
-  });
-
   it('are refused for the handshake before connecting, where the client would throw from its socket listener', async () => {
     // Nothing listens at `nowhere`: a check made only once connected would never be reached.
     await expect(connect({ ...nowhere, vhost: 'v'.repeat(40_000) })).rejects.toThrow(
