@@ -40,8 +40,8 @@ late or dead-letter), "offset" and "next" (target offsets), "producer", "source"
 "stage", "error", "message" (dead letter). Offsets as strings, times in epoch ms,
 binaries in base64; the README's "Command line" section has the whole schema.
 Stops on SIGINT or SIGTERM (exit 0; a second signal ends it at once, exit 0 as well),
-after --count results, or at its next line once its reader went away (| head -n 3),
-exit 0 as well.
+after --count results, or once its reader went away (| head -n 3), exit 0 as well: at
+once, or on a pipe without GNU tail on the PATH, at its next line.
 
 A message that is not a result of the stream-windows format (a job with its own encode,
 another producer's message) is skipped: a line on stderr names its offset and why.
@@ -61,11 +61,14 @@ Options:
     const target = requiredOption(values, 'target', 'tail');
     const from = parseFrom(values);
     const count = parseCount(values);
-    // Heard from the start: a Ctrl-C while connecting is a stop as well.
+    // Heard from the start: a Ctrl-C, or the reader going, while connecting is a stop as well.
     const stopping = stopSignals();
+    const reader = io.watchReader?.();
+    const stop =
+      reader === undefined ? stopping.signal : AbortSignal.any([stopping.signal, reader.signal]);
     try {
-      const rabbit = await connect(urls, { signal: stopping.signal }).catch((error: unknown) => {
-        if (stopping.signal.aborted) return undefined; // the connect was given up for the stop
+      const rabbit = await connect(urls, { signal: stop }).catch((error: unknown) => {
+        if (stop.aborted) return undefined; // the connect was given up for the stop
         throw error;
       });
       if (rabbit === undefined) return ExitCode.ok;
@@ -79,7 +82,7 @@ Options:
           const text = json ? jsonLines(item) : rows(item, style);
           if (text !== '') io.stdout.write(text);
         };
-        await follow(source, start, count, stopping.signal, print, (error) =>
+        await follow(source, start, count, stop, print, (error) =>
           io.stderr.write(`stream-windows: skipped: ${error.message}\n`),
         );
         return ExitCode.ok;
@@ -87,6 +90,7 @@ Options:
         await rabbit.close();
       }
     } finally {
+      reader?.dispose();
       stopping.dispose();
     }
   },
