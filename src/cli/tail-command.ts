@@ -32,7 +32,8 @@ export const tailCommand: Command = {
   help: `Usage: stream-windows tail --target T [--from first|last|next|OFFSET] [--count N] [--json]
 
 Follows the target stream T and prints each result: one row per output (result offset,
-window start and end in UTC, key, count of messages, value). With --json, one JSON object
+window start and end in UTC, key, count of messages, value), then one per dead letter
+(its source offset, the stage that failed and why). With --json, one JSON object
 per line for every output, late value and dead letter, and nothing else: "kind" (output,
 late or dead-letter), "offset" and "next" (target offsets), "producer", "source",
 "windowing", "publishingId", "window" ({start, end, startIso, endIso}), then "key",
@@ -134,20 +135,57 @@ function jsonLines(item: ReadResult): string {
     .join('');
 }
 
-/** The table rows of one result: one per output, or one saying what it holds instead. */
+/**
+ * The table rows of one result: one per output (or one saying what it holds instead), then one
+ * per dead letter, in red: a message the job could not process is what an operator looks for.
+ */
 function rows(item: ReadResult, style: Style): string {
   const { result } = item;
   const offset = String(item.offset);
-  if (result.outputs.length === 0) {
-    const held = `no outputs; late ${result.lateCount}, dropped ${result.lateDropped}, dead letters ${result.deadLetterCount}`;
-    return `${tableRow([offset, isoTime(result.windowStart), isoTime(result.windowEnd), '-', String(result.messages), style.dim(held)], WIDTHS)}\n`;
-  }
-  return result.outputs
-    .map(
-      (output) =>
-        `${tableRow([offset, isoTime(output.start), isoTime(output.end), output.key === null ? 'null' : String(output.key), String(output.count), toJson(output.value)], WIDTHS)}\n`,
-    )
-    .join('');
+  const start = isoTime(result.windowStart);
+  const end = isoTime(result.windowEnd);
+  const outputs =
+    result.outputs.length === 0
+      ? [
+          tableRow(
+            [offset, start, end, '-', String(result.messages), style.dim(heldInstead(result))],
+            WIDTHS,
+          ),
+        ]
+      : result.outputs.map((output) =>
+          tableRow(
+            [
+              offset,
+              isoTime(output.start),
+              isoTime(output.end),
+              output.key === null ? 'null' : String(output.key),
+              String(output.count),
+              toJson(output.value),
+            ],
+            WIDTHS,
+          ),
+        );
+  const deadLetters = result.deadLetters.map((letter) =>
+    tableRow(
+      [
+        offset,
+        start,
+        end,
+        '-',
+        '-',
+        style.red(
+          `dead letter: source offset ${letter.offset}, ${letter.stage} failed: ${letter.error}`,
+        ),
+      ],
+      WIDTHS,
+    ),
+  );
+  return [...outputs, ...deadLetters].map((row) => `${row}\n`).join('');
+}
+
+/** What a result without outputs holds. */
+function heldInstead(result: ReadResult['result']): string {
+  return `no outputs; late ${result.lateCount}, dropped ${result.lateDropped}, dead letters ${result.deadLetterCount}`;
 }
 
 function parseFrom(values: OptionValues): TailFrom {

@@ -408,20 +408,20 @@ describe('stream-windows in a pipe', () => {
     expect(beyond).toEqual({
       code: 1,
       stdout: '',
-      stderr: `stream-windows: offset must be a message of '${source}', whose end is 6, given: 6n\n`,
+      stderr: `stream-windows: offset must be a message of '${source}', whose end is 6, given: 6\n`,
     });
     expect(past).toEqual({
       code: 1,
       stdout: '',
       stderr:
         `stream-windows: offset must be above the last publishing id 1 of producer 'job' on ` +
-        `'${target}': the job is past it already, given: 1n\n`,
+        `'${target}': the job is past it already, given: 1\n`,
     });
     expect(other).toEqual({
       code: 1,
       stdout: '',
       stderr:
-        'stream-windows: offset must be the message the job stopped at: the job last stopped at offset 3, given: 4n\n',
+        'stream-windows: offset must be the message the job stopped at: the job last stopped at offset 3, given: 4\n',
     });
     expect(await status()).not.toHaveProperty('skipRequested');
 
@@ -779,6 +779,21 @@ describe('stream-windows tail --json for other tools', () => {
       { kind: 'output', ...second, value: 3, sourceOffset: null, stage: null },
       { kind: 'late', ...second, value: { n: 4 }, sourceOffset: null, stage: null },
       { kind: 'dead-letter', ...second, value: null, sourceOffset: '4', stage: 'decode' },
+    ]);
+    // The table shows the dead letter too, on a row of its own after the result's outputs.
+    const table = await cli(['tail', '--target', target, '--from', 'first', '--count', '2']);
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    const iso = (ms: number) => new Date(ms).toISOString();
+    expect(table.stdout.split('\n').slice(1, -1)).toEqual([
+      expect.stringMatching(new RegExp(`^0 +${iso(t0)} +${iso(t0 + 60_000)} +null +2 +3$`)),
+      expect.stringMatching(
+        new RegExp(`^1 +${iso(t0 + 60_000)} +${iso(t0 + 120_000)} +null +1 +3$`),
+      ),
+      expect.stringMatching(
+        new RegExp(
+          `^1 +${iso(t0 + 60_000)} +${iso(t0 + 120_000)} +- +- +dead letter: source offset 4, decode failed: .+`,
+        ),
+      ),
     ]);
   });
 
