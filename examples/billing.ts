@@ -12,6 +12,7 @@ import {
 import { totalsFromEvents, usageEvents, type UsageEvent } from './billing/usage-events.js';
 import { crashingTarget, DemoCrash } from './crashing-target.js';
 import { memoryBroker, rabbitBroker } from './demo-brokers.js';
+import { counted } from '../src/common/plural.js';
 
 const STREAMS = ['usage', 'hourly-totals'];
 const real = process.env.STREAM_WINDOWS_BROKER === 'rabbitmq';
@@ -95,12 +96,12 @@ for (const [attempt, [which, crash]] of runs.entries()) {
   try {
     if (which === 'job') {
       const { results } = await (await job(crash)).run({ untilCaughtUp: true });
-      console.log(`${label}: caught up, ${results} results published`);
+      console.log(`${label}: caught up, ${counted(results, 'result')} published`);
     } else {
       const instance = sink(crash);
       try {
         const { applied } = await instance.run({ untilCaughtUp: true });
-        console.log(`${label}: caught up, ${applied} results applied`);
+        console.log(`${label}: caught up, ${counted(applied, 'result')} applied`);
       } finally {
         await instance.close();
       }

@@ -39,6 +39,7 @@ import {
 import type { PartitionedRunner, Runner, Target, WindowSpec } from '../src/index.js';
 import { crashingTarget, DemoCrash } from './crashing-target.js';
 import { memoryBroker, rabbitBroker } from './demo-brokers.js';
+import { counted } from '../src/common/plural.js';
 
 const PARTITIONS = 3;
 const MINUTES = 30;
@@ -185,7 +186,8 @@ async function runStage(label: string, job: () => Promise<Job>, quiet: boolean):
   try {
     const { results, duplicates } = await (await job()).run({ untilCaughtUp: true });
     const discarded = duplicates > 0 ? `, ${duplicates} published again and discarded` : '';
-    if (!quiet) console.log(`${label}: caught up, ${results} results published${discarded}`);
+    if (!quiet)
+      console.log(`${label}: caught up, ${counted(results, 'result')} published${discarded}`);
   } catch (error) {
     if (!(error instanceof DemoCrash)) throw error;
     console.log(`${label}: crashed after a publish, before its confirm; restarting`);

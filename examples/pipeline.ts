@@ -5,6 +5,7 @@ import { decodeResult } from '../src/index.js';
 import { crashingTarget, DemoCrash } from './crashing-target.js';
 import { memoryBroker, rabbitBroker } from './demo-brokers.js';
 import { minutesOfReadings, SENSORS, stageOne, stageTwo } from './pipeline-stages.js';
+import { counted } from '../src/common/plural.js';
 
 const STREAMS = ['sensors', 'per-minute', 'per-hour'];
 const broker =
@@ -46,7 +47,9 @@ const runs: [1 | 2, Crash][] = [
 for (const [attempt, [which, crash]] of runs.entries()) {
   try {
     const { results } = await (await stage[which](crash)).run({ untilCaughtUp: true });
-    console.log(`run ${attempt + 1}, stage ${which}: caught up, ${results} results published`);
+    console.log(
+      `run ${attempt + 1}, stage ${which}: caught up, ${counted(results, 'result')} published`,
+    );
   } catch (error) {
     if (!(error instanceof DemoCrash) || crash === undefined) throw error;
     // The crash as planned: which pipelined publish reports it first differs between brokers.

@@ -3,6 +3,7 @@
 import { aggregate, decodeResult, jsonMessage } from '../src/index.js';
 import { crashingTarget, DemoCrash } from './crashing-target.js';
 import { memoryBroker, rabbitBroker } from './demo-brokers.js';
+import { counted } from '../src/common/plural.js';
 
 interface Reading {
   sensor: string;
@@ -56,7 +57,7 @@ const crashes: [number, 'after-publish' | 'before-publish'][] = [
 for (const [attempt, crash] of [...crashes, undefined].entries()) {
   try {
     const { results } = await (await job(crash)).run({ untilCaughtUp: true });
-    console.log(`run ${attempt + 1}: caught up, ${results} results published`);
+    console.log(`run ${attempt + 1}: caught up, ${counted(results, 'result')} published`);
   } catch (error) {
     if (!(error instanceof DemoCrash)) throw error;
     console.log(`run ${attempt + 1}: ${error.message}; restarting`);

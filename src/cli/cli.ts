@@ -10,6 +10,7 @@ import {
   type Command,
   type OptionValues,
 } from './command.js';
+import { errorText } from './error-text.js';
 import { skipCommand } from './skip-command.js';
 import { statusCommand } from './status-command.js';
 import { colourWanted } from './style.js';
@@ -69,7 +70,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       );
       return ExitCode.usage;
     }
-    io.stderr.write(`stream-windows: ${describe(error)}\n`);
+    io.stderr.write(`stream-windows: ${errorText(error)}\n`);
     return ExitCode.failure;
   }
 }

@@ -2,6 +2,7 @@ import type { ParseArgsConfig } from 'node:util';
 import { ConfigError } from '../common/errors.js';
 import { checkStreamName } from '../common/stream-protocol.js';
 import { parseStreamUrl } from '../rabbitmq/connection-url.js';
+import type { ReaderWatch } from './reader-gone.js';
 import { UsageError } from './usage-error.js';
 
 /** What the CLI writes to: standard streams and the environment, given so tests can swap them. */
@@ -9,6 +10,8 @@ export interface CliIO {
   readonly stdout: NodeJS.WritableStream & { readonly isTTY?: boolean };
   readonly stderr: NodeJS.WritableStream & { readonly isTTY?: boolean };
   readonly env: NodeJS.ProcessEnv;
+  /** Starts hearing stdout's reader go (main.ts: `watchReader`); without it, a write's EPIPE. */
+  readonly watchReader?: () => ReaderWatch;
 }
 
 /** The broker a command talks to when neither --url nor RABBITMQ_STREAM_URL says otherwise. */

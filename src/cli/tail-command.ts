@@ -32,7 +32,8 @@ export const tailCommand: Command = {
   help: `Usage: stream-windows tail --target T [--from first|last|next|OFFSET] [--count N] [--json]
 
 Follows the target stream T and prints each result: one row per output (result offset,
-window start and end in UTC, key, count of messages, value). With --json, one JSON object
+window start and end in UTC, key, count of messages, value), then one per dead letter
+(its source offset, the stage that failed and why). With --json, one JSON object
 per line for every output, late value and dead letter, and nothing else: "kind" (output,
 late or dead-letter), "offset" and "next" (target offsets), "producer", "source",
 "windowing", "publishingId", "window" ({start, end, startIso, endIso}), then "key",
@@ -40,8 +41,8 @@ late or dead-letter), "offset" and "next" (target offsets), "producer", "source"
 "stage", "error", "message" (dead letter). Offsets as strings, times in epoch ms,
 binaries in base64; the README's "Command line" section has the whole schema.
 Stops on SIGINT or SIGTERM (exit 0; a second signal ends it at once, exit 0 as well),
-after --count results, or at its next line once its reader went away (| head -n 3),
-exit 0 as well.
+after --count results, or once its reader went away (| head -n 3), exit 0 as well: at
+once, or on a pipe without GNU tail on the PATH, at its next line.
 
 A message that is not a result of the stream-windows format (a job with its own encode,
 another producer's message) is skipped: a line on stderr names its offset and why.
@@ -61,11 +62,14 @@ Options:
     const target = streamOption(values, 'target', 'tail', urls);
     const from = parseFrom(values);
     const count = parseCount(values);
-    // Heard from the start: a Ctrl-C while connecting is a stop as well.
+    // Heard from the start: a Ctrl-C, or the reader going, while connecting is a stop as well.
     const stopping = stopSignals();
+    const reader = io.watchReader?.();
+    const stop =
+      reader === undefined ? stopping.signal : AbortSignal.any([stopping.signal, reader.signal]);
     try {
-      const rabbit = await connect(urls, { signal: stopping.signal }).catch((error: unknown) => {
-        if (stopping.signal.aborted) return undefined; // the connect was given up for the stop
+      const rabbit = await connect(urls, { signal: stop }).catch((error: unknown) => {
+        if (stop.aborted) return undefined; // the connect was given up for the stop
         throw error;
       });
       if (rabbit === undefined) return ExitCode.ok;
@@ -79,7 +83,7 @@ Options:
           const text = json ? jsonLines(item) : rows(item, style);
           if (text !== '') io.stdout.write(text);
         };
-        await follow(source, start, count, stopping.signal, print, (error) =>
+        await follow(source, start, count, stop, print, (error) =>
           io.stderr.write(`stream-windows: skipped: ${error.message}\n`),
         );
         return ExitCode.ok;
@@ -87,6 +91,7 @@ Options:
         await rabbit.close();
       }
     } finally {
+      reader?.dispose();
       stopping.dispose();
     }
   },
@@ -130,20 +135,57 @@ function jsonLines(item: ReadResult): string {
     .join('');
 }
 
-/** The table rows of one result: one per output, or one saying what it holds instead. */
+/**
+ * The table rows of one result: one per output (or one saying what it holds instead), then one
+ * per dead letter, in red: a message the job could not process is what an operator looks for.
+ */
 function rows(item: ReadResult, style: Style): string {
   const { result } = item;
   const offset = String(item.offset);
-  if (result.outputs.length === 0) {
-    const held = `no outputs; late ${result.lateCount}, dropped ${result.lateDropped}, dead letters ${result.deadLetterCount}`;
-    return `${tableRow([offset, isoTime(result.windowStart), isoTime(result.windowEnd), '-', String(result.messages), style.dim(held)], WIDTHS)}\n`;
-  }
-  return result.outputs
-    .map(
-      (output) =>
-        `${tableRow([offset, isoTime(output.start), isoTime(output.end), output.key === null ? 'null' : String(output.key), String(output.count), toJson(output.value)], WIDTHS)}\n`,
-    )
-    .join('');
+  const start = isoTime(result.windowStart);
+  const end = isoTime(result.windowEnd);
+  const outputs =
+    result.outputs.length === 0
+      ? [
+          tableRow(
+            [offset, start, end, '-', String(result.messages), style.dim(heldInstead(result))],
+            WIDTHS,
+          ),
+        ]
+      : result.outputs.map((output) =>
+          tableRow(
+            [
+              offset,
+              isoTime(output.start),
+              isoTime(output.end),
+              output.key === null ? 'null' : String(output.key),
+              String(output.count),
+              toJson(output.value),
+            ],
+            WIDTHS,
+          ),
+        );
+  const deadLetters = result.deadLetters.map((letter) =>
+    tableRow(
+      [
+        offset,
+        start,
+        end,
+        '-',
+        '-',
+        style.red(
+          `dead letter: source offset ${letter.offset}, ${letter.stage} failed: ${letter.error}`,
+        ),
+      ],
+      WIDTHS,
+    ),
+  );
+  return [...outputs, ...deadLetters].map((row) => `${row}\n`).join('');
+}
+
+/** What a result without outputs holds. */
+function heldInstead(result: ReadResult['result']): string {
+  return `no outputs; late ${result.lateCount}, dropped ${result.lateDropped}, dead letters ${result.deadLetterCount}`;
 }
 
 function parseFrom(values: OptionValues): TailFrom {

@@ -12,6 +12,7 @@ import type { ErrorPolicy } from '../api/policies.js';
 import { skippedByOperator } from './skip-request.js';
 import type { Key } from '../common/keyed-output.js';
 import { NO_OFFSET, NONE } from './processor.js';
+import { counted } from '../common/plural.js';
 
 /**
  * The job's error policy applied to a message a stage rejected, shared by both processors:
@@ -80,7 +81,7 @@ export class Rejections {
       stage: 'result',
       error:
         `result failed for key ${key === null ? 'null' : JSON.stringify(key)} over ` +
-        `${count} messages of ${over}: ${describe(cause)}`,
+        `${counted(count, 'message')} of ${over}: ${describe(cause)}`,
       message: NO_MESSAGE,
     });
   }

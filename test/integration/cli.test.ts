@@ -414,20 +414,20 @@ describe('stream-windows in a pipe', () => {
       expect(beyond).toEqual({
         code: 1,
         stdout: '',
-        stderr: `stream-windows: offset must be a message of '${source}', whose end is 6, given: 6n\n`,
+        stderr: `stream-windows: offset must be a message of '${source}', whose end is 6, given: 6\n`,
       });
       expect(past).toEqual({
         code: 1,
         stdout: '',
         stderr:
           `stream-windows: offset must be above the last publishing id 1 of producer 'job' on ` +
-          `'${target}': the job is past it already, given: 1n\n`,
+          `'${target}': the job is past it already, given: 1\n`,
       });
       expect(other).toEqual({
         code: 1,
         stdout: '',
         stderr:
-          'stream-windows: offset must be the message the job stopped at: the job last stopped at offset 3, given: 4n\n',
+          'stream-windows: offset must be the message the job stopped at: the job last stopped at offset 3, given: 4\n',
       });
       expect(await status()).not.toHaveProperty('skipRequested');
 
@@ -640,32 +640,88 @@ describe('stream-windows in a pipe', () => {
 });
 
 describe('stream-windows tail --json for other tools', () => {
-  it('should exit 0 at its next line when its reader went away while it waited', async () => {
+  // Ten runs of the pipeline, two at a time (a couple of seconds each here).
+  it('should exit 0 within a second or so once head has its lines, on a quiet target (| head -n 3)', async () => {
+    // Three results, no new ones: tail prints the last result's three outputs, then waits.
+    const quiet = await real.newStream('cli-quiet-head');
+    await publishAll(real.rabbit, quiet, resultMessages.slice(0, 3));
+    const command = shellCommand(main, ['tail', '--target', quiet, '--json']);
+    // How long the pipeline outlives head: bash waits for both, and head's last line is read here.
+    const pipeline = async (): Promise<{
+      code: number | null;
+      stderr: string;
+      lines: number;
+      afterHeadMs: number;
+    }> => {
+      const child = spawn('/bin/bash', ['-c', `set -o pipefail; ${command} | head -n 3`], {
+        cwd: root,
+        env: childEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true, // a group of its own: a tail that hangs is killed with its shell
+      });
+      const bound = setTimeout(() => process.kill(-(child.pid as number), 'SIGKILL'), RUN_BOUND_MS);
+      let stdout = '';
+      let stderr = '';
+      child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
+      let headDone = 0;
+      child.stdout.on('data', (data: Buffer) => {
+        stdout += data.toString();
+        if (stdout.split('\n').length - 1 === 3) headDone = performance.now();
+      });
+      const [code] = (await once(child, 'exit')) as [number | null];
+      clearTimeout(bound);
+      return {
+        code,
+        stderr,
+        lines: jsonLines(stdout).length,
+        afterHeadMs: performance.now() - headDone,
+      };
+    };
+    const runs = [];
+    for (let pair = 0; pair < 5; pair++) {
+      runs.push(...(await Promise.all([pipeline(), pipeline()])));
+    }
+    // A bound well below the run's (20 s): the old tail waited for a next result forever.
+    const late = runs.filter(
+      (run) => run.code !== 0 || run.stderr !== '' || run.lines !== 3 || run.afterHeadMs > 3_000,
+    );
+    expect(late).toEqual([]);
+  }, 240_000);
+
+  it('should exit 0 at once when its parent closes its end of stdout, a socket, while it waited', async () => {
+    // A parent in Node gives a child's stdout a Unix socket (libuv's socketpair), not a pipe.
     const quiet = await real.newStream('cli-gone');
     await publishAll(real.rabbit, quiet, resultMessages.slice(0, 1));
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', main, 'tail', '--target', quiet, '--from', 'first', '--json'],
-      { cwd: root, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let stderr = '';
-    child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
-    const exited = once(child, 'exit');
-    const bound = setTimeout(() => child.kill('SIGKILL'), RUN_BOUND_MS);
-    try {
-      await once(child.stdout, 'data'); // it has printed, and waits for more
+    const gone = async (): Promise<{
+      code: number | null;
+      stderr: string;
+      afterCloseMs: number;
+    }> => {
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', main, 'tail', '--target', quiet, '--from', 'first', '--json'],
+        { cwd: root, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stderr = '';
+      child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
+      const exited = once(child, 'exit');
+      const bound = setTimeout(() => child.kill('SIGKILL'), RUN_BOUND_MS);
+      await Promise.race([once(child.stdout, 'data'), exited]); // it has printed, and waits
       child.stdout.destroy(); // the reader goes away
-      const writer = real.rabbit.target(quiet, { producer: 'later' });
-      await writer.publish(1n, [resultMessages[1] as Uint8Array]);
-      await writer.close();
-    } catch (error) {
-      child.kill('SIGKILL');
-      throw error;
-    }
-    const [code, signal] = (await exited) as [number | null, string | null];
-    clearTimeout(bound);
-    expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
-  });
+      const closed = performance.now();
+      const [code] = (await exited) as [number | null];
+      clearTimeout(bound);
+      return { code, stderr, afterCloseMs: performance.now() - closed };
+    };
+    const runs = [
+      ...(await Promise.all([gone(), gone()])),
+      ...(await Promise.all([gone(), gone()])),
+    ];
+    // The old tail heard it only at its next line, which never came.
+    expect(
+      runs.filter((run) => run.code !== 0 || run.stderr !== '' || run.afterCloseMs > 3_000),
+    ).toEqual([]);
+  }, 120_000);
 
   it('should give jq one JSON object per output to select from', async () => {
     const run = await piped(
@@ -731,6 +787,21 @@ describe('stream-windows tail --json for other tools', () => {
       { kind: 'output', ...second, value: 3, sourceOffset: null, stage: null },
       { kind: 'late', ...second, value: { n: 4 }, sourceOffset: null, stage: null },
       { kind: 'dead-letter', ...second, value: null, sourceOffset: '4', stage: 'decode' },
+    ]);
+    // The table shows the dead letter too, on a row of its own after the result's outputs.
+    const table = await cli(['tail', '--target', target, '--from', 'first', '--count', '2']);
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    const iso = (ms: number) => new Date(ms).toISOString();
+    expect(table.stdout.split('\n').slice(1, -1)).toEqual([
+      expect.stringMatching(new RegExp(`^0 +${iso(t0)} +${iso(t0 + 60_000)} +null +2 +3$`)),
+      expect.stringMatching(
+        new RegExp(`^1 +${iso(t0 + 60_000)} +${iso(t0 + 120_000)} +null +1 +3$`),
+      ),
+      expect.stringMatching(
+        new RegExp(
+          `^1 +${iso(t0 + 60_000)} +${iso(t0 + 120_000)} +- +- +dead letter: source offset 4, decode failed: .+`,
+        ),
+      ),
     ]);
   });
 

@@ -147,6 +147,23 @@ describe("a key's result that throws, under either processor", () => {
     ]);
   });
 
+  it('counts one message in the singular', () => {
+    const processor = processorFor(tumbling('1m'), {
+      aggregator: {
+        ...failing,
+        result: () => {
+          throw new RangeError('too big');
+        },
+      },
+      onError: 'dead-letter',
+    });
+    processor.process(chunkOf(0n, [at('a', 5, 0), at('b', 1, MINUTE + 1)]));
+    const [result] = processor.takeReady(false);
+    expect(result?.deadLetters.map((letter) => letter.error)).toEqual([
+      'result failed for key "a" over 1 message of offsets 0..0: too big',
+    ]);
+  });
+
   it('is one dead letter naming the window for the window operator', () => {
     const window = tumbling('1m', { grace: 0 });
     const processor = processorFor(window, { aggregator: failing, onError: 'dead-letter' });
