@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { count, hopping, session, tumbling } from '../../../src/windows/index.js';
+import { count, hopping, session, tumbling, type Duration } from '../../../src/windows/index.js';
 import {
   eventTimeWindowRange,
   MAX_EVENT_TIME,
@@ -51,7 +51,7 @@ describe('the event-time range at the top of the range of Date', () => {
     expect(taken(utc, [M - DAY - 1, M - DAY, M - 1])).toEqual([true, false, false]);
     // 8.64e15 is 05:30 in Kolkata; date-fns gives no end for the day holding it (the next
     // midnight is past the range), so the last day it takes ends at 00:00 local, M - 29.5h.
-    const kolkata = (grace: string) =>
+    const kolkata = (grace: Duration) =>
       eventTimeWindowRange(tumbling('1d', { grace, timeZone: 'Asia/Kolkata' }), 0);
     const lastDayEnd = M - 29.5 * HOUR;
     expect(taken(kolkata('29h'), [lastDayEnd - 1, lastDayEnd])).toEqual([true, false]);
