@@ -90,6 +90,7 @@ export {
   type EventTimeWindowSpec,
   type CompactionOptions,
   type Duration,
+  type TumblingSize,
   type WeekDay,
 } from './windows/index.js';
 export type { Key, KeyedOutput } from './common/keyed-output.js';

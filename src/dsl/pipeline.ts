@@ -9,7 +9,7 @@ import {
 } from '../windows/tumbling.js';
 import type { WindowSpec } from '../windows/window-spec.js';
 import type { EventTimeWindowSpec } from '../windows/event-time-spec.js';
-import { parseDuration, type Duration } from '../windows/duration.js';
+import { parseDuration, type Duration, type TumblingSize } from '../windows/duration.js';
 import { fold, latest, reduceFirst, type Aggregator } from '../common/aggregator.js';
 import type { KeyedOutput } from '../common/keyed-output.js';
 import { ConfigError } from '../common/errors.js';
@@ -376,7 +376,7 @@ export class PipelineBuilder<T, S extends BuilderStage = any> {
    */
   tumbling(
     this: PipelineBuilder<T, NoWindowYet>,
-    size: Duration,
+    size: TumblingSize,
     options?: TumblingOptions | EventTimeTumblingOptions,
   ): PipelineBuilder<T, AfterWindow<S>> {
     return this.withWindow(tumbling(size, options));

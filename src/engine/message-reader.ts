@@ -8,12 +8,7 @@ import type { ValueStage } from './value-stage.js';
 import { messageAt } from '../ports/chunk-message.js';
 import { decodeFailure } from '../result-format/result-format.js';
 import type { EventTimeWindowSpec } from '../windows/event-time-spec.js';
-import {
-  eventTimeCheck,
-  MAX_EVENT_TIME,
-  type EventTimeCheck,
-} from '../windows/event-time-range.js';
-import type { WindowProbe } from '../windows/window-probe.js';
+import { MAX_EVENT_TIME, type EventTimeRange } from '../windows/event-time-range.js';
 import type { WindowSpec } from '../windows/window-spec.js';
 
 /** What became of a message the reader read. */
@@ -58,15 +53,12 @@ export class MessageReader<T> {
   /** A multi-value message's values counted rather than aggregated. */
   counted = 0;
   private readonly scan = createMessageScan();
-  private readonly takesTime: EventTimeCheck;
 
-  /** `probe`: the windows' probe, its processor's choice (`eventTimeCheck`). */
+  /** `range`: the event times its windows take, its processor's choice. */
   constructor(
     private readonly config: MessageReaderConfig<T>,
-    probe: WindowProbe | undefined,
-  ) {
-    this.takesTime = eventTimeCheck(probe);
-  }
+    private readonly range: EventTimeRange,
+  ) {}
 
   /** Reads message `index` of `chunk` (whose bytes are `bytes`) into `value`, `time`, `key`. */
   read(chunk: SourceChunk, bytes: Buffer, index: number): ReadOutcome {
@@ -157,13 +149,12 @@ export class MessageReader<T> {
     }
     // Whole milliseconds: window bounds taken from event times (count, session) stay integers.
     const whole = Math.floor(millis);
-    // Within Date's range, and with every window of the time within it too: window arithmetic
-    // is exact there, and calendar windows need it. A creation time in micro- or nanoseconds
-    // by mistake lands here too.
-    if (!this.takesTime(whole)) {
+    // Within Date's range, and with every window of the time within it and closable by the
+    // watermark: window arithmetic is exact there, and calendar windows need it. A creation
+    // time in micro- or nanoseconds by mistake lands here too.
+    if (!this.range.takes(whole)) {
       throw new RangeError(
-        `event time ${String(time)} has a window of ${this.config.window.describe()} that ` +
-          `cannot be represented: every window must lie within ±${MAX_EVENT_TIME} ms (the range of Date)`,
+        `event time ${String(time)} has a window of ${this.config.window.describe()} that ${this.range.rule}`,
       );
     }
     return whole;

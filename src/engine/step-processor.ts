@@ -1,7 +1,7 @@
 import { Placement, type WindowAssigner } from '../windows/window-assigner.js';
 import { TriggerResult, type Trigger } from '../windows/trigger.js';
 import type { WindowSpec } from '../windows/window-spec.js';
-import { probeOf } from '../windows/window-probe.js';
+import { stepWindowRange } from '../windows/event-time-range.js';
 import type { Key } from '../common/keyed-output.js';
 import { WindowBuffer } from '../windows/window-buffer.js';
 import type { Aggregator } from '../common/aggregator.js';
@@ -94,7 +94,7 @@ export class StepProcessor<T, A, R> implements Processor<R> {
     this.assigner = config.window.createAssigner();
     this.trigger = config.window.createTrigger();
     this.buffer = new WindowBuffer(config.aggregator);
-    this.reader = new MessageReader(config, probeOf(config.window));
+    this.reader = new MessageReader(config, stepWindowRange(config.window));
     this.rejections = new Rejections(config.stream, config.onError, config.maxDeadLetters);
   }
 

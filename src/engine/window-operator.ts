@@ -6,7 +6,7 @@ import type { EventTimeWindows } from '../windows/event-time-kind.js';
 import { createWindows } from '../windows/event-time-kinds.js';
 import { KeyedWindows, NO_WINDOW, type WindowId } from '../windows/keyed-windows.js';
 import { Watermark } from '../windows/watermark.js';
-import { eventTimeProbe } from '../windows/event-time-range.js';
+import { eventTimeWindowRange } from '../windows/event-time-range.js';
 import type { SourceChunk } from '../ports/ports.js';
 import type { RecoveryState, StepResult } from '../result-format/step-result.js';
 import { MessageReader, ReadOutcome } from './message-reader.js';
@@ -89,7 +89,10 @@ export class WindowOperator<T, A, R> implements Processor<R> {
 
   constructor(private readonly config: WindowOperatorConfig<T, A, R>) {
     this.watermark = new Watermark(config.maxOutOfOrderness);
-    this.reader = new MessageReader(config, eventTimeProbe(config.window));
+    this.reader = new MessageReader(
+      config,
+      eventTimeWindowRange(config.window, config.maxOutOfOrderness),
+    );
     this.rejections = new Rejections(config.stream, config.onError, config.maxDeadLetters);
     this.aggregator = config.aggregator;
     this.earlyEvery = typeof config.early === 'object' ? config.early.every : 0;

@@ -25,6 +25,7 @@ export const alignedWindows: WindowKind<AlignedAssignment> = {
     const assigner = assignment.createAssigner();
     return (time, starts, ends) => assigner.assign(time, starts, ends);
   },
+  graceOf: ({ grace }) => grace,
 };
 
 class AlignedWindows<T, A> implements EventTimeWindows<T> {

@@ -1,6 +1,6 @@
 import { ConfigError } from '../common/errors.js';
 import { countSpec, type CountSpec } from './count.js';
-import type { Duration } from './duration.js';
+import type { Duration, TumblingSize } from './duration.js';
 import { sessionSpec, type SessionSpec } from './session.js';
 import type { Trigger } from './trigger.js';
 import { tumblingSpec, type TumblingOptions, type TumblingSpec } from './tumbling.js';
@@ -17,7 +17,11 @@ import type { WindowSpec } from './window-spec.js';
  */
 export type CompactionOptions =
   | { readonly count: number; readonly every?: never; readonly gap?: never }
-  | ({ readonly every: Duration; readonly count?: never; readonly gap?: never } & TumblingOptions)
+  | ({
+      readonly every: TumblingSize;
+      readonly count?: never;
+      readonly gap?: never;
+    } & TumblingOptions)
   | { readonly gap: Duration; readonly count?: never; readonly every?: never };
 
 /** A validated compaction step configuration; build it with `compaction()`. */
@@ -72,7 +76,7 @@ export function compaction(options: CompactionOptions): CompactionSpec {
   }
   if (chosen[0] === 'every') {
     return new CompactionSpec(
-      tumblingSpec(given.every as Duration, given, 'compaction every', 'compaction'),
+      tumblingSpec(given.every as TumblingSize, given, 'compaction every', 'compaction'),
     );
   }
   for (const key of TUMBLING_ONLY) {

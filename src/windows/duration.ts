@@ -1,11 +1,28 @@
 import { ConfigError } from '../common/errors.js';
 
+/** A digit a whole number of a duration may start with (any but 0, which stands alone). */
+type LeadingDigit = '1' | '2' | '3' | '4' | '5' | '6' | '7' | '8' | '9';
+
+/**
+ * The whole number of a duration's text: `0`, or digits without a leading zero. `${bigint}`
+ * alone would also take '0x1f' and refuse '01'; starting with 1–9 leaves decimal digits only.
+ */
+type WholeNumber = '0' | (`${bigint}` & `${LeadingDigit}${string}`);
+
 /**
  * A length of time in a window setting: a whole number with a unit, `'250ms' '30s' '1m'
  * '1h'`, or a plain number of milliseconds. Decimals are not accepted ('90m', not
- * '1.5h') so that every accepted value is an exact whole number of milliseconds.
+ * '1.5h') so that every accepted value is an exact whole number of milliseconds. The type
+ * takes the texts the parser takes ('1 minute' or '1.5h' fail to compile); a number, or a
+ * value from JavaScript, is checked when the window is built.
  */
-export type Duration = string | number;
+export type Duration = number | `${WholeNumber}${'ms' | 's' | 'm' | 'h'}`;
+
+/**
+ * The size of a tumbling window: a Duration, or exactly one calendar unit, a day, a week or a
+ * month, in the window's time zone.
+ */
+export type TumblingSize = Duration | '1d' | '1w' | '1mo';
 
 /** The calendar units a tumbling window can have; they align in a time zone. */
 export type CalendarUnit = 'day' | 'week' | 'month';
@@ -23,11 +40,12 @@ const CALENDAR_SUFFIX: Readonly<Record<CalendarUnit, string>> = {
   month: 'mo',
 };
 
-// The sign is captured so that '-5s' is reported as "must be > 0", not as garbage.
-const DURATION_TEXT = /^(-?\d+)(ms|s|m|h|d|w|mo)$/;
+// The sign is captured so that '-5s' is reported as "must be > 0", not as garbage. No leading
+// zero, as the Duration type says.
+const DURATION_TEXT = /^(-?(?:0|[1-9]\d*))(ms|s|m|h|d|w|mo)$/;
 
 const FORMS =
-  "a whole number with a unit ms, s, m or h (e.g. '250ms', '30s', '1m', '1h') or a number of milliseconds";
+  "a whole number (no leading zero) with a unit ms, s, m or h (e.g. '250ms', '30s', '1m', '1h') or a number of milliseconds";
 
 /** Whether 0 is a valid value (offsets) or not (sizes, gaps). */
 export type DurationMinimum = 'positive' | 'non-negative';

@@ -86,4 +86,9 @@ export interface WindowKind<S> extends KindRules {
   ): EventTimeWindows<T>;
   /** The windows an element opens alone: what the event-time range check probes. */
   windowsOf(assignment: S): WindowsOf;
+  /**
+   * How long after its end the watermark closes a window (its grace); undefined for a kind
+   * whose windows the watermark does not close.
+   */
+  graceOf(assignment: S): number | undefined;
 }

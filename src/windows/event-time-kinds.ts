@@ -45,6 +45,11 @@ export function windowsOfAssignment(assignment: WindowAssignment): WindowsOf {
   return kindOf(assignment).windowsOf(assignment);
 }
 
+/** How long after its end the watermark closes a window of the assignment; undefined: it does not. */
+export function graceOf(assignment: WindowAssignment): number | undefined {
+  return kindOf(assignment).graceOf(assignment);
+}
+
 /** What an assignment's kind takes of a job's settings and needs of its aggregate. */
 export function rulesOf(assignment: WindowAssignment): KindRules {
   return kindOf(assignment);

@@ -7,7 +7,7 @@ export { TriggerResult, neverTrigger, type Trigger } from './trigger.js';
 export type { WindowSpec } from './window-spec.js';
 
 // Settings syntax shared by the factories.
-export type { Duration } from './duration.js';
+export type { Duration, TumblingSize } from './duration.js';
 export type { WeekDay } from './calendar.js';
 
 // The window kinds: validating factories and the spec types they return (types only, so

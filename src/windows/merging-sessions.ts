@@ -27,6 +27,7 @@ export const mergingSessions: WindowKind<MergingAssignment> = {
       ends.push(time + gap);
     };
   },
+  graceOf: ({ grace }) => grace,
 };
 
 class MergingSessions<T, A> implements EventTimeWindows<T> {

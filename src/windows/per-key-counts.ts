@@ -29,6 +29,7 @@ export const perKeyCounts: WindowKind<CountAssignment> = {
     starts.push(time);
     ends.push(time + 1);
   },
+  graceOf: () => undefined,
 };
 
 class PerKeyCounts<T, A> implements EventTimeWindows<T> {

@@ -11,6 +11,7 @@ import {
   parseDuration,
   parseWindowSize,
   type Duration,
+  type TumblingSize,
   type WindowSize,
 } from './duration.js';
 import { EventTimeTumblingSpec } from './event-time-tumbling.js';
@@ -96,14 +97,17 @@ export interface EventTimeTumblingOptions extends TumblingOptions {
  * Without `grace`, a step window: the step ends before the first element whose event time
  * falls in a later window. With `grace`, an event-time window (see EventTimeTumblingOptions).
  */
-export function tumbling(size: Duration, options: EventTimeTumblingOptions): EventTimeTumblingSpec;
-export function tumbling(size: Duration, options?: TumblingOptions): TumblingSpec;
 export function tumbling(
-  size: Duration,
+  size: TumblingSize,
+  options: EventTimeTumblingOptions,
+): EventTimeTumblingSpec;
+export function tumbling(size: TumblingSize, options?: TumblingOptions): TumblingSpec;
+export function tumbling(
+  size: TumblingSize,
   options?: TumblingOptions | EventTimeTumblingOptions,
 ): TumblingSpec | EventTimeTumblingSpec;
 export function tumbling(
-  size: Duration,
+  size: TumblingSize,
   options: TumblingOptions & { readonly grace?: Duration } = {},
 ): TumblingSpec | EventTimeTumblingSpec {
   const { grace, ...alignment } = options;
@@ -117,7 +121,7 @@ export function tumbling(
  * so that compaction's errors name compaction's settings.
  */
 export function tumblingSpec(
-  size: Duration,
+  size: TumblingSize,
   options: TumblingOptions,
   sizeParameter: string,
   optionPrefix: string,

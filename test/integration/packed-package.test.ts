@@ -17,7 +17,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { brokenLinks, linksOf, markdownUnder } from '../support/docs/doc-links.js';
+import { brokenLinks, linksOf, markdownUnder, shippedMarkdown } from '../support/docs/doc-links.js';
 import {
   packPackage,
   repository as root,
@@ -33,12 +33,6 @@ interface Manifest {
   readonly typesVersions?: Record<string, Record<string, readonly string[]> | undefined>;
   readonly files: readonly string[];
 }
-
-/**
- * What the package leaves out of what its README and docs link to, by design: the files for
- * working on the repository (the README's "Contributing" and the internals pages link them).
- */
-const REPOSITORY_ONLY = ['CONTRIBUTING.md', 'bench/', 'scripts/', 'test/'];
 
 /** The scripts npm runs when it installs a package (what it warns about as install scripts). */
 const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall', 'prepare'];
@@ -110,18 +104,19 @@ describe('the packed package', () => {
     expect(shipped).toEqual(expect.arrayContaining([...packed.files]));
   });
 
-  it("should ship the docs: every link of the README and docs/ resolves inside the package, but the repository's contributor files", () => {
+  it('should ship the docs: every link of its README, CHANGELOG, docs/ and api/ resolves inside the package', () => {
     const shipped = join(app, 'node_modules', 'stream-windows');
-    const pages = markdownUnder(shipped, 'docs');
-    expect(pages, 'every page of docs/ is shipped').toEqual(markdownUnder(root, 'docs'));
+    const pages = shippedMarkdown(shipped, packed.files);
+    expect(pages, 'every page of docs/ is shipped').toEqual(
+      expect.arrayContaining(markdownUnder(root, 'docs')),
+    );
+    expect(pages).toEqual(expect.arrayContaining(['README.md', 'CHANGELOG.md']));
     const read = (file: string) => readFileSync(join(shipped, file), 'utf8');
     const intoDocs = linksOf('README.md', read('README.md')).filter((l) =>
       l.target.startsWith('docs/'),
     );
     expect(intoDocs.length).toBeGreaterThan(20);
-    const repositoryOnly = (path: string) =>
-      REPOSITORY_ONLY.some((p) => (p.endsWith('/') ? path.startsWith(p) : path === p));
-    expect(brokenLinks(shipped, ['README.md', ...pages], read, repositoryOnly)).toEqual([]);
+    expect(brokenLinks(shipped, pages, read)).toEqual([]);
   });
 
   it('should type-check and run in a CommonJS TypeScript project, every entry point required', async () => {

@@ -21,9 +21,9 @@ import {
 } from '../support/arbitraries/coverage.js';
 
 // Event times at the edges of Date's range (±8.64e15 ms), for every window kind: an edge time
-// whose windows cannot be represented must be refused as an 'event-time' dead letter before
-// any of its windows reaches the window state, and the rest of the stream must give exactly
-// the windows it gives without those messages at all.
+// whose windows cannot be represented, or (closed by the watermark) could never be closed, must
+// be refused as an 'event-time' dead letter before any of its windows reaches the window state,
+// and the rest of the stream must give exactly the windows it gives without those messages.
 
 const LIMIT = 8.64e15;
 const DAY = 86_400_000;
@@ -45,6 +45,8 @@ interface Kind {
   readonly scale: number;
   /** The windows of an element at `time` alone; undefined: ask the assigner (calendar). */
   readonly windowsOf: ((time: number) => [number, number][]) | undefined;
+  /** Windows closed by the watermark: the job's maxOutOfOrderness, and the grace with it. */
+  readonly watermark?: { readonly maxOutOfOrderness: number; readonly closedAfter: number };
 }
 
 const floorMod = (value: number, modulus: number): number =>
@@ -57,10 +59,22 @@ const fixedSize = fc.oneof(
 );
 /** A grace for an event-time window, or none for a step window (half the runs each). */
 const grace = fc.oneof(fc.constant(undefined), fc.integer({ min: 0, max: 3 * DAY }));
+const outOfOrderness = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 2 * DAY }));
+
+/** The watermark settings of a window the watermark closes with `graceMs`. */
+const watermarkOf = (graceMs: number | undefined, maxOutOfOrderness: number) =>
+  graceMs === undefined
+    ? {}
+    : { watermark: { maxOutOfOrderness, closedAfter: graceMs + maxOutOfOrderness } };
 
 const fixedTumbling = fc
-  .tuple(fixedSize, fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), grace)
-  .map(([size, at, graceMs]): Kind => {
+  .tuple(
+    fixedSize,
+    fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
+    grace,
+    outOfOrderness,
+  )
+  .map(([size, at, graceMs, ooo]): Kind => {
     const offset = Math.floor(at * size);
     const spec =
       graceMs === undefined
@@ -74,6 +88,7 @@ const fixedTumbling = fc
         const start = time - floorMod(time - offset, size);
         return [[start, start + size]];
       },
+      ...watermarkOf(graceMs, ooo),
     };
   });
 
@@ -84,8 +99,9 @@ const calendarTumbling = fc
     offset: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: DAY - 1 })),
     weekStartsOn: fc.constantFrom(0, 1, 2, 3, 4, 5, 6),
     grace,
+    ooo: outOfOrderness,
   })
-  .map(({ unit, timeZone, offset, weekStartsOn, grace: graceMs }): Kind => {
+  .map(({ unit, timeZone, offset, weekStartsOn, grace: graceMs, ooo }): Kind => {
     const options = {
       timeZone,
       offset,
@@ -100,6 +116,7 @@ const calendarTumbling = fc
       spec,
       scale: 32 * DAY,
       windowsOf: undefined,
+      ...watermarkOf(graceMs, ooo),
     };
   });
 
@@ -110,8 +127,9 @@ const hoppingKind = fc
     extra: fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
     at: fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
     grace: fc.integer({ min: 0, max: DAY }),
+    ooo: outOfOrderness,
   })
-  .map(({ advance, windows, extra, at, grace: graceMs }): Kind => {
+  .map(({ advance, windows, extra, at, grace: graceMs, ooo }): Kind => {
     // size / advance rounded up is at most 1000: size in ((windows-1)·advance, windows·advance].
     const size = Math.max(advance, (windows - 1) * advance + 1 + Math.floor(extra * (advance - 1)));
     const offset = Math.floor(at * advance);
@@ -126,16 +144,22 @@ const hoppingKind = fc
           own.push([start, start + size]);
         return own;
       },
+      ...watermarkOf(graceMs, ooo),
     };
   });
 
 const sessionKind = fc
-  .tuple(fc.oneof(fc.integer({ min: 1, max: 100 }), fc.integer({ min: 1, max: 1e14 })), grace)
-  .map(([gap, graceMs]): Kind => ({
+  .tuple(
+    fc.oneof(fc.integer({ min: 1, max: 100 }), fc.integer({ min: 1, max: 1e14 })),
+    grace,
+    outOfOrderness,
+  )
+  .map(([gap, graceMs, ooo]): Kind => ({
     family: graceMs === undefined ? 'step session' : 'session',
     spec: graceMs === undefined ? session(gap) : session(gap, { grace: graceMs }),
     scale: gap,
     windowsOf: (time) => [[time, time + gap]],
+    ...watermarkOf(graceMs, ooo),
   }));
 
 const countKind = fc
@@ -152,6 +176,14 @@ const kinds = fc.oneof(fixedTumbling, calendarTumbling, hoppingKind, sessionKind
 /** The one rule, restated here from the README: finite bounds within Date's range. */
 const representable = ([start, end]: [number, number]): boolean =>
   Number.isFinite(start) && Number.isFinite(end) && start >= -LIMIT && end <= LIMIT && start < end;
+
+/**
+ * And a window the watermark closes must be closable: an event time of a time window is below
+ * LIMIT (one at LIMIT has a window ending past it), so the watermark, that time less the
+ * maxOutOfOrderness, reaches end + grace only if end + grace + maxOutOfOrderness < LIMIT.
+ */
+const closable = (kind: Kind, [, end]: [number, number]): boolean =>
+  kind.watermark === undefined || end + kind.watermark.closedAfter < LIMIT;
 
 /** The windows of an element at `time` as the kind's own assigner gives them (calendar sizes). */
 function assignerWindows(spec: WindowSpec | EventTimeWindowSpec, time: number): [number, number][] {
@@ -188,7 +220,15 @@ interface Message {
 /** Messages of keys a and b around 2024, with edge times (of keys x and a) among them. */
 function streamOf(kind: Kind) {
   const near = fc.integer({ min: 0, max: 3 * kind.scale + 2 });
+  // Where a window the watermark closes stops being closable: a grace and disorder before LIMIT.
+  const closeEdge = LIMIT - (kind.watermark?.closedAfter ?? 0);
   const edgeTime = fc.oneof(
+    {
+      weight: 3,
+      arbitrary: fc
+        .tuple(fc.integer({ min: 0, max: kind.scale }), fc.integer({ min: -2, max: 2 }))
+        .map(([delta, d]) => closeEdge - delta + d),
+    },
     fc.constantFrom(LIMIT, -LIMIT, LIMIT - 1, -LIMIT + 1),
     // Anywhere: date-fns cannot place some zones' days tens of thousands of years away.
     fc.integer({ min: -LIMIT, max: LIMIT }),
@@ -229,10 +269,13 @@ async function run(kind: Kind, messages: readonly Message[]): Promise<DecodedRes
       messages.slice(i, i + 3).map((m) => jsonMessage(m)),
     );
   }
-  await aggregate<Message>(broker.source('source'))
+  const job = aggregate<Message>(broker.source('source'))
     .eventTime((m) => m.t)
     .key((m) => m.key)
-    .window(kind.spec)
+    .window(kind.spec);
+  await (
+    kind.watermark === undefined ? job : job.maxOutOfOrderness(kind.watermark.maxOutOfOrderness)
+  )
     .onError('dead-letter')
     .aggregate({
       init: () => 0,
@@ -288,10 +331,11 @@ describe('event times at the edges of the range', () => {
 
             // Which edge messages have a window that cannot be represented: by the kind's
             // geometry, written here (or, for calendar sizes, by its own assigner).
-            const refused = messages.filter((m) => {
-              const windows = kind.windowsOf?.(m.t) ?? assignerWindows(kind.spec, m.t);
-              return !windows.every(representable);
-            });
+            const windowsOf = (m: Message) =>
+              kind.windowsOf?.(m.t) ?? assignerWindows(kind.spec, m.t);
+            const refused = messages.filter(
+              (m) => !windowsOf(m).every((w) => representable(w) && closable(kind, w)),
+            );
             expect(refused.every((m) => m.edge)).toBe(true);
             const deadLetters = results.flatMap((r) => r.deadLetters);
             expect(deadLetters.map((d) => [Number(d.offset), d.stage])).toEqual(
@@ -299,6 +343,10 @@ describe('event times at the edges of the range', () => {
             );
             coverage.count('runs refusing an edge time', refused.length > 0);
             coverage.add('edge times refused', refused.length);
+            coverage.count(
+              'runs refusing a time only as its window could never close',
+              refused.some((m) => windowsOf(m).every(representable)),
+            );
             const acceptedEdges = messages.filter((m) => m.edge && !refused.includes(m));
             coverage.count(
               'runs accepting a time within 3 windows of an edge',
@@ -334,6 +382,7 @@ describe('event times at the edges of the range', () => {
         'runs refusing an edge time': 0.3,
         'runs accepting a time within 3 windows of an edge': 0.4,
         'edge times refused': 0.4,
+        'runs refusing a time only as its window could never close': 0.1,
       });
       coverage.expectSeen([
         'step tumbling fixed',

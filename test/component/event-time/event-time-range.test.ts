@@ -65,10 +65,36 @@ describe('an event time whose window cannot be represented', () => {
       ]);
       expect(written[0]?.deadLetters[0]?.error).toBe(
         `event time ${edge} has a window of tumbling(1w, tz=UTC, weekStartsOn=1, grace=0ms) ` +
-          'that cannot be represented: every window must lie within ±8640000000000000 ms (the range of Date)',
+          'that cannot be represented or closed: every window must lie within ±8640000000000000 ' +
+          'ms (the range of Date), and end before 8640000000000000 − grace − maxOutOfOrderness = ' +
+          '8640000000000000, so that the watermark can pass it',
       );
     },
   );
+
+  it('is dead-lettered when its window ends where the watermark cannot pass it, and the job goes on (issue 27)', async () => {
+    // The report: tumbling('1h', { grace: 0 }) took 8.64e15 - 1, whose window [8.64e15 - 1h,
+    // 8.64e15) no event time could close; every later message was late, held, never published.
+    const edge = 8.64e15 - 1;
+    const broker = brokerWithEdgeFirst(edge);
+    await job(broker, tumbling('1h', { grace: 0 }), 'dead-letter');
+    const written = results(broker);
+    expect(written.flatMap((r) => r.outputs.map((o) => [o.key, o.start, o.count]))).toEqual([
+      ['a', T0, 1],
+      ['a', T0 + 8 * DAY, 1],
+      ['a', T0 + 16 * DAY, 1],
+    ]);
+    expect(written.flatMap((r) => [r.late.length, r.lateDropped])).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(written.flatMap((r) => r.deadLetters.map((d) => [r.source, d.offset, d.stage]))).toEqual(
+      [['source', 0n, 'event-time']],
+    );
+    expect(written[0]?.deadLetters[0]?.error).toBe(
+      `event time ${edge} has a window of tumbling(1h, grace=0ms) that cannot be represented or ` +
+        'closed: every window must lie within ±8640000000000000 ms (the range of Date), and end ' +
+        'before 8640000000000000 − grace − maxOutOfOrderness = 8640000000000000, so that the ' +
+        'watermark can pass it',
+    );
+  });
 
   it("stops the job under 'stop', naming the stream, the offset and the cause", async () => {
     const broker = brokerWithEdgeFirst(8.64e15);

@@ -13,6 +13,7 @@ import {
   type PackMode,
   type SingleFormat,
   type Target,
+  type TumblingSize,
 } from '../../../src/index.js';
 import { encodeResult } from '../../../src/result-format/result-format.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
@@ -251,7 +252,11 @@ describe('one job definition per producer name', () => {
 
   it('refuses, even with allowDefinitionChange, a change from an event-time window, which would lose the windows open at the last result', async () => {
     const MINUTE = 60_000;
-    const eventTimeJob = (broker: MemoryBroker, size: string, allowDefinitionChange = false) =>
+    const eventTimeJob = (
+      broker: MemoryBroker,
+      size: TumblingSize,
+      allowDefinitionChange = false,
+    ) =>
       aggregate<Sale>(broker.source('sales'))
         .eventTime((sale) => sale.amount * MINUTE)
         .maxOutOfOrderness('2m')

@@ -9,7 +9,7 @@ import {
   ConfigError,
   jsonMessage,
   type DecodedResult,
-  type Duration,
+  type TumblingSize,
   type FlushOptions,
   type Logger,
   type Source,
@@ -49,7 +49,7 @@ function dailyJob(
     flush?: FlushOptions;
     source?: Source;
     /** The tumbling window's size: another spec than the daily one, for the same target. */
-    window?: Duration;
+    window?: TumblingSize;
     logger?: Logger;
     /** Needed to go on under the same producer with another window. */
     allowDefinitionChange?: boolean;

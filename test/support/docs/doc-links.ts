@@ -1,7 +1,8 @@
 // The links of README.md and docs/**/*.md: each must lead to a file of the repository and, with
 // a #fragment, to a heading (or an <a id>) of that file. No link leaves the repository: the
-// project's README and docs stand on their own (and render on any code host). Checked over the
-// repository (test/unit/docs/links.test.ts) and over the packed package, which ships docs/
+// project's README and docs stand on their own (and render on any code host); and the pages
+// the package ships link only to what it ships. Checked over the repository
+// (test/unit/docs/links.test.ts) and over the packed package, which ships docs/
 // (test/integration/packed-package.test.ts).
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
@@ -82,15 +83,15 @@ export function anchorsOf(text: string): Set<string> {
 
 /**
  * What is wrong with each link, one line each: a link outside the repository, a file that does
- * not exist, an anchor its file does not have. `read` gives a Markdown file's text. Links to a
- * path `notHere` accepts are passed over: `root` leaves them out by design (the packed package
- * ships no contributor files), and the check over the repository sees them resolve.
+ * not exist, an anchor its file does not have, and, given `shipped` (which paths the package
+ * ships), a file the package leaves out: the shipped pages are read in node_modules, where
+ * such a link leads nowhere. `read` gives a Markdown file's text.
  */
 export function brokenLinks(
   root: string,
   files: readonly string[],
   read: (file: string) => string,
-  notHere: (path: string) => boolean = () => false,
+  shipped: (path: string) => boolean = () => true,
 ): string[] {
   const problems: string[] = [];
   for (const file of files) {
@@ -105,7 +106,10 @@ export function brokenLinks(
         problems.push(`${where}: ${target} leads outside the repository`);
         continue;
       }
-      if (notHere(resolved)) continue;
+      if (!shipped(resolved)) {
+        problems.push(`${where}: ${target}: ${resolved} is not shipped in the package`);
+        continue;
+      }
       if (path !== '' && !existsSync(join(root, resolved))) {
         problems.push(`${where}: ${target}: no file ${resolved}`);
         continue;
@@ -124,4 +128,23 @@ export function brokenLinks(
     }
   }
   return problems;
+}
+
+/** The paths package.json's `files` ships (each entry a file or a folder), and the manifest. */
+export function shippedBy(files: readonly string[]): (path: string) => boolean {
+  return (path) =>
+    path === 'package.json' ||
+    files.some((entry) => path === entry || path.startsWith(`${entry}/`));
+}
+
+/** The Markdown pages of a package shipping `files`, found under `root`, sorted. */
+export function shippedMarkdown(root: string, files: readonly string[]): string[] {
+  return files
+    .flatMap((entry) => {
+      if (entry.endsWith('.md')) return [entry];
+      return existsSync(join(root, entry)) && statSync(join(root, entry)).isDirectory()
+        ? markdownUnder(root, entry)
+        : [];
+    })
+    .sort();
 }

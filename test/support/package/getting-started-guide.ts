@@ -9,11 +9,21 @@ export const GUIDE = join(repository, 'docs', 'getting-started.md');
 
 /** A shell command of the guide, as a test carries it out. */
 export type GuideCommand =
-  | { readonly kind: 'init' }
+  /** `mkdir NAME && cd NAME`: the folder every later command runs in. */
+  | { readonly kind: 'folder'; readonly name: string }
+  /** An npm command run as written (`npm init -y`, `npm pkg set ...`, a dev dependency). */
+  | { readonly kind: 'npm'; readonly args: readonly string[] }
+  /** `npm install stream-windows`: the one npm command a test points at the packed tarball. */
   | { readonly kind: 'install' }
   /** Starting the broker: the one step a test replaces with the project's broker. */
   | { readonly kind: 'broker'; readonly line: string }
-  | { readonly kind: 'node'; readonly file: string; readonly output: string | undefined };
+  /** A file of the guide run by `node FILE.mjs` or `npx tsx FILE.ts`. */
+  | {
+      readonly kind: 'node';
+      readonly runner: 'node' | 'tsx';
+      readonly file: string;
+      readonly output: string | undefined;
+    };
 
 export interface Guide {
   /** File name to contents, in the guide's order. */
@@ -61,10 +71,18 @@ function shellLines(code: string): string[] {
 
 /** What a line of the guide's shell blocks is; a line a test cannot carry out is an error. */
 function command(line: string): GuideCommand {
-  if (line === 'npm init -y') return { kind: 'init' };
+  const folder = /^mkdir (\S+) && cd \1$/.exec(line)?.[1];
+  if (folder !== undefined) return { kind: 'folder', name: folder };
   if (line === 'npm install stream-windows') return { kind: 'install' };
+  if (/^npm (init -y|pkg set \S+|install --save-dev \S+)$/.test(line)) {
+    return { kind: 'npm', args: line.split(' ').slice(1) };
+  }
   if (line.startsWith('docker ')) return { kind: 'broker', line };
-  const file = /^node (\S+\.mjs)$/.exec(line)?.[1];
-  if (file !== undefined) return { kind: 'node', file, output: undefined };
+  const [, script, typescript] = /^(?:node (\S+\.mjs)|npx tsx (\S+\.ts))$/.exec(line) ?? [];
+  if (script !== undefined)
+    return { kind: 'node', runner: 'node', file: script, output: undefined };
+  if (typescript !== undefined) {
+    return { kind: 'node', runner: 'tsx', file: typescript, output: undefined };
+  }
   throw new Error(`the guide runs a command no test carries out: ${line}`);
 }

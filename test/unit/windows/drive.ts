@@ -81,3 +81,11 @@ export function thrown(fn: () => unknown): Error {
   }
   throw new Error('did not throw');
 }
+
+/**
+ * A setting as JavaScript passes it, past the types (which refuse '1 minute' or '1d' where a
+ * fixed duration goes): what the factories' own checks are for.
+ */
+export function untyped(value: unknown): never {
+  return value as never;
+}

@@ -54,7 +54,7 @@ describe('durations', () => {
     'should reject the garbage string %j and list the accepted forms',
     (given) => {
       expect(thrown(() => parseDuration('gap', given)).message).toBe(
-        `gap must be a whole number with a unit ms, s, m or h (e.g. '250ms', '30s', '1m', '1h') ` +
+        `gap must be a whole number (no leading zero) with a unit ms, s, m or h (e.g. '250ms', '30s', '1m', '1h') ` +
           `or a number of milliseconds, given: '${given}'`,
       );
     },

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { count, hopping, session, tumbling } from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { aggregate, ConfigError } from '../../../src/index.js';
+import { untyped } from './drive.js';
 
 function assigned(spec: { assignment: { type: string } }, time: number): [number, number][] {
   const { assignment } = spec as {
@@ -46,14 +47,12 @@ describe('event-time window specs', () => {
   });
 
   it('refuses an event-time window whose grace is missing, negative or not a duration', () => {
-    expect(() => tumbling('1m', { grace: undefined as unknown as string })).toThrow(
+    expect(() => tumbling('1m', { grace: untyped(undefined) })).toThrow(
       "tumbling grace must be given for an event-time window: how long after a window's end it still takes late elements (0 for none), given: undefined",
     );
-    expect(() => hopping('1m', '10s', {} as { grace: string })).toThrow(
-      /hopping grace must be given/,
-    );
+    expect(() => hopping('1m', '10s', untyped({}))).toThrow(/hopping grace must be given/);
     expect(() => session('1m', { grace: -1 })).toThrow('session grace must be >= 0, given: -1');
-    expect(() => tumbling('1m', { grace: '1d' })).toThrow(
+    expect(() => tumbling('1m', { grace: untyped('1d') })).toThrow(
       /tumbling grace must be a fixed duration/,
     );
   });

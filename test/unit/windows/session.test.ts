@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/common/errors.js';
 import { Placement, session, TriggerResult } from '../../../src/windows/index.js';
-import { drive, thrown } from './drive.js';
+import { drive, thrown, untyped } from './drive.js';
 
 const GAP = 30_000;
 
@@ -69,7 +69,7 @@ describe('session windows', () => {
     ['a while', "given: 'a while'"],
     ['1d', "use hours instead (e.g. '24h'), given: '1d'"],
   ])('should reject the gap %j naming the parameter, the rule and the value', (gap, text) => {
-    const error = thrown(() => session(gap));
+    const error = thrown(() => session(untyped(gap)));
     expect(error).toBeInstanceOf(ConfigError);
     expect(error.message).toMatch(/^session gap must /);
     expect(error.message).toContain(text);

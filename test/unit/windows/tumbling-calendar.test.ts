@@ -1,13 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/common/errors.js';
-import { Placement, tumbling, type TumblingOptions } from '../../../src/windows/index.js';
-import { thrown } from './drive.js';
+import {
+  Placement,
+  tumbling,
+  type TumblingOptions,
+  type TumblingSize,
+} from '../../../src/windows/index.js';
+import { thrown, untyped } from './drive.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const at = Date.parse;
 
-function windowOf(size: string, iso: string | number, options?: TumblingOptions) {
+function windowOf(size: TumblingSize, iso: string | number, options?: TumblingOptions) {
   const assigner = tumbling(size, options).createAssigner();
   assigner.open(typeof iso === 'number' ? iso : at(iso));
   return assigner.snapshot();
@@ -64,7 +69,7 @@ describe('calendar tumbling windows', () => {
   });
 
   it('should start days at the local time of the offset, also on DST days', () => {
-    const options = { timeZone: 'Europe/Berlin', offset: '6h' };
+    const options: TumblingOptions = { timeZone: 'Europe/Berlin', offset: '6h' };
     // 05:00 local on the spring DST day belongs to the day that started at 06:00 the day before.
     expect(windowOf('1d', '2024-03-31T03:00:00Z', options)).toEqual({
       start: at('2024-03-30T06:00:00+01:00'),
@@ -77,7 +82,7 @@ describe('calendar tumbling windows', () => {
   });
 
   it('should move a start that falls into a DST gap forward, keeping windows contiguous', () => {
-    const options = { timeZone: 'Europe/Berlin', offset: '150m' }; // 02:30 does not exist on 31 March
+    const options: TumblingOptions = { timeZone: 'Europe/Berlin', offset: '150m' }; // 02:30 does not exist on 31 March
     const dstDay = windowOf('1d', '2024-03-31T12:00:00Z', options);
     expect(dstDay.start).toBe(at('2024-03-31T03:30:00+02:00'));
     expect(windowOf('1d', dstDay.start - 1, options).end).toBe(dstDay.start);
@@ -176,7 +181,7 @@ describe('calendar tumbling windows', () => {
   });
 
   it.each(['2d', '2w', '3mo'])('should reject the calendar multiple %s', (size) => {
-    expect(thrown(() => tumbling(size)).message).toContain("e.g. '48h'");
+    expect(thrown(() => tumbling(untyped(size))).message).toContain("e.g. '48h'");
   });
 });
 
