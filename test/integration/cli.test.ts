@@ -641,87 +641,98 @@ describe('stream-windows in a pipe', () => {
 
 describe('stream-windows tail --json for other tools', () => {
   // Ten runs of the pipeline, two at a time (a couple of seconds each here).
-  it('should exit 0 within a second or so once head has its lines, on a quiet target (| head -n 3)', async () => {
-    // Three results, no new ones: tail prints the last result's three outputs, then waits.
-    const quiet = await real.newStream('cli-quiet-head');
-    await publishAll(real.rabbit, quiet, resultMessages.slice(0, 3));
-    const command = shellCommand(main, ['tail', '--target', quiet, '--json']);
-    // How long the pipeline outlives head: bash waits for both, and head's last line is read here.
-    const pipeline = async (): Promise<{
-      code: number | null;
-      stderr: string;
-      lines: number;
-      afterHeadMs: number;
-    }> => {
-      const child = spawn('/bin/bash', ['-c', `set -o pipefail; ${command} | head -n 3`], {
-        cwd: root,
-        env: childEnv(),
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true, // a group of its own: a tail that hangs is killed with its shell
-      });
-      const bound = setTimeout(() => process.kill(-(child.pid as number), 'SIGKILL'), RUN_BOUND_MS);
-      let stdout = '';
-      let stderr = '';
-      child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
-      let headDone = 0;
-      child.stdout.on('data', (data: Buffer) => {
-        stdout += data.toString();
-        if (stdout.split('\n').length - 1 === 3) headDone = performance.now();
-      });
-      const [code] = (await once(child, 'exit')) as [number | null];
-      clearTimeout(bound);
-      return {
-        code,
-        stderr,
-        lines: jsonLines(stdout).length,
-        afterHeadMs: performance.now() - headDone,
+  it(
+    'should exit 0 within a second or so once head has its lines, on a quiet target (| head -n 3)',
+    async () => {
+      // Three results, no new ones: tail prints the last result's three outputs, then waits.
+      const quiet = await real.newStream('cli-quiet-head');
+      await publishAll(real.rabbit, quiet, resultMessages.slice(0, 3));
+      const command = shellCommand(main, ['tail', '--target', quiet, '--json']);
+      // How long the pipeline outlives head: bash waits for both, and head's last line is read here.
+      const pipeline = async (): Promise<{
+        code: number | null;
+        stderr: string;
+        lines: number;
+        afterHeadMs: number;
+      }> => {
+        const child = spawn('/bin/bash', ['-c', `set -o pipefail; ${command} | head -n 3`], {
+          cwd: root,
+          env: childEnv(),
+          stdio: ['ignore', 'pipe', 'pipe'],
+          detached: true, // a group of its own: a tail that hangs is killed with its shell
+        });
+        const bound = setTimeout(
+          () => process.kill(-(child.pid as number), 'SIGKILL'),
+          RUN_BOUND_MS,
+        );
+        let stdout = '';
+        let stderr = '';
+        child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
+        let headDone = 0;
+        child.stdout.on('data', (data: Buffer) => {
+          stdout += data.toString();
+          if (stdout.split('\n').length - 1 === 3) headDone = performance.now();
+        });
+        const [code] = (await once(child, 'exit')) as [number | null];
+        clearTimeout(bound);
+        return {
+          code,
+          stderr,
+          lines: jsonLines(stdout).length,
+          afterHeadMs: performance.now() - headDone,
+        };
       };
-    };
-    const runs = [];
-    for (let pair = 0; pair < 5; pair++) {
-      runs.push(...(await Promise.all([pipeline(), pipeline()])));
-    }
-    // A bound well below the run's (20 s): the old tail waited for a next result forever.
-    const late = runs.filter(
-      (run) => run.code !== 0 || run.stderr !== '' || run.lines !== 3 || run.afterHeadMs > 3_000,
-    );
-    expect(late).toEqual([]);
-  }, 240_000);
-
-  it('should exit 0 at once when its parent closes its end of stdout, a socket, while it waited', async () => {
-    // A parent in Node gives a child's stdout a Unix socket (libuv's socketpair), not a pipe.
-    const quiet = await real.newStream('cli-gone');
-    await publishAll(real.rabbit, quiet, resultMessages.slice(0, 1));
-    const gone = async (): Promise<{
-      code: number | null;
-      stderr: string;
-      afterCloseMs: number;
-    }> => {
-      const child = spawn(
-        process.execPath,
-        ['--import', 'tsx', main, 'tail', '--target', quiet, '--from', 'first', '--json'],
-        { cwd: root, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+      const runs = [];
+      for (let pair = 0; pair < 5; pair++) {
+        runs.push(...(await Promise.all([pipeline(), pipeline()])));
+      }
+      // A bound well below the run's (20 s): the old tail waited for a next result forever.
+      const late = runs.filter(
+        (run) => run.code !== 0 || run.stderr !== '' || run.lines !== 3 || run.afterHeadMs > 3_000,
       );
-      let stderr = '';
-      child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
-      const exited = once(child, 'exit');
-      const bound = setTimeout(() => child.kill('SIGKILL'), RUN_BOUND_MS);
-      await Promise.race([once(child.stdout, 'data'), exited]); // it has printed, and waits
-      child.stdout.destroy(); // the reader goes away
-      const closed = performance.now();
-      const [code] = (await exited) as [number | null];
-      clearTimeout(bound);
-      return { code, stderr, afterCloseMs: performance.now() - closed };
-    };
-    const runs = [
-      ...(await Promise.all([gone(), gone()])),
-      ...(await Promise.all([gone(), gone()])),
-    ];
-    // The old tail heard it only at its next line, which never came.
-    expect(
-      runs.filter((run) => run.code !== 0 || run.stderr !== '' || run.afterCloseMs > 3_000),
-    ).toEqual([]);
-  }, 120_000);
+      expect(late).toEqual([]);
+    },
+    bound(240_000),
+  );
+
+  it(
+    'should exit 0 at once when its parent closes its end of stdout, a socket, while it waited',
+    async () => {
+      // A parent in Node gives a child's stdout a Unix socket (libuv's socketpair), not a pipe.
+      const quiet = await real.newStream('cli-gone');
+      await publishAll(real.rabbit, quiet, resultMessages.slice(0, 1));
+      const gone = async (): Promise<{
+        code: number | null;
+        stderr: string;
+        afterCloseMs: number;
+      }> => {
+        const child = spawn(
+          process.execPath,
+          ['--import', 'tsx', main, 'tail', '--target', quiet, '--from', 'first', '--json'],
+          { cwd: root, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+        );
+        let stderr = '';
+        child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
+        const exited = once(child, 'exit');
+        const bound = setTimeout(() => child.kill('SIGKILL'), RUN_BOUND_MS);
+        await Promise.race([once(child.stdout, 'data'), exited]); // it has printed, and waits
+        child.stdout.destroy(); // the reader goes away
+        const closed = performance.now();
+        const [code] = (await exited) as [number | null];
+        clearTimeout(bound);
+        return { code, stderr, afterCloseMs: performance.now() - closed };
+      };
+      const runs = [
+        ...(await Promise.all([gone(), gone()])),
+        ...(await Promise.all([gone(), gone()])),
+      ];
+      // The old tail heard it only at its next line, which never came.
+      expect(
+        runs.filter((run) => run.code !== 0 || run.stderr !== '' || run.afterCloseMs > 3_000),
+      ).toEqual([]);
+    },
+    bound(120_000),
+  );
 
   it('should give jq one JSON object per output to select from', async () => {
     const run = await piped(

@@ -17,6 +17,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bound } from '../support/timing.js';
 import { brokenLinks, linksOf, markdownUnder, shippedMarkdown } from '../support/docs/doc-links.js';
 import {
   packPackage,
@@ -68,7 +69,7 @@ beforeAll(async () => {
     join(app, 'package.json'),
     JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'commonjs' }),
   );
-}, 300_000); // npm pack builds the package first (tsc)
+}, bound(300_000)); // npm pack builds the package first (tsc)
 
 afterAll(async () => {
   // Unset when beforeAll failed before making it.
@@ -119,23 +120,25 @@ describe('the packed package', () => {
     expect(brokenLinks(shipped, pages, read)).toEqual([]);
   });
 
-  it('should type-check and run in a CommonJS TypeScript project, every entry point required', async () => {
-    await writeFile(
-      join(app, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          module: 'nodenext',
-          target: 'es2022',
-          strict: true,
-          outDir: 'out',
-          types: ['node'],
-        },
-        include: ['main.ts'],
-      }),
-    );
-    await writeFile(
-      join(app, 'main.ts'),
-      `import { aggregate, decodeResult, jsonMessage } from 'stream-windows';
+  it(
+    'should type-check and run in a CommonJS TypeScript project, every entry point required',
+    async () => {
+      await writeFile(
+        join(app, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            module: 'nodenext',
+            target: 'es2022',
+            strict: true,
+            outDir: 'out',
+            types: ['node'],
+          },
+          include: ['main.ts'],
+        }),
+      );
+      await writeFile(
+        join(app, 'main.ts'),
+        `import { aggregate, decodeResult, jsonMessage } from 'stream-windows';
 import { MemoryBroker } from 'stream-windows/memory';
 import { connect } from 'stream-windows/rabbitmq';
 import { jobMetrics } from 'stream-windows/metrics';
@@ -148,64 +151,70 @@ async function main(): Promise<void> {
 }
 void main();
 `,
-    );
-    expect(Object.keys(packed.exports)).toHaveLength(7);
-    await run(process.execPath, [join(modules, 'typescript', 'bin', 'tsc'), '-p', app]);
-    const compiled = await readFile(join(app, 'out', 'main.js'), 'utf8');
-    expect(compiled).toContain('require("stream-windows/memory")');
-    const { stdout, stderr } = await run(process.execPath, [join(app, 'out', 'main.js')]);
-    expect(stderr).toBe('');
-    expect(JSON.parse(stdout)).toEqual({
-      sums: [3],
-      entries: ['function', 'function', 'function'],
-    });
-  }, 180_000); // tsc over the package's declarations: 5 s alone, far more on a busy machine
+      );
+      expect(Object.keys(packed.exports)).toHaveLength(7);
+      await run(process.execPath, [join(modules, 'typescript', 'bin', 'tsc'), '-p', app]);
+      const compiled = await readFile(join(app, 'out', 'main.js'), 'utf8');
+      expect(compiled).toContain('require("stream-windows/memory")');
+      const { stdout, stderr } = await run(process.execPath, [join(app, 'out', 'main.js')]);
+      expect(stderr).toBe('');
+      expect(JSON.parse(stdout)).toEqual({
+        sums: [3],
+        entries: ['function', 'function', 'function'],
+      });
+    },
+    bound(180_000),
+  ); // tsc over the package's declarations: 5 s alone, far more on a busy machine
 
-  it('should type-check every entry point in a "module": "commonjs" project, which resolves subpaths by typesVersions', async () => {
-    // TypeScript's node10 resolution (what "module": "commonjs" implies) reads no exports map.
-    const project = join(app, 'node10');
-    await mkdir(project);
-    await writeFile(
-      join(project, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          module: 'commonjs',
-          moduleResolution: 'node10',
-          target: 'es2022',
-          strict: true,
-          noEmit: true,
-          types: ['node'],
-          // As `tsc --init` and this repository: @electric-sql/pglite's declarations need
-          // @types/emscripten. The imports of main.ts are checked all the same.
-          skipLibCheck: true,
+  it(
+    'should type-check every entry point in a "module": "commonjs" project, which resolves subpaths by typesVersions',
+    async () => {
+      // TypeScript's node10 resolution (what "module": "commonjs" implies) reads no exports map.
+      const project = join(app, 'node10');
+      await mkdir(project);
+      await writeFile(
+        join(project, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            module: 'commonjs',
+            moduleResolution: 'node10',
+            target: 'es2022',
+            strict: true,
+            noEmit: true,
+            types: ['node'],
+            // As `tsc --init` and this repository: @electric-sql/pglite's declarations need
+            // @types/emscripten. The imports of main.ts are checked all the same.
+            skipLibCheck: true,
+          },
+          include: ['main.ts'],
+        }),
+      );
+      const specifiers = Object.keys(packed.exports).map((key) =>
+        key === '.' ? 'stream-windows' : `stream-windows/${key.slice(2)}`,
+      );
+      expect(specifiers).toHaveLength(7);
+      await writeFile(
+        join(project, 'main.ts'),
+        specifiers
+          .map((specifier, i) => `import * as entry${String(i)} from '${specifier}';`)
+          .join('\n') +
+          `\nexport const entries = [${specifiers.map((_, i) => `entry${String(i)}`).join(', ')}];\n`,
+      );
+      // tsc reports on stdout, which execFile's error keeps out of its message.
+      await run(process.execPath, [join(modules, 'typescript', 'bin', 'tsc'), '-p', project]).catch(
+        (error: unknown) => {
+          throw new Error(`tsc failed:\n${String((error as { stdout?: unknown }).stdout)}`);
         },
-        include: ['main.ts'],
-      }),
-    );
-    const specifiers = Object.keys(packed.exports).map((key) =>
-      key === '.' ? 'stream-windows' : `stream-windows/${key.slice(2)}`,
-    );
-    expect(specifiers).toHaveLength(7);
-    await writeFile(
-      join(project, 'main.ts'),
-      specifiers
-        .map((specifier, i) => `import * as entry${String(i)} from '${specifier}';`)
-        .join('\n') +
-        `\nexport const entries = [${specifiers.map((_, i) => `entry${String(i)}`).join(', ')}];\n`,
-    );
-    // tsc reports on stdout, which execFile's error keeps out of its message.
-    await run(process.execPath, [join(modules, 'typescript', 'bin', 'tsc'), '-p', project]).catch(
-      (error: unknown) => {
-        throw new Error(`tsc failed:\n${String((error as { stdout?: unknown }).stdout)}`);
-      },
-    );
-    // Each subpath's types are those its export names.
-    for (const [key, entry] of Object.entries(packed.exports)) {
-      if (key === '.') continue;
-      const types = (entry as { types: string }).types;
-      expect(packed.typesVersions?.['*']?.[key.slice(2)]).toEqual([types]);
-    }
-  }, 180_000);
+      );
+      // Each subpath's types are those its export names.
+      for (const [key, entry] of Object.entries(packed.exports)) {
+        if (key === '.') continue;
+        const types = (entry as { types: string }).types;
+        expect(packed.typesVersions?.['*']?.[key.slice(2)]).toEqual([types]);
+      }
+    },
+    bound(180_000),
+  );
 
   it("should bundle with the bundling guide's esbuild command into one file that runs a job", async () => {
     // The script of a job on RabbitMQ: the adapter's entry point brings in the stock client.

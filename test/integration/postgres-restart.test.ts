@@ -134,13 +134,16 @@ describe('scripts/postgres.sh start killed half-way through its first one', () =
         process.kill(-(first.pid ?? 0), 'SIGKILL');
         await exited;
 
-        const { stdout } = await promisify(execFile)(script, ['start'], { env, timeout: 300_000 });
+        const { stdout } = await promisify(execFile)(script, ['start'], {
+          env,
+          timeout: bound(300_000),
+        });
         const rows = await withClient(stdout.trim(), (client) =>
           client.query<{ name: string }>('SELECT current_database() AS name'),
         );
         expect(rows.rows).toEqual([{ name: 'stream_windows' }]);
       } finally {
-        await promisify(execFile)(script, ['stop'], { env, timeout: 300_000 });
+        await promisify(execFile)(script, ['stop'], { env, timeout: bound(300_000) });
         await rm(data, { recursive: true, force: true });
       }
     },

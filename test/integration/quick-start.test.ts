@@ -73,70 +73,73 @@ function expectedMaxima(readings: readonly Reading[]): string[] {
 }
 
 describe('the getting-started guide', () => {
-  it('runs as written from an empty folder, each step printing what the guide shows', async () => {
-    const { files, commands } = await readGuide();
-    // The empty folder the reader starts in; the guide's `mkdir && cd` makes the app's.
-    const start = join(folder, 'start');
-    await mkdir(start);
-    let app = start;
-    const env = userEnv();
-    const written = new Set<string>();
-    const printed = new Map<string, string[]>();
-    const replaced: string[] = [];
+  it(
+    'runs as written from an empty folder, each step printing what the guide shows',
+    async () => {
+      const { files, commands } = await readGuide();
+      // The empty folder the reader starts in; the guide's `mkdir && cd` makes the app's.
+      const start = join(folder, 'start');
+      await mkdir(start);
+      let app = start;
+      const env = userEnv();
+      const written = new Set<string>();
+      const printed = new Map<string, string[]>();
+      const replaced: string[] = [];
 
-    const carryOut = async (command: GuideCommand): Promise<void> => {
-      switch (command.kind) {
-        case 'folder':
-          await mkdir(join(app, command.name));
-          app = join(app, command.name);
-          return;
-        case 'npm':
-          // As written; an install takes npm's cache when it has the package (the repository
-          // installed it), else the registry.
-          await run(
-            'npm',
-            command.args[0] === 'install'
-              ? [...command.args, '--prefer-offline', '--no-audit', '--no-fund']
-              : [...command.args],
-            { cwd: app, env },
-          );
-          return;
-        case 'install':
-          // The registry's package is this tarball; its dependencies come from npm's cache
-          // when it has them, else from the registry.
-          await run('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund'], {
-            cwd: app,
-            env,
-          });
-          return;
-        case 'broker':
-          replaced.push(command.line);
-          return;
-        case 'node': {
-          const code = files.get(command.file);
-          expect(code, `the guide's block marked file: ${command.file}`).toBeDefined();
-          if (!written.has(command.file)) await writeFile(join(app, command.file), code ?? '');
-          written.add(command.file);
-          const [program, args] =
-            command.runner === 'node'
-              ? [process.execPath, [command.file]]
-              : ['npx', ['--no-install', 'tsx', command.file]];
-          const { stdout, stderr } = await run(program, args, { cwd: app, env });
-          expect(stderr, `${command.file} writes no errors`).toBe('');
-          expect(stdout, `what ${command.file} prints`).toBe(command.output);
-          printed.set(command.file, stdout.trimEnd().split('\n'));
+      const carryOut = async (command: GuideCommand): Promise<void> => {
+        switch (command.kind) {
+          case 'folder':
+            await mkdir(join(app, command.name));
+            app = join(app, command.name);
+            return;
+          case 'npm':
+            // As written; an install takes npm's cache when it has the package (the repository
+            // installed it), else the registry.
+            await run(
+              'npm',
+              command.args[0] === 'install'
+                ? [...command.args, '--prefer-offline', '--no-audit', '--no-fund']
+                : [...command.args],
+              { cwd: app, env },
+            );
+            return;
+          case 'install':
+            // The registry's package is this tarball; its dependencies come from npm's cache
+            // when it has them, else from the registry.
+            await run('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund'], {
+              cwd: app,
+              env,
+            });
+            return;
+          case 'broker':
+            replaced.push(command.line);
+            return;
+          case 'node': {
+            const code = files.get(command.file);
+            expect(code, `the guide's block marked file: ${command.file}`).toBeDefined();
+            if (!written.has(command.file)) await writeFile(join(app, command.file), code ?? '');
+            written.add(command.file);
+            const [program, args] =
+              command.runner === 'node'
+                ? [process.execPath, [command.file]]
+                : ['npx', ['--no-install', 'tsx', command.file]];
+            const { stdout, stderr } = await run(program, args, { cwd: app, env });
+            expect(stderr, `${command.file} writes no errors`).toBe('');
+            expect(stdout, `what ${command.file} prints`).toBe(command.output);
+            printed.set(command.file, stdout.trimEnd().split('\n'));
+          }
         }
       };
       for (const command of commands) await carryOut(command);
 
-    expect(written).toEqual(new Set(files.keys()));
-    expect(app, 'the guide makes its own folder').not.toBe(start);
-    expect(replaced.every((line) => line.startsWith('docker '))).toBe(true);
-    expect(replaced).not.toEqual([]);
-    const installed = JSON.parse(
-      await readFile(join(app, 'node_modules', 'stream-windows', 'package.json'), 'utf8'),
-    ) as { name: string };
-    expect(installed.name).toBe('stream-windows');
+      expect(written).toEqual(new Set(files.keys()));
+      expect(app, 'the guide makes its own folder').not.toBe(start);
+      expect(replaced.every((line) => line.startsWith('docker '))).toBe(true);
+      expect(replaced).not.toEqual([]);
+      const installed = JSON.parse(
+        await readFile(join(app, 'node_modules', 'stream-windows', 'package.json'), 'utf8'),
+      ) as { name: string };
+      expect(installed.name).toBe('stream-windows');
 
       // The job's results are what the events say.
       const readings = (printed.get('write-events.mjs') ?? []).map(

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { aggregate, ConfigError, jsonMessage } from '../../src/index.js';
 import { rabbitForTests, publishAll, uniqueStream } from '../support/brokers/rabbitmq.js';
 import { stockForTests } from '../support/clients/stock-client.js';
+import { bound } from '../support/timing.js';
 
 const real = rabbitForTests();
 const stock = stockForTests();
@@ -61,96 +62,112 @@ async function within<T>(ms: number, work: (signal: AbortSignal) => Promise<T>):
 }
 
 describe('RabbitMQ 4.0.5 and stream names (the stock client)', () => {
-  it('serves 233 characters on vhost /, and creates 234 (ASCII or é) that it never serves (no leader)', async () => {
-    const served = [await stockCreate(named(233)), await stockCreate(named(233, 'é'))];
-    const broken = [await stockCreate(named(234)), await stockCreate(named(234, 'é'))];
-    // Created, answered ok, then its writer fails (enametoolong): no leader, for good.
-    for (const name of broken) {
-      await expect.poll(() => metadataOf(name), { timeout: 20_000 }).toBe('no leader');
-    }
-    // Made before those, which failed since: these are served. Characters (graphemes), not
-    // bytes: 233 é are 466 bytes.
-    for (const name of served) expect(await metadataOf(name)).toBe('served');
-  }, 60_000);
+  it(
+    'serves 233 characters on vhost /, and creates 234 (ASCII or é) that it never serves (no leader)',
+    async () => {
+      const served = [await stockCreate(named(233)), await stockCreate(named(233, 'é'))];
+      const broken = [await stockCreate(named(234)), await stockCreate(named(234, 'é'))];
+      // Created, answered ok, then its writer fails (enametoolong): no leader, for good.
+      for (const name of broken) {
+        await expect.poll(() => metadataOf(name), { timeout: bound(20_000) }).toBe('no leader');
+      }
+      // Made before those, which failed since: these are served. Characters (graphemes), not
+      // bytes: 233 é are 466 bytes.
+      for (const name of served) expect(await metadataOf(name)).toBe('served');
+    },
+    bound(60_000),
+  );
 
-  it("refuses an empty name and one starting with 'amq.' (precondition failed), and drops CR and LF", async () => {
-    await expect(stock.client.createStream({ stream: '', arguments: {} })).rejects.toThrow(
-      'code 17',
-    );
-    await expect(
-      stock.client.createStream({ stream: named(20).replace('names', 'amq.n'), arguments: {} }),
-    ).rejects.toThrow('code 17');
-    const name = named(20);
-    await stock.client.createStream({
-      stream: `${name.slice(0, 10)}\n${name.slice(10)}`,
-      arguments: {},
-    });
-    stockStreams.push(name);
-    expect(await metadataOf(name)).toBe('served');
-  }, 60_000);
+  it(
+    "refuses an empty name and one starting with 'amq.' (precondition failed), and drops CR and LF",
+    async () => {
+      await expect(stock.client.createStream({ stream: '', arguments: {} })).rejects.toThrow(
+        'code 17',
+      );
+      await expect(
+        stock.client.createStream({ stream: named(20).replace('names', 'amq.n'), arguments: {} }),
+      ).rejects.toThrow('code 17');
+      const name = named(20);
+      await stock.client.createStream({
+        stream: `${name.slice(0, 10)}\n${name.slice(10)}`,
+        arguments: {},
+      });
+      stockStreams.push(name);
+      expect(await metadataOf(name)).toBe('served');
+    },
+    bound(60_000),
+  );
 });
 
 describe('our entry points and a name RabbitMQ would not serve', () => {
-  it('refuse it with a ConfigError before anything is sent: no stream is created', async () => {
-    const { rabbit } = real;
-    const names = [named(234), named(255), named(260), named(128, 'é')];
-    for (const name of names) {
-      await expect(rabbit.createStream(name)).rejects.toThrow(ConfigError);
-      expect(await metadataOf(name)).toBe('absent');
-    }
-    await expect(rabbit.createStream(named(260))).rejects.toThrow(
-      /^stream must be at most 233 UTF-8 bytes \(on vhost '\/': .*\), not 260, given: 'names-/,
-    );
-    const tooLong = named(234);
-    for (const call of [
-      () => rabbit.deleteStream(tooLong),
-      () => rabbit.members(tooLong),
-      () => rabbit.partitions(tooLong),
-      () => rabbit.bindingRoute(tooLong, 'k'),
-      () => rabbit.deleteSuperStream(tooLong),
-    ]) {
-      await expect(call()).rejects.toThrow(ConfigError);
-    }
-    expect(() => rabbit.superStreamSource(tooLong)).toThrow(ConfigError);
-    expect(() => rabbit.target(tooLong, { producer: 'p' })).toThrow(ConfigError);
-    expect(() => rabbit.producer(tooLong)).toThrow(ConfigError);
-    expect(() => rabbit.source(tooLong)).toThrow(ConfigError);
-    // Each partition `<name>-<key>` must fit: 232 + '-0' does not; none is created.
-    const superStream = named(232);
-    await expect(rabbit.createSuperStream(superStream, { partitions: 2 })).rejects.toThrow(
-      /^partition must be at most 233 UTF-8 bytes .*not 234/,
-    );
-    expect(await metadataOf(`${superStream}-0`)).toBe('absent');
-    await expect(rabbit.partitions(superStream)).rejects.toMatchObject({ responseCode: 2 });
-  }, 60_000);
+  it(
+    'refuse it with a ConfigError before anything is sent: no stream is created',
+    async () => {
+      const { rabbit } = real;
+      const names = [named(234), named(255), named(260), named(128, 'é')];
+      for (const name of names) {
+        await expect(rabbit.createStream(name)).rejects.toThrow(ConfigError);
+        expect(await metadataOf(name)).toBe('absent');
+      }
+      await expect(rabbit.createStream(named(260))).rejects.toThrow(
+        /^stream must be at most 233 UTF-8 bytes \(on vhost '\/': .*\), not 260, given: 'names-/,
+      );
+      const tooLong = named(234);
+      for (const call of [
+        () => rabbit.deleteStream(tooLong),
+        () => rabbit.members(tooLong),
+        () => rabbit.partitions(tooLong),
+        () => rabbit.bindingRoute(tooLong, 'k'),
+        () => rabbit.deleteSuperStream(tooLong),
+      ]) {
+        await expect(call()).rejects.toThrow(ConfigError);
+      }
+      expect(() => rabbit.superStreamSource(tooLong)).toThrow(ConfigError);
+      expect(() => rabbit.target(tooLong, { producer: 'p' })).toThrow(ConfigError);
+      expect(() => rabbit.producer(tooLong)).toThrow(ConfigError);
+      expect(() => rabbit.source(tooLong)).toThrow(ConfigError);
+      // Each partition `<name>-<key>` must fit: 232 + '-0' does not; none is created.
+      const superStream = named(232);
+      await expect(rabbit.createSuperStream(superStream, { partitions: 2 })).rejects.toThrow(
+        /^partition must be at most 233 UTF-8 bytes .*not 234/,
+      );
+      expect(await metadataOf(`${superStream}-0`)).toBe('absent');
+      await expect(rabbit.partitions(superStream)).rejects.toMatchObject({ responseCode: 2 });
+    },
+    bound(60_000),
+  );
 
-  it('fail a job on such a source or target, and a producer, at once instead of restarting for ever', async () => {
-    const { rabbit } = real;
-    // A stream left by an older version, which created it: it has no leader, for good.
-    const broken = await stockCreate(named(240));
-    await expect.poll(() => metadataOf(broken), { timeout: 20_000 }).toBe('no leader');
-    const good = await real.newStream('names-good');
-    await publishAll(rabbit, good, [jsonMessage({ n: 1 })]);
-    const out = await real.newStream('names-out');
+  it(
+    'fail a job on such a source or target, and a producer, at once instead of restarting for ever',
+    async () => {
+      const { rabbit } = real;
+      // A stream left by an older version, which created it: it has no leader, for good.
+      const broken = await stockCreate(named(240));
+      await expect.poll(() => metadataOf(broken), { timeout: bound(20_000) }).toBe('no leader');
+      const good = await real.newStream('names-good');
+      await publishAll(rabbit, good, [jsonMessage({ n: 1 })]);
+      const out = await real.newStream('names-out');
 
-    const job = (source: string, target: string) => (signal: AbortSignal) =>
-      aggregate<{ n: number }>(rabbit.source(source))
-        .count(1)
-        .reduce((total, { n }) => total + n, 0)
-        .to(rabbit.target(target, { producer: 'names-job' }))
-        .run({ untilCaughtUp: true, signal });
-    await expect(within(20_000, job(broken, out))).rejects.toThrow(ConfigError);
-    await expect(within(20_000, job(good, broken))).rejects.toThrow(ConfigError);
-    await expect(
-      within(20_000, async () => {
-        const producer = rabbit.producer(broken);
-        try {
-          return await producer.send({ n: 1 });
-        } finally {
-          await producer.close();
-        }
-      }),
-    ).rejects.toThrow(ConfigError);
-    expect(await metadataOf(out)).toBe('served');
-  }, 120_000);
+      const job = (source: string, target: string) => (signal: AbortSignal) =>
+        aggregate<{ n: number }>(rabbit.source(source))
+          .count(1)
+          .reduce((total, { n }) => total + n, 0)
+          .to(rabbit.target(target, { producer: 'names-job' }))
+          .run({ untilCaughtUp: true, signal });
+      await expect(within(20_000, job(broken, out))).rejects.toThrow(ConfigError);
+      await expect(within(20_000, job(good, broken))).rejects.toThrow(ConfigError);
+      await expect(
+        within(20_000, async () => {
+          const producer = rabbit.producer(broken);
+          try {
+            return await producer.send({ n: 1 });
+          } finally {
+            await producer.close();
+          }
+        }),
+      ).rejects.toThrow(ConfigError);
+      expect(await metadataOf(out)).toBe('served');
+    },
+    bound(120_000),
+  );
 });
