@@ -1,3 +1,4 @@
+import { skipCommand } from '../engine/skip-request.js';
 import { partitionProducer } from '../partitioning/partitioned-runner.js';
 import { connect, type RabbitMQ } from '../rabbitmq/connection.js';
 import { nodeName } from '../rabbitmq/cluster/stream-members.js';
@@ -151,8 +152,7 @@ time, measured as for a job. Needs the 'pg' package (an optional peer dependency
       const next =
         skipRequested === stoppedAt
           ? 'a skip is requested: the next start dead-letters it'
-          : `after a look at it, 'stream-windows skip --source ${status.source} --target ` +
-            `${status.target} --producer ${status.producer} --offset ${stoppedAt}' steps over it`;
+          : `after a look at it, '${skipCommand(status.source, status.target, status.producer, stoppedAt)}' steps over it`;
       lines.push(
         style.red(
           `${status.producer} stopped at offset ${stoppedAt} of ${status.source}, a message it ` +

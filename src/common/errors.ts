@@ -91,12 +91,18 @@ export class ProcessingError extends StreamWindowsError {
      * failure that depends on the job's state, its whole step or its setup.
      */
     readonly skippable = false,
+    /**
+     * The `stream-windows skip` command that steps the job over this message, set on the error
+     * a job stops with when the skip can be asked for (and then named by the message too).
+     */
+    readonly skipCommand?: string,
   ) {
     super(
-      `${stage} failed for message at offset ${offset} of stream '${stream}': ${describe(cause)}`,
-      {
-        cause,
-      },
+      `${stage} failed for message at offset ${offset} of stream '${stream}': ${describe(cause)}` +
+        (skipCommand === undefined
+          ? ''
+          : `; once it is known to be bad input, '${skipCommand}' lets the next start dead-letter it`),
+      { cause },
     );
   }
 }

@@ -20,7 +20,7 @@ import type { StepResult } from '../result-format/step-result.js';
 import type { ProcessorConfig } from './processor-factory.js';
 import { ResumePoint } from './resume/resume-point.js';
 import type { JobDefinitionCheck } from './resume/definition-check.js';
-import { skipReference, stopReference } from './skip-request.js';
+import { skipCommand, skipReference, stopReference } from './skip-request.js';
 
 /**
  * The result type of a job, for typing what reads its target:
@@ -204,9 +204,9 @@ export class Runner<T, A, R> {
     } catch (error) {
       failure = error;
       if (error instanceof ProcessingError && this.config.processor.onError === 'stop') {
-        await this.recordStop(error);
+        failure = await this.recordStop(error);
       }
-      throw error;
+      throw failure;
     } finally {
       await this.releaseTarget();
       this.events.emit('stopped', { summary: { ...counters }, error: failure });
@@ -260,9 +260,10 @@ export class Runner<T, A, R> {
    * Records on the source where a message stopped the job under 'stop', for `stream-windows
    * status` and `skip`, and says how to step over it. Only a stop the error says is skippable
    * is recorded (so `skip` refuses any other), and none of a job writing to a super stream:
-   * `skip` names one target stream. Best effort: the stop itself is what the caller gets.
+   * `skip` names one target stream. Best effort: the stop itself is what the caller gets,
+   * naming the skip command when the skip can be asked for.
    */
-  private async recordStop(error: ProcessingError): Promise<void> {
+  private async recordStop(error: ProcessingError): Promise<ProcessingError> {
     const { source, target, logger } = this.config;
     const where = { ...this.where(), offset: String(error.offset), stage: error.stage };
     if (!error.skippable) {
@@ -271,7 +272,7 @@ export class Runner<T, A, R> {
         `a ${error.stage} failure stopped the job at offset ${error.offset}: it depends on more ` +
           `than the message alone (the job's state, its whole step or its setup), so it cannot be skipped; fix the job`,
       );
-      return;
+      return error;
     }
     if (!this.skipSupported) {
       logger.error(
@@ -279,20 +280,22 @@ export class Runner<T, A, R> {
         `message ${error.offset} of '${source.stream}' stopped the job (${error.stage}); ` +
           `'stream-windows skip' does not step over a message for a job writing to a super stream`,
       );
-      return;
+      return error;
     }
     try {
       await source.storeOffset?.(stopReference(target.stream, target.producer), error.offset);
     } catch (cause) {
       logger.warn({ ...where, err: cause }, 'the offset that stopped the job was not recorded');
     }
+    const command = skipCommand(source.stream, target.stream, target.producer, error.offset);
     logger.error(
       where,
       `message ${error.offset} of '${source.stream}' stopped the job (${error.stage}); once it ` +
-        `is known to be bad input, 'stream-windows skip --source ${source.stream} --target ` +
-        `${target.stream} --producer ${target.producer} --offset ${error.offset}' lets the ` +
-        `next start dead-letter it`,
+        `is known to be bad input, '${command}' lets the next start dead-letter it`,
     );
+    // The error the caller gets names the command too: the default logger says nothing.
+    const { stream, offset, stage, cause, skippable } = error;
+    return new ProcessingError(stream, offset, stage, cause, skippable, command);
   }
 
   /** `stream-windows skip` names one target stream: a super stream's job has none. */

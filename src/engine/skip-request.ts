@@ -20,6 +20,28 @@ export function skipReference(target: string, producer: string): string {
   return trackingReference('skip', target, producer);
 }
 
+/**
+ * The command an operator runs to step the job of producer `producer` on `target` over
+ * message `offset` of `source`: named by the error the job stops with, its log line and
+ * `stream-windows status`, all from here.
+ */
+export function skipCommand(
+  source: string,
+  target: string,
+  producer: string,
+  offset: bigint,
+): string {
+  return (
+    `stream-windows skip --source ${shellWord(source)} --target ${shellWord(target)} ` +
+    `--producer ${shellWord(producer)} --offset ${offset}`
+  );
+}
+
+/** `word` as one shell word: quoted only when it holds more than plain name characters. */
+function shellWord(word: string): string {
+  return /^[\w.:@%+=,/-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
 /** The reference under which a job records the offset of the message that stopped it. */
 export function stopReference(target: string, producer: string): string {
   return trackingReference('stop', target, producer);

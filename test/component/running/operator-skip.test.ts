@@ -189,6 +189,7 @@ describe('the stops a skip can step over', () => {
     const stop = await runJob(job);
     expect(await recordedStop(broker)).toBeUndefined();
     expect(stop).toMatchObject({ offset: 1n, stage: 'reduce', skippable: false });
+    expect(stop).toHaveProperty('skipCommand', undefined);
     expect(logger.lines.some(([, , message]) => message.includes('stream-windows skip --'))).toBe(
       false,
     );
@@ -223,6 +224,20 @@ describe('the stops a skip can step over', () => {
     expect(await recordedStop(broker)).toBe(1n);
   });
 
+  it('should name the skip command in the error the job stops with, which the default logger does not print', async () => {
+    const broker = brokerWith([{ n: 0 }, null]);
+    const job = aggregate<{ n: number }>(broker.source('source'))
+      .count(2)
+      .reduce((sum, v) => sum + v.n, 0)
+      .to(broker.target('target', { producer: 'p' }), { retryDelayMs: 0 });
+    const stop = await runJob(job);
+    const command = 'stream-windows skip --source source --target target --producer p --offset 1';
+    expect(stop).toMatchObject({ name: 'ProcessingError', skipCommand: command });
+    expect((stop as Error).message).toContain(
+      `; once it is known to be bad input, '${command}' lets the next start dead-letter it`,
+    );
+  });
+
   it('should neither record nor offer a skip for a job writing to a super stream', async () => {
     const broker = brokerWith([{ n: 0 }, null]);
     broker.createSuperStream('totals', { partitions: 2 });
@@ -235,7 +250,9 @@ describe('the stops a skip can step over', () => {
       .count(2)
       .reduce((sum, v) => sum + v.n, 0)
       .to(target, { route: () => 'k', retryDelayMs: 0, logger });
-    expect(await runJob(job)).toMatchObject({ offset: 1n, stage: 'decode' });
+    const stop = await runJob(job);
+    expect(stop).toMatchObject({ offset: 1n, stage: 'decode' });
+    expect(stop).toHaveProperty('skipCommand', undefined);
     expect(
       await broker.source('source').storedOffset(stopReference('totals', 'p')),
     ).toBeUndefined();
