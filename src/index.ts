@@ -182,6 +182,7 @@ export {
   ClientInternalsError,
   PartitionWorkerError,
   SinkError,
+  SinkTableError,
   isRetriable,
   type ProcessingStage,
   type SinkStage,
