@@ -183,6 +183,7 @@ export {
   ClientInternalsError,
   PartitionWorkerError,
   SinkError,
+  SinkTableError,
   isRetriable,
   type ProcessingStage,
   type SinkStage,

@@ -685,3 +685,29 @@ export class SinkError extends StreamWindowsError {
     );
   }
 }
+
+/**
+ * A table a database sink writes does not have the shape the sink writes in: missing (and not
+ * one the sink can create), a column missing or of another type, or no unique key on the
+ * columns its upserts conflict on. Found when the sink starts, before any batch: the cause of
+ * a `SinkError` at stage 'prepare' (not retried).
+ */
+export class SinkTableError extends StreamWindowsError {
+  override readonly name = 'SinkTableError';
+  override readonly code = 'SINK_TABLE_MISMATCH';
+  constructor(
+    /** The table, as the sink's option names it. */
+    readonly table: string,
+    /** The column at fault (columns, comma-separated, for a unique key); undefined for the table itself. */
+    readonly column: string | undefined,
+    /** What the sink needs there (a type, a unique key, the table). */
+    readonly expected: string,
+    /** What the database has there. */
+    readonly found: string,
+  ) {
+    super(
+      `table '${table}'${column === undefined ? '' : ` column '${column}'`}: ` +
+        `expected ${expected}, found ${found}`,
+    );
+  }
+}

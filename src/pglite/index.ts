@@ -8,6 +8,12 @@ import { isRetriableSqlState } from '../sink/retriable-sqlstate.js';
 /**
  * A sink database over a PGlite instance. The instance stays the caller's: `close()` leaves it
  * open (close it yourself when done with it).
+ *
+ * In memory (`new PGlite()`) nothing outlives the process. With a data directory on disk
+ * (`new PGlite('./data')`) one process at a time may open it (PGlite takes no lock: two
+ * processes corrupt it). A killed process loses nothing committed (tested: 21 SIGKILLs, the
+ * tables exact), but PGlite runs PostgreSQL with fsync off, so a crash of the machine may lose
+ * committed transactions: use `stream-windows/postgres` for data that must outlive it.
  */
 export function pglite(db: PGlite): SinkDatabase {
   return {

@@ -13,6 +13,11 @@ import { isLostConnection } from './lost-connection.js';
  * connection broke. Given a pool, `close()` leaves it open (it is the caller's); given a
  * configuration, the adapter makes the pool and `close()` ends it.
  *
+ * Either way the adapter listens to the pool's `'error'` event, which `pg` emits when an idle
+ * connection breaks (a server restart, `pg_terminate_backend`, SQLSTATE 57P01) and which would
+ * end the process with no listener: a running sink logs it (warn) and its next transaction
+ * connects anew. Listeners of your own on the pool are called as before.
+ *
  * Timeouts are the pool's: `statement_timeout` (the server ends a statement running longer,
  * SQLSTATE 57014, not retriable), `idle_in_transaction_session_timeout`,
  * `connectionTimeoutMillis` (a connection not made in time: retriable), and on PostgreSQL 17
@@ -31,10 +36,7 @@ export function postgres(poolOrConfig: Pool | PoolConfig): SinkDatabase {
   }
   const owned = !isPool(poolOrConfig);
   const pool = isPool(poolOrConfig) ? poolOrConfig : new pg.Pool(poolOrConfig);
-  // An idle client whose connection breaks (a server restart) is dropped by the pool, which
-  // then emits 'error': without a listener that would end the process. The next transaction
-  // connects anew. (A pool given by the caller is the caller's to listen to.)
-  if (owned) pool.on('error', () => undefined);
+  const idleErrors = idleErrorsOf(pool);
   // Clients in a transaction now: close() ends them, or a statement the server never answers
   // would hold the pool's end() (and the process) forever.
   const inUse = new Set<PoolClient>();
@@ -52,6 +54,10 @@ export function postgres(poolOrConfig: Pool | PoolConfig): SinkDatabase {
     isRetriable: (error) =>
       isRetriableSqlState((error as { code?: unknown } | null | undefined)?.code) ||
       isLostConnection(error),
+    onIdleError: (listener) => {
+      idleErrors.add(listener);
+      return () => idleErrors.delete(listener);
+    },
     close: () => {
       // A client with a statement under way is disconnected at once (pg's end() destroys its
       // socket): its transaction rolls back on the server, and its work rejects.
@@ -61,6 +67,29 @@ export function postgres(poolOrConfig: Pool | PoolConfig): SinkDatabase {
       return closing;
     },
   };
+}
+
+/** The listeners of each pool's idle errors: one 'error' listener per pool, however many adapters. */
+const listened = new WeakMap<Pool, Set<(error: Error) => void>>();
+
+/**
+ * The listeners told of `pool`'s 'error' events, the pool listened to once. An idle client whose
+ * connection breaks (a server restart, `pg_terminate_backend`) is dropped by the pool, which then
+ * emits 'error': with no listener, Node would end the process. Ours, added beside any of the
+ * caller's (each is called), tells the running sinks; the next transaction connects anew. It
+ * stays on a caller's pool after close(), where an unheard error would still end the process.
+ */
+function idleErrorsOf(pool: Pool): Set<(error: Error) => void> {
+  let listeners = listened.get(pool);
+  if (listeners === undefined) {
+    const set = new Set<(error: Error) => void>();
+    pool.on('error', (error) => {
+      for (const listener of set) listener(error);
+    });
+    listened.set(pool, set);
+    listeners = set;
+  }
+  return listeners;
 }
 
 function isPool(value: Pool | PoolConfig): value is Pool {

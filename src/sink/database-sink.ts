@@ -74,7 +74,10 @@ export interface DatabaseSinkOptions<V> {
    * checkpoint past it, and applies the rest of its batch.
    */
   readonly onError?: 'stop' | { readonly deadLetterTable: string };
-  /** Where the sink logs its retries and its stop (pino's shape); default silent. */
+  /**
+   * Where the sink logs its retries, its stop and the idle connections the database ended
+   * (pino's shape); default silent.
+   */
   readonly logger?: Logger;
 }
 
@@ -278,6 +281,12 @@ export class DatabaseSink<V> {
       ...(options.signal === undefined ? [] : [options.signal]),
     ]);
     let failure: unknown;
+    const stopHearing = this.options.database.onIdleError?.((error) => {
+      this.logger.warn(
+        { err: error, sink: this.name },
+        `sink '${this.name}': the database ended an idle connection; the next transaction connects anew`,
+      );
+    });
     try {
       const sources = await this.streams();
       const tables = this.tablesOnce();
@@ -299,6 +308,7 @@ export class DatabaseSink<V> {
       this.logger.error({ err: error, sink: this.name }, `sink '${this.name}' stopped on an error`);
       throw error;
     } finally {
+      stopHearing?.();
       // A super stream's consumer groups are left whatever ended the run (a partitioned job's
       // rule): a stopped instance must not stay a member the broker could activate.
       const { source } = this.options;

@@ -42,10 +42,11 @@ export function latestState<R = unknown>(
   const sides = resultSideTables(options);
   return {
     decode: messageDecoder<DecodedResult<R>>('result'),
+    prepare: (tx) => sides.prepare(tx),
     async apply(tx, batch) {
       const rows = batch.messages.flatMap(({ value }) => value.outputs.map(row));
       await upsertRows(tx, { table, conflict: key, guard: version }, rows);
-      await sides(tx, batch);
+      await sides.write(tx, batch);
     },
   };
 }

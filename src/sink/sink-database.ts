@@ -15,6 +15,12 @@ export interface SinkDatabase {
   isRetriable(error: unknown): boolean;
   /** Releases what the adapter opened itself; one given to it by the user stays open. */
   close(): Promise<void>;
+  /**
+   * Tells `listener` of the errors the database raises outside any transaction (an idle
+   * connection the server ended: a restart, `pg_terminate_backend`); returns the function that
+   * stops telling it. Optional: a running sink logs them (warn).
+   */
+  onIdleError?(listener: (error: Error) => void): () => void;
 }
 
 /** The statements of one transaction. */

@@ -33,6 +33,7 @@ const INSTANCES: Readonly<Record<string, () => main.StreamWindowsError>> = {
   NotAResultError: () => new main.NotAResultError('s', 1n, 'x'),
   PartitionWorkerError: () => new main.PartitionWorkerError(1, 2, 's', new Error('x')),
   SinkError: () => new main.SinkError('k', 's', 1n, 2n, 'apply', false, new Error('x')),
+  SinkTableError: () => new main.SinkTableError('t', 'c', 'type bigint', 'type text'),
   CodecError: () => new main.CodecError('x', 0),
   StreamNotFoundError: () => new memory.StreamNotFoundError('s'),
   SingleActiveMemberLostError: () =>
