@@ -10,14 +10,15 @@ export const PROPERTY_RUNS = Number(process.env.PROPERTY_RUNS ?? 200);
 export const PROPERTY_TIMEOUT_MS = 300_000;
 
 /**
- * fast-check parameters for a property: `PROPERTY_RUNS` runs, and a fixed seed when
- * `PROPERTY_SEED` is set (mutation testing pins it, so each mutant meets the same cases).
+ * fast-check parameters for a property: `PROPERTY_RUNS` runs (or `ownRuns`, those of a costly
+ * property, unless `PROPERTY_RUNS` is set), and a fixed seed when `PROPERTY_SEED` is set
+ * (mutation testing sets both, so each mutant meets the same few cases).
  */
-export function propertyParameters(): { numRuns: number; seed?: number } {
+export function propertyParameters(ownRuns?: number): { numRuns: number; seed?: number } {
+  const numRuns =
+    process.env.PROPERTY_RUNS === undefined ? (ownRuns ?? PROPERTY_RUNS) : PROPERTY_RUNS;
   const seed = process.env.PROPERTY_SEED;
-  return seed === undefined
-    ? { numRuns: PROPERTY_RUNS }
-    : { numRuns: PROPERTY_RUNS, seed: Number(seed) };
+  return seed === undefined ? { numRuns } : { numRuns, seed: Number(seed) };
 }
 
 export class Coverage {
