@@ -336,6 +336,34 @@ describe('databaseSink: bad input and database errors', () => {
     expect(await tableOf(table)).toEqual(expected([1, 2, 3, 4, 5, -6, 7, 8]));
   });
 
+  it("stops at stage 'checkpoint' when the checkpoint cannot be written, nothing of the batch applied", async () => {
+    const table = await freshTable();
+    const broker = brokerWith([1, 2]);
+    const inner = pglite(db);
+    const database: SinkDatabase = {
+      ...inner,
+      transaction: (work) =>
+        inner.transaction((tx) =>
+          work({
+            query: (sql, params) =>
+              sql.startsWith('UPDATE')
+                ? Promise.reject(sqlError('42501', 'permission denied'))
+                : tx.query(sql, params),
+          }),
+        ),
+    };
+    const sink = sinkInto(table, { source: broker.source('in'), database });
+    await expect(sink.run({ untilCaughtUp: true })).rejects.toMatchObject({
+      name: 'SinkError',
+      stream: 'in',
+      firstOffset: 0n,
+      lastOffset: 1n,
+      stage: 'checkpoint',
+      retriable: false,
+    });
+    expect(await tableOf(table)).toEqual([]);
+  });
+
   it('stops on a message that does not decode, at its offset, the batch before it applied', async () => {
     const table = await freshTable();
     const broker = brokerWith([1, 2]);
