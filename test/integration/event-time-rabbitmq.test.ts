@@ -159,7 +159,7 @@ class CrashingTarget {
 /**
  * Runs a fresh job on RabbitMQ once per crash, with that crash armed, then once without (as
  * restarts after crashes would), and returns the target's messages. Counts in `coverage` the
- * crashes that fired, of each kind, and the runs where a restart found a stored result and
+ * runs where a crash of each kind fired, and those where a restart found a stored result and
  * where one re-read offsets before that result (windows were open there).
  */
 async function onRabbit(
@@ -170,6 +170,7 @@ async function onRabbit(
   coverage: Coverage,
 ): Promise<Buffer[]> {
   const figures = { resumedAfterResult: false, reReadBeforeLast: false, crashed: false };
+  const kindsFired = new Set<CrashKind>();
   const bytes = await targetAfterJob(real.rabbit, streams, caseMessages(c.messages), async () => {
     for (const crash of [...crashes, undefined]) {
       const inner = real.rabbit.target(streams.target, { producer: PRODUCER });
@@ -193,12 +194,13 @@ async function onRabbit(
       }
       if (crash !== undefined && crashing.fired) {
         coverage.count('crashes fired');
-        coverage.count(`${crash.kind} fired`);
+        kindsFired.add(crash.kind);
         figures.crashed = true;
       }
     }
   });
   coverage.count('runs where a crash fired', figures.crashed);
+  for (const kind of kindsFired) coverage.count(`runs where ${kind} fired`);
   coverage.count('runs resuming after a stored result', figures.resumedAfterResult);
   coverage.count('runs restarting before their last result', figures.reReadBeforeLast);
   return bytes;
@@ -251,8 +253,8 @@ describe('event-time windows on RabbitMQ through crashes', () => {
       );
       // Cut short by the time limit, a property passes on the runs it made: enough of them.
       expect(coverage.runsMade).toBeGreaterThanOrEqual(RUNS / 2);
-      coverage.expectSeen(crashKinds.map((kind) => `${kind} fired`));
       coverage.expectRates({
+        ...Object.fromEntries(crashKinds.map((kind) => [`runs where ${kind} fired`, 0.45])),
         'runs where a crash fired': 0.8,
         'runs with 2 results or more': 0.85,
         'runs resuming after a stored result': 0.75,

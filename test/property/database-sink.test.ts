@@ -22,7 +22,11 @@ import { lateReadingsArb } from '../support/arbitraries/late-readings-arbitrary.
 import { brokerWithReadings, totalOfReadings, type Reading } from '../support/jobs/memory-job.js';
 import type { SinkDatabase } from '../../src/sink/sink-database.js';
 import { pglite } from '../../src/pglite/index.js';
-import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/arbitraries/coverage.js';
+import {
+  Coverage,
+  PROPERTY_TIMEOUT_MS,
+  propertyParameters,
+} from '../support/arbitraries/coverage.js';
 import {
   appendJson,
   checkpointOf,
@@ -33,7 +37,7 @@ import {
 } from '../support/jobs/sink-fixture.js';
 
 /** Runs of the property: each starts up to a dozen sink instances on PGlite. */
-const RUNS = 100;
+const PARAMETERS = propertyParameters(100);
 
 interface Fault {
   /** The instance's batch transaction it hits (counted from 1). */
@@ -64,7 +68,7 @@ const scenarioArb = fc.record({
 });
 
 /** Runs of the window-outputs property: each runs a job first. */
-const RESULT_RUNS = 50;
+const RESULT_PARAMETERS = propertyParameters(50);
 
 /** Readings of three sensors over a few minutes, mostly in order, some late. */
 const readingsArb = lateReadingsArb(80);
@@ -75,11 +79,6 @@ const resultsScenarioArb = fc.record({
   batchSizes: fc.tuple(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 5 })),
   lives: fc.oneof(fc.tuple(lifeArb), fc.tuple(lifeArb, lifeArb)),
 });
-
-function seed(): { seed?: number } {
-  const given = process.env.PROPERTY_SEED;
-  return given === undefined ? {} : { seed: Number(given) };
-}
 
 const db = pgliteForTests();
 
@@ -197,14 +196,9 @@ describe('the database sink, effectively once', () => {
           expect(await checkpointOf(db, faulty, 'in')).toBe(BigInt(values.length - 1));
           await db.exec(`DROP TABLE ${reference}, ${reference}_sum, ${faulty}, ${faulty}_sum`);
         }),
-        {
-          numRuns: RUNS,
-          ...(process.env.PROPERTY_SEED === undefined
-            ? {}
-            : { seed: Number(process.env.PROPERTY_SEED) }),
-        },
+        PARAMETERS,
       );
-      expect(coverage.runsMade).toBe(RUNS);
+      expect(coverage.runsMade).toBe(PARAMETERS.numRuns);
       coverage.expectRates({
         'crash before the commit': 0.6,
         'crash after the commit': 0.8,
@@ -279,9 +273,9 @@ describe('the database sink, effectively once', () => {
           coverage.count('two instances at once', lives.length === 2);
           await db.exec(`DROP TABLE ${reference}, ${reference}_late, ${faulty}, ${faulty}_late`);
         }),
-        { numRuns: RESULT_RUNS, ...seed() },
+        RESULT_PARAMETERS,
       );
-      expect(coverage.runsMade).toBe(RESULT_RUNS);
+      expect(coverage.runsMade).toBe(RESULT_PARAMETERS.numRuns);
       coverage.expectRates({
         'crash before the commit': 0.3,
         'crash after the commit': 0.3,

@@ -7,7 +7,11 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pglite } from '../../src/pglite/index.js';
 import { upsertRows } from '../../src/sink/upsert.js';
-import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/arbitraries/coverage.js';
+import {
+  Coverage,
+  PROPERTY_TIMEOUT_MS,
+  propertyParameters,
+} from '../support/arbitraries/coverage.js';
 import { rows, startPglite } from '../support/jobs/sink-fixture.js';
 import { bound } from '../support/timing.js';
 
@@ -53,7 +57,7 @@ const versionArb: fc.Arbitrary<Version> = fc.oneof(
   fc.constant(null),
 );
 
-const RUNS = 150;
+const PARAMETERS = propertyParameters(150);
 
 describe('upsertRows with a version guard', () => {
   it("keeps version '10' over '9' in an integer column, in one batch as in two", async () => {
@@ -101,9 +105,9 @@ describe('upsertRows with a version guard', () => {
             expect(await tableAfter(parts)).toEqual(oneByOne);
           },
         ),
-        { numRuns: RUNS },
+        PARAMETERS,
       );
-      expect(coverage.runsMade).toBe(RUNS);
+      expect(coverage.runsMade).toBe(PARAMETERS.numRuns);
       coverage.expectRates({
         'one batch': 0.15,
         'a key with a text version and another version': 0.5,

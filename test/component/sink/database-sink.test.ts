@@ -146,6 +146,42 @@ describe('databaseSink: the checkpoint', () => {
     expect(await tableOf(table)).toEqual(expected([1, 2, 3, 4, 5, 6]));
   });
 
+  it('writes no dead letter again that another instance wrote at or below the checkpoint', async () => {
+    const table = await freshTable();
+    const broker = brokerWith([]);
+    broker.append('in', [sourceMessage('{"v":1}'), sourceMessage('not json')]);
+    const onError = { deadLetterTable: `${table}_dead` };
+    // Another instance applies offset 0 and dead-letters offset 1 between this one's start and
+    // its batch (0..1), which then finds the checkpoint at 1.
+    const inner = pglite(db);
+    let other: Promise<unknown> | undefined;
+    const database: SinkDatabase = {
+      ...inner,
+      transaction: async (work) => {
+        if (started.length > 0) {
+          other ??= sinkInto(table, { source: broker.source('in'), onError }).run({
+            untilCaughtUp: true,
+          });
+          await other;
+        }
+        return inner.transaction(work);
+      },
+    };
+    const sink = sinkInto(table, { source: broker.source('in'), database, onError });
+    const started = collect(sink, 'started');
+    const skipped = collect(sink, 'skipped');
+    const summary = await sink.run({ untilCaughtUp: true });
+    expect(summary).toMatchObject({ applied: 0, skipped: 2, deadLettered: 0, transactions: 1 });
+    expect(skipped).toEqual([
+      { stream: 'in', firstOffset: 0n, lastOffset: 1n, messages: 2, checkpoint: 1n },
+    ]);
+    expect(await tableOf(table)).toEqual(expected([1]));
+    expect(await rows(db, `SELECT "offset"::text AS offset, stage FROM ${table}_dead`)).toEqual([
+      { offset: '1', stage: 'decode' },
+    ]);
+    expect(await checkpointOf(db, table, 'in')).toBe(1n);
+  });
+
   it('applies every message once between two instances running at once', async () => {
     const table = await freshTable();
     const values = Array.from({ length: 60 }, (_, i) => i);
@@ -298,6 +334,34 @@ describe('databaseSink: bad input and database errors', () => {
     await db.exec(`ALTER TABLE ${table} DROP CONSTRAINT ${table}_v_check`);
     await sinkInto(table, { source: broker.source('in') }).run({ untilCaughtUp: true });
     expect(await tableOf(table)).toEqual(expected([1, 2, 3, 4, 5, -6, 7, 8]));
+  });
+
+  it("stops at stage 'checkpoint' when the checkpoint cannot be written, nothing of the batch applied", async () => {
+    const table = await freshTable();
+    const broker = brokerWith([1, 2]);
+    const inner = pglite(db);
+    const database: SinkDatabase = {
+      ...inner,
+      transaction: (work) =>
+        inner.transaction((tx) =>
+          work({
+            query: (sql, params) =>
+              sql.startsWith('UPDATE')
+                ? Promise.reject(sqlError('42501', 'permission denied'))
+                : tx.query(sql, params),
+          }),
+        ),
+    };
+    const sink = sinkInto(table, { source: broker.source('in'), database });
+    await expect(sink.run({ untilCaughtUp: true })).rejects.toMatchObject({
+      name: 'SinkError',
+      stream: 'in',
+      firstOffset: 0n,
+      lastOffset: 1n,
+      stage: 'checkpoint',
+      retriable: false,
+    });
+    expect(await tableOf(table)).toEqual([]);
   });
 
   it('stops on a message that does not decode, at its offset, the batch before it applied', async () => {

@@ -371,6 +371,73 @@ describe('processedIds', () => {
       { id: 'p5', amount: 8, o: '7' },
     ]);
   });
+
+  it("hands apply a batch of the new ids' first messages only, its offsets theirs, and no batch when none is new", async () => {
+    const broker = new MemoryBroker();
+    broker.createStream('payments');
+    // Batches of 3: {a, b, a}, {a, c, b} (only c is new), {b, a, c} (nothing new).
+    const ids = ['a', 'b', 'a', 'a', 'c', 'b', 'b', 'a', 'c'];
+    appendJson(
+      broker,
+      'payments',
+      ids.map((id) => ({ id })),
+      3,
+    );
+    const table = fresh('payments');
+    const seen: [bigint, bigint, bigint[]][] = [];
+    await databaseSink({
+      name: table,
+      source: broker.source('payments'),
+      database: pglite(db),
+      maxBatchMessages: 3,
+      into: processedIds<{ id: string }>({
+        table: `${table}_ids`,
+        id: (payment) => payment.id,
+        apply: (_tx, batch) => {
+          seen.push([batch.firstOffset, batch.lastOffset, batch.messages.map((m) => m.offset)]);
+          return Promise.resolve();
+        },
+      }),
+    }).run({ untilCaughtUp: true });
+    expect(seen).toEqual([
+      [0n, 1n, [0n, 1n]],
+      [4n, 4n, [4n]],
+    ]);
+    expect(await checkpointOf(db, table, 'payments')).toBe(8n);
+  });
+
+  it('stops on an id that is not a string, naming its offset, nothing of its batch applied', async () => {
+    const broker = new MemoryBroker();
+    broker.createStream('payments');
+    appendJson(broker, 'payments', [{ id: 'a' }, { id: 7 }], 1);
+    const table = fresh('payments');
+    const applied: bigint[] = [];
+    const run = databaseSink({
+      name: table,
+      source: broker.source('payments'),
+      database: pglite(db),
+      maxBatchMessages: 1,
+      into: processedIds<{ id: string }>({
+        table: `${table}_ids`,
+        id: (payment) => payment.id,
+        apply: (_tx, batch) => {
+          applied.push(...batch.messages.map((m) => m.offset));
+          return Promise.resolve();
+        },
+      }),
+    }).run({ untilCaughtUp: true });
+    await expect(run).rejects.toMatchObject({
+      name: 'SinkError',
+      stream: 'payments',
+      firstOffset: 1n,
+      lastOffset: 1n,
+      stage: 'apply',
+      retriable: false,
+      cause: { message: 'the id of the message at offset 1 is not a string' },
+    });
+    expect(applied).toEqual([0n]);
+    expect(await checkpointOf(db, table, 'payments')).toBe(0n);
+  });
 });
 
 describe('a super stream', () => {

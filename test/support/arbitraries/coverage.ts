@@ -11,14 +11,15 @@ export const PROPERTY_RUNS = Number(process.env.PROPERTY_RUNS ?? 200);
 export const PROPERTY_TIMEOUT_MS = bound(300_000);
 
 /**
- * fast-check parameters for a property: `PROPERTY_RUNS` runs, and a fixed seed when
- * `PROPERTY_SEED` is set (mutation testing pins it, so each mutant meets the same cases).
+ * fast-check parameters for a property: `PROPERTY_RUNS` runs (or `ownRuns`, those of a costly
+ * property, unless `PROPERTY_RUNS` is set), and a fixed seed when `PROPERTY_SEED` is set
+ * (mutation testing sets both, so each mutant meets the same few cases).
  */
-export function propertyParameters(): { numRuns: number; seed?: number } {
+export function propertyParameters(ownRuns?: number): { numRuns: number; seed?: number } {
+  const numRuns =
+    process.env.PROPERTY_RUNS === undefined ? (ownRuns ?? PROPERTY_RUNS) : PROPERTY_RUNS;
   const seed = process.env.PROPERTY_SEED;
-  return seed === undefined
-    ? { numRuns: PROPERTY_RUNS }
-    : { numRuns: PROPERTY_RUNS, seed: Number(seed) };
+  return seed === undefined ? { numRuns } : { numRuns, seed: Number(seed) };
 }
 
 export class Coverage {
@@ -55,22 +56,10 @@ export class Coverage {
   }
 
   /**
-   * Fails unless each of `labels` was counted at least once: for cases too rare per run for
-   * a rate's floor over the runs made (each fault point of a few costly runs, say).
-   */
-  expectSeen(labels: readonly string[]): void {
-    const unseen = labels.filter((label) => (this.counts.get(label) ?? 0) === 0);
-    expect(unseen, `cases never seen in '${this.property}'`).toEqual([]);
-  }
-
-  /**
    * Prints every figure, then fails unless each label of `rates` was counted at least its
-   * floor: `rate` is a conservative expectation of occurrences per run (above 1 for events
-   * that happen several times a run), and the floor is `rate * runs` less four standard
-   * deviations, so that chance alone does not fail a sound generator (binomial for a label
-   * counted at most once a run; twice the Poisson variance for one counted more often, as
-   * the counts of one run cluster), while one that stops producing a case, or produces it a
-   * fraction as often, does fail.
+   * floor (`coverageFloor`): `rate` is a conservative expectation of occurrences per run
+   * (above 1 for events that happen several times a run), so that a generator that stops
+   * producing a case, or produces it a fraction as often, fails, while chance alone does not.
    */
   expectRates(rates: Readonly<Record<string, number>>): void {
     const figures = [...new Set([...Object.keys(rates), ...this.counts.keys()])]
@@ -80,17 +69,32 @@ export class Coverage {
     const unmet = Object.entries(rates)
       .map(([label, rate]) => ({
         label,
-        floor: this.floor(label, rate),
+        floor: coverageFloor(rate, this.runs, !this.repeated.has(label)),
         seen: this.counts.get(label) ?? 0,
       }))
       .filter(({ floor, seen }) => seen < floor)
       .map(({ label, floor, seen }) => `${label}: ${seen} < ${floor}`);
     expect(unmet, `coverage floors not met in '${this.property}'`).toEqual([]);
   }
+}
 
-  private floor(label: string, rate: number): number {
-    const mean = rate * this.runs;
-    const variance = this.repeated.has(label) || rate > 1 ? 2 * mean : mean * (1 - rate);
-    return Math.max(0, Math.ceil(mean - 4 * Math.sqrt(variance)));
-  }
+/**
+ * One-sided chance, beyond four standard deviations, that a floor fails a sound generator.
+ */
+const RISK = 3.2e-5;
+
+/**
+ * The least count of a label expected `rate` times a run that chance alone does not go below
+ * over `runs` runs: the expected count less four standard deviations (binomial for a label
+ * counted at most once a run; twice the Poisson variance for one counted more often, as the
+ * counts of one run cluster). A case too rare for that to demand anything is still demanded
+ * once when never meeting it over the runs is as unlikely, and not at all when it is not (a
+ * rare case over the few runs of a mutation test), so that a floor never exceeds what the
+ * runs made can promise.
+ */
+export function coverageFloor(rate: number, runs: number, oncePerRun: boolean): number {
+  const mean = rate * runs;
+  if (!oncePerRun || rate > 1) return Math.max(0, Math.ceil(mean - 4 * Math.sqrt(2 * mean)));
+  const floor = Math.max(0, Math.ceil(mean - 4 * Math.sqrt(mean * (1 - rate))));
+  return floor === 0 && (1 - rate) ** runs <= RISK ? 1 : floor;
 }
