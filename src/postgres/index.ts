@@ -83,9 +83,13 @@ function idleErrorsOf(pool: Pool): Set<(error: Error) => void> {
   let listeners = listened.get(pool);
   if (listeners === undefined) {
     const set = new Set<(error: Error) => void>();
-    pool.on('error', (error) => {
-      for (const listener of set) listener(error);
-    });
+    // A pool taken by what it does may only connect: one that is no event emitter emits no
+    // 'error' to hear.
+    if (typeof (pool as Partial<Pool>).on === 'function') {
+      pool.on('error', (error) => {
+        for (const listener of set) listener(error);
+      });
+    }
     listened.set(pool, set);
     listeners = set;
   }
