@@ -71,7 +71,9 @@ describe('decode with a Standard Schema validator', () => {
     expect((error as ProcessingError).cause).toBeInstanceOf(SchemaValidationError);
     expect((error as ProcessingError).message).toBe(
       "decode failed for message at offset 1 of stream 'source': value does not match the " +
-        'schema: sensor: expected a string; value: expected a number',
+        'schema: sensor: expected a string; value: expected a number; once it is known to be ' +
+        "bad input, 'stream-windows skip --source source --target target --producer p " +
+        "--offset 1' lets the next start dead-letter it",
     );
   });
 
