@@ -460,14 +460,7 @@ export class RabbitTarget implements Target {
     this.forget('the producer was released');
     if (declared === undefined) return;
     const deleted = declared.then(
-      (live) =>
-        this.link
-          .requestOn<Response>(
-            live,
-            new DeletePublisherRequest(this.publisherId),
-            this.confirmTimeoutMs,
-          )
-          .catch(() => undefined), // the connection may be gone; the publisher went with it
+      (live) => this.deletePublisher(live),
       () => undefined,
     );
     this.lastDeclaration = deleted;
@@ -484,17 +477,20 @@ export class RabbitTarget implements Target {
     this.forget('the target was closed');
     const live = await declared?.catch(() => undefined);
     this.listeningOn?.router.unregister(this.publisherId);
-    if (live !== undefined) {
-      await this.link
-        .requestOn<Response>(
-          live,
-          new DeletePublisherRequest(this.publisherId),
-          this.confirmTimeoutMs,
-        )
-        .catch(() => undefined); // the connection may be gone; the publisher went with it
-    }
+    if (live !== undefined) await this.deletePublisher(live);
     // Only now may the id be handed out again: the broker no longer knows it.
     this.onClose();
+  }
+
+  /** Removes the publisher from the broker over `live` (for `release` and `close`). */
+  private async deletePublisher(live: Live): Promise<void> {
+    await this.link
+      .requestOn<Response>(
+        live,
+        new DeletePublisherRequest(this.publisherId),
+        this.confirmTimeoutMs,
+      )
+      .catch(() => undefined); // the connection may be gone; the publisher went with it
   }
 
   private get frameMax(): number {
