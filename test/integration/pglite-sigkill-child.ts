@@ -9,11 +9,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { databaseSink, eachBatch } from '../../src/index.js';
 import { pglite } from '../../src/pglite/index.js';
 import { connect } from '../../src/rabbitmq/index.js';
-
-interface Usage {
-  readonly customer: number;
-  readonly cents: number;
-}
+import { applyUsage, type Usage } from '../support/jobs/usage-totals.js';
 
 const [rabbitmqUrl, dataDir, stream, maxBatch] = process.argv.slice(2);
 if (maxBatch === undefined) {
@@ -41,19 +37,7 @@ const sink = databaseSink({
   maxBatchMessages: Number(maxBatch),
   maxBatchDelayMs: 20,
   into: eachBatch<Usage>({
-    apply: async (tx, batch) => {
-      const offsets = batch.messages.map((m) => m.offset.toString());
-      const customers = batch.messages.map((m) => m.value.customer);
-      const cents = batch.messages.map((m) => m.value.cents);
-      await tx.query('INSERT INTO seen (message_offset) SELECT unnest($1::bigint[])', [offsets]);
-      await tx.query(
-        'INSERT INTO totals (customer, cents, messages) ' +
-          'SELECT customer, sum(cents), count(*) FROM unnest($1::int[], $2::bigint[]) AS u(customer, cents) ' +
-          'GROUP BY customer ON CONFLICT (customer) DO UPDATE ' +
-          'SET cents = totals.cents + excluded.cents, messages = totals.messages + excluded.messages',
-        [customers, cents],
-      );
-    },
+    apply: applyUsage,
   }),
 });
 sink.on('applied', () => process.stdout.write('p'));

@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { jsonMessage } from '../../src/index.js';
 import { rabbitForTests, uniqueStream } from '../support/brokers/rabbitmq.js';
 import { seededRandom } from '../support/arbitraries/seeded-random.js';
 import { bound } from '../support/timing.js';
+import { expectedUsageTotals, feedUsage } from '../support/jobs/usage-totals.js';
 
 const MESSAGES = 6_000;
 const CUSTOMERS = 23;
@@ -25,19 +25,7 @@ const real = rabbitForTests();
 const source = real.track(uniqueStream('pglite-sigkill'));
 const dataDir = mkdtempSync(join(tmpdir(), 'pglite-sigkill-'));
 
-const usage = (i: number) => ({ customer: i % CUSTOMERS, cents: (i * 7919) % 1000 });
-
-beforeAll(async () => {
-  await real.rabbit.createStream(source);
-  const feeder = real.rabbit.target(source, { producer: 'feeder' });
-  const pending: Promise<void>[] = [];
-  for (let i = 0; i < MESSAGES; i += 500) {
-    const chunk = Array.from({ length: 500 }, (_, j) => jsonMessage(usage(i + j)));
-    pending.push(feeder.publish(BigInt(i + 499), chunk));
-  }
-  await Promise.all(pending);
-  await feeder.close();
-}, bound(120_000));
+beforeAll(() => feedUsage(real.rabbit, source, MESSAGES, CUSTOMERS), bound(120_000));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 /** How a run is ended: at a moment after its start, or after its n-th commit. */
@@ -120,21 +108,6 @@ async function tables(): Promise<{
   }
 }
 
-function expectedTotals(): { customer: number; cents: string; messages: string }[] {
-  const totals = Array.from({ length: CUSTOMERS }, () => ({ cents: 0, messages: 0 }));
-  for (let i = 0; i < MESSAGES; i++) {
-    const { customer, cents } = usage(i);
-    const total = totals[customer] as { cents: number; messages: number };
-    total.cents += cents;
-    total.messages++;
-  }
-  return totals.map((t, customer) => ({
-    customer,
-    cents: String(t.cents),
-    messages: String(t.messages),
-  }));
-}
-
 describe('a database sink into a file-backed PGlite, SIGKILLed at random', () => {
   it(
     `ends with the exact tables after ${KILLS} kills, a third of them within 2.5 s of the start`,
@@ -175,7 +148,7 @@ describe('a database sink into a file-backed PGlite, SIGKILLed at random', () =>
       expect(found.seen).toEqual([
         { n: MESSAGES, d: MESSAGES, min: '0', max: String(MESSAGES - 1) },
       ]);
-      expect(found.totals).toEqual(expectedTotals());
+      expect(found.totals).toEqual(expectedUsageTotals(MESSAGES, CUSTOMERS));
       expect(found.checkpoint).toEqual([{ o: String(MESSAGES - 1) }]);
       // What the guide says PGlite promises rests on this: it runs with fsync off.
       expect(found.fsync).toEqual([{ fsync: 'off' }]);

@@ -10,11 +10,7 @@
 import { databaseSink, eachBatch } from '../../src/index.js';
 import { postgres } from '../../src/postgres/index.js';
 import { connect } from '../../src/rabbitmq/index.js';
-
-export interface Usage {
-  readonly customer: number;
-  readonly cents: number;
-}
+import { applyUsage, type Usage } from '../support/jobs/usage-totals.js';
 
 const [rabbitmqUrl, postgresUrl, stream, name, maxBatch, hangAt] = process.argv.slice(2);
 let batches = 0;
@@ -31,17 +27,7 @@ const sink = databaseSink({
   maxBatchDelayMs: 20,
   into: eachBatch<Usage>({
     apply: async (tx, batch) => {
-      const offsets = batch.messages.map((m) => m.offset.toString());
-      const customers = batch.messages.map((m) => m.value.customer);
-      const cents = batch.messages.map((m) => m.value.cents);
-      await tx.query('INSERT INTO seen (message_offset) SELECT unnest($1::bigint[])', [offsets]);
-      await tx.query(
-        'INSERT INTO totals (customer, cents, messages) ' +
-          'SELECT customer, sum(cents), count(*) FROM unnest($1::int[], $2::bigint[]) AS u(customer, cents) ' +
-          'GROUP BY customer ON CONFLICT (customer) DO UPDATE ' +
-          'SET cents = totals.cents + excluded.cents, messages = totals.messages + excluded.messages',
-        [customers, cents],
-      );
+      await applyUsage(tx, batch);
       if (hangAt !== undefined && ++batches >= Number(hangAt)) {
         process.stdout.write('p');
         await new Promise(() => undefined); // the pg connection keeps the process alive

@@ -5,12 +5,11 @@
 // be exactly what the stream says: every event counted once, none lost.
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { jsonMessage } from '../../src/index.js';
 import { runChild } from '../support/children/killed-child.js';
 import { postgresForTests } from '../support/brokers/postgres.js';
 import { rabbitForTests, uniqueStream } from '../support/brokers/rabbitmq.js';
 import { seededRandom } from '../support/arbitraries/seeded-random.js';
-import type { Usage } from './sink-sigkill-child.js';
+import { expectedUsageTotals, feedUsage } from '../support/jobs/usage-totals.js';
 import { bound } from '../support/timing.js';
 
 const MESSAGES = 30_000;
@@ -22,37 +21,7 @@ const real = rabbitForTests();
 const db = postgresForTests();
 const source = real.track(uniqueStream('sink-sigkill'));
 
-const usage = (i: number): Usage => ({ customer: i % CUSTOMERS, cents: (i * 7919) % 1000 });
-
-beforeAll(async () => {
-  await real.rabbit.createStream(source);
-  const feeder = real.rabbit.target(source, { producer: 'feeder' });
-  const pending: Promise<void>[] = [];
-  for (let i = 0; i < MESSAGES; i += 500) {
-    const chunk = Array.from({ length: 500 }, (_, j) => jsonMessage(usage(i + j)));
-    pending.push(feeder.publish(BigInt(i + 499), chunk));
-  }
-  await Promise.all(pending);
-  await feeder.close();
-}, bound(120_000));
-
-/** What the stream says: cents and messages per customer. */
-function expectedTotals(): { customer: number; cents: string; messages: string }[] {
-  const totals = Array.from({ length: CUSTOMERS }, (_, customer) => ({
-    customer,
-    cents: 0,
-    messages: 0,
-  }));
-  for (let i = 0; i < MESSAGES; i++) {
-    const { customer, cents } = usage(i);
-    const total = totals[customer];
-    if (total !== undefined) {
-      total.cents += cents;
-      total.messages++;
-    }
-  }
-  return totals.map((t) => ({ ...t, cents: String(t.cents), messages: String(t.messages) }));
-}
+beforeAll(() => feedUsage(real.rabbit, source, MESSAGES, CUSTOMERS), bound(120_000));
 
 async function freshTables(): Promise<void> {
   await db.query('DROP TABLE IF EXISTS totals, seen');
@@ -95,7 +64,7 @@ async function expectExactTables(sink: string): Promise<void> {
   ]);
   expect(
     await db.query('SELECT customer, cents::text, messages::text FROM totals ORDER BY customer'),
-  ).toEqual(expectedTotals());
+  ).toEqual(expectedUsageTotals(MESSAGES, CUSTOMERS));
   expect(await checkpoint(sink)).toBe(MESSAGES - 1);
 }
 

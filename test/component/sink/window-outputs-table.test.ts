@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { SinkError, SinkTableError } from '../../../src/index.js';
+import { SinkError, SinkTableError, type SinkShape } from '../../../src/index.js';
 import { pglite } from '../../../src/pglite/index.js';
-import { databaseSink } from '../../../src/sink/database-sink.js';
+import { databaseSink, type DatabaseSink } from '../../../src/sink/database-sink.js';
+import type { DecodedResult } from '../../../src/result-format/result-format.js';
 import { windowOutputs, type WindowOutputsOptions } from '../../../src/sink/window-outputs.js';
 import {
   billingTables,
@@ -29,23 +30,32 @@ async function rejection(promise: Promise<unknown>): Promise<SinkError> {
   return error as SinkError;
 }
 
+/** A sink named `name` of the hourly totals into PGlite, doing `into`. */
+function hourlySink<V>(broker: MemoryBroker, name: string, into: SinkShape<V>): DatabaseSink<V> {
+  return databaseSink({ name, source: broker.source('hourly-totals'), database: pglite(db), into });
+}
+
+/** A windowOutputs sink into the default jsonb column of `name`, `${name}_late` and `${name}_dead`. */
+function jsonbSink(broker: MemoryBroker, name: string): DatabaseSink<DecodedResult> {
+  return hourlySink(
+    broker,
+    name,
+    windowOutputs({ table: name, lateTable: `${name}_late`, deadLetterTable: `${name}_dead` }),
+  );
+}
+
 /** Runs a windowOutputs sink of the hourly totals into `billing` as it stands; its error. */
 async function runInto(
   broker: MemoryBroker,
   options: Partial<WindowOutputsOptions<{ cents: number }>> = {},
 ): Promise<SinkError> {
-  const sink = databaseSink({
-    name: 'billing',
-    source: broker.source('hourly-totals'),
-    database: pglite(db),
-    into: windowOutputs<{ cents: number }>({
-      table: 'billing',
-      columns: (output) => ({ cents: output.value.cents }),
-      columnTypes: { cents: 'bigint' },
-      ...options,
-    }),
+  const into = windowOutputs<{ cents: number }>({
+    table: 'billing',
+    columns: (output) => ({ cents: output.value.cents }),
+    columnTypes: { cents: 'bigint' },
+    ...options,
   });
-  return rejection(sink.run({ untilCaughtUp: true }));
+  return rejection(hourlySink(broker, 'billing', into).run({ untilCaughtUp: true }));
 }
 
 const STANDARD =
@@ -126,17 +136,7 @@ describe('windowOutputs: its tables', () => {
 
   it('creates a value jsonb column by default and writes every JSON value into it (a string, an array)', async () => {
     const broker = await hourlyTotalsBroker();
-    const sink = databaseSink({
-      name: 'values',
-      source: broker.source('hourly-totals'),
-      database: pglite(db),
-      into: windowOutputs<{ cents: number }>({
-        table: 'values',
-        lateTable: 'values_late',
-        deadLetterTable: 'values_dead',
-      }),
-    });
-    await sink.run({ untilCaughtUp: true });
+    await jsonbSink(broker, 'values').run({ untilCaughtUp: true });
     const stored = await rows<{ value: unknown }>(db, 'SELECT value FROM "values" LIMIT 1');
     expect(stored[0]?.value).toMatchObject({ cents: expect.any(Number) as number });
 
@@ -145,17 +145,7 @@ describe('windowOutputs: its tables', () => {
       ['list', [1, 'two']],
     ] as const) {
       const other = await hourlyTotalsBroker(() => value);
-      const strings = databaseSink({
-        name,
-        source: other.source('hourly-totals'),
-        database: pglite(db),
-        into: windowOutputs({
-          table: name,
-          lateTable: `${name}_late`,
-          deadLetterTable: `${name}_dead`,
-        }),
-      });
-      await strings.run({ untilCaughtUp: true });
+      await jsonbSink(other, name).run({ untilCaughtUp: true });
       const found = await rows<{ value: unknown }>(db, `SELECT DISTINCT value FROM ${name}`);
       expect(found).toEqual([{ value }]);
     }
@@ -219,19 +209,8 @@ describe('windowOutputs: its tables', () => {
       'CREATE TABLE billing (key varchar(20), window_start timestamptz, window_end timestamptz, ' +
         'count bigint, cents int8, note text, PRIMARY KEY (key, window_start))',
     );
-    const sink = databaseSink({
-      name: 'billing',
-      source: broker.source('hourly-totals'),
-      database: pglite(db),
-      into: windowOutputs<{ cents: number }>({
-        table: 'billing',
-        columns: (output) => ({ cents: output.value.cents }),
-        columnTypes: { cents: 'bigint' },
-        lateTable: 'billing_late',
-        deadLetterTable: 'billing_dead',
-      }),
-    });
-    await sink.run({ untilCaughtUp: true });
+    // The guide's sink, as it writes its options.
+    await guideSink(broker, pglite(db)).run({ untilCaughtUp: true });
     expect((await billingTables(pglite(db))).billing).toEqual(
       (await expectedBilling(broker)).billing,
     );
