@@ -6,7 +6,9 @@ export class DemoCrash extends Error {}
 /**
  * A target whose process dies at its `atPublish`-th publish: 'after-publish' lets the write
  * reach the broker and dies before the job sees the confirm; 'before-publish' dies first.
- * After that every call fails, as nothing runs after a real crash.
+ * After that every call fails, as nothing runs after a real crash; only `release` still
+ * reaches the broker, as a dead process's connection closing frees its producer name for the
+ * job started after it.
  */
 export function crashingTarget(
   target: Target,
@@ -30,6 +32,8 @@ export function crashingTarget(
       : { lastPublishingIdOf: async (producer: string) => (alive(), lastOf(producer)) }),
     hasPublished: async () => (alive(), target.hasPublished()),
     readResult: async (publishingId) => (alive(), target.readResult(publishingId)),
+    // Whether dead or not: a process that dies takes its connection, and so its producer, along.
+    release: async () => target.release?.(),
     publish: async (publishingId, messages) => {
       alive();
       dead = ++publishes === atPublish;

@@ -139,7 +139,9 @@ class CrashingTarget {
       return this.fail(crash.kind, id);
     }
     const sending = this.inner.publish(id, messages);
-    this.sent.push(sending);
+    // Handled at once: after an injected failure nobody awaits it before `settled`, and the
+    // run's end releases the producer, which fails it if still unsent.
+    this.sent.push(sending.catch(() => undefined));
     if (crash?.kind === 'after-send') return this.fail(crash.kind, id);
     return crash?.kind === 'abort' ? sending.then(() => this.stop.abort()) : sending;
   }

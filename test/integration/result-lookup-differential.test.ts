@@ -82,12 +82,19 @@ describe('readResult on the embedded broker and on RabbitMQ', () => {
           const stream = await real.newStream('lookup-diff');
           const { targetOf: rabbitTarget, close } = producerTargets(real.rabbit, stream);
           try {
-            await publishOn(writes, (producer) => memory.target('results', { producer }));
+            // One target per producer, as on RabbitMQ: a second one of a name is refused.
+            const memoryTargets = new Map<string, Target>();
+            const memoryTarget = (producer: string): Target => {
+              const target = memoryTargets.get(producer) ?? memory.target('results', { producer });
+              memoryTargets.set(producer, target);
+              return target;
+            };
+            await publishOn(writes, memoryTarget);
             await publishOn(writes, rabbitTarget);
             const answers = new Set<string>();
             for (const { producer, id } of questionsOf(writes, seed)) {
               const written = writes.find((w) => w.producer === producer && w.id === id);
-              const onMemory = await memory.target('results', { producer }).readResult(id);
+              const onMemory = await memoryTarget(producer).readResult(id);
               const onRabbit = await rabbitTarget(producer).readResult(id);
               expect(onRabbit).toEqual(onMemory);
               expect(onMemory).toEqual(written?.messages[0]);
