@@ -115,6 +115,15 @@ export {
   type SingleFormat,
 } from './result-format/result-format.js';
 export type { StepResult, DeadLetter, RecoveryState } from './result-format/step-result.js';
+// What a producer's publishing id says: the step it was written for, and which of its writes.
+export {
+  readStepId,
+  lastWriteId,
+  writeId,
+  wholeStepOffset,
+  MAX_STEP_WRITES,
+  type StepId,
+} from './result-format/publishing-id.js';
 export {
   readResults,
   type ReadResultsOptions,

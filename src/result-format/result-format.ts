@@ -14,6 +14,8 @@ import {
   type ProcessingStage,
 } from '../common/errors.js';
 import type { DeadLetter, RecoveryState, StepResult } from './step-result.js';
+import { writeSize } from '../ports/write-size.js';
+import { MAX_STEP_WRITES, writeId } from './publishing-id.js';
 
 /**
  * The wire format of results — part of the public API, documented in the README.
@@ -86,8 +88,16 @@ export const ResultProperty = {
   deadLetters: 'sw-dead-letters',
   /** Written only when above 0, so results of jobs without `.filter()` keep their bytes. */
   filtered: 'sw-filtered',
+  /** This message's index among the step's messages, and their count (see `encodeStep`). */
   part: 'sw-part',
   parts: 'sw-parts',
+  /**
+   * A step written in several writes: the publishing id of the producer's write before the
+   * step (./publishing-id.ts), where a restart that finds the step not whole goes back to.
+   */
+  previous: 'sw-previous',
+  /** A step written in several writes: the publishing id of the write holding this message. */
+  writeId: 'sw-write-id',
   /**
    * What the message holds: a batch part's section type; for a whole result, the types of its
    * sections in their order, each once, joined by ',' (e.g. 'output,late'); 'none' for none.
@@ -182,8 +192,16 @@ export interface DecodedResult<R = unknown> extends ResultMetadata {
   readonly deadLetterCount: number;
   /** Messages a `.filter()` left out (0 when the property is absent). */
   readonly filtered: number;
-  /** With 'batch' packing: this message's index among the step's messages, and their number. */
+  /**
+   * This message's index among the step's messages, and their number: with 'batch' packing,
+   * and with any packing when the step took several writes; undefined for a step of one message.
+   */
   readonly part: { readonly index: number; readonly of: number } | undefined;
+  /**
+   * A step of several writes: the publishing id of its producer's write before the step
+   * (`sw-previous`); undefined otherwise, and when the producer wrote nothing before it.
+   */
+  readonly previous: bigint | undefined;
   /** The outputs this message holds, in first-appearance order of their keys. */
   readonly outputs: readonly ResultOutput<R>[];
   /** The late values this message holds (the 'side' policy), in offset order. */
@@ -197,8 +215,8 @@ export interface DecodedResult<R = unknown> extends ResultMetadata {
 }
 
 /**
- * Encodes a step's result as the messages of ONE write (one message, or one batch).
- * `format` applies to `pack: 'single'` only.
+ * Encodes a step's result as the messages of ONE write (one message, or one batch), however
+ * large: `encodeStep` splits what does not fit. `format` applies to `pack: 'single'` only.
  */
 export function encodeResult<R>(
   result: StepResult<R>,
@@ -206,8 +224,153 @@ export function encodeResult<R>(
   pack: PackMode,
   format: SingleFormat = 'msgpack',
 ): Uint8Array[] {
+  return encodeMessages(sectionValues(result), stepProperties(result, metadata), pack, format);
+}
+
+/**
+ * Encodes a step's result as its writes, in order: ONE write, the messages `encodeResult`
+ * gives, when they fit `maxWriteBytes`; otherwise as many as it takes (see
+ * ./publishing-id.ts for their ids). Then every message is a part of the step: `sw-part` and
+ * `sw-parts` number the step's messages across its writes, `sw-previous` names the id of the
+ * step's write before (absent when none), and each message holds some of the step's sections
+ * in their order (a 'late' or 'dead-letters' section cut into several when it alone is too
+ * large). 'batch' keeps one message per section, several per write; 'single' and 'sections'
+ * write one message per write. Deterministic: the same step and limit give the same bytes. A
+ * write still over the limit holds one section too large for any write (the caller's error).
+ */
+export function encodeStep<R>(
+  result: StepResult<R>,
+  metadata: ResultMetadata,
+  pack: PackMode,
+  format: SingleFormat,
+  maxWriteBytes: number,
+  previous: bigint,
+): Uint8Array[][] {
   const values = sectionValues(result);
-  const properties: Record<string, string> = {
+  const properties = stepProperties(result, metadata);
+  const whole = encodeMessages(values, properties, pack, format);
+  if (writeSize(whole) <= maxWriteBytes) return [whole];
+  const parted =
+    previous === 0n ? properties : { ...properties, [ResultProperty.previous]: String(previous) };
+  const withWriteId = (write: number, writes: number): Record<string, string> => ({
+    ...parted,
+    [ResultProperty.writeId]: String(writeId(result.lastOffset, write, writes)),
+  });
+  if (pack === 'batch') {
+    // Grouped with a stand-in id as long as every id of the scheme, then written with theirs.
+    const count = values.length;
+    const sized = values.map((value, part) => batchPart(value, withWriteId(0, 2), part, count));
+    let first = 0;
+    return writesOf(sized, maxWriteBytes).map((write, index, writes) => {
+      const properties = withWriteId(index, writes.length);
+      const parts = write.map((_, at) =>
+        batchPart(values[first + at] as SectionValue, properties, first + at, count),
+      );
+      first += write.length;
+      return parts;
+    });
+  }
+  const contentType = pack === 'single' ? SingleContentType[format] : SECTIONS_CONTENT_TYPE;
+  const header = encodeMessage({
+    properties: { contentType },
+    applicationProperties: {
+      ...withWriteId(0, 2),
+      [ResultProperty.part]: String(MAX_STEP_WRITES),
+      [ResultProperty.parts]: String(MAX_STEP_WRITES),
+      [ResultProperty.holds]: 'output,late,dead-letters',
+    },
+    body: { type: 'data', sections: [new Uint8Array(0)] },
+  }).length;
+  const sizeOf =
+    pack === 'single' && format === 'json'
+      ? (value: SectionValue) => encodeCanonicalJson(value).length + SECTION_OVERHEAD
+      : (value: SectionValue) => encodeSection(value).length + SECTION_OVERHEAD;
+  const groups = groupSections(values, maxWriteBytes - header - SECTION_OVERHEAD, sizeOf);
+  return groups.map((group, index) => {
+    const body =
+      pack === 'sections'
+        ? group.map((value) => encodeSection(value))
+        : [format === 'json' ? encodeCanonicalJson(group) : encodeSections(group)];
+    return [
+      encodeMessage({
+        properties: { contentType },
+        applicationProperties: {
+          ...withWriteId(index, groups.length),
+          [ResultProperty.part]: String(index),
+          [ResultProperty.parts]: String(groups.length),
+          [ResultProperty.holds]: holdsOf(group),
+        },
+        body: { type: 'data', sections: body },
+      }),
+    ];
+  });
+}
+
+/**
+ * What a section costs a message beyond its own bytes, at most: a data section's descriptor
+ * and size (8), or an array element's share of 'single''s array header, or a JSON comma.
+ */
+const SECTION_OVERHEAD = 8;
+
+/** The step's messages, `pack`ed, all with `properties`. */
+function encodeMessages(
+  values: readonly SectionValue[],
+  properties: Record<string, string>,
+  pack: PackMode,
+  format: SingleFormat,
+): Uint8Array[] {
+  if (pack === 'single') {
+    const section = format === 'json' ? encodeCanonicalJson(values) : encodeSections(values);
+    return [
+      encodeMessage({
+        properties: { contentType: SingleContentType[format] },
+        applicationProperties: { ...properties, [ResultProperty.holds]: holdsOf(values) },
+        body: { type: 'data', sections: [section] },
+      }),
+    ];
+  }
+  // A result without sections (a flush of nothing but filtered or dropped late messages) is
+  // one message whose one data section is empty, an empty sequence: a batch must hold one
+  // message, and RabbitMQ 4.0.5 cannot hand a message without a body to AMQP 1.0 readers.
+  if (pack === 'sections' || values.length === 0) {
+    const sections = values.map((value) => encodeSection(value));
+    return [
+      encodeMessage({
+        properties: { contentType: SECTIONS_CONTENT_TYPE },
+        applicationProperties: { ...properties, [ResultProperty.holds]: holdsOf(values) },
+        body: { type: 'data', sections: sections.length === 0 ? [new Uint8Array(0)] : sections },
+      }),
+    ];
+  }
+  // One part alone is written as a plain message by the target, with the same properties.
+  return values.map((value, part) => batchPart(value, properties, part, values.length));
+}
+
+/** A 'batch' step's message `part` of `count`: one section, and what routes it. */
+function batchPart(
+  value: SectionValue,
+  properties: Record<string, string>,
+  part: number,
+  count: number,
+): Uint8Array {
+  return encodeMessage({
+    properties: { contentType: SingleContentType.msgpack },
+    applicationProperties: {
+      ...properties,
+      [ResultProperty.part]: String(part),
+      [ResultProperty.parts]: String(count),
+      ...partProperties(value),
+    },
+    body: { type: 'data', sections: [encodeSection(value)] },
+  });
+}
+
+/** The properties of every message of the step. */
+function stepProperties<R>(
+  result: StepResult<R>,
+  metadata: ResultMetadata,
+): Record<string, string> {
+  return {
     [ResultProperty.format]: RESULT_FORMAT_VERSION,
     [ResultProperty.source]: metadata.source,
     [ResultProperty.producer]: metadata.producer,
@@ -230,42 +393,79 @@ export function encodeResult<R>(
     ...(result.recovery === undefined ? {} : recoveryProperties(result.recovery)),
     ...(result.flushed === true ? { [ResultProperty.flushed]: 'true' } : {}),
   };
-  if (pack === 'single') {
-    const section = format === 'json' ? encodeCanonicalJson(values) : encodeSections(values);
-    return [
-      encodeMessage({
-        properties: { contentType: SingleContentType[format] },
-        applicationProperties: { ...properties, [ResultProperty.holds]: holdsOf(values) },
-        body: { type: 'data', sections: [section] },
-      }),
-    ];
+}
+
+/** Consecutive messages in writes of at most `maxWriteBytes`, one message at least each. */
+function writesOf(messages: readonly Uint8Array[], maxWriteBytes: number): Uint8Array[][] {
+  const writes: Uint8Array[][] = [];
+  let write: Uint8Array[] = [];
+  for (const message of messages) {
+    if (write.length > 0 && writeSize([...write, message]) > maxWriteBytes) {
+      writes.push(write);
+      write = [];
+    }
+    write.push(message);
   }
-  const sections = values.map((value) => encodeSection(value));
-  // A result without sections (a flush of nothing but filtered or dropped late messages) is
-  // one message whose one data section is empty, an empty sequence: a batch must hold one
-  // message, and RabbitMQ 4.0.5 cannot hand a message without a body to AMQP 1.0 readers.
-  if (pack === 'sections' || sections.length === 0) {
-    return [
-      encodeMessage({
-        properties: { contentType: SECTIONS_CONTENT_TYPE },
-        applicationProperties: { ...properties, [ResultProperty.holds]: holdsOf(values) },
-        body: { type: 'data', sections: sections.length === 0 ? [new Uint8Array(0)] : sections },
-      }),
-    ];
+  if (write.length > 0) writes.push(write);
+  return writes;
+}
+
+/**
+ * The sections in consecutive groups each costing at most `budget` by `sizeOf`; a 'late' or
+ * 'dead-letters' section over it alone is cut into several of its kind first. A group holds
+ * one section at least, so a section still over the budget (one output) makes its own group.
+ */
+function groupSections(
+  values: readonly SectionValue[],
+  budget: number,
+  sizeOf: (value: SectionValue) => number,
+): SectionValue[][] {
+  const groups: SectionValue[][] = [];
+  let group: SectionValue[] = [];
+  let size = 0;
+  for (const value of values.flatMap((v) => cutToFit(v, budget, sizeOf))) {
+    const cost = sizeOf(value);
+    if (group.length > 0 && size + cost > budget) {
+      groups.push(group);
+      group = [];
+      size = 0;
+    }
+    group.push(value);
+    size += cost;
   }
-  // One part alone is written as a plain message by the target, with the same properties.
-  return sections.map((section, index) =>
-    encodeMessage({
-      properties: { contentType: SingleContentType.msgpack },
-      applicationProperties: {
-        ...properties,
-        [ResultProperty.part]: String(index),
-        [ResultProperty.parts]: String(sections.length),
-        ...partProperties(values[index] as SectionValue),
-      },
-      body: { type: 'data', sections: [section] },
-    }),
-  );
+  if (group.length > 0) groups.push(group);
+  return groups;
+}
+
+/** A 'late' or 'dead-letters' section over `budget`, cut into sections of its kind under it. */
+function cutToFit(
+  value: SectionValue,
+  budget: number,
+  sizeOf: (value: SectionValue) => number,
+): SectionValue[] {
+  if (value.type === 'output' || sizeOf(value) <= budget) return [value];
+  const items: readonly unknown[] = value.type === 'late' ? value.values : value.records;
+  const sectionOf = (slice: readonly unknown[]): SectionValue =>
+    value.type === 'late'
+      ? { type: 'late', values: slice }
+      : { type: 'dead-letters', records: slice as typeof value.records };
+  const empty = sizeOf(sectionOf([]));
+  const pieces: SectionValue[] = [];
+  let slice: unknown[] = [];
+  let size = empty;
+  for (const item of items) {
+    // An item's share: what it adds to a section of its own (its bytes and array slot).
+    const cost = sizeOf(sectionOf([item])) - empty + 1;
+    if (slice.length > 0 && size + cost > budget) {
+      pieces.push(sectionOf(slice));
+      slice = [];
+      size = empty;
+    }
+    slice.push(item);
+    size += cost;
+  }
+  if (slice.length > 0) pieces.push(sectionOf(slice));
+  return pieces;
 }
 
 /** `sw-holds` of a whole result: its section types in order, each once. */
@@ -531,6 +731,7 @@ function readHeader(properties: ResultProperties): ResultHeader {
   const windowEnd = properties.optional(ResultProperty.windowEnd);
   const part = properties.optional(ResultProperty.part);
   const filtered = properties.optional(ResultProperty.filtered);
+  const previous = properties.optional(ResultProperty.previous);
   return {
     source: properties.text(ResultProperty.source),
     producer: properties.text(ResultProperty.producer),
@@ -554,9 +755,16 @@ function readHeader(properties: ResultProperties): ResultHeader {
             index: properties.integer(ResultProperty.part),
             of: properties.integer(ResultProperty.parts),
           },
+    previous: previous === undefined ? undefined : properties.offset(ResultProperty.previous),
     recovery: readRecovery(properties),
     flushed: properties.optional(ResultProperty.flushed) === 'true',
   };
+}
+
+/** A stored result message's `sw-holds`: what it holds; undefined when it does not say. */
+export function heldBy(bytes: Uint8Array): string | undefined {
+  const holds = decodeMessage(bytes).applicationProperties?.[ResultProperty.holds];
+  return typeof holds === 'string' ? holds : undefined;
 }
 
 /** A result's application properties, once its format version is checked. */

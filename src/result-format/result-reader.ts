@@ -90,66 +90,74 @@ async function* read<R>(
 }
 
 /**
- * Groups the parts of a `pack: 'batch'` result (messages `sw-part` 0..`sw-parts`-1 with one
- * last offset, consecutive: a batch is stored as one unit) into one result.
+ * Groups a step's parts (messages `sw-part` 0..`sw-parts`-1 with one last offset: a 'batch'
+ * step's, or any step's that took several writes) into one result. One producer's parts
+ * follow each other; another producer's writes may come between them (several producers on
+ * one target), so parts are gathered per producer.
  */
 class BatchAssembler<R> {
-  private parts: DecodedResult<R>[] = [];
-  private firstOffset = 0n;
-  /** Until the first whole message: parts of a batch begun before `from` are passed over. */
-  private started = false;
+  private readonly open = new Map<string, OpenStep<R>>();
+  /** Producers seen whole since the read began: their parts begun before `from` are passed. */
+  private readonly started = new Set<string>();
 
   add(offset: bigint, result: DecodedResult<R>): ReadResult<R> | undefined {
-    const { part } = result;
+    const { part, producer } = result;
+    const step = this.open.get(producer);
     if (part === undefined) {
-      this.expectNoOpenBatch(result);
-      this.started = true;
+      expectNoOpenStep(step, result);
+      this.started.add(producer);
       return { offset, next: offset + 1n, result };
     }
     if (part.index === 0) {
-      this.expectNoOpenBatch(result);
-      this.started = true;
-      this.firstOffset = offset;
-    } else {
-      const head = this.parts[0];
-      if (head === undefined) {
-        if (!this.started) return undefined;
-        throw new CodecError(`part ${part.index} of ${part.of} without its part 0`, 0);
-      }
-      if (
-        head.lastOffset !== result.lastOffset ||
-        head.part?.of !== part.of ||
-        part.index !== this.parts.length
-      ) {
-        throw new CodecError(
-          `part ${part.index} of ${part.of} of the result for source offset ${result.lastOffset} ` +
-            `follows part ${this.parts.length - 1} of the result for source offset ${head.lastOffset}`,
-          0,
-        );
-      }
+      expectNoOpenStep(step, result);
+      this.started.add(producer);
+      if (part.of === 1) return { offset, next: offset + 1n, result: assemble([result]) };
+      this.open.set(producer, { firstOffset: offset, parts: [result] });
+      return undefined;
     }
-    this.parts.push(result);
-    if (this.parts.length < part.of) return undefined;
-    const whole = assemble(this.parts);
-    this.parts = [];
-    return { offset: this.firstOffset, next: offset + 1n, result: whole };
+    if (step === undefined) {
+      if (!this.started.has(producer)) return undefined;
+      throw new CodecError(`part ${part.index} of ${part.of} without its part 0`, 0);
+    }
+    const head = step.parts[0] as DecodedResult<R>;
+    if (
+      head.lastOffset !== result.lastOffset ||
+      head.part?.of !== part.of ||
+      part.index !== step.parts.length
+    ) {
+      throw new CodecError(
+        `part ${part.index} of ${part.of} of the result for source offset ${result.lastOffset} ` +
+          `follows part ${step.parts.length - 1} of the result for source offset ${head.lastOffset}`,
+        0,
+      );
+    }
+    step.parts.push(result);
+    if (step.parts.length < part.of) return undefined;
+    this.open.delete(producer);
+    return { offset: step.firstOffset, next: offset + 1n, result: assemble(step.parts) };
   }
 
-  /** After a skipped message: the batch it broke is dropped whole. */
+  /** After a skipped message: the steps it may have broken are dropped whole. */
   drop(): void {
-    this.parts = [];
-    this.started = true;
+    for (const producer of this.open.keys()) this.started.add(producer);
+    this.open.clear();
   }
+}
 
-  private expectNoOpenBatch(result: DecodedResult<R>): void {
-    const head = this.parts[0];
-    if (head === undefined) return;
-    throw new CodecError(
-      `the result for source offset ${result.lastOffset} comes after part ` +
-        `${this.parts.length - 1} of ${head.part?.of} of the result for source offset ${head.lastOffset}`,
-      0,
-    );
-  }
+/** A step whose first parts were read. */
+interface OpenStep<R> {
+  readonly firstOffset: bigint;
+  readonly parts: DecodedResult<R>[];
+}
+
+function expectNoOpenStep<R>(step: OpenStep<R> | undefined, result: DecodedResult<R>): void {
+  const head = step?.parts[0];
+  if (step === undefined || head === undefined) return;
+  throw new CodecError(
+    `the result for source offset ${result.lastOffset} comes after part ` +
+      `${step.parts.length - 1} of ${head.part?.of} of the result for source offset ${head.lastOffset}`,
+    0,
+  );
 }
 
 function assemble<R>(parts: readonly DecodedResult<R>[]): DecodedResult<R> {
