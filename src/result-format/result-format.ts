@@ -848,10 +848,11 @@ function sectionsOf(
       0,
     );
   }
-  if (!legacy && !json && properties.optional(ResultProperty.part) !== undefined) {
-    return { sections: [decodeCanonical(only)], binaryAsBase64: false };
-  }
   const sections = json ? decodeJson(only) : decodeCanonical(only);
+  // A 'batch' part holds one section, a map; a 'single' step's part, like a whole one, an array.
+  if (!legacy && !json && !Array.isArray(sections) && properties.optional(ResultProperty.part)) {
+    return { sections: [sections], binaryAsBase64: false };
+  }
   if (!Array.isArray(sections)) {
     throw new CodecError(`a '${contentType}' result's data section must be an array`, 0);
   }
