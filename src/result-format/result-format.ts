@@ -60,8 +60,15 @@ export const SECTIONS_CONTENT_TYPE = 'application/msgpack-seq';
  */
 export const RESULT_FORMAT_VERSION = '2';
 
+/**
+ * The version of a message of a step that spans several writes: a reader of version '2' would
+ * take such a part for a whole result, so it is refused there by its version instead. A step of
+ * one write keeps version '2' and its bytes.
+ */
+export const PARTED_FORMAT_VERSION = '3';
+
 /** The versions `decodeResult` reads: results already on targets stay readable. */
-const READABLE_VERSIONS: readonly string[] = ['1', RESULT_FORMAT_VERSION];
+const READABLE_VERSIONS: readonly string[] = ['1', RESULT_FORMAT_VERSION, PARTED_FORMAT_VERSION];
 
 /** `sw-holds` of a result without any section (a flush of filtered messages only). */
 const HOLDS_NOTHING = 'none';
@@ -250,8 +257,11 @@ export function encodeStep<R>(
   const properties = stepProperties(result, metadata);
   const whole = encodeMessages(values, properties, pack, format);
   if (writeSize(whole) <= maxWriteBytes) return [whole];
-  const parted =
-    previous === 0n ? properties : { ...properties, [ResultProperty.previous]: String(previous) };
+  const parted: Record<string, string> = {
+    ...properties,
+    [ResultProperty.format]: PARTED_FORMAT_VERSION,
+    ...(previous === 0n ? {} : { [ResultProperty.previous]: String(previous) }),
+  };
   const withWriteId = (write: number, writes: number): Record<string, string> => ({
     ...parted,
     [ResultProperty.writeId]: String(writeId(result.lastOffset, write, writes)),
