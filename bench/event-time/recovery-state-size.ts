@@ -98,7 +98,7 @@ async function mostOpenKeysThatFit(bytesPerOpenKey: number, frameMax: number): P
       await countResult(keys, new MemoryBroker({ frameMax }));
       return true;
     } catch (error) {
-      if (error instanceof OutputTooLargeError) return false;
+      if (error instanceof OutputTooLargeError && error.holds === 'open-counts') return false;
       throw error;
     }
   };
