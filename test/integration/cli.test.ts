@@ -527,6 +527,7 @@ describe('stream-windows in a pipe', () => {
           producer: 'job',
           source: result.source,
           windowing: 'tumbling(1m)',
+          lastOffset: String(result.lastOffset),
           publishingId: String(result.lastOffset),
           window: {
             start: output.start,

@@ -44,6 +44,7 @@ const resultFields = {
   producer: 'sums-job',
   source: 'readings',
   windowing: 'tumbling(1m)',
+  lastOffset: '1152921504606846984',
   publishingId: '1152921504606846984',
 };
 const stepWindow = {
