@@ -527,8 +527,8 @@ describe('stream-windows in a pipe', () => {
           producer: 'job',
           source: result.source,
           windowing: 'tumbling(1m)',
-          lastOffset: String(result.lastOffset),
           publishingId: String(result.lastOffset),
+          lastOffset: String(result.lastOffset),
           window: {
             start: output.start,
             end: output.end,

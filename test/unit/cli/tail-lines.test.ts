@@ -44,8 +44,8 @@ const resultFields = {
   producer: 'sums-job',
   source: 'readings',
   windowing: 'tumbling(1m)',
-  lastOffset: '1152921504606846984',
   publishingId: '1152921504606846984',
+  lastOffset: '1152921504606846984',
 };
 const stepWindow = {
   start: T0,
