@@ -345,8 +345,8 @@ export class PipelineBuilder<T, S extends BuilderStage = any> {
 
   /**
    * A job without a window: each message that passes becomes ONE target message, the
-   * bodies `fn` gives (an array: one sub-entry batch), published with the source message's
-   * offset. `fn` must be deterministic; one that throws is a 'map' error, which stops the
+   * bodies `fn` gives (an array: one sub-entry batch), published under the id of the source
+   * message's offset (`lastWriteId(offset)`). `fn` must be deterministic; one that throws is a 'map' error, which stops the
    * job: a target of user messages has no place for dead letters, so 'dead-letter' is
    * refused (write them as you choose with `.count(1)` and `.to(target, { encode })`).
    */
@@ -878,7 +878,7 @@ export class AggregationBuilder<T, A, R> {
  * broker.createStream('payments');
  * broker.createStream('redacted');
  *
- * // One target message per source message, published under the source offset.
+ * // One target message per source message, published under its source offset's id.
  * const job = aggregate<{ card: string; amount: number }>(broker.source('payments'))
  *   .transform((p) => Buffer.from(JSON.stringify({ ...p, card: p.card.slice(-4) })))
  *   .to(broker.target('redacted', { producer: 'redact' }));
