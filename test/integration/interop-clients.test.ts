@@ -513,9 +513,10 @@ describe('steps of several writes, reassembled by every client from the properti
   /**
    * Steps from messages in offset order, by their properties only: the parts of one step share
    * sw-producer and sw-last-offset, come in sw-part order, and the step is whole at part
-   * sw-parts - 1 (a message without sw-part is a step of its own). Also checks what the parts
-   * say of the step's writes: each names its write's id (sw-write-id), the last one
-   * 2^62 + last offset · 2^16 + 65535, and the producer's write before the step (sw-previous).
+   * sw-parts - 1. Every step here takes several writes, so every message has sw-part (a step
+   * of one message, without it, fails here). Also checks what the parts say of the step's
+   * writes: each names its write's id (sw-write-id), the last one 2^62 + last offset · 2^16 +
+   * 65535, and the producer's write before the step (sw-previous).
    */
   function reassemble(seen: readonly Seen[]): Step[] {
     const open = new Map<string, Seen[]>();
