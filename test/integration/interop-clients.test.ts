@@ -2,18 +2,28 @@
 // target on the real broker, for every packing and for a user `encode`, reading from the
 // first offset as another service would. The expected views are the README's table
 // (test/support/clients/interop-contract.ts); the stock stream client's column is
-// stock-client-view.test.ts's, except for `encode`, checked here.
+// stock-client-view.test.ts's, except for `encode`, checked here. Steps of several writes
+// (a job whose connection has a small frame_max) are read by rhea, amqplib and the stock
+// client, each step put together from its messages' properties alone
+// (docs/reference/wire-format.md#steps-of-several-writes), as readResults gives it.
 import { decode as decodeMsgpack, decodeMulti } from '@msgpack/msgpack';
-import { describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Offset } from 'rabbitmq-stream-js-client';
 import { dataSections, decodeMessage, encodeMessage } from '../../src/codecs/index.js';
 import {
+  aggregate,
   decodeResult,
+  jsonMessage,
+  lastWriteId,
+  writeId,
+  readResults,
   type PackMode,
   type SingleFormat,
   type StepResult,
   type TargetOptions,
 } from '../../src/index.js';
 import { parseStreamUrl } from '../../src/rabbitmq/connection-url.js';
+import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { PGlite } from '@electric-sql/pglite';
 import { readWithAmqp091 } from '../../examples/readers/amqp091.js';
 import { readWithAmqp10 } from '../../examples/readers/amqp10.js';
@@ -35,7 +45,8 @@ import { publishInFrames } from '../support/results/shared-chunks.js';
 import { INTEROP_CONTRACT, type Packing } from '../support/clients/interop-contract.js';
 import { onRabbit } from '../support/results/job-chunks.js';
 import { jobWrites, LAST_OFFSETS } from '../support/results/job-writes.js';
-import { rabbitForTests } from '../support/brokers/rabbitmq.js';
+import { publishAll, rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
+import { T0 } from '../support/jobs/memory-job.js';
 import { stockForTests } from '../support/clients/stock-client.js';
 import { bound } from '../support/timing.js';
 
@@ -419,4 +430,264 @@ describe('a result without any section (a flush of filtered messages only)', () 
     const stream = await onNewStream([withoutBody]);
     await expect(readWithRhea(url, stream, 1)).rejects.toThrow('msg_body_encoded');
   });
+});
+
+describe('steps of several writes, reassembled by every client from the properties alone', () => {
+  // The job's connection negotiates a frame_max of 8 KiB (the broker's is 1 MiB), so each
+  // step of 300 outputs takes several writes; the readers connect as usual.
+  const FRAME_MAX = 8_192;
+  const KEYS = 300;
+  let small: RabbitMQ | undefined;
+  beforeAll(async () => {
+    small = await connect({ ...parseStreamUrl(url), frameMax: FRAME_MAX });
+  });
+  afterAll(async () => {
+    await small?.close();
+  });
+
+  /** Minutes 0..3 of KEYS keys each: three steps of KEYS outputs (the 4th minute stays open). */
+  const readings = Array.from({ length: 4 * KEYS }, (_, i) =>
+    jsonMessage(
+      { sensor: `k${String(i % KEYS)}`, value: i },
+      { creationTime: T0 + Math.floor(i / KEYS) * 60_000 + 1_000 },
+    ),
+  );
+
+  /**
+   * Two producers' jobs on one source, writing one target at once (their writes may come
+   * between each other's parts): the target and every message on it.
+   */
+  async function twoJobs(packing: Packing): Promise<{ stream: string; count: number }> {
+    const rabbit = small as RabbitMQ;
+    const source = await real.newStream('steps-source');
+    const stream = await real.newStream('steps-target');
+    await publishAll(real.rabbit, source, readings);
+    const job = (producer: string) => {
+      const target = rabbit.target(stream, { producer });
+      // A precondition, not what the test checks: a step of KEYS outputs cannot fit one write.
+      expect(target.maxWriteBytes).toBeLessThan(FRAME_MAX);
+      return aggregate<{ sensor: string; value: number }>(rabbit.source(source))
+        .tumbling('1m')
+        .key((r) => r.sensor)
+        .reduce((total, r) => total + r.value, 0)
+        .to(target, OPTIONS[packing])
+        .run({ untilCaughtUp: true });
+    };
+    await Promise.all([job('p'), job('q')]);
+    return { stream, count: (await readAll(real.rabbit, stream)).length };
+  }
+
+  /** One message as a client saw it: its offset, properties and sections, decoded. */
+  interface Seen {
+    readonly offset: number;
+    readonly properties: Readonly<Record<string, unknown>>;
+    readonly sections: readonly unknown[];
+  }
+
+  /** The sections of a message body, decoded as the content type says, without our decoder. */
+  function sectionsOf(packing: Packing, body: readonly Buffer[]): unknown[] {
+    const [first] = body;
+    switch (packing) {
+      case 'single msgpack':
+        return decodeMsgpack(first as Buffer) as unknown[];
+      case 'single json':
+        return JSON.parse((first as Buffer).toString('utf8')) as unknown[];
+      case 'sections':
+        // AMQP 1.0: one data section per section; 0-9-1: one body, the maps run together.
+        return body.flatMap((section) => [...decodeMulti(section)]);
+      default:
+        expect(body).toHaveLength(1);
+        return [decodeMsgpack(first as Buffer)];
+    }
+  }
+
+  /** A step put together from its messages: who wrote it, where, and what it holds. */
+  interface Step {
+    readonly producer: unknown;
+    readonly lastOffset: unknown;
+    readonly offset: number;
+    readonly next: number;
+    readonly outputs: unknown[];
+  }
+
+  /**
+   * Steps from messages in offset order, by their properties only: the parts of one step share
+   * sw-producer and sw-last-offset, come in sw-part order, and the step is whole at part
+   * sw-parts - 1. Every step here takes several writes, so every message has sw-part (a step
+   * of one message, without it, fails here). Also checks what the parts say of the step's
+   * writes: each names its write's id (sw-write-id), the last one 2^62 + last offset · 2^16 +
+   * 65535, and the producer's write before the step (sw-previous).
+   */
+  function reassemble(seen: readonly Seen[]): Step[] {
+    const open = new Map<string, Seen[]>();
+    const lastWrite = new Map<unknown, string>();
+    const steps: Step[] = [];
+    for (const message of seen) {
+      const p = message.properties;
+      const step = `${String(p['sw-producer'])} ${String(p['sw-last-offset'])}`;
+      const parts = open.get(step) ?? [];
+      expect(p['sw-part']).toBe(String(parts.length));
+      parts.push(message);
+      if (Number(p['sw-part']) < Number(p['sw-parts']) - 1) {
+        open.set(step, parts);
+        continue;
+      }
+      open.delete(step);
+      // Several writes, in order: write w of n has id 2^62 + last offset · 2^16 + w, the
+      // last one 65535 ('batch' writes several messages under one id).
+      const writeIds = parts.map((m) => BigInt(m.properties['sw-write-id'] as string));
+      const writes = [...new Set(writeIds)];
+      expect(writes.length).toBeGreaterThan(1);
+      const lastOffset = BigInt(p['sw-last-offset'] as string);
+      const idOf = (w: number) =>
+        (1n << 62n) + lastOffset * 65_536n + (w === writes.length - 1 ? 65_535n : BigInt(w));
+      expect(writes).toEqual(writes.map((_, w) => idOf(w)));
+      expect(writes).toEqual(writes.map((_, w) => writeId(lastOffset, w, writes.length)));
+      expect([...writeIds].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))).toEqual(writeIds);
+      // Every part names the producer's write before the step: its previous step's last.
+      expect(parts.map((m) => m.properties['sw-previous'])).toEqual(
+        parts.map(() => lastWrite.get(p['sw-producer'])),
+      );
+      lastWrite.set(p['sw-producer'], String(lastWriteId(lastOffset)));
+      const outputs = parts.flatMap((m) => m.sections);
+      expect(outputs).toHaveLength(Number(p['sw-outputs']));
+      steps.push({
+        producer: p['sw-producer'],
+        lastOffset: p['sw-last-offset'],
+        offset: (parts[0] as Seen).offset,
+        next: message.offset + 1,
+        outputs: outputs.map((o) => {
+          const { key, start, end, count, value } = o as Record<string, unknown>;
+          return { key, start, end, count, value };
+        }),
+      });
+    }
+    expect([...open.keys()]).toEqual([]);
+    return steps;
+  }
+
+  /** The steps as readResults gives them. */
+  async function fromReadResults(stream: string): Promise<Step[]> {
+    const steps: Step[] = [];
+    for await (const { offset, next, result } of readResults<number>(real.rabbit.source(stream), {
+      untilCaughtUp: true,
+    })) {
+      steps.push({
+        producer: result.producer,
+        lastOffset: String(result.lastOffset),
+        offset: Number(offset),
+        next: Number(next),
+        outputs: result.outputs.map(({ key, start, end, count, value }) => ({
+          key,
+          start,
+          end,
+          count,
+          value,
+        })),
+      });
+    }
+    return steps;
+  }
+
+  /** Every message of `stream` with the stock client: plain messages only ('single'). */
+  async function readWithStock(stream: string, count: number) {
+    const received: AmqpDelivery[] = [];
+    let done: () => void = () => undefined;
+    const all = new Promise<void>((resolve) => (done = resolve));
+    const consumer = await stock.client.declareConsumer(
+      { stream, offset: Offset.first() },
+      (message) => {
+        received.push({
+          offset: Number(message.offset),
+          body: [message.content],
+          contentType: message.messageProperties?.contentType,
+          properties: message.applicationProperties ?? {},
+        });
+        if (received.length === count) done();
+      },
+    );
+    try {
+      await Promise.race([all, deadline(() => `${received.length} of ${count} messages`)]);
+    } finally {
+      await consumer.close();
+    }
+    return received;
+  }
+
+  /**
+   * The job's messages on a new stream, one producer's and the other's in turn, one plain
+   * write each: every step's parts have the other producer's between them, at the same
+   * sw-last-offset (both jobs read one source), so only sw-producer tells them apart.
+   */
+  async function interleaved(stream: string): Promise<{ stream: string; count: number }> {
+    const messages = await readAll(real.rabbit, stream);
+    const of = (producer: string) =>
+      messages.filter((m) => decodeMessage(m).applicationProperties?.['sw-producer'] === producer);
+    const [p, q] = [of('p'), of('q')];
+    const turns = p.flatMap((m, i) => [m, q[i]]).concat(q.slice(p.length));
+    const writes = turns
+      .filter((m) => m !== undefined)
+      .map((m, i) => ({ publishingId: BigInt(i + 1), messages: [m] }));
+    const target = await real.newStream('steps-interleaved');
+    const frames = Array.from({ length: Math.ceil(writes.length / 50) }, (_, i) =>
+      writes.slice(50 * i, 50 * i + 50),
+    );
+    await publishInFrames(parseStreamUrl(url), target, frames);
+    return { stream: target, count: writes.length };
+  }
+
+  /** What `packing`'s target gives each client, reassembled: what readResults gives. */
+  async function everyClientReads(packing: Packing, stream: string, count: number) {
+    const expected = await fromReadResults(stream);
+    const seen = (ds: AmqpDelivery[]): Seen[] =>
+      ds.map((d) => ({
+        offset: d.offset,
+        properties: d.properties,
+        sections: sectionsOf(packing, d.body),
+      }));
+    expect(reassemble(seen(await readWithRhea(url, stream, count)))).toEqual(expected);
+    expect(reassemble(seen(await readWithAmqplib(url, stream, count)))).toEqual(expected);
+    // The stock client keeps only the last data section of a message, and loses the sub-entry
+    // batches sharing a chunk (the interop table): 'single' only.
+    if (packing === 'single msgpack' || packing === 'single json') {
+      expect(reassemble(seen(await readWithStock(stream, count)))).toEqual(expected);
+    }
+    return expected;
+  }
+
+  /** Steps of another producer whose messages lie between the first and last of `steps`'s. */
+  const overlapping = (steps: readonly Step[]) =>
+    steps.filter((a) =>
+      steps.some((b) => b.producer !== a.producer && b.offset < a.next && a.offset < b.next),
+    );
+
+  /** The steps without where they lie, in producer and offset order. */
+  const held = (steps: readonly Step[]) =>
+    steps
+      .map(({ producer, lastOffset, outputs }) => ({ producer, lastOffset, outputs }))
+      .sort((a, b) =>
+        `${String(a.producer)} ${String(a.lastOffset).padStart(8)}`.localeCompare(
+          `${String(b.producer)} ${String(b.lastOffset).padStart(8)}`,
+        ),
+      );
+
+  it.each(['single msgpack', 'single json', 'sections', 'batch'] as const)(
+    'should give rhea, amqplib and (for single) the stock client exactly the steps readResults gives, packed as %s',
+    { timeout: bound(180_000) },
+    async (packing) => {
+      // As two jobs wrote it, their writes coming between each other's as they happened to.
+      const written = await twoJobs(packing);
+      const steps = await everyClientReads(packing, written.stream, written.count);
+      // Three steps of KEYS outputs per producer, each of several writes (reassemble checks).
+      expect(steps.map((s) => [s.producer, s.outputs.length]).sort()).toEqual(
+        ['p', 'p', 'p', 'q', 'q', 'q'].map((producer) => [producer, KEYS]),
+      );
+
+      // The same messages, the producers' taking turns.
+      const mixed = await interleaved(written.stream);
+      const mixedSteps = await everyClientReads(packing, mixed.stream, mixed.count);
+      expect(overlapping(mixedSteps)).toHaveLength(6);
+      expect(held(mixedSteps)).toEqual(held(steps));
+    },
+  );
 });
