@@ -14,7 +14,7 @@ import {
   type ProcessingStage,
 } from '../common/errors.js';
 import type { DeadLetter, RecoveryState, StepResult } from './step-result.js';
-import { writeSize } from '../ports/write-size.js';
+import { batchRecordSize, batchSize, writeSize } from '../ports/write-size.js';
 import { MAX_STEP_WRITES, writeId } from './publishing-id.js';
 
 /**
@@ -405,14 +405,22 @@ function stepProperties<R>(
   };
 }
 
-/** Consecutive messages in writes of at most `maxWriteBytes`, one message at least each. */
+/**
+ * Consecutive messages in writes of at most `maxWriteBytes`, one message at least each. The
+ * size of a write of several is `writeSize`'s, kept as a running sum (`batchRecordsSize`).
+ */
 function writesOf(messages: readonly Uint8Array[], maxWriteBytes: number): Uint8Array[][] {
   const writes: Uint8Array[][] = [];
   let write: Uint8Array[] = [];
+  let records = 0;
   for (const message of messages) {
-    if (write.length > 0 && writeSize([...write, message]) > maxWriteBytes) {
+    const added = records + batchRecordSize(message.length);
+    if (write.length > 0 && batchSize(added) > maxWriteBytes) {
       writes.push(write);
       write = [];
+      records = batchRecordSize(message.length);
+    } else {
+      records = added;
     }
     write.push(message);
   }
