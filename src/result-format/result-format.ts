@@ -443,7 +443,10 @@ function groupSections(
   let size = 0;
   for (const value of values.flatMap((v) => cutToFit(v, budget, sizeOf))) {
     const cost = sizeOf(value);
-    if (group.length > 0 && size + cost > budget) {
+    // A message holds at most one 'late' and one 'dead-letters' section (the wire format):
+    // the next piece of a cut section starts a group, even when both would fit one.
+    const sameCut = value.type !== 'output' && group.at(-1)?.type === value.type;
+    if (group.length > 0 && (size + cost > budget || sameCut)) {
       groups.push(group);
       group = [];
       size = 0;
@@ -867,8 +870,11 @@ function sectionsOf(
     );
   }
   const sections = json ? decodeJson(only) : decodeCanonical(only);
-  // A 'batch' part holds one section, a map; a 'single' step's part, like a whole one, an array.
-  if (!legacy && !json && !Array.isArray(sections) && properties.optional(ResultProperty.part)) {
+  // A 'batch' part holds one section, a map. A 'single' step's part (of a step of several
+  // writes, so with `sw-write-id`) holds an array of sections, as a whole 'single' result does.
+  const singlePart =
+    Array.isArray(sections) && properties.optional(ResultProperty.writeId) !== undefined;
+  if (!legacy && !json && properties.optional(ResultProperty.part) !== undefined && !singlePart) {
     return { sections: [sections], binaryAsBase64: false };
   }
   if (!Array.isArray(sections)) {

@@ -50,12 +50,12 @@ export interface RebalanceRun {
 
 /**
  * Runs the rebalance: `instance()` makes one instance of the job (A, then B), whose loops read
- * partitions holding messages up to offset `last` each (one result ending at `last`).
+ * partitions holding messages up to offset `lastOffset` each (one result ending at `lastOffset`).
  * Every wait is bounded by `boundMs`.
  */
 export async function rebalance(
   instance: () => AnyJob,
-  last: bigint,
+  lastOffset: bigint,
   boundMs: number,
 ): Promise<RebalanceRun> {
   const jobA = instance();
@@ -64,7 +64,7 @@ export async function rebalance(
   const b = recordGroupEvents(jobB);
   const publishedA = new Set<number>();
   jobA.on('published', (event, partition) => {
-    if (event.lastOffset === last) publishedA.add(partition.index);
+    if (event.lastOffset === lastOffset) publishedA.add(partition.index);
   });
   const stopA = new AbortController();
   const stopB = new AbortController();
@@ -105,7 +105,7 @@ export function expectRebalanceEvents(
   { a, b }: RebalanceRun,
   partitions: readonly string[],
   group: string,
-  last: bigint,
+  lastOffset: bigint,
 ): void {
   expect(namesOf(a, 0)).toEqual(['standby', 'started', 'stopped']);
   expect(namesOf(a, 1)).toEqual([
@@ -124,9 +124,7 @@ export function expectRebalanceEvents(
       if (name === 'standby') expect(event).toEqual({ stream: partitions[index], group });
     }
   }
-  const next = last + 1n;
-  // Resumed from the broker's id of the step ending at `last` (its one write's).
-  const started = { lastPublishingId: lastWriteId(last), lastOffset: last, from: next };
+  const next = lastOffset + 1n;
   const toldA = a.get(1) ?? [];
   // Everything read and confirmed when asked: the answer waits for nothing, B goes on after it.
   expect(toldA[2]).toEqual([
@@ -134,6 +132,8 @@ export function expectRebalanceEvents(
     { stream: partitions[1], group, nextOffset: next, inFlight: 0 },
   ]);
   expect(toldA[3]).toEqual(['deactivated', { stream: partitions[1], nextOffset: next }]);
+  // Both start after the step ending at `lastOffset`, whose last write's id the broker keeps.
+  const started = { lastPublishingId: lastWriteId(lastOffset), lastOffset, from: next };
   expect(b.get(1)?.[1]).toMatchObject(['started', started]);
   expect(toldA[5]).toMatchObject(['started', started]);
 }
