@@ -15,7 +15,7 @@ import {
 } from '../common/errors.js';
 import type { DeadLetter, RecoveryState, StepResult } from './step-result.js';
 import { batchRecordSize, batchSize, writeSize } from '../ports/write-size.js';
-import { MAX_STEP_WRITES, writeId } from './publishing-id.js';
+import { writeId } from './publishing-id.js';
 
 /**
  * The wire format of results — part of the public API, documented in the README.
@@ -255,8 +255,28 @@ export function encodeStep<R>(
 ): Uint8Array[][] {
   const values = sectionValues(result);
   const properties = stepProperties(result, metadata);
-  const whole = encodeMessages(values, properties, pack, format);
-  if (writeSize(whole) <= maxWriteBytes) return [whole];
+  // Each section's bytes, measured once: they decide whether the step can fit one write, and
+  // how it is cut when it cannot.
+  const measured = new Map<SectionValue, number>();
+  const json = pack === 'single' && format === 'json';
+  const bytesOf = (value: SectionValue): number => {
+    let bytes = measured.get(value);
+    if (bytes === undefined) {
+      bytes = (json ? encodeCanonicalJson(value) : encodeSection(value)).length;
+      measured.set(value, bytes);
+    }
+    return bytes;
+  };
+  // A message is larger than its sections' bytes: over the limit by those alone, it cannot fit.
+  let sectionBytes = 0;
+  for (const value of values) {
+    sectionBytes += bytesOf(value);
+    if (sectionBytes > maxWriteBytes) break;
+  }
+  if (sectionBytes <= maxWriteBytes) {
+    const whole = encodeMessages(values, properties, pack, format);
+    if (writeSize(whole) <= maxWriteBytes) return [whole];
+  }
   const parted: Record<string, string> = {
     ...properties,
     [ResultProperty.format]: PARTED_FORMAT_VERSION,
@@ -266,41 +286,42 @@ export function encodeStep<R>(
     ...parted,
     [ResultProperty.writeId]: String(writeId(result.lastOffset, write, writes)),
   });
+  const contentType = pack === 'sections' ? SECTIONS_CONTENT_TYPE : SingleContentType[format];
+  // The most a message spends outside its sections, with every id of the scheme as long as
+  // the stand-in's (an output's 'batch' part adds its key's properties to that: measured below).
+  const header = encodeMessage({
+    properties: { contentType },
+    applicationProperties: {
+      ...withWriteId(0, 2),
+      [ResultProperty.part]: String(MAX_PARTS),
+      [ResultProperty.parts]: String(MAX_PARTS),
+      [ResultProperty.holds]: 'output,late,dead-letters',
+    },
+    body: { type: 'data', sections: [new Uint8Array(0)] },
+  }).length;
+  const budget = maxWriteBytes - header - SECTION_OVERHEAD;
+  const costOf = (value: SectionValue): number => bytesOf(value) + SECTION_OVERHEAD;
+  const cut = values.flatMap((value) => cutToFit(value, budget, costOf));
   if (pack === 'batch') {
     // Grouped with a stand-in id as long as every id of the scheme, then written with theirs.
-    const count = values.length;
-    const sized = values.map((value, part) => batchPart(value, withWriteId(0, 2), part, count));
+    const count = cut.length;
+    const sized = cut.map((value, part) => batchPart(value, withWriteId(0, 2), part, count));
     let first = 0;
     return writesOf(sized, maxWriteBytes).map((write, index, writes) => {
       const properties = withWriteId(index, writes.length);
       const parts = write.map((_, at) =>
-        batchPart(values[first + at] as SectionValue, properties, first + at, count),
+        batchPart(cut[first + at] as SectionValue, properties, first + at, count),
       );
       first += write.length;
       return parts;
     });
   }
-  const contentType = pack === 'single' ? SingleContentType[format] : SECTIONS_CONTENT_TYPE;
-  const header = encodeMessage({
-    properties: { contentType },
-    applicationProperties: {
-      ...withWriteId(0, 2),
-      [ResultProperty.part]: String(MAX_STEP_WRITES),
-      [ResultProperty.parts]: String(MAX_STEP_WRITES),
-      [ResultProperty.holds]: 'output,late,dead-letters',
-    },
-    body: { type: 'data', sections: [new Uint8Array(0)] },
-  }).length;
-  const sizeOf =
-    pack === 'single' && format === 'json'
-      ? (value: SectionValue) => encodeCanonicalJson(value).length + SECTION_OVERHEAD
-      : (value: SectionValue) => encodeSection(value).length + SECTION_OVERHEAD;
-  const groups = groupSections(values, maxWriteBytes - header - SECTION_OVERHEAD, sizeOf);
+  const groups = groupSections(cut, budget, costOf);
   return groups.map((group, index) => {
     const body =
       pack === 'sections'
         ? group.map((value) => encodeSection(value))
-        : [format === 'json' ? encodeCanonicalJson(group) : encodeSections(group)];
+        : [json ? encodeCanonicalJson(group) : encodeSections(group)];
     return [
       encodeMessage({
         properties: { contentType },
@@ -315,6 +336,9 @@ export function encodeStep<R>(
     ];
   });
 }
+
+/** The longest `sw-part`/`sw-parts` a step's message can carry (a 'batch' part per section). */
+const MAX_PARTS = Number.MAX_SAFE_INTEGER;
 
 /**
  * What a section costs a message beyond its own bytes, at most: a data section's descriptor
@@ -429,9 +453,9 @@ function writesOf(messages: readonly Uint8Array[], maxWriteBytes: number): Uint8
 }
 
 /**
- * The sections in consecutive groups each costing at most `budget` by `sizeOf`; a 'late' or
- * 'dead-letters' section over it alone is cut into several of its kind first. A group holds
- * one section at least, so a section still over the budget (one output) makes its own group.
+ * The sections (cut to fit by `cutToFit`) in consecutive groups each costing at most `budget`
+ * by `sizeOf`. A group holds one section at least, so a section still over the budget (one
+ * output) makes its own group.
  */
 function groupSections(
   values: readonly SectionValue[],
@@ -441,7 +465,7 @@ function groupSections(
   const groups: SectionValue[][] = [];
   let group: SectionValue[] = [];
   let size = 0;
-  for (const value of values.flatMap((v) => cutToFit(v, budget, sizeOf))) {
+  for (const value of values) {
     const cost = sizeOf(value);
     // A message holds at most one 'late' and one 'dead-letters' section (the wire format):
     // the next piece of a cut section starts a group, even when both would fit one.
