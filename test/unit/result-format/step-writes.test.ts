@@ -65,6 +65,21 @@ describe('a step of several writes', () => {
     );
   });
 
+  it("in 'batch' cuts late values and dead letters into parts that fit, numbered across writes", () => {
+    const writes = encodeStep(step, metadata, 'batch', 'msgpack', LIMIT, 7n);
+    expect(writes.length).toBeGreaterThan(1);
+    const messages = writes.flat();
+    for (const write of writes) expect(writeSize(write)).toBeLessThanOrEqual(LIMIT);
+    const decoded = messages.map((message) => decodeResult<number>(message));
+    expect(decoded.map((m) => m.part)).toEqual(
+      decoded.map((_, index) => ({ index, of: messages.length })),
+    );
+    expect(decoded.flatMap((m) => m.late)).toEqual(step.late);
+    expect(decoded.flatMap((m) => m.deadLetters.map((d) => d.offset))).toEqual(
+      step.deadLetters.map((d) => d.offset),
+    );
+  });
+
   it("numbers each write's id by its place, the last one the step's last write", () => {
     const writes = encodeStep(step, metadata, 'sections', 'msgpack', LIMIT, 0n);
     const ids = writes.map((messages) => propertiesOf(messages[0] as Uint8Array)['sw-write-id']);
