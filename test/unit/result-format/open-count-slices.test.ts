@@ -4,6 +4,7 @@
 // keys hold, that a step which fits one write keeps its bytes, and how a message reads.
 import { describe, expect, it } from 'vitest';
 import { decodeMessage, encodeMessage } from '../../../src/codecs/amqp-message.js';
+import { encodeCanonicalJson } from '../../../src/codecs/canonical-json.js';
 import type { Key } from '../../../src/common/keyed-output.js';
 import {
   decodeResult,
@@ -143,6 +144,34 @@ describe('open counts of a step of several writes', () => {
       });
     });
   }
+
+  it('are the text canonical JSON writes for the list, whatever the keys', () => {
+    const tricky: Key[] = [
+      '',
+      'a"b\\c',
+      '\u0000\n',
+      '\ud800 lone',
+      '🔑',
+      'é',
+      0,
+      -0,
+      1.5,
+      -1e21,
+      2 ** 53,
+      null,
+    ];
+    const result = step(tricky);
+    const [message] = encodeResult(result, metadata, 'single');
+    const expected = (result.recovery?.openCounts ?? []).map(([key, offset, skip]) =>
+      skip === undefined ? [key, String(offset)] : [key, String(offset), skip],
+    );
+    expect(properties(message as Uint8Array)[ResultProperty.openCounts]).toBe(
+      new TextDecoder().decode(encodeCanonicalJson(expected)),
+    );
+    expect(() => encodeResult(step([Number.NaN]), metadata, 'single')).toThrow(
+      new CodecError('cannot encode NaN as JSON', 0),
+    );
+  });
 
   it('refuse slices that do not join into the list, and a slice count below 1', () => {
     expect(() => joinOpenCountSlices(['[["a","1"]', ',["b"'])).toThrow(CodecError);
