@@ -109,6 +109,7 @@ export {
   ResultProperty,
   RESULT_FORMAT_VERSION,
   type DecodedResult,
+  type OpenCountSlices,
   type ResultOutput,
   type ResultMetadata,
   type PackMode,

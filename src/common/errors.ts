@@ -188,13 +188,11 @@ export class OutputTooLargeError extends StreamWindowsError {
     readonly limit: number,
     /**
      * What makes one write too large, since a step's result otherwise spans as many writes as
-     * it takes: one `output` or one `dead-letter` alone; per-key count windows' recovery state
-     * (`open-counts`, which every message of the step carries); or the job's own `encode`
-     * (`own-encoding`), whose bodies are one write per step.
+     * it takes (per-key count windows' recovery state included): one `output` or one
+     * `dead-letter` alone; or the job's own `encode` (`own-encoding`), whose bodies are one
+     * write per step.
      */
-    readonly holds: 'output' | 'dead-letter' | 'open-counts' | 'own-encoding' = 'output',
-    /** Per-key count windows: the open windows its recovery state lists. */
-    readonly openCountWindows = 0,
+    readonly holds: 'output' | 'dead-letter' | 'own-encoding' = 'output',
   ) {
     super(
       `result of offsets ${firstOffset}..${lastOffset} of stream '${stream}' needs a write of ${bytes} bytes, ` +
@@ -204,7 +202,6 @@ export class OutputTooLargeError extends StreamWindowsError {
             "one output alone is larger than a write: make its value smaller, or raise the broker's frame_max",
           'dead-letter':
             "one dead letter alone (a whole source message and its error) is larger than a write: raise the broker's frame_max, or fix what makes it fail",
-          'open-counts': `its recovery state lists ${openCountWindows} open per-key count windows, which every message of the step carries: use fewer keys, a smaller n, or event-time windows with a grace, whose recovery state does not grow with the keys`,
           'own-encoding':
             "the job's own encode makes each step one write: return smaller bodies, or leave encode out so that the library's result format spans writes",
         }[holds],

@@ -408,7 +408,6 @@ export class RunLoop<T, A, R> {
     for (const messages of writes) {
       const size = writeSize(messages);
       if (size > maxWriteBytes) {
-        const openCounts = result.recovery?.openCounts?.length ?? 0;
         throw new OutputTooLargeError(
           config.source.stream,
           result.firstOffset,
@@ -417,12 +416,9 @@ export class RunLoop<T, A, R> {
           maxWriteBytes,
           !config.flush.resultFormat
             ? 'own-encoding'
-            : openCounts > 0
-              ? 'open-counts'
-              : heldBy(messages[0] as Uint8Array) === 'dead-letters'
-                ? 'dead-letter'
-                : 'output',
-          openCounts,
+            : heldBy(messages[0] as Uint8Array) === 'dead-letters'
+              ? 'dead-letter'
+              : 'output',
         );
       }
     }

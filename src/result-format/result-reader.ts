@@ -1,7 +1,7 @@
 import { CodecError } from '../codecs/codec-error.js';
 import { ConfigError, NotAResultError } from '../common/errors.js';
 import type { Source } from '../ports/ports.js';
-import { decodeResult, type DecodedResult } from './result-format.js';
+import { decodeResult, joinOpenCountSlices, type DecodedResult } from './result-format.js';
 import { messageAt } from '../ports/chunk-message.js';
 
 /** The options of `readResults`: where to start, and whether to stop once caught up. */
@@ -161,12 +161,42 @@ function expectNoOpenStep<R>(step: OpenStep<R> | undefined, result: DecodedResul
 }
 
 function assemble<R>(parts: readonly DecodedResult<R>[]): DecodedResult<R> {
-  const head = parts[0] as DecodedResult<R>;
+  const { openCountSlices: _slices, ...head } = parts[0] as DecodedResult<R>;
   return {
     ...head,
     part: undefined,
     outputs: parts.flatMap((p) => p.outputs),
     late: parts.flatMap((p) => p.late),
     deadLetters: parts.flatMap((p) => p.deadLetters),
+    recovery: recoveryOf(parts),
   };
+}
+
+/**
+ * The step's recovery state: its head's, with the open counts joined from the slices its
+ * writes carry, in order, when it wrote them in slices (`DecodedResult.openCountSlices`).
+ */
+function recoveryOf(parts: readonly DecodedResult[]): DecodedResult['recovery'] {
+  const head = parts[0] as DecodedResult;
+  const count = head.openCountSlices?.count;
+  if (count === undefined) return head.recovery;
+  const texts: string[] = [];
+  for (const part of parts) {
+    const slice = part.openCountSlices?.slice;
+    if (slice === undefined) continue;
+    if (slice.index !== texts.length) {
+      throw new CodecError(
+        `slice ${slice.index} of ${count} of the open counts of the result for source offset ${head.lastOffset} comes after ${texts.length}`,
+        0,
+      );
+    }
+    texts.push(slice.text);
+  }
+  if (texts.length !== count || head.recovery === undefined) {
+    throw new CodecError(
+      `the result for source offset ${head.lastOffset} holds ${texts.length} of the ${count} slices of its open counts${head.recovery === undefined ? ', and no recovery state' : ''}`,
+      0,
+    );
+  }
+  return { ...head.recovery, openCounts: joinOpenCountSlices(texts) };
 }

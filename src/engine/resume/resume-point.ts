@@ -4,7 +4,7 @@ import type { Source, Target } from '../../ports/ports.js';
 import type { Processor } from '../processor.js';
 import { checkDefinition, type JobDefinitionCheck } from './definition-check.js';
 import { FormerProducerCheck } from './former-producer.js';
-import { readLastResult, type LastResult } from './last-result.js';
+import { readLastResult, withOpenCounts, type LastResult } from './last-result.js';
 import { readLastWholeStep } from './last-whole-step.js';
 import { writtenAfter } from './written-after.js';
 
@@ -31,8 +31,10 @@ import { writtenAfter } from './written-after.js';
  *    another definition stops the job, unless the change was asked for.
  * 5. Event-time windows (the window operator) resume at the offset their last result's
  *    recovery state names (the first offset a window still open then needs), with the
- *    watermark, last flush and per-key counts it records; the offsets up to `last` are read
- *    again only to rebuild those windows, publishing nothing. No result under a last id above 0,
+ *    watermark, last flush and per-key counts it records (a step of several writes records
+ *    those counts once, in slices on its first writes: each is read under its write's id, and
+ *    one missing stops the job, a RecoveryError naming that id); the offsets up to `last` are
+ *    read again only to rebuild those windows, publishing nothing. No result under a last id above 0,
  *    or one without recovery state, stops the job (RecoveryError); none under 0: never
  *    published, from 'first'.
  * 6. A step job that flushes reopens the window its last result flushed (a readable result of
@@ -126,11 +128,15 @@ export class ResumePoint {
     const { offset: last, id: lastId } = step;
     if (lastId === 0n) await this.formerProducer.check(step.published);
     const needed = processor.readsLastResult || (definition !== undefined && lastId !== 0n);
-    const lastResult = needed
-      ? await readLastResult(target, lastId, writtenAfter(source, last))
-      : undefined;
+    const where = writtenAfter(source, last);
+    let lastResult = needed ? await readLastResult(target, lastId, where) : undefined;
     if (lastResult?.kind === 'read') {
       checkDefinition(this.config, lastResult.header.definition, lastId);
+      // Rule 5: open counts too large for every message of their step are in its writes.
+      if (processor.readsLastResult && lastResult.header.openCountSlices !== undefined) {
+        const header = await withOpenCounts(target, lastId, lastResult.header, where);
+        lastResult = { kind: 'read', header };
+      }
     }
     const at = await processor.resume({
       last,
