@@ -29,7 +29,12 @@ export interface ReadResultsOptions {
 export interface ReadResult<R = unknown> {
   /** Offset of the result's first message. */
   readonly offset: bigint;
-  /** Offset after its last message: `from` to read on after this result. */
+  /**
+   * `from` to read on after this result without missing one: the offset after its last
+   * message, or, when another producer's step begun before it is not whole yet (several
+   * producers on one target), that step's first message. Reading on from there gives the
+   * results after it again: skip those already seen by their producer and last offset.
+   */
   readonly next: bigint;
   /** The result, decoded; a batch result's outputs, late values and dead letters all in it. */
   readonly result: DecodedResult<R>;
@@ -106,12 +111,14 @@ class BatchAssembler<R> {
     if (part === undefined) {
       expectNoOpenStep(step, result);
       this.started.add(producer);
-      return { offset, next: offset + 1n, result };
+      return { offset, next: this.readOnFrom(offset + 1n), result };
     }
     if (part.index === 0) {
       expectNoOpenStep(step, result);
       this.started.add(producer);
-      if (part.of === 1) return { offset, next: offset + 1n, result: assemble([result]) };
+      if (part.of === 1) {
+        return { offset, next: this.readOnFrom(offset + 1n), result: assemble([result]) };
+      }
       this.open.set(producer, { firstOffset: offset, parts: [result] });
       return undefined;
     }
@@ -134,7 +141,15 @@ class BatchAssembler<R> {
     step.parts.push(result);
     if (step.parts.length < part.of) return undefined;
     this.open.delete(producer);
-    return { offset: step.firstOffset, next: offset + 1n, result: assemble(step.parts) };
+    const whole = assemble(step.parts);
+    return { offset: step.firstOffset, next: this.readOnFrom(offset + 1n), result: whole };
+  }
+
+  /** `after`, or the first message of the earliest step still open, if it began before. */
+  private readOnFrom(after: bigint): bigint {
+    let from = after;
+    for (const { firstOffset } of this.open.values()) if (firstOffset < from) from = firstOffset;
+    return from;
   }
 
   /** After a skipped message: the steps it may have broken are dropped whole. */
