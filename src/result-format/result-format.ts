@@ -242,7 +242,9 @@ export interface DecodedResult<R = unknown> extends ResultMetadata {
 
 /** A step's open counts written in slices: how many, and the one a message holds. */
 export interface OpenCountSlices {
+  /** How many slices the step's open counts were cut into (`sw-open-counts-slices`). */
   readonly count: number;
+  /** The slice this message holds, when it holds one: its index and its text. */
   readonly slice?: { readonly index: number; readonly text: string };
 }
 
