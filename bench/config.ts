@@ -31,6 +31,13 @@ export interface BenchConfig {
    */
   readonly sinkMessages: number;
   readonly sinkSingleMessages: number;
+  /**
+   * The `large-steps` case's steps, in keys (outputs) per step (BENCH_LARGE_STEP_KEYS, a
+   * comma-separated list, default 10000,100000,1000000), and the step its restart is killed in
+   * the middle of (BENCH_LARGE_STEP_RESTART_KEYS, default 1,000,000).
+   */
+  readonly largeStepKeys: readonly number[];
+  readonly largeStepRestartKeys: number;
 }
 
 export function benchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
@@ -47,6 +54,8 @@ export function benchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
     frames: positive(env, 'BENCH_FRAMES', 20_000),
     sinkMessages: positive(env, 'BENCH_SINK_MESSAGES', 10_000),
     sinkSingleMessages: positive(env, 'BENCH_SINK_SINGLE_MESSAGES', 1_000),
+    largeStepKeys: positiveList(env, 'BENCH_LARGE_STEP_KEYS', [10_000, 100_000, 1_000_000]),
+    largeStepRestartKeys: positive(env, 'BENCH_LARGE_STEP_RESTART_KEYS', 1_000_000),
   };
 }
 
@@ -58,4 +67,20 @@ function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
     throw new Error(`${name} must be a positive integer, got '${text}'`);
   }
   return value;
+}
+
+function positiveList(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: readonly number[],
+): readonly number[] {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  return text.split(',').map((item) => {
+    const value = Number(item.trim().replaceAll('_', ''));
+    if (item.trim() === '' || !Number.isSafeInteger(value) || value < 1) {
+      throw new Error(`${name} must be positive integers separated by commas, got '${text}'`);
+    }
+    return value;
+  });
 }

@@ -15,7 +15,8 @@ export type CaseKind =
   | 'lookup'
   | 'event-time'
   | 'sink'
-  | 'scaling';
+  | 'scaling'
+  | 'large-steps';
 
 /**
  * One line of bench/results/latest.json. `msgsPerSec` and `ratios` are the issue's shape;

@@ -1,6 +1,7 @@
 import {
   aggregate,
   jsonMessage,
+  wholeStepOffset,
   type ResultWhere,
   type Source,
   type Target,
@@ -244,7 +245,10 @@ async function boundLookup(
   producer: string,
 ): Promise<Record<string, number>> {
   const last = await lastIdOf(rabbit, target, producer);
-  const where = writtenAfter(rabbit.source(source), last);
+  // The bound is the chunk timestamp of the step's last source message, as a restart's.
+  const offset = wholeStepOffset(last);
+  if (offset === undefined) throw new Error(`restart bench: ${producer} stored no whole step`);
+  const where = writtenAfter(rabbit.source(source), offset);
   const lookUp = (bound: ResultWhere): Promise<LookupCost> =>
     lookUpResult(rabbit.params, target, producer, last, TIMEOUT_MS, {}, undefined, bound);
   const bounded = await lookUp(where);

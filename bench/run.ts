@@ -1,5 +1,6 @@
 /**
- * npm run bench [-- <case>...]: the named cases (every case when none is named), a table on
+ * npm run bench [-- <case>...]: the named cases (every case when none is named, but for the
+ * slow ones only run when named: OPT_IN_KINDS, such as large-steps), a table on
  * stdout, and the results as JSON: a full run writes bench/results/latest.json (the figures
  * the README quotes), a run of some cases bench/results/partial.json, so that a quick look at
  * one case never replaces the full run's file. Sizes come from the environment (see
@@ -12,6 +13,7 @@ import { brokerUrl, e2eCases, e2eUnavailable } from './e2e.js';
 import { eventTimeCases } from './event-time.js';
 import { frameAssemblyCases } from './frame-assembly.js';
 import { hotPathCases } from './hot-path/case.js';
+import { largeStepCases } from './large-steps.js';
 import { memoryCases } from './memory.js';
 import { observeCases } from './observe.js';
 import { partitionCases } from './partitions.js';
@@ -96,6 +98,18 @@ const CASES: Readonly<Record<CaseKind, BenchCase>> = {
         repeats: config.repeats,
         postgresUrl: process.env.POSTGRES_URL,
       }),
+  },
+  'large-steps': {
+    title:
+      'large steps (1h tumbling window of 10k / 100k / 1M keys against 1k; a restart in the middle of a 1M-output step)',
+    unavailable: e2eUnavailable,
+    run: (config) =>
+      largeStepCases(
+        rabbitUrl(),
+        Math.min(config.repeats, 3),
+        config.largeStepKeys,
+        config.largeStepRestartKeys,
+      ),
   },
 };
 

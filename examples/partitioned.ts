@@ -23,8 +23,8 @@
 // without readings in a minute would hold stage 2 back, never make it wrong). The example's
 // partition 1 is ten minutes behind the others, and stage 1 crashes on it.
 //
-// Both stages are effectively-once: each step's one result is published with the offset of
-// its last source message as the publishing id, so a restart after a crash publishes again
+// Both stages are effectively-once: each step's result is published under a publishing id made
+// from the offset of its last source message, so a restart after a crash publishes again
 // only what the broker may not have, and the broker discards what it has.
 import {
   aggregate,
@@ -200,7 +200,7 @@ for (let minute = 0; minute <= 15; minute++) {
     if (index !== 1 || minute <= 5) await writeMinute(minute, index);
 }
 // Stage 1's partition 1 dies after its 3rd result reached the broker; restarted, it resumes
-// from its producer's last publishing id + 1 (the others from theirs).
+// after the step its producer's last publishing id names (the others after theirs).
 await runStage('stage 1', () => stageOne(3), false);
 await runStage('stage 1 restarted', () => stageOne(), false);
 // Stage 2 publishes minutes 0–4: every later one still lacks partition 1's result.

@@ -37,7 +37,8 @@ const stage = {
 
 // 2. Stage 1 dies after its 70th minute reached the broker; stage 2 then runs on what is
 //    there, and dies after its first hour reached the broker but before the confirm; stage 1
-//    finishes, then stage 2. Each restart resumes from its target's last publishing id + 1.
+//    finishes, then stage 2. Each restart resumes after the step its target's last publishing
+//    id names.
 const runs: [1 | 2, Crash][] = [
   [1, [70, 'after-publish']],
   [2, [1, 'after-publish']],

@@ -48,8 +48,8 @@ const job = async (crash?: [number, 'after-publish' | 'before-publish']) => {
 };
 
 // 3. Run 1 dies after its 3rd result reached the broker but before the confirm; run 2 dies
-//    before its 2nd publish; run 3 finishes. Each restart resumes from the broker's last
-//    publishing id + 1: no offset store, no duplicate, no loss.
+//    before its 2nd publish; run 3 finishes. Each restart resumes after the step the broker's
+//    last publishing id names: no offset store, no duplicate, no loss.
 const crashes: [number, 'after-publish' | 'before-publish'][] = [
   [3, 'after-publish'],
   [2, 'before-publish'],

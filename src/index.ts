@@ -109,12 +109,22 @@ export {
   ResultProperty,
   RESULT_FORMAT_VERSION,
   type DecodedResult,
+  type OpenCountSlices,
   type ResultOutput,
   type ResultMetadata,
   type PackMode,
   type SingleFormat,
 } from './result-format/result-format.js';
 export type { StepResult, DeadLetter, RecoveryState } from './result-format/step-result.js';
+// What a producer's publishing id says: the step it was written for, and which of its writes.
+export {
+  readStepId,
+  lastWriteId,
+  writeId,
+  wholeStepOffset,
+  MAX_STEP_WRITES,
+  type StepId,
+} from './result-format/publishing-id.js';
 export {
   readResults,
   type ReadResultsOptions,

@@ -1,5 +1,5 @@
-// The billing example's input: metered usage of a few customers over a few hours, the same
-// on every run. Money is integer cents, never a float: 0.1 + 0.2 is not 0.3 in binary floating
+// The billing example's input: metered usage of some customers (four by default) over a few
+// hours, the same on every run. Money is integer cents, never a float: 0.1 + 0.2 is not 0.3 in binary floating
 // point, and a bill must add up to the cent. Sums of integers stay exact in a JS number up to
 // 2^53 cents (about 90 trillion dollars); the table stores them as bigint.
 
@@ -11,6 +11,7 @@ export interface UsageEvent {
   readonly at: number;
 }
 
+/** The default run's customers; a larger run adds `customer5`, `customer6`, and so on. */
 export const CUSTOMERS = ['acme', 'globex', 'initech', 'umbrella'] as const;
 export const HOURS = 6;
 const START = Date.UTC(2026, 0, 1, 0, 0, 0);
@@ -18,12 +19,18 @@ const EVERY_MS = 5 * 60_000;
 /** A meter's delay at most: how far out of order in event time the stream gets. */
 const MAX_DISORDER_MS = 90_000;
 
+/** The names of `count` customers: those of {@link CUSTOMERS} first, then `customer<n>`. */
+export function customerNames(count: number = CUSTOMERS.length): string[] {
+  return Array.from({ length: count }, (_, i) => CUSTOMERS[i] ?? `customer${i + 1}`);
+}
+
 /**
- * Every 5 minutes each customer reports its usage since the last report: 1 to 2,500 cents,
- * time stamped up to 90 s late, so the stream is slightly out of order in event time.
- * Deterministic (the MINSTD sequence, exact in a JS number), so every run bills the same.
+ * Every 5 minutes each of `customers` customers reports its usage since the last report: 1 to
+ * 2,500 cents, time stamped up to 90 s late, so the stream is slightly out of order in event
+ * time. Deterministic (the MINSTD sequence, exact in a JS number), so every run bills the same.
  */
-export function usageEvents(): UsageEvent[] {
+export function usageEvents(customers: number = CUSTOMERS.length): UsageEvent[] {
+  const names = customerNames(customers);
   let seed = 20_261_202;
   const next = (bound: number) => {
     seed = (seed * 48_271) % 2_147_483_647;
@@ -31,7 +38,7 @@ export function usageEvents(): UsageEvent[] {
   };
   const events: UsageEvent[] = [];
   for (let at = START; at < START + HOURS * 3_600_000; at += EVERY_MS) {
-    for (const customer of CUSTOMERS) {
+    for (const customer of names) {
       events.push({ customer, cents: 1 + next(2_500), at: at + next(MAX_DISORDER_MS + 1) });
     }
   }

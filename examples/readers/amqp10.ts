@@ -6,7 +6,7 @@ import { inOrder, sectionsOf, type Apply, type Reader } from './result-message.j
 export async function readWithAmqp10(
   server: { host: string; port: number; username: string; password: string },
   stream: string,
-  from: 'first' | bigint, // 'first', or the offset after the last message you applied
+  from: 'first' | bigint, // 'first', or the resumeFrom stored with the last step you applied
   apply: Apply,
 ): Promise<Reader> {
   const { deliver, done, end, fail } = inOrder(apply);

@@ -24,8 +24,16 @@ export interface JobEventMap {
   };
   /** The job asked the broker for its resume point and reads the source from `from`. */
   readonly started: {
-    /** The producer's last publishing id (0: never published, or published offset 0). */
+    /**
+     * The producer's last publishing id, as the broker answered: 0 when it never published
+     * (see `readStepId` for what any other id says).
+     */
     readonly lastPublishingId: bigint;
+    /**
+     * The last source offset of the producer's last step stored whole; undefined when none is
+     * (or, on a target written by an earlier version, when that was offset 0).
+     */
+    readonly lastOffset: bigint | undefined;
     readonly from: bigint | 'first';
     /** Offset one past the source's last message at the start, when it was asked for. */
     readonly sourceEnd: bigint | undefined;
@@ -42,7 +50,7 @@ export interface JobEventMap {
   /** The broker confirmed a step's result (or discarded it as a duplicate). */
   readonly published: {
     readonly firstOffset: bigint;
-    /** The publishing id. */
+    /** The step's last source offset, which its last write's publishing id carries. */
     readonly lastOffset: bigint;
     readonly messages: number;
     readonly outputs: number;

@@ -3,6 +3,7 @@ import type { Source, Target } from '../ports/ports.js';
 import { skipReference, stopReference } from '../engine/skip-request.js';
 import { firstChunk } from './first-chunk.js';
 import { settled } from './settled.js';
+import { readLastWholeStep } from '../engine/resume/last-whole-step.js';
 
 /** What an operator's skip request (`stream-windows skip`) stored, and where the job stood. */
 export interface SkipRequest {
@@ -14,7 +15,7 @@ export interface SkipRequest {
   readonly producer: string;
   /** The offset the job will dead-letter on its next start, as skipped by the operator. */
   readonly offset: bigint;
-  /** The producer's last publishing id on the target (0 also when it never published). */
+  /** The producer's last publishing id on the target (0 when it never published). */
   readonly lastPublishingId: bigint;
 }
 
@@ -36,13 +37,13 @@ export interface PendingStop {
 export async function pendingStop(
   source: Source,
   target: Target,
-  lastPublishingId: bigint,
+  lastOffset: bigint,
   published: boolean,
 ): Promise<PendingStop> {
   const ask = async (reference: string): Promise<bigint | undefined> => {
     if (source.storedOffset === undefined) return undefined;
     const offset = await source.storedOffset(reference);
-    return offset !== undefined && (!published || offset > lastPublishingId) ? offset : undefined;
+    return offset !== undefined && (!published || offset > lastOffset) ? offset : undefined;
   };
   const [stoppedAt, skipRequested] = await settled(
     ask(stopReference(target.stream, target.producer)),
@@ -72,10 +73,11 @@ export async function requestSkip(
       source.stream,
     );
   }
-  const [sourceEnd, lastPublishingId] = await settled(
+  const [sourceEnd, step] = await settled(
     source.endOffset(),
-    target.lastPublishingId(),
+    readLastWholeStep(target, () => target.hasPublished()),
   );
+  const { lastPublishingId, offset: lastOffset } = step;
   if (offset >= sourceEnd) {
     throw new ConfigError(
       'offset',
@@ -83,15 +85,15 @@ export async function requestSkip(
       offset,
     );
   }
-  const published = lastPublishingId > 0n || (await target.hasPublished());
-  if (published && offset <= lastPublishingId) {
+  const published = await step.published();
+  if (published && offset <= lastOffset) {
     throw new ConfigError(
       'offset',
-      `must be above the last publishing id ${lastPublishingId} of producer '${target.producer}' on '${target.stream}': the job is past it already`,
+      `must be above the last offset ${lastOffset} that producer '${target.producer}' published on '${target.stream}': the job is past it already`,
       offset,
     );
   }
-  const { stoppedAt } = await pendingStop(source, target, lastPublishingId, published);
+  const { stoppedAt } = await pendingStop(source, target, lastOffset, published);
   if (stoppedAt !== offset) {
     const where =
       stoppedAt === undefined

@@ -21,7 +21,7 @@ const HEADERS = [
   'SOURCE',
   'TARGET',
   'PRODUCER',
-  'LAST ID',
+  'LAST OFFSET',
   'RESUME AT',
   'SOURCE END',
   'LAG',
@@ -37,8 +37,8 @@ export const statusCommand: Command = {
                              [--checkpoint-table T] [--json] [--url URL]
 
 Where the job publishing to T as producer P stands on its source S: the producer's last
-publishing id ('none' when P never published on T: a new job, or a misspelt name), where
-the job resumes (last + 1; 'first' when P never published), the source's
+step's last source offset ('none' when P never published on T: a new job, or a misspelt
+name), where the job resumes (last + 1; 'first' when P never published), the source's
 end offset, the lag in messages (what is left to read) and in time (broker timestamp of the
 chunk holding the resume point against the source's last chunk). A job that stopped on a
 message since its last result (onError('stop')) is named with that offset, and whether a
@@ -63,7 +63,7 @@ partitioned job is active on a partition is not shown: RabbitMQ 4.0's stream pro
 query for it (the job's standby and stepDown events tell it; see the README's Scaling out).
 
 Output: a table, or with --json one JSON object (offsets as strings, times in epoch ms):
-  {"source","target","producer","lastPublishingId","published","resumeFrom","sourceEnd",
+  {"source","target","producer","lastPublishingId","lastOffset","published","resumeFrom","sourceEnd",
    "lagMessages","lagMs","resumeChunkTime","lastChunkTime","stoppedAt","skipRequested",
    "sourceMembers":{"leader","replicas"},"targetMembers":{"leader","replicas"}}
 or, for a super stream, a JSON array of them in partition order.
@@ -130,7 +130,7 @@ time, measured as for a job. Needs the 'pg' package (an optional peer dependency
       status.source,
       status.target,
       status.producer,
-      status.published ? String(status.lastPublishingId) : 'none',
+      status.published ? String(status.lastOffset) : 'none',
       String(status.resumeFrom),
       String(status.sourceEnd),
       String(status.lagMessages),

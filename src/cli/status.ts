@@ -1,5 +1,6 @@
 import type { Source, Target } from '../ports/ports.js';
 import { settled } from './settled.js';
+import { readLastWholeStep } from '../engine/resume/last-whole-step.js';
 import { pendingStop } from './skip.js';
 import { streamLag, type StreamLag } from './stream-lag.js';
 
@@ -14,14 +15,20 @@ export interface JobStatus extends StreamLag {
   readonly target: string;
   /** The job's producer name on the target. */
   readonly producer: string;
-  /** The producer's last publishing id on the target (0: never published, or offset 0). */
+  /** The producer's last publishing id on the target, as the broker answers (0: none). */
   readonly lastPublishingId: bigint;
   /**
-   * Whether the producer ever stored a result on the target: what a last id of 0 leaves open
-   * (asked of the target then, `Target.hasPublished`). False for a new job, or a misspelt name.
+   * The last source offset of the producer's last step stored whole (a step not whole, cut by
+   * a crash between its writes, is written again from the step before it); 0 when none.
+   */
+  readonly lastOffset: bigint;
+  /**
+   * Whether the producer ever stored a whole step on the target (for a target written by an
+   * earlier version, whose id 0 also meant offset 0, asked of the target, `Target.hasPublished`).
+   * False for a new job, or a misspelt name.
    */
   readonly published: boolean;
-  /** Where the job resumes reading: last + 1 (1 after a result for offset 0), or 'first'. */
+  /** Where the job resumes reading: last offset + 1, or 'first'. */
   readonly resumeFrom: bigint | 'first';
   /** One past the source's last message (0 for an empty source). */
   readonly sourceEnd: bigint;
@@ -40,24 +47,20 @@ export interface JobStatus extends StreamLag {
  * (`streamLag`). A missing stream fails with the port's own error, which names it.
  */
 export async function jobStatus(source: Source, target: Target): Promise<JobStatus> {
-  const [lastPublishingId, sourceEnd] = await settled(
-    target.lastPublishingId(),
+  const [step, sourceEnd] = await settled(
+    readLastWholeStep(target, () => target.hasPublished()),
     source.endOffset(),
   );
-  // A last id of 0 is "never published" or "published offset 0": the target's results tell.
-  const published = lastPublishingId > 0n || (await target.hasPublished());
-  const resumeFrom: bigint | 'first' = published ? lastPublishingId + 1n : 'first';
-  const { stoppedAt, skipRequested } = await pendingStop(
-    source,
-    target,
-    lastPublishingId,
-    published,
-  );
+  const published = await step.published();
+  const lastOffset = step.offset;
+  const resumeFrom: bigint | 'first' = published ? lastOffset + 1n : 'first';
+  const { stoppedAt, skipRequested } = await pendingStop(source, target, lastOffset, published);
   return {
     source: source.stream,
     target: target.stream,
     producer: target.producer,
-    lastPublishingId,
+    lastPublishingId: step.lastPublishingId,
+    lastOffset,
     published,
     resumeFrom,
     sourceEnd,

@@ -36,7 +36,7 @@ window start and end in UTC, key, count of messages, value), then one per dead l
 (its source offset, the stage that failed and why). With --json, one JSON object
 per line for every output, late value and dead letter, and nothing else: "kind" (output,
 late or dead-letter), "offset" and "next" (target offsets), "producer", "source",
-"windowing", "publishingId", "window" ({start, end, startIso, endIso}), then "key",
+"windowing", "lastOffset", "publishingId" (the same, kept), "window" ({start, end, startIso, endIso}), then "key",
 "count", "value", "final", "continues" (output), "value" (late), or "sourceOffset",
 "stage", "error", "message" (dead letter). Offsets as strings, times in epoch ms,
 binaries in base64; the README's "Command line" section has the whole schema.

@@ -30,7 +30,12 @@ interface ResultFields {
   /** The source stream, and the window's description (e.g. "tumbling(1m)"). */
   readonly source: string;
   readonly windowing: string;
-  /** The result's publishing id, its last source offset: with `producer`, it names the result. */
+  /** The step's last source offset: with `producer`, it names the result. */
+  readonly lastOffset: string;
+  /**
+   * The same as `lastOffset`, kept from when it was the publishing id (before a step could span
+   * writes; see ../result-format/publishing-id.ts).
+   */
   readonly publishingId: string;
 }
 
@@ -76,6 +81,7 @@ export function tailLines(item: ReadResult): TailLine[] {
     source: result.source,
     windowing: result.window,
     publishingId: String(result.lastOffset),
+    lastOffset: String(result.lastOffset),
   };
   const resultWindow =
     result.windowStart === undefined || result.windowEnd === undefined

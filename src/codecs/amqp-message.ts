@@ -215,6 +215,41 @@ export function decodeMessage(bytes: Uint8Array, start = 0, end = bytes.length):
   }
 }
 
+/**
+ * The application properties of the message in `bytes[start, end)`, undefined when it has
+ * none: only the sections before them are read (and not checked beyond their framing), the
+ * body never. For a reader that routes on properties alone, at a fraction of `decodeMessage`'s
+ * cost. Throws CodecError on a malformed section before the body.
+ */
+export function decodeApplicationProperties(
+  bytes: Uint8Array,
+  start = 0,
+  end = bytes.length,
+): AmqpApplicationProperties | undefined {
+  try {
+    const decoder = new AmqpDecoder(bytes, start, end);
+    let previous = 0;
+    while (decoder.pos < end) {
+      const at = decoder.pos;
+      const packed = readSectionDescriptor(bytes, at, end);
+      const code = sectionCodeOf(packed);
+      if (code > Section.ApplicationProperties) return undefined;
+      if (!sectionMayFollow(previous, code)) {
+        throw new CodecError(`message section ${hex(code)} may not follow ${hex(previous)}`, at);
+      }
+      previous = code;
+      decoder.pos = sectionBodyOf(packed);
+      const value = decoder.readValue();
+      if (code === Section.ApplicationProperties) {
+        return toRecord(value, 'application-properties', false, at);
+      }
+    }
+    return undefined;
+  } catch (error) {
+    throw error instanceof CodecError ? error.relativeTo(start) : error;
+  }
+}
+
 function decodeSections(bytes: Uint8Array, start: number, end: number): AmqpMessage {
   const decoder = new AmqpDecoder(bytes, start, end);
   const message: AmqpMessage = {};

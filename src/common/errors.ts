@@ -176,35 +176,35 @@ export class OutputTooLargeError extends StreamWindowsError {
   override readonly name = 'OutputTooLargeError';
   override readonly code = 'OUTPUT_TOO_LARGE';
   constructor(
-    /** The target stream the result was for. */
+    /** The source stream the step read. */
     readonly stream: string,
     /** The first source offset of the step. */
     readonly firstOffset: bigint,
     /** The last source offset of the step. */
     readonly lastOffset: bigint,
-    /** The size the result encodes to, in bytes. */
+    /** The size of the write that does not fit, in bytes. */
     readonly bytes: number,
     /** The most bytes the target accepts in one write. */
     readonly limit: number,
-    /** Dead letters in the result: each carries a whole source message, so they may be why. */
-    readonly deadLetters = 0,
     /**
-     * Per-key count windows: the open windows its recovery state lists (a key and an offset
-     * each, in every message of the write), so they may be why.
+     * What makes one write too large, since a step's result otherwise spans as many writes as
+     * it takes (per-key count windows' recovery state included): one `output` or one
+     * `dead-letter` alone; or the job's own `encode` (`own-encoding`), whose bodies are one
+     * write per step.
      */
-    readonly openCountWindows = 0,
+    readonly holds: 'output' | 'dead-letter' | 'own-encoding' = 'output',
   ) {
     super(
-      `result of offsets ${firstOffset}..${lastOffset} of stream '${stream}' encodes to ${bytes} bytes, ` +
+      `result of offsets ${firstOffset}..${lastOffset} of stream '${stream}' needs a write of ${bytes} bytes, ` +
         `over the target's limit of ${limit} bytes per write; nothing was published: ` +
-        (deadLetters > 0
-          ? `it holds ${deadLetters} dead letters, each a whole source message: fix what makes ` +
-            `them fail, or lower onError's maxDeadLetters`
-          : openCountWindows > 0
-            ? `its recovery state lists ${openCountWindows} open per-key count windows: use ` +
-              `fewer keys, a smaller n, or event-time windows with a grace, whose recovery ` +
-              `state does not grow with the keys`
-            : `use a smaller window, fewer keys, or pack: 'batch' with a larger frame_max`),
+        {
+          output:
+            "one output alone is larger than a write: make its value smaller, or raise the broker's frame_max",
+          'dead-letter':
+            "one dead letter alone (a whole source message and its error) is larger than a write: raise the broker's frame_max, or fix what makes it fail",
+          'own-encoding':
+            "the job's own encode makes each step one write: return smaller bodies, or leave encode out so that the library's result format spans writes",
+        }[holds],
     );
   }
 }

@@ -24,7 +24,7 @@ import {
   type Partition,
 } from '../partitioning/partitioned-runner.js';
 import { SuperStreamTarget } from '../partitioning/super-stream-target.js';
-import { encodeResult, type PackMode, type SingleFormat } from '../result-format/result-format.js';
+import { encodeStep, type PackMode, type SingleFormat } from '../result-format/result-format.js';
 import { jobDefinition } from '../api/job-definition.js';
 import { Runner } from '../engine/runner.js';
 import type { StandardSchemaV1 } from '../api/standard-schema.js';
@@ -32,7 +32,7 @@ import { processorConfig, windowRules, type ProcessorConfig } from '../engine/pr
 import type { ErrorPolicy, LatePolicy } from '../api/policies.js';
 import type { EarlyUpdates } from '../api/policies.js';
 import type { StepResult } from '../result-format/step-result.js';
-import { userEncoder, type EncodedBodies } from '../result-format/user-encoder.js';
+import { ownEncoding, userEncoder, type EncodedBodies } from '../result-format/user-encoder.js';
 import { bodyDecoder, type ValueFormat } from '../api/value-decoder.js';
 import { ResultsSource, type MessageValuesDecoder } from '../result-format/results-source.js';
 import type { ValueStage } from '../engine/value-stage.js';
@@ -345,8 +345,8 @@ export class PipelineBuilder<T, S extends BuilderStage = any> {
 
   /**
    * A job without a window: each message that passes becomes ONE target message, the
-   * bodies `fn` gives (an array: one sub-entry batch), published with the source message's
-   * offset. `fn` must be deterministic; one that throws is a 'map' error, which stops the
+   * bodies `fn` gives (an array: one sub-entry batch), published under the id of the source
+   * message's offset (`lastWriteId(offset)`). `fn` must be deterministic; one that throws is a 'map' error, which stops the
    * job: a target of user messages has no place for dead letters, so 'dead-letter' is
    * refused (write them as you choose with `.count(1)` and `.to(target, { encode })`).
    */
@@ -831,8 +831,9 @@ export class AggregationBuilder<T, A, R> {
       processor: this.processorConfig(source.stream, window),
       encode:
         encode === undefined
-          ? (result) => encodeResult(result, metadata, pack, format)
-          : userEncoder(encode),
+          ? (result, { previous, maxWriteBytes }) =>
+              encodeStep(result, metadata, pack, format, maxWriteBytes, previous)
+          : ownEncoding(userEncoder(encode)),
       maxInFlight,
       route,
       retryDelayMs,
@@ -877,7 +878,7 @@ export class AggregationBuilder<T, A, R> {
  * broker.createStream('payments');
  * broker.createStream('redacted');
  *
- * // One target message per source message, published under the source offset.
+ * // One target message per source message, published under its source offset's id.
  * const job = aggregate<{ card: string; amount: number }>(broker.source('payments'))
  *   .transform((p) => Buffer.from(JSON.stringify({ ...p, card: p.card.slice(-4) })))
  *   .to(broker.target('redacted', { producer: 'redact' }));

@@ -68,7 +68,7 @@ export class Rejections {
 
   /**
    * A key's `result` threw as its result was decided. Under 'stop' the job stops at the
-   * result's publishing id `lastOffset`; under 'dead-letter' the key's output is replaced by
+   * result's last offset `lastOffset`; under 'dead-letter' the key's output is replaced by
    * one dead letter there, with an empty message (no single source message failed), naming the
    * key, how many messages it folded and `over` (the step's offsets, or the window).
    */

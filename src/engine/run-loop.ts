@@ -4,6 +4,8 @@ import type { JobEvents } from '../api/job-events.js';
 import type { GroupObserver, SourceChunk } from '../ports/ports.js';
 import type { StepResult } from '../result-format/step-result.js';
 import { writeSize } from '../ports/write-size.js';
+import { lastWriteId, MAX_STEP_WRITES, writeId } from '../result-format/publishing-id.js';
+import { heldBy } from '../result-format/result-format.js';
 import { IDLE, orIdle } from '../ports/idle-timeout.js';
 import { OrderedPublisher } from './ordered-publisher.js';
 import { createProcessor } from './processor-factory.js';
@@ -59,10 +61,12 @@ export class RunLoop<T, A, R> {
   private publishedScan: Promise<boolean> | undefined;
   /**
    * Reading from last + 1, only a result for offset 0 can be one the broker already has,
-   * and only when the last id is 0: then it is a duplicate if the producer did publish.
-   * Asked once, before that publish (after it, the answer would be yes either way).
+   * and only when no step is stored: then, on a target an earlier version wrote, it is a
+   * duplicate if the producer did publish. Asked once, before that publish.
    */
   private zeroWasStored: Promise<boolean> | undefined;
+  /** The publishing id of the producer's last step (`sw-previous` of a step of several writes). */
+  private previousId = 0n;
   /** The read under way, kept across an idle flush: the chunk it brings is the next one. */
   private pending: Promise<IteratorResult<SourceChunk, void>> | undefined;
   private readonly countResult = (): void => {
@@ -203,12 +207,13 @@ export class RunLoop<T, A, R> {
     const found = await resumePoint.read(processor, this.hasPublished);
     this.found = found;
     const { last, from } = found;
-    // A last id of 0 counts as published when the job found its result under it.
-    const published = last > 0n || found.published === true;
+    this.previousId = found.lastId;
+    // No step stored counts as published when the job found an earlier version's under id 0.
+    const published = found.lastId !== 0n || found.published === true;
     if (config.processor.onError === 'stop') {
       processor.skipThrough(skipsThrough(this.skipRequest, last, published));
     }
-    this.reportStarted(last, from, sourceEnd, this.counters.restarts);
+    this.reportStarted(found, sourceEnd, this.counters.restarts);
     // Nothing to read up to the end known at the start: caught up before the first chunk.
     this.caughtUp =
       sourceEnd !== undefined && (sourceEnd === 0n || (published && last + 1n >= sourceEnd));
@@ -223,26 +228,44 @@ export class RunLoop<T, A, R> {
   private readonly hasPublished = (): Promise<boolean> =>
     (this.publishedScan ??= this.job.config.target.hasPublished());
 
-  private zeroStored(): Promise<boolean> {
-    const published = this.found?.published;
+  /** Whether an earlier version's result for offset 0 is stored under id 0 (rule 3). */
+  private zeroStored(found: FoundStart): Promise<boolean> {
+    const { published } = found;
     return (this.zeroWasStored ??=
-      published === undefined ? this.hasPublished() : Promise.resolve(published));
+      published === undefined ? found.hasPublished() : Promise.resolve(published));
   }
 
   /** `idleFlushMayFollow`: a result an idle flush would join stays behind (see `step`). */
   private async publishReady(readAt: number, idleFlushMayFollow = false): Promise<void> {
     const observed = this.job.events.has('published');
     for (const result of this.processor.takeReady(idleFlushMayFollow)) {
-      const id = result.lastOffset;
-      const duplicate = id === 0n && (this.found?.last ?? 0n) === 0n && (await this.zeroStored());
+      const { found } = this;
+      // Only on a target an earlier version wrote, whose ids were offsets (rule 3).
+      const duplicate =
+        result.lastOffset === 0n &&
+        found !== undefined &&
+        found.lastId === 0n &&
+        (await this.zeroStored(found));
       const count = duplicate ? this.countDuplicate : this.countResult;
-      // Counted on the confirm: a publish lost with its connection is published again.
-      await this.publisher.publish(
-        id,
-        this.encode(result),
-        observed ? this.confirmObserved(result, duplicate, readAt, count) : count,
-        this.routingKey(result),
-      );
+      const confirmed = observed ? this.confirmObserved(result, duplicate, readAt, count) : count;
+      if (duplicate) {
+        // Its id under this scheme is above 0: the broker would store it a second time.
+        confirmed();
+        continue;
+      }
+      const writes = this.encode(result);
+      const routingKey = this.routingKey(result);
+      // Counted on the last write's confirm: a publish lost with its connection is published
+      // again, and the writes before it were confirmed first (the publisher keeps their order).
+      const stored = found?.lastPublishingId ?? 0n;
+      for (const [index, messages] of writes.entries()) {
+        const last = index === writes.length - 1;
+        const id = writeId(result.lastOffset, index, writes.length);
+        // The writes of a step not whole that the broker holds: it would discard them.
+        if (id <= stored) continue;
+        await this.publisher.publish(id, messages, last ? confirmed : NOTHING, routingKey);
+      }
+      this.previousId = lastWriteId(result.lastOffset);
     }
   }
 
@@ -263,7 +286,7 @@ export class RunLoop<T, A, R> {
         // The source asked the resume point before delivering anything.
         const start = this.found;
         resumeAtOne =
-          start !== undefined && (await resumesAtOne(start, chunk.firstOffset, this.hasPublished));
+          start !== undefined && (await resumesAtOne(start, chunk.firstOffset, start.hasPublished));
         if (resumeAtOne) break;
       }
       yield chunk;
@@ -289,17 +312,15 @@ export class RunLoop<T, A, R> {
     }
   }
 
-  private reportStarted(
-    last: bigint,
-    from: bigint | 'first',
-    sourceEnd: bigint | undefined,
-    restarts: number,
-  ): void {
-    this.job.events.emit('started', { lastPublishingId: last, from, sourceEnd, restarts });
+  private reportStarted(found: FoundStart, sourceEnd: bigint | undefined, restarts: number): void {
+    const { lastPublishingId, from } = found;
+    const lastOffset = found.lastId !== 0n ? found.last : undefined;
+    this.job.events.emit('started', { lastPublishingId, lastOffset, from, sourceEnd, restarts });
     this.job.config.logger.info(
       {
         ...this.job.where(),
-        lastPublishingId: String(last),
+        lastPublishingId: String(lastPublishingId),
+        lastOffset: lastOffset === undefined ? undefined : String(lastOffset),
         from: String(from),
         sourceEnd: sourceEnd === undefined ? undefined : String(sourceEnd),
       },
@@ -376,26 +397,43 @@ export class RunLoop<T, A, R> {
     return key;
   }
 
-  private encode(result: StepResult<R>): Uint8Array[] {
-    let messages: Uint8Array[];
+  /** The step's writes (one, unless it does not fit: see `encodeStep`), each checked. */
+  private encode(result: StepResult<R>): Uint8Array[][] {
+    const { config } = this.job;
+    const { maxWriteBytes } = config.target;
+    let writes: Uint8Array[][];
     try {
-      messages = this.job.config.encode(result);
+      writes = config.encode(result, { previous: this.previousId, maxWriteBytes });
     } catch (cause) {
       // An aggregate value msgpack cannot carry: the job stops before publishing it.
-      throw new ProcessingError(this.job.config.source.stream, result.lastOffset, 'encode', cause);
+      throw new ProcessingError(config.source.stream, result.lastOffset, 'encode', cause);
     }
-    const size = writeSize(messages);
-    if (size > this.job.config.target.maxWriteBytes) {
-      throw new OutputTooLargeError(
-        this.job.config.source.stream,
-        result.firstOffset,
-        result.lastOffset,
-        size,
-        this.job.config.target.maxWriteBytes,
-        result.deadLetters.length,
-        result.recovery?.openCounts?.length ?? 0,
+    for (const messages of writes) {
+      const size = writeSize(messages);
+      if (size > maxWriteBytes) {
+        throw new OutputTooLargeError(
+          config.source.stream,
+          result.firstOffset,
+          result.lastOffset,
+          size,
+          maxWriteBytes,
+          !config.flush.resultFormat
+            ? 'own-encoding'
+            : heldBy(messages[0] as Uint8Array) === 'dead-letters'
+              ? 'dead-letter'
+              : 'output',
+        );
+      }
+    }
+    if (writes.length > MAX_STEP_WRITES) {
+      const cause = new RangeError(
+        `the step takes ${writes.length} writes, over the ${MAX_STEP_WRITES} one step may take`,
       );
+      throw new ProcessingError(config.source.stream, result.lastOffset, 'encode', cause);
     }
-    return messages;
+    return writes;
   }
 }
+
+/** The confirm callback of a step's writes before its last: the step counts at its last. */
+const NOTHING = (): void => undefined;

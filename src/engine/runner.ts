@@ -34,7 +34,14 @@ export interface RunnerConfig<T, A, R> {
   readonly target: Target;
   /** A step processor's, or for event-time windows a window operator's (./processor-factory.ts). */
   readonly processor: ProcessorConfig<T, A, R>;
-  readonly encode: (result: StepResult<R>) => Uint8Array[];
+  /**
+   * A step's writes, in order (see `encodeStep`): `previous` is the publishing id of the
+   * producer's step before, `maxWriteBytes` the target's limit per write.
+   */
+  readonly encode: (
+    result: StepResult<R>,
+    writes: { readonly previous: bigint; readonly maxWriteBytes: number },
+  ) => Uint8Array[][];
   /** Results awaiting their confirm at once (default 32). */
   readonly maxInFlight: number;
   /** The routing key of a step's result, for a super-stream target; none for one stream. */

@@ -50,16 +50,16 @@ export function stopReference(target: string, producer: string): string {
 /**
  * The last offset at which a message that fails under 'stop' is dead-lettered instead: the
  * operator's request, and every offset the producer already published past. A message at
- * or below the last publishing id that fails under 'stop' was necessarily stepped over
+ * or below the last step's last offset that fails under 'stop' was necessarily stepped over
  * before (a restart of an event-time job re-reads from before it), so it is again, whatever
  * the request says now: a replay decides what the first read decided. -1: none.
  */
 export function skipsThrough(
   request: bigint | undefined,
-  lastPublishingId: bigint,
+  lastOffset: bigint,
   published: boolean,
 ): bigint {
-  const passed = published ? lastPublishingId : -1n;
+  const passed = published ? lastOffset : -1n;
   return request !== undefined && request > passed ? request : passed;
 }
 

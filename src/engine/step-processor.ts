@@ -290,7 +290,7 @@ export class StepProcessor<T, A, R> implements Processor<R> {
    */
   resume(start: ResumeStart): Promise<ResumeAt> {
     if (!this.flushing.flushes) {
-      const from = afterLast(start.last);
+      const from = afterLast(start);
       return Promise.resolve({ from, published: undefined, atOneAfterRetention: true });
     }
     const result = this.readsLastResult ? start.lastResult : undefined;

@@ -113,7 +113,8 @@ export function jobMetrics(job: ObservedJob, options: JobMetricsOptions): JobMet
       set.showStop(scraped, undefined);
       // 'first' before the first chunk: counted from 0, exact unless retention cut the head.
       nextOffset = event.from === 'first' ? 0n : event.from;
-      bound.lastPublished.set(Number(event.lastPublishingId));
+      // The offset, not the id (2^62 and up since steps may span writes): 0 when none yet.
+      bound.lastPublished.set(Number(event.lastOffset ?? 0n));
       if (grouped) bound.active.set(1);
     }),
     job.on('read', (event) => {

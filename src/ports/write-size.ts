@@ -42,12 +42,21 @@ export function maxWriteBytes(frameMax: number): number {
  */
 export function writeSize(messages: readonly Uint8Array[]): number {
   if (messages.length === 1) return messages[0]?.length ?? 0;
-  let size = BATCH_EXTRA_OVERHEAD;
-  for (const message of messages) size += BATCH_RECORD_OVERHEAD + message.length;
-  return size;
+  let records = 0;
+  for (const message of messages) records += batchRecordSize(message.length);
+  return batchSize(records);
 }
 
-/** Why a write breaks the stream protocol's limits; `code` is the broker's answer to it, if any. */
+/** What one message adds to a sub-entry batch's `writeSize`. */
+export function batchRecordSize(length: number): number {
+  return BATCH_RECORD_OVERHEAD + length;
+}
+
+/** `writeSize` of a sub-entry batch (two messages or more) whose records add up to `records`. */
+export function batchSize(records: number): number {
+  return BATCH_EXTRA_OVERHEAD + records;
+}
+
 /**
  * Whether plain messages of these byte lengths, each under its own publishing id, fit in one
  * Publish frame whose single plain write may take `maxBytes` (see `maxWriteBytes`): each

@@ -14,6 +14,8 @@ import {
   type ProcessingStage,
 } from '../common/errors.js';
 import type { DeadLetter, RecoveryState, StepResult } from './step-result.js';
+import { batchRecordSize, batchSize, writeSize } from '../ports/write-size.js';
+import { MAX_STEP_WRITES, readStepId, writeId } from './publishing-id.js';
 
 /**
  * The wire format of results — part of the public API, documented in the README.
@@ -58,8 +60,15 @@ export const SECTIONS_CONTENT_TYPE = 'application/msgpack-seq';
  */
 export const RESULT_FORMAT_VERSION = '2';
 
+/**
+ * The version of a message of a step that spans several writes: a reader of version '2' would
+ * take such a part for a whole result, so it is refused there by its version instead. A step of
+ * one write keeps version '2' and its bytes.
+ */
+export const PARTED_FORMAT_VERSION = '3';
+
 /** The versions `decodeResult` reads: results already on targets stay readable. */
-const READABLE_VERSIONS: readonly string[] = ['1', RESULT_FORMAT_VERSION];
+const READABLE_VERSIONS: readonly string[] = ['1', RESULT_FORMAT_VERSION, PARTED_FORMAT_VERSION];
 
 /** `sw-holds` of a result without any section (a flush of filtered messages only). */
 const HOLDS_NOTHING = 'none';
@@ -86,8 +95,16 @@ export const ResultProperty = {
   deadLetters: 'sw-dead-letters',
   /** Written only when above 0, so results of jobs without `.filter()` keep their bytes. */
   filtered: 'sw-filtered',
+  /** This message's index among the step's messages, and their count (see `encodeStep`). */
   part: 'sw-part',
   parts: 'sw-parts',
+  /**
+   * A step written in several writes: the publishing id of the producer's write before the
+   * step (./publishing-id.ts), where a restart that finds the step not whole goes back to.
+   */
+  previous: 'sw-previous',
+  /** A step written in several writes: the publishing id of the write holding this message. */
+  writeId: 'sw-write-id',
   /**
    * What the message holds: a batch part's section type; for a whole result, the types of its
    * sections in their order, each once, joined by ',' (e.g. 'output,late'); 'none' for none.
@@ -110,8 +127,16 @@ export const ResultProperty = {
   resumeOffset: 'sw-resume-offset',
   /** Absent when no message came before the resume offset (the watermark was -Infinity). */
   resumeWatermark: 'sw-resume-watermark',
-  /** Count windows per key: canonical JSON [[key, "first offset"], ...] of the open windows. */
+  /**
+   * Count windows per key: canonical JSON [[key, "first offset"], ...] of the open windows; in
+   * a step of several writes, one slice of that text (see `openCountSlices`).
+   */
   openCounts: 'sw-open-counts',
+  /**
+   * A step of several writes with per-key count windows: on every message, into how many
+   * slices its `sw-open-counts` text was cut, slice j on the first message of write j.
+   */
+  openCountSlices: 'sw-open-counts-slices',
   /** 'true' on a result a flush published before its windows ended (`FlushOptions`). */
   flushed: 'sw-flushed',
   /** Event-time windows: the offset of the last flush, when a restart must repeat it. */
@@ -182,23 +207,50 @@ export interface DecodedResult<R = unknown> extends ResultMetadata {
   readonly deadLetterCount: number;
   /** Messages a `.filter()` left out (0 when the property is absent). */
   readonly filtered: number;
-  /** With 'batch' packing: this message's index among the step's messages, and their number. */
+  /**
+   * This message's index among the step's messages, and their number: with 'batch' packing,
+   * and with any packing when the step took several writes; undefined for a step of one message.
+   */
   readonly part: { readonly index: number; readonly of: number } | undefined;
+  /**
+   * A step of several writes: the publishing id of its producer's write before the step
+   * (`sw-previous`); undefined otherwise, and when the producer wrote nothing before it.
+   */
+  readonly previous: bigint | undefined;
   /** The outputs this message holds, in first-appearance order of their keys. */
   readonly outputs: readonly ResultOutput<R>[];
   /** The late values this message holds (the 'side' policy), in offset order. */
   readonly late: readonly unknown[];
   /** The dead letters this message holds, in offset order. */
   readonly deadLetters: readonly DeadLetter[];
-  /** Event-time windows only: the watermark after this result, and where a restart resumes. */
+  /**
+   * Event-time windows only: the watermark after this result, and where a restart resumes. On
+   * a message of a step whose open counts were written in slices (`openCountSlices`), without
+   * `openCounts`: `readResults` joins the step's slices into it.
+   */
   readonly recovery: RecoveryState | undefined;
+  /**
+   * A step of several writes with per-key count windows (`sw-open-counts-slices`): its open
+   * counts are written once, their canonical JSON text cut into `count` slices, slice j on the
+   * first message of write j. `slice`: the one this message holds, if any (its text is a piece
+   * of the JSON, readable only joined with the others, in order). Absent otherwise.
+   */
+  readonly openCountSlices?: OpenCountSlices;
   /** Published by a flush before its windows ended (`FlushOptions`). */
   readonly flushed: boolean;
 }
 
+/** A step's open counts written in slices: how many, and the one a message holds. */
+export interface OpenCountSlices {
+  /** How many slices the step's open counts were cut into (`sw-open-counts-slices`). */
+  readonly count: number;
+  /** The slice this message holds, when it holds one: its index and its text. */
+  readonly slice?: { readonly index: number; readonly text: string };
+}
+
 /**
- * Encodes a step's result as the messages of ONE write (one message, or one batch).
- * `format` applies to `pack: 'single'` only.
+ * Encodes a step's result as the messages of ONE write (one message, or one batch), however
+ * large: `encodeStep` splits what does not fit. `format` applies to `pack: 'single'` only.
  */
 export function encodeResult<R>(
   result: StepResult<R>,
@@ -206,8 +258,326 @@ export function encodeResult<R>(
   pack: PackMode,
   format: SingleFormat = 'msgpack',
 ): Uint8Array[] {
+  return encodeMessages(sectionValues(result), stepProperties(result, metadata), pack, format);
+}
+
+/**
+ * Encodes a step's result as its writes, in order: ONE write, the messages `encodeResult`
+ * gives, when they fit `maxWriteBytes`; otherwise as many as it takes (see
+ * ./publishing-id.ts for their ids). Then every message is a part of the step: `sw-part` and
+ * `sw-parts` number the step's messages across its writes, `sw-previous` names the id of the
+ * step's write before (absent when none), and each message holds some of the step's sections
+ * in their order (a 'late' or 'dead-letters' section cut into several when it alone is too
+ * large). 'batch' keeps one message per section, several per write; 'single' and 'sections'
+ * write one message per write. Per-key count windows' open counts, which one write carries on
+ * every message, are then written once, whatever their size: their text cut into slices of
+ * at most a write, slice j on the first message of write j, each write's sections after it
+ * as they fit, and every message says how many slices there are (`sw-open-counts-slices`);
+ * writes holding a slice and no section hold 'none'. Deterministic: the same step and limit
+ * give the same bytes. A write still over the limit holds one section too large for any
+ * write (the caller's error).
+ */
+export function encodeStep<R>(
+  result: StepResult<R>,
+  metadata: ResultMetadata,
+  pack: PackMode,
+  format: SingleFormat,
+  maxWriteBytes: number,
+  previous: bigint,
+): Uint8Array[][] {
   const values = sectionValues(result);
-  const properties: Record<string, string> = {
+  const properties = stepProperties(result, metadata);
+  // Each section's bytes, measured once: they decide whether the step can fit one write, and
+  // how it is cut when it cannot.
+  const measured = new Map<SectionValue, number>();
+  const json = pack === 'single' && format === 'json';
+  const bytesOf = (value: SectionValue): number => {
+    let bytes = measured.get(value);
+    if (bytes === undefined) {
+      bytes = (json ? encodeCanonicalJson(value) : encodeSection(value)).length;
+      measured.set(value, bytes);
+    }
+    return bytes;
+  };
+  // A message is larger than its sections' bytes and its open counts' text (on every message,
+  // 'batch': every part): over the limit by those alone, the step cannot fit one write.
+  const counts = properties[ResultProperty.openCounts];
+  const copies = pack === 'batch' ? Math.max(1, values.length) : 1;
+  let sectionBytes = counts === undefined ? 0 : counts.length * copies;
+  for (const value of values) {
+    if (sectionBytes > maxWriteBytes) break;
+    sectionBytes += bytesOf(value);
+  }
+  if (sectionBytes <= maxWriteBytes) {
+    const whole = encodeMessages(values, properties, pack, format);
+    if (writeSize(whole) <= maxWriteBytes) return [whole];
+  }
+  const parted: Record<string, string> = {
+    ...properties,
+    [ResultProperty.format]: PARTED_FORMAT_VERSION,
+    ...(previous === 0n ? {} : { [ResultProperty.previous]: String(previous) }),
+  };
+  // The open counts, if any, leave every message: each write j < slices carries slice j.
+  const shared = (slices: number): Record<string, string> =>
+    counts === undefined ? parted : withSliceCount(parted, slices);
+  const withWriteId = (
+    write: number,
+    writes: number,
+    slices: number,
+    slice?: string,
+  ): Record<string, string> => ({
+    ...shared(slices),
+    [ResultProperty.writeId]: String(writeId(result.lastOffset, write, writes)),
+    ...(slice === undefined ? {} : { [ResultProperty.openCounts]: slice }),
+  });
+  // Sized with stand-ins as long as every value they stand for: ids (every id of the scheme
+  // has as many digits), part numbers and the slice count.
+  const standIn = (): Record<string, string> => withWriteId(0, 2, MAX_STEP_WRITES);
+  const contentType = pack === 'sections' ? SECTIONS_CONTENT_TYPE : SingleContentType[format];
+  const header = encodeMessage({
+    properties: { contentType },
+    applicationProperties: {
+      ...standIn(),
+      [ResultProperty.part]: String(MAX_PARTS),
+      [ResultProperty.parts]: String(MAX_PARTS),
+      [ResultProperty.holds]: 'output,late,dead-letters',
+    },
+    body: { type: 'data', sections: [new Uint8Array(0)] },
+  }).length;
+  const budget = maxWriteBytes - header - SECTION_OVERHEAD;
+  const costOf = (value: SectionValue): number => bytesOf(value) + SECTION_OVERHEAD;
+  const cut = values.flatMap((value) => cutToFit(value, budget, costOf));
+  if (pack === 'batch') return batchWrites(cut, counts, maxWriteBytes, standIn, withWriteId);
+  const slices = counts === undefined ? [] : cutText(counts, budget - SLICE_OVERHEAD);
+  const groups = groupSections(
+    cut,
+    budget,
+    slices.map((slice) => budget - slice.bytes - SLICE_OVERHEAD),
+    costOf,
+  );
+  return groups.map((group, index) => {
+    const body =
+      pack === 'sections'
+        ? group.length === 0
+          ? [new Uint8Array(0)] // an empty sequence, as a step without sections writes
+          : group.map((value) => encodeSection(value))
+        : [json ? encodeCanonicalJson(group) : encodeSections(group)];
+    return [
+      encodeMessage({
+        properties: { contentType },
+        applicationProperties: {
+          ...withWriteId(index, groups.length, slices.length, slices[index]?.text),
+          [ResultProperty.part]: String(index),
+          [ResultProperty.parts]: String(groups.length),
+          [ResultProperty.holds]: holdsOf(group),
+        },
+        body: { type: 'data', sections: body },
+      }),
+    ];
+  });
+}
+
+/** The longest `sw-part`/`sw-parts` a step's message can carry (a 'batch' part per section). */
+const MAX_PARTS = Number.MAX_SAFE_INTEGER;
+
+/**
+ * `properties` with `sw-open-counts` replaced, in its place, by `sw-open-counts-slices`: what
+ * every message of a step whose open counts are written in slices carries.
+ */
+function withSliceCount(
+  properties: Record<string, string>,
+  slices: number,
+): Record<string, string> {
+  const replaced: Record<string, string> = {};
+  for (const [name, value] of Object.entries(properties)) {
+    const counts = name === ResultProperty.openCounts;
+    replaced[counts ? ResultProperty.openCountSlices : name] = counts ? String(slices) : value;
+  }
+  return replaced;
+}
+
+/**
+ * What a slice costs a message beyond its text's bytes, at most: the property's name (16),
+ * its value's type and length (5), and the property map grown from 8-bit to 32-bit sizes (6).
+ */
+const SLICE_OVERHEAD = 32;
+
+/** One slice of the open counts' text, and its UTF-8 bytes. */
+interface TextSlice {
+  readonly text: string;
+  readonly bytes: number;
+}
+
+/**
+ * `text` cut into consecutive slices of at most `size` UTF-8 bytes each (4 at least: one
+ * character), never inside a character, so that each slice is a string and they join back.
+ */
+function cutText(text: string, size: number): TextSlice[] {
+  const bytes = new TextEncoder().encode(text);
+  const most = Math.max(4, size);
+  const slices: TextSlice[] = [];
+  for (let start = 0; start < bytes.length;) {
+    let end = Math.min(bytes.length, start + most);
+    // A UTF-8 continuation byte (10xxxxxx) is inside a character: cut before it begins.
+    while (end < bytes.length && ((bytes[end] as number) & 0xc0) === 0x80) end--;
+    slices.push({ text: TEXT_DECODER.decode(bytes.subarray(start, end)), bytes: end - start });
+    start = end;
+  }
+  return slices;
+}
+
+const TEXT_DECODER = new TextDecoder();
+
+/**
+ * A 'batch' step's writes: consecutive parts (one section each) per write, as many as fit; a
+ * write j below the slices' count carries slice j on its first message, which is a message
+ * holding 'none' when its first part does not fit with the slice (or no part is left).
+ */
+function batchWrites(
+  values: readonly SectionValue[],
+  counts: string | undefined,
+  maxWriteBytes: number,
+  standIn: () => Record<string, string>,
+  withWriteId: (
+    write: number,
+    writes: number,
+    slices: number,
+    slice?: string,
+  ) => Record<string, string>,
+): Uint8Array[][] {
+  const partCount = values.length;
+  const none = (properties: Record<string, string>, part: number, count: number): Uint8Array =>
+    encodeMessage({
+      properties: { contentType: SECTIONS_CONTENT_TYPE },
+      applicationProperties: {
+        ...properties,
+        [ResultProperty.part]: String(part),
+        [ResultProperty.parts]: String(count),
+        [ResultProperty.holds]: HOLDS_NOTHING,
+      },
+      body: { type: 'data', sections: [new Uint8Array(0)] },
+    });
+  const properties = standIn();
+  const slices =
+    counts === undefined
+      ? []
+      : cutText(
+          counts,
+          maxWriteBytes -
+            none(properties, MAX_STEP_WRITES, MAX_STEP_WRITES).length -
+            SLICE_OVERHEAD,
+        );
+  // Sized with every 'none' message the slices may add before a part: its number and the
+  // count may be that much larger (without slices, exactly as written).
+  const extra = slices.length;
+  const sized = values.map((value, part) =>
+    batchPart(value, properties, part + extra, partCount + extra),
+  );
+  /** Each write: its parts' indexes, -1 for a message holding 'none'. */
+  const plan: number[][] = [];
+  let next = 0;
+  while (next < partCount || plan.length < slices.length) {
+    const slice = slices[plan.length];
+    const sliceBytes = slice === undefined ? 0 : slice.bytes + SLICE_OVERHEAD;
+    const write: number[] = [];
+    const messages: Uint8Array[] = [];
+    const first = sized[next];
+    if (first === undefined || (slice !== undefined && first.length + sliceBytes > maxWriteBytes)) {
+      write.push(-1);
+      messages.push(none(properties, MAX_STEP_WRITES, MAX_STEP_WRITES));
+    }
+    // `writeSize` of the messages so far, as a running sum of their records.
+    let records = messages.reduce((sum, message) => sum + batchRecordSize(message.length), 0);
+    for (let part = sized[next]; part !== undefined; part = sized[next]) {
+      records += batchRecordSize(part.length);
+      const size = messages.length === 0 ? part.length : batchSize(records);
+      if (messages.length > 0 && size + sliceBytes > maxWriteBytes) break;
+      write.push(next++);
+      messages.push(part);
+    }
+    plan.push(write);
+  }
+  const messageCount = plan.reduce((sum, write) => sum + write.length, 0);
+  let index = 0;
+  return plan.map((write, at) =>
+    write.map((part, position) => {
+      const slice = position === 0 ? slices[at]?.text : undefined;
+      const properties = withWriteId(at, plan.length, slices.length, slice);
+      const message =
+        part === -1
+          ? none(properties, index, messageCount)
+          : batchPart(values[part] as SectionValue, properties, index, messageCount);
+      index++;
+      return message;
+    }),
+  );
+}
+
+/**
+ * What a section costs a message beyond its own bytes, at most: a data section's descriptor
+ * and size (8), or an array element's share of 'single''s array header, or a JSON comma.
+ */
+const SECTION_OVERHEAD = 8;
+
+/** The step's messages, `pack`ed, all with `properties`. */
+function encodeMessages(
+  values: readonly SectionValue[],
+  properties: Record<string, string>,
+  pack: PackMode,
+  format: SingleFormat,
+): Uint8Array[] {
+  if (pack === 'single') {
+    const section = format === 'json' ? encodeCanonicalJson(values) : encodeSections(values);
+    return [
+      encodeMessage({
+        properties: { contentType: SingleContentType[format] },
+        applicationProperties: { ...properties, [ResultProperty.holds]: holdsOf(values) },
+        body: { type: 'data', sections: [section] },
+      }),
+    ];
+  }
+  // A result without sections (a flush of nothing but filtered or dropped late messages) is
+  // one message whose one data section is empty, an empty sequence: a batch must hold one
+  // message, and RabbitMQ 4.0.5 cannot hand a message without a body to AMQP 1.0 readers.
+  if (pack === 'sections' || values.length === 0) {
+    const sections = values.map((value) => encodeSection(value));
+    return [
+      encodeMessage({
+        properties: { contentType: SECTIONS_CONTENT_TYPE },
+        applicationProperties: { ...properties, [ResultProperty.holds]: holdsOf(values) },
+        body: { type: 'data', sections: sections.length === 0 ? [new Uint8Array(0)] : sections },
+      }),
+    ];
+  }
+  // One part alone is written as a plain message by the target, with the same properties.
+  return values.map((value, part) => batchPart(value, properties, part, values.length));
+}
+
+/** A 'batch' step's message `part` of `count`: one section, and what routes it. */
+function batchPart(
+  value: SectionValue,
+  properties: Record<string, string>,
+  part: number,
+  count: number,
+): Uint8Array {
+  return encodeMessage({
+    properties: { contentType: SingleContentType.msgpack },
+    applicationProperties: {
+      ...properties,
+      [ResultProperty.part]: String(part),
+      [ResultProperty.parts]: String(count),
+      ...partProperties(value),
+    },
+    body: { type: 'data', sections: [encodeSection(value)] },
+  });
+}
+
+/** The properties of every message of the step. */
+function stepProperties<R>(
+  result: StepResult<R>,
+  metadata: ResultMetadata,
+): Record<string, string> {
+  return {
     [ResultProperty.format]: RESULT_FORMAT_VERSION,
     [ResultProperty.source]: metadata.source,
     [ResultProperty.producer]: metadata.producer,
@@ -230,42 +600,75 @@ export function encodeResult<R>(
     ...(result.recovery === undefined ? {} : recoveryProperties(result.recovery)),
     ...(result.flushed === true ? { [ResultProperty.flushed]: 'true' } : {}),
   };
-  if (pack === 'single') {
-    const section = format === 'json' ? encodeCanonicalJson(values) : encodeSections(values);
-    return [
-      encodeMessage({
-        properties: { contentType: SingleContentType[format] },
-        applicationProperties: { ...properties, [ResultProperty.holds]: holdsOf(values) },
-        body: { type: 'data', sections: [section] },
-      }),
-    ];
+}
+
+/**
+ * The sections in consecutive groups each costing at most `budget` by `sizeOf`, or, for group
+ * j below `reduced.length`, `reduced[j]` (what a write holding a slice of the open counts has
+ * left); the sections are cut to fit (`cutToFit`) before. A group of `budget` holds one section at least, so a section still over it (one
+ * output) makes its own group; a group of a reduced budget may hold none, and there are
+ * `reduced.length` groups at least.
+ */
+function groupSections(
+  values: readonly SectionValue[],
+  budget: number,
+  reduced: readonly number[],
+  sizeOf: (value: SectionValue) => number,
+): SectionValue[][] {
+  const groups: SectionValue[][] = [];
+  let group: SectionValue[] = [];
+  let size = 0;
+  const budgetOf = (index: number): number => reduced[index] ?? budget;
+  for (const value of values) {
+    const cost = sizeOf(value);
+    // A message holds at most one 'late' and one 'dead-letters' section (the wire format):
+    // the next piece of a cut section starts a group, even when both would fit one.
+    const sameCut = value.type !== 'output' && group.at(-1)?.type === value.type;
+    while (
+      (size + cost > budgetOf(groups.length) || (sameCut && group.length > 0)) &&
+      (group.length > 0 || groups.length < reduced.length)
+    ) {
+      groups.push(group);
+      group = [];
+      size = 0;
+    }
+    group.push(value);
+    size += cost;
   }
-  const sections = values.map((value) => encodeSection(value));
-  // A result without sections (a flush of nothing but filtered or dropped late messages) is
-  // one message whose one data section is empty, an empty sequence: a batch must hold one
-  // message, and RabbitMQ 4.0.5 cannot hand a message without a body to AMQP 1.0 readers.
-  if (pack === 'sections' || sections.length === 0) {
-    return [
-      encodeMessage({
-        properties: { contentType: SECTIONS_CONTENT_TYPE },
-        applicationProperties: { ...properties, [ResultProperty.holds]: holdsOf(values) },
-        body: { type: 'data', sections: sections.length === 0 ? [new Uint8Array(0)] : sections },
-      }),
-    ];
+  if (group.length > 0) groups.push(group);
+  while (groups.length < reduced.length) groups.push([]);
+  return groups;
+}
+
+/** A 'late' or 'dead-letters' section over `budget`, cut into sections of its kind under it. */
+function cutToFit(
+  value: SectionValue,
+  budget: number,
+  sizeOf: (value: SectionValue) => number,
+): SectionValue[] {
+  if (value.type === 'output' || sizeOf(value) <= budget) return [value];
+  const items: readonly unknown[] = value.type === 'late' ? value.values : value.records;
+  const sectionOf = (slice: readonly unknown[]): SectionValue =>
+    value.type === 'late'
+      ? { type: 'late', values: slice }
+      : { type: 'dead-letters', records: slice as typeof value.records };
+  const empty = sizeOf(sectionOf([]));
+  const pieces: SectionValue[] = [];
+  let slice: unknown[] = [];
+  let size = empty;
+  for (const item of items) {
+    // An item's share: what it adds to a section of its own (its bytes and array slot).
+    const cost = sizeOf(sectionOf([item])) - empty + 1;
+    if (slice.length > 0 && size + cost > budget) {
+      pieces.push(sectionOf(slice));
+      slice = [];
+      size = empty;
+    }
+    slice.push(item);
+    size += cost;
   }
-  // One part alone is written as a plain message by the target, with the same properties.
-  return sections.map((section, index) =>
-    encodeMessage({
-      properties: { contentType: SingleContentType.msgpack },
-      applicationProperties: {
-        ...properties,
-        [ResultProperty.part]: String(index),
-        [ResultProperty.parts]: String(sections.length),
-        ...partProperties(values[index] as SectionValue),
-      },
-      body: { type: 'data', sections: [section] },
-    }),
-  );
+  if (slice.length > 0) pieces.push(sectionOf(slice));
+  return pieces;
 }
 
 /** `sw-holds` of a whole result: its section types in order, each once. */
@@ -305,12 +708,31 @@ function recoveryProperties(state: RecoveryState): Record<string, string> {
     properties[ResultProperty.lastFlush] = state.lastFlush.toString();
   }
   if (state.openCounts !== undefined) {
-    const counts = state.openCounts.map(([key, offset, skip]) =>
-      skip === undefined ? [key, offset.toString()] : [key, offset.toString(), skip],
-    );
-    properties[ResultProperty.openCounts] = new TextDecoder().decode(encodeCanonicalJson(counts));
+    properties[ResultProperty.openCounts] = openCountsText(state.openCounts);
   }
   return properties;
+}
+
+/**
+ * `sw-open-counts`: the text `encodeCanonicalJson` writes for [[key, "offset"(, skip)], ...]
+ * (strings as JSON.stringify writes them, numbers finite), built directly: through the
+ * generic writer a million open keys took seconds, most of them collecting its garbage.
+ */
+function openCountsText(openCounts: NonNullable<RecoveryState['openCounts']>): string {
+  const entries = new Array<string>(openCounts.length);
+  for (let i = 0; i < openCounts.length; i++) {
+    const [key, offset, skip] = openCounts[i] as (typeof openCounts)[number];
+    const text = typeof key === 'number' ? jsonNumber(key) : JSON.stringify(key);
+    entries[i] =
+      skip === undefined ? `[${text},"${offset}"]` : `[${text},"${offset}",${jsonNumber(skip)}]`;
+  }
+  return `[${entries.join(',')}]`;
+}
+
+/** A number as canonical JSON writes it; NaN and ±Infinity refused as it refuses them. */
+function jsonNumber(value: number): string {
+  if (!Number.isFinite(value)) throw new CodecError(`cannot encode ${value} as JSON`, 0);
+  return JSON.stringify(value);
 }
 
 /** One section as written: the map of a data section, or an element of 'single''s array. */
@@ -531,6 +953,8 @@ function readHeader(properties: ResultProperties): ResultHeader {
   const windowEnd = properties.optional(ResultProperty.windowEnd);
   const part = properties.optional(ResultProperty.part);
   const filtered = properties.optional(ResultProperty.filtered);
+  const previous = properties.optional(ResultProperty.previous);
+  const slices = readSlices(properties);
   return {
     source: properties.text(ResultProperty.source),
     producer: properties.text(ResultProperty.producer),
@@ -554,9 +978,46 @@ function readHeader(properties: ResultProperties): ResultHeader {
             index: properties.integer(ResultProperty.part),
             of: properties.integer(ResultProperty.parts),
           },
-    recovery: readRecovery(properties),
+    previous: previous === undefined ? undefined : properties.offset(ResultProperty.previous),
+    recovery: readRecovery(properties, slices !== undefined),
+    ...(slices === undefined ? {} : { openCountSlices: slices }),
     flushed: properties.optional(ResultProperty.flushed) === 'true',
   };
+}
+
+/** `sw-open-counts-slices`, and the slice the message holds: its index is its write's. */
+function readSlices(properties: ResultProperties): OpenCountSlices | undefined {
+  if (properties.optional(ResultProperty.openCountSlices) === undefined) return undefined;
+  const count = properties.integer(ResultProperty.openCountSlices);
+  if (count < 1) {
+    throw new CodecError(`result property '${ResultProperty.openCountSlices}' must be above 0`, 0);
+  }
+  const text = properties.optional(ResultProperty.openCounts);
+  if (text === undefined) return { count };
+  // Slice j is on write j; a step's last write, whatever its index, can only hold the last.
+  const write = readStepId(properties.offset(ResultProperty.writeId));
+  const index = write.kind !== 'write' ? -1 : write.last ? count - 1 : write.write;
+  if (index < 0 || index >= count) {
+    throw new CodecError(
+      `a slice of '${ResultProperty.openCounts}' on a write that holds none of ${count}`,
+      0,
+    );
+  }
+  return { count, slice: { index, text } };
+}
+
+/**
+ * The open counts a step wrote in slices, from their texts in order (`OpenCountSlices`).
+ * Throws CodecError when they do not join into the property's JSON.
+ */
+export function joinOpenCountSlices(texts: readonly string[]): [Key, bigint, number?][] {
+  return readOpenCounts(texts.join(''));
+}
+
+/** A stored result message's `sw-holds`: what it holds; undefined when it does not say. */
+export function heldBy(bytes: Uint8Array): string | undefined {
+  const holds = decodeMessage(bytes).applicationProperties?.[ResultProperty.holds];
+  return typeof holds === 'string' ? holds : undefined;
 }
 
 /** A result's application properties, once its format version is checked. */
@@ -569,11 +1030,15 @@ function resultProperties(properties: Record<string, unknown> | undefined): Resu
   return read;
 }
 
-/** The recovery state of an event-time result; undefined for a step window's result. */
-function readRecovery(properties: ResultProperties): RecoveryState | undefined {
+/**
+ * The recovery state of an event-time result; undefined for a step window's result. `sliced`:
+ * its open counts are in slices (`readSlices`), left out here.
+ */
+function readRecovery(properties: ResultProperties, sliced: boolean): RecoveryState | undefined {
   if (properties.optional(ResultProperty.resumeOffset) === undefined) return undefined;
   const resumeWatermark = properties.optional(ResultProperty.resumeWatermark);
-  const counts = properties.optional(ResultProperty.openCounts);
+  // Sliced, the message holds at most a piece of the open counts: joined by its readers.
+  const counts = sliced ? undefined : properties.optional(ResultProperty.openCounts);
   const lastFlush = properties.optional(ResultProperty.lastFlush);
   const watermark = properties.optional(ResultProperty.watermark);
   const state = {
@@ -594,7 +1059,14 @@ function readRecovery(properties: ResultProperties): RecoveryState | undefined {
 
 function readOpenCounts(text: string): [Key, bigint, number?][] {
   const what = `result property '${ResultProperty.openCounts}'`;
-  const entries = decodeJson(new TextEncoder().encode(text));
+  let entries: unknown;
+  try {
+    // The text itself: a round trip through bytes costs a restart as much again (26 MB for a
+    // million open keys).
+    entries = JSON.parse(text);
+  } catch (error) {
+    throw new CodecError(`${what}: invalid JSON: ${(error as Error).message}`, 0);
+  }
   if (!Array.isArray(entries)) throw new CodecError(`${what} must be a JSON array`, 0);
   return entries.map((entry: unknown) => {
     if (!Array.isArray(entry) || (entry.length !== 2 && entry.length !== 3)) {
@@ -640,10 +1112,14 @@ function sectionsOf(
       0,
     );
   }
-  if (!legacy && !json && properties.optional(ResultProperty.part) !== undefined) {
-    return { sections: [decodeCanonical(only)], binaryAsBase64: false };
-  }
   const sections = json ? decodeJson(only) : decodeCanonical(only);
+  // A 'batch' part holds one section, a map. A 'single' step's part (of a step of several
+  // writes, so with `sw-write-id`) holds an array of sections, as a whole 'single' result does.
+  const singlePart =
+    Array.isArray(sections) && properties.optional(ResultProperty.writeId) !== undefined;
+  if (!legacy && !json && properties.optional(ResultProperty.part) !== undefined && !singlePart) {
+    return { sections: [sections], binaryAsBase64: false };
+  }
   if (!Array.isArray(sections)) {
     throw new CodecError(`a '${contentType}' result's data section must be an array`, 0);
   }

@@ -1,7 +1,7 @@
 import { CodecError } from '../codecs/codec-error.js';
 import { ConfigError, NotAResultError } from '../common/errors.js';
 import type { Source } from '../ports/ports.js';
-import { decodeResult, type DecodedResult } from './result-format.js';
+import { decodeResult, joinOpenCountSlices, type DecodedResult } from './result-format.js';
 import { messageAt } from '../ports/chunk-message.js';
 
 /** The options of `readResults`: where to start, and whether to stop once caught up. */
@@ -29,7 +29,12 @@ export interface ReadResultsOptions {
 export interface ReadResult<R = unknown> {
   /** Offset of the result's first message. */
   readonly offset: bigint;
-  /** Offset after its last message: `from` to read on after this result. */
+  /**
+   * `from` to read on after this result without missing one: the offset after its last
+   * message, or, when another producer's step begun before it is not whole yet (several
+   * producers on one target), that step's first message. Reading on from there gives the
+   * results after it again: skip those already seen by their producer and last offset.
+   */
   readonly next: bigint;
   /** The result, decoded; a batch result's outputs, late values and dead letters all in it. */
   readonly result: DecodedResult<R>;
@@ -90,75 +95,123 @@ async function* read<R>(
 }
 
 /**
- * Groups the parts of a `pack: 'batch'` result (messages `sw-part` 0..`sw-parts`-1 with one
- * last offset, consecutive: a batch is stored as one unit) into one result.
+ * Groups a step's parts (messages `sw-part` 0..`sw-parts`-1 with one last offset: a 'batch'
+ * step's, or any step's that took several writes) into one result. One producer's parts
+ * follow each other; another producer's writes may come between them (several producers on
+ * one target), so parts are gathered per producer.
  */
 class BatchAssembler<R> {
-  private parts: DecodedResult<R>[] = [];
-  private firstOffset = 0n;
-  /** Until the first whole message: parts of a batch begun before `from` are passed over. */
-  private started = false;
+  private readonly open = new Map<string, OpenStep<R>>();
+  /** Producers seen whole since the read began: their parts begun before `from` are passed. */
+  private readonly started = new Set<string>();
 
   add(offset: bigint, result: DecodedResult<R>): ReadResult<R> | undefined {
-    const { part } = result;
+    const { part, producer } = result;
+    const step = this.open.get(producer);
     if (part === undefined) {
-      this.expectNoOpenBatch(result);
-      this.started = true;
-      return { offset, next: offset + 1n, result };
+      expectNoOpenStep(step, result);
+      this.started.add(producer);
+      return { offset, next: this.readOnFrom(offset + 1n), result };
     }
     if (part.index === 0) {
-      this.expectNoOpenBatch(result);
-      this.started = true;
-      this.firstOffset = offset;
-    } else {
-      const head = this.parts[0];
-      if (head === undefined) {
-        if (!this.started) return undefined;
-        throw new CodecError(`part ${part.index} of ${part.of} without its part 0`, 0);
+      expectNoOpenStep(step, result);
+      this.started.add(producer);
+      if (part.of === 1) {
+        return { offset, next: this.readOnFrom(offset + 1n), result: assemble([result]) };
       }
-      if (
-        head.lastOffset !== result.lastOffset ||
-        head.part?.of !== part.of ||
-        part.index !== this.parts.length
-      ) {
-        throw new CodecError(
-          `part ${part.index} of ${part.of} of the result for source offset ${result.lastOffset} ` +
-            `follows part ${this.parts.length - 1} of the result for source offset ${head.lastOffset}`,
-          0,
-        );
-      }
+      this.open.set(producer, { firstOffset: offset, parts: [result] });
+      return undefined;
     }
-    this.parts.push(result);
-    if (this.parts.length < part.of) return undefined;
-    const whole = assemble(this.parts);
-    this.parts = [];
-    return { offset: this.firstOffset, next: offset + 1n, result: whole };
+    if (step === undefined) {
+      if (!this.started.has(producer)) return undefined;
+      throw new CodecError(`part ${part.index} of ${part.of} without its part 0`, 0);
+    }
+    const head = step.parts[0] as DecodedResult<R>;
+    if (
+      head.lastOffset !== result.lastOffset ||
+      head.part?.of !== part.of ||
+      part.index !== step.parts.length
+    ) {
+      throw new CodecError(
+        `part ${part.index} of ${part.of} of the result for source offset ${result.lastOffset} ` +
+          `follows part ${step.parts.length - 1} of the result for source offset ${head.lastOffset}`,
+        0,
+      );
+    }
+    step.parts.push(result);
+    if (step.parts.length < part.of) return undefined;
+    this.open.delete(producer);
+    const whole = assemble(step.parts);
+    return { offset: step.firstOffset, next: this.readOnFrom(offset + 1n), result: whole };
   }
 
-  /** After a skipped message: the batch it broke is dropped whole. */
+  /** `after`, or the first message of the earliest step still open, if it began before. */
+  private readOnFrom(after: bigint): bigint {
+    let from = after;
+    for (const { firstOffset } of this.open.values()) if (firstOffset < from) from = firstOffset;
+    return from;
+  }
+
+  /** After a skipped message: the steps it may have broken are dropped whole. */
   drop(): void {
-    this.parts = [];
-    this.started = true;
-  }
-
-  private expectNoOpenBatch(result: DecodedResult<R>): void {
-    const head = this.parts[0];
-    if (head === undefined) return;
-    throw new CodecError(
-      `the result for source offset ${result.lastOffset} comes after part ` +
-        `${this.parts.length - 1} of ${head.part?.of} of the result for source offset ${head.lastOffset}`,
-      0,
-    );
+    for (const producer of this.open.keys()) this.started.add(producer);
+    this.open.clear();
   }
 }
 
+/** A step whose first parts were read. */
+interface OpenStep<R> {
+  readonly firstOffset: bigint;
+  readonly parts: DecodedResult<R>[];
+}
+
+function expectNoOpenStep<R>(step: OpenStep<R> | undefined, result: DecodedResult<R>): void {
+  const head = step?.parts[0];
+  if (step === undefined || head === undefined) return;
+  throw new CodecError(
+    `the result for source offset ${result.lastOffset} comes after part ` +
+      `${step.parts.length - 1} of ${head.part?.of} of the result for source offset ${head.lastOffset}`,
+    0,
+  );
+}
+
 function assemble<R>(parts: readonly DecodedResult<R>[]): DecodedResult<R> {
-  const head = parts[0] as DecodedResult<R>;
+  const { openCountSlices: _slices, ...head } = parts[0] as DecodedResult<R>;
   return {
     ...head,
     part: undefined,
     outputs: parts.flatMap((p) => p.outputs),
     late: parts.flatMap((p) => p.late),
     deadLetters: parts.flatMap((p) => p.deadLetters),
+    recovery: recoveryOf(parts),
   };
+}
+
+/**
+ * The step's recovery state: its head's, with the open counts joined from the slices its
+ * writes carry, in order, when it wrote them in slices (`DecodedResult.openCountSlices`).
+ */
+function recoveryOf(parts: readonly DecodedResult[]): DecodedResult['recovery'] {
+  const head = parts[0] as DecodedResult;
+  const count = head.openCountSlices?.count;
+  if (count === undefined) return head.recovery;
+  const texts: string[] = [];
+  for (const part of parts) {
+    const slice = part.openCountSlices?.slice;
+    if (slice === undefined) continue;
+    if (slice.index !== texts.length) {
+      throw new CodecError(
+        `slice ${slice.index} of ${count} of the open counts of the result for source offset ${head.lastOffset} comes after ${texts.length}`,
+        0,
+      );
+    }
+    texts.push(slice.text);
+  }
+  if (texts.length !== count || head.recovery === undefined) {
+    throw new CodecError(
+      `the result for source offset ${head.lastOffset} holds ${texts.length} of the ${count} slices of its open counts${head.recovery === undefined ? ', and no recovery state' : ''}`,
+      0,
+    );
+  }
+  return { ...head.recovery, openCounts: joinOpenCountSlices(texts) };
 }

@@ -2,11 +2,14 @@ import { decodeMessage } from '../codecs/amqp-message.js';
 import { CodecError } from '../codecs/codec-error.js';
 import type { SourceChunk } from '../ports/ports.js';
 import { ResultProperty } from './result-format.js';
+import { MAX_STEP_WRITES, writePosition } from './publishing-id.js';
 
 /**
  * Recognising one producer's results among what a target stream stores, for the adapters'
- * `hasPublished` and `readResult` (the Target port). A result names its producer and its
- * publishing id in its application properties (`sw-producer`, `sw-last-offset`).
+ * `hasPublished` and `readResult` (the Target port). A result names its producer and the step
+ * it belongs to in its application properties (`sw-producer`, `sw-last-offset`), and, when the
+ * step took several writes, its write's publishing id (`sw-write-id`); a step of one write has
+ * its last write's id (./publishing-id.ts).
  */
 
 /**
@@ -40,20 +43,27 @@ const DECIMAL = /^(0|[1-9][0-9]*)$/;
 function resultPlace(
   properties: Record<string, unknown> | undefined,
   producer: string,
-  publishingId: bigint,
+  wanted: { readonly offset: bigint; readonly write: number },
 ): ResultPlace {
   if (properties?.[ResultProperty.producer] !== producer) return 'other';
-  const id = properties[ResultProperty.lastOffset];
+  const last = properties[ResultProperty.lastOffset];
+  const writeId = properties[ResultProperty.writeId];
   // Not one of our results after all: nothing to order it by.
-  if (typeof id !== 'string' || !DECIMAL.test(id)) return 'other';
-  const stored = BigInt(id);
-  if (stored === publishingId) return 'wanted';
-  return stored < publishingId ? 'earlier' : 'later';
+  if (typeof last !== 'string' || !DECIMAL.test(last)) return 'other';
+  if (writeId !== undefined && (typeof writeId !== 'string' || !DECIMAL.test(writeId))) {
+    return 'other';
+  }
+  const offset = BigInt(last);
+  const write = writeId === undefined ? MAX_STEP_WRITES : writePosition(BigInt(writeId)).write;
+  if (offset === wanted.offset && write === wanted.write) return 'wanted';
+  return offset < wanted.offset || (offset === wanted.offset && write < wanted.write)
+    ? 'earlier'
+    : 'later';
 }
 
 /** What one run of consecutive stored messages says of `producer`'s result `publishingId`. */
 export type RunFinding =
-  /** The first message of the run that is the wanted result, and its 'batch' part number. */
+  /** The first message of the run that is the wanted write, and its part number in the step. */
   | { readonly index: number; readonly part: number }
   /**
    * Not in the run; `earlier`: an earlier result of `producer` is, so nothing before the run
@@ -74,9 +84,10 @@ export function findResultIn(
 ): RunFinding {
   let earlier = false;
   let later = false;
+  const wanted = writePosition(publishingId);
   for (let index = 0; index < count; index++) {
     const properties = storedProperties(chunk, index);
-    const place = resultPlace(properties, producer, publishingId);
+    const place = resultPlace(properties, producer, wanted);
     if (place === 'wanted') return { index, part: partOf(properties) };
     if (place === 'earlier') earlier = true;
     if (place === 'later') later = true;
@@ -84,7 +95,10 @@ export function findResultIn(
   return { earlier, later };
 }
 
-/** A 'batch' result's part number; 0 for the other packings (one message per result). */
+/**
+ * A message's part number among its step's (0 for a step of one message): how far back the
+ * first message of its write lies at most.
+ */
 function partOf(properties: Record<string, unknown> | undefined): number {
   const part = properties?.[ResultProperty.part];
   return typeof part === 'string' && DECIMAL.test(part) ? Number(part) : 0;

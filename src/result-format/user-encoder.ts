@@ -27,6 +27,13 @@ export function userEncoder<R>(
   };
 }
 
+/** A user's encoder's one write per step, as the runner takes a step's writes. */
+export function ownEncoding<R>(
+  encode: (result: StepResult<R>) => Uint8Array[],
+): (result: StepResult<R>) => Uint8Array[][] {
+  return (result) => [encode(result)];
+}
+
 function isBytes(value: unknown): value is Uint8Array {
   return value instanceof Uint8Array;
 }

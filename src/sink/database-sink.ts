@@ -11,7 +11,7 @@ import {
   type BatchOutcome,
   type RejectedMessage,
 } from './batch-transaction.js';
-import { readBatches, type ReadMessage } from './batch-reader.js';
+import { readBatches, wholeStepRuns, type BatchLimits, type ReadMessage } from './batch-reader.js';
 import { CheckpointTable, DEFAULT_CHECKPOINT_TABLE, resumePoint } from './checkpoint-table.js';
 import { readSinkCheckpoints } from './sink-checkpoints.js';
 import type { SinkDatabase } from './sink-database.js';
@@ -33,11 +33,16 @@ export interface DatabaseSinkOptions<V> {
   readonly database: SinkDatabase;
   /** What it does with each batch: `eachBatch`, `windowOutputs`, `latestState`, `processedIds`. */
   readonly into: SinkShape<V>;
-  /** Messages per transaction at most (default 500). */
+  /**
+   * Messages per transaction at most (default 500); reading a job's results, a transaction
+   * holding a step of several messages ends past it when the step's remaining parts take it
+   * there (a step is never split).
+   */
   readonly maxBatchMessages?: number;
   /**
    * How long a batch waits for more messages after its first, ms (default 100; 0 applies what
-   * each chunk brings at once).
+   * each chunk brings at once); reading a job's results, a batch holding part of a step keeps
+   * waiting past it for the step's remaining parts, reading on.
    */
   readonly maxBatchDelayMs?: number;
   /** The checkpoint table, created when missing (default 'stream_windows_checkpoints'). */
@@ -125,7 +130,7 @@ export class DatabaseSink<V> {
   private readonly events: JobEvents<SinkEventMap>;
   private readonly logger: Logger;
   private readonly context: BatchContext<V>;
-  private readonly limits: { readonly maxMessages: number; readonly maxDelayMs: number };
+  private readonly limits: BatchLimits;
   private readonly retryDelayMs: number;
   private readonly maxRetryDelayMs: number;
   private readonly maxRetries: number;
@@ -167,6 +172,7 @@ export class DatabaseSink<V> {
     this.limits = {
       maxMessages,
       maxDelayMs: timerMs('maxBatchDelayMs', options.maxBatchDelayMs ?? 100, true),
+      wholeSteps: into.readsResults === true,
     };
     this.retryDelayMs = timerMs('retryDelayMs', options.retryDelayMs ?? 100);
     this.maxRetryDelayMs = timerMs('maxRetryDelayMs', options.maxRetryDelayMs ?? 10_000);
@@ -471,7 +477,9 @@ export class DatabaseSink<V> {
 
   /**
    * Applies one batch; with a dead-letter table, a batch the database refused for one
-   * message's data is applied message by message, to find and dead-letter that message.
+   * message's data is applied message by message, to find and dead-letter that message. The
+   * messages of a step of several (a job's results) and those between them go together: all
+   * applied, or all dead-lettered.
    */
   private async apply(
     stream: string,
@@ -487,18 +495,13 @@ export class DatabaseSink<V> {
       ) {
         throw error;
       }
-      for (const message of batch) {
+      for (const run of wholeStepRuns(batch)) {
         try {
-          await this.applyDecoded(stream, [message], counters);
+          await this.applyDecoded(stream, run, counters);
         } catch (single) {
           if (!(single instanceof SinkError && refusesOneMessage(single))) throw single;
-          await this.transaction(
-            stream,
-            [message],
-            [],
-            [rejection(message, single.stage, single.cause)],
-            counters,
-          );
+          const rejected = run.map((message) => rejection(message, single.stage, single.cause));
+          await this.transaction(stream, run, [], rejected, counters);
         }
       }
     }
@@ -511,27 +514,45 @@ export class DatabaseSink<V> {
   ): Promise<void> {
     const messages: SinkMessage<V>[] = [];
     const rejected: RejectedMessage[] = [];
-    for (const message of batch) {
-      try {
-        messages.push({
-          offset: message.offset,
-          timestamp: message.timestamp,
-          value: this.context.shape.decode(message.bytes),
-        });
-      } catch (cause) {
-        if (this.context.deadLetters === undefined) {
-          throw new SinkError(
-            this.name,
-            stream,
-            message.offset,
-            message.offset,
-            'decode',
-            false,
-            cause,
-          );
+    // A run of messages that go together (see `wholeStepRuns`) ends after each `stepsWhole`.
+    let runStart = 0;
+    let decodedBefore = 0;
+    let refused: { readonly message: ReadMessage; readonly cause: unknown } | undefined;
+    for (const [index, message] of batch.entries()) {
+      if (refused === undefined) {
+        try {
+          messages.push({
+            offset: message.offset,
+            timestamp: message.timestamp,
+            value: this.context.shape.decode(message.bytes),
+          });
+        } catch (cause) {
+          if (this.context.deadLetters === undefined) {
+            throw new SinkError(
+              this.name,
+              stream,
+              message.offset,
+              message.offset,
+              'decode',
+              false,
+              cause,
+            );
+          }
+          refused = { message, cause };
         }
-        rejected.push(rejection(message, 'decode', cause));
       }
+      if (!message.stepsWhole && index < batch.length - 1) continue;
+      if (refused !== undefined) {
+        // A part of a step that does not decode: the step goes to the dead letters whole.
+        messages.length = decodedBefore;
+        const failed = refused;
+        for (const member of batch.slice(runStart, index + 1)) {
+          rejected.push(stepRejection(member, failed));
+        }
+        refused = undefined;
+      }
+      runStart = index + 1;
+      decodedBefore = messages.length;
     }
     await this.transaction(stream, batch, messages, rejected, counters);
   }
@@ -607,6 +628,28 @@ function rejection(
     stage,
     error: cause instanceof Error ? cause : new Error(String(cause)),
   };
+}
+
+/**
+ * The dead letter of `message`, dead-lettered with the run of messages it shares with
+ * `refused`, the message that did not decode (see `wholeStepRuns`): `refused`'s own error, or
+ * one naming it.
+ */
+function stepRejection(
+  message: ReadMessage,
+  refused: { readonly message: ReadMessage; readonly cause: unknown },
+): RejectedMessage {
+  if (message === refused.message) return rejection(message, 'decode', refused.cause);
+  const why = refused.cause instanceof Error ? refused.cause.message : String(refused.cause);
+  return rejection(
+    message,
+    'decode',
+    new Error(
+      `dead-lettered with the message at offset ${refused.message.offset}, which did not ` +
+        `decode (${why}): the messages of a step of results, and any between them, are ` +
+        'applied together or not at all',
+    ),
+  );
 }
 
 /** How long close() waits for a transaction under way to end by itself, ms. */

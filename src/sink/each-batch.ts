@@ -20,5 +20,6 @@ export function eachBatch<V = unknown>(options: EachBatchOptions<V>): SinkShape<
   if (typeof apply !== 'function') {
     throw new ConfigError('apply', 'must be a function of (tx, batch)', apply);
   }
-  return { decode: messageDecoder(options.decode ?? 'json'), apply };
+  const format = options.decode ?? 'json';
+  return { decode: messageDecoder(format), apply, readsResults: format === 'result' };
 }

@@ -42,6 +42,7 @@ export function latestState<R = unknown>(
   const sides = resultSideTables(options);
   return {
     decode: messageDecoder<DecodedResult<R>>('result'),
+    readsResults: true,
     prepare: (tx) => sides.prepare(tx),
     async apply(tx, batch) {
       const rows = batch.messages.flatMap(({ value }) => value.outputs.map(row));

@@ -32,8 +32,10 @@ export function processedIds<V = unknown>(options: ProcessedIdsOptions<V>): Sink
   if (typeof apply !== 'function') {
     throw new ConfigError('apply', 'must be a function of (tx, batch)', apply);
   }
+  const format = options.decode ?? 'json';
   return {
-    decode: messageDecoder(options.decode ?? 'json'),
+    decode: messageDecoder(format),
+    readsResults: format === 'result',
     async prepare(tx) {
       await tx.query(`CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY)`);
     },

@@ -37,4 +37,11 @@ export interface SinkShape<V> {
   apply(tx: SinkTransaction, batch: SinkBatch<V>): Promise<void>;
   /** Run once per start, in its own transaction, before any batch: creates the shape's tables. */
   prepare?(tx: SinkTransaction): Promise<void>;
+  /**
+   * The messages are a job's results (`decodeResult`): a batch then ends only where every step
+   * it holds messages of is whole, so no transaction commits part of a step written in several
+   * messages. Set by `windowOutputs`, `latestState`, and `eachBatch` and `processedIds` with
+   * `decode: 'result'`.
+   */
+  readonly readsResults?: boolean;
 }

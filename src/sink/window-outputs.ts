@@ -128,6 +128,7 @@ export function windowOutputs<R = unknown>(
   };
   return {
     decode,
+    readsResults: true,
     async prepare(tx) {
       const types = await ensureTable(tx, expected);
       const valueType = types.get('value');

@@ -12,6 +12,7 @@ import {
   aggregate,
   decodeResult,
   jsonMessage,
+  lastWriteId,
   readResults,
   type ReadResult,
 } from '../../src/index.js';
@@ -204,6 +205,7 @@ describe('stream-windows in a pipe', () => {
       Array.from({ length: 10 }, (_, n) => jsonMessage({ n })),
     );
     const after = Date.now();
+    // As an earlier version published its step ending at offset 4: under id 4.
     const producer = real.rabbit.target(target, { producer: 'job' });
     await producer.publish(4n, [jsonMessage({ a: 'result' })]);
     await producer.close();
@@ -225,6 +227,7 @@ describe('stream-windows in a pipe', () => {
       target,
       producer: 'job',
       lastPublishingId: '4',
+      lastOffset: '4',
       resumeFrom: '5',
       sourceEnd: '20',
       lagMessages: '15',
@@ -302,8 +305,8 @@ describe('stream-windows in a pipe', () => {
   });
 
   it('should say that a producer never published on the target rather than show it as fresh', async () => {
-    // 'jbo' is a typo of the job's producer 'job': both have a last publishing id of 0 here
-    // only for 'jbo', which never published on the target.
+    // 'jbo' is a typo of the job's producer 'job', which published on the target: 'jbo' never
+    // did, and its last publishing id of 0 says so.
     const status = (producer: string, json: string[] = []) =>
       cli(['status', '--source', results, '--target', results, '--producer', producer, ...json]);
     const [table, json] = await Promise.all([status('jbo'), status('jbo', ['--json'])]);
@@ -377,7 +380,11 @@ describe('stream-windows in a pipe', () => {
             ])
           ).stdout,
         ) as Record<string, unknown>;
-      expect(await status()).toMatchObject({ lastPublishingId: '1', stoppedAt: '3' });
+      expect(await status()).toMatchObject({
+        lastPublishingId: String(lastWriteId(1n)),
+        lastOffset: '1',
+        stoppedAt: '3',
+      });
       const table = await cli([
         'status',
         '--source',
@@ -386,6 +393,14 @@ describe('stream-windows in a pipe', () => {
         target,
         '--producer',
         'job',
+      ]);
+      // LAST OFFSET and RESUME AT: the step's last offset, not its publishing id.
+      expect(table.stdout.split('\n')[1]?.split(/\s+/).slice(0, 5)).toEqual([
+        source,
+        target,
+        'job',
+        '1',
+        '2',
       ]);
       expect(table.stdout).toContain(
         `job stopped at offset 3 of ${source}, a message it could not process (the job's error ` +
@@ -420,8 +435,8 @@ describe('stream-windows in a pipe', () => {
         code: 1,
         stdout: '',
         stderr:
-          `stream-windows: offset must be above the last publishing id 1 of producer 'job' on ` +
-          `'${target}': the job is past it already, given: 1\n`,
+          `stream-windows: offset must be above the last offset 1 that producer 'job' published ` +
+          `on '${target}': the job is past it already, given: 1\n`,
       });
       expect(other).toEqual({
         code: 1,
@@ -438,7 +453,7 @@ describe('stream-windows in a pipe', () => {
         target,
         producer: 'job',
         offset: '3',
-        lastPublishingId: '1',
+        lastPublishingId: String(lastWriteId(1n)),
       });
       expect(await status()).toMatchObject({ stoppedAt: '3', skipRequested: '3' });
 
@@ -453,7 +468,7 @@ describe('stream-windows in a pipe', () => {
         { offset: 3n, stage: 'decode', error: expect.stringMatching(/^skipped by operator/) },
       ]);
       const after = await status();
-      expect(after).toMatchObject({ lastPublishingId: '5' });
+      expect(after).toMatchObject({ lastPublishingId: String(lastWriteId(5n)), lastOffset: '5' });
       expect(after).not.toHaveProperty('stoppedAt');
     },
     bound(120_000),
@@ -513,6 +528,7 @@ describe('stream-windows in a pipe', () => {
           source: result.source,
           windowing: 'tumbling(1m)',
           publishingId: String(result.lastOffset),
+          lastOffset: String(result.lastOffset),
           window: {
             start: output.start,
             end: output.end,
@@ -879,7 +895,8 @@ describe('stream-windows in a terminal', () => {
     ]);
     expect(coloured.code).toBe(0);
     expect(plain.code).toBe(0);
-    const header = /SOURCE\s+TARGET\s+PRODUCER\s+LAST ID\s+RESUME AT\s+SOURCE END\s+LAG\s+LAG TIME/;
+    const header =
+      /SOURCE\s+TARGET\s+PRODUCER\s+LAST OFFSET\s+RESUME AT\s+SOURCE END\s+LAG\s+LAG TIME/;
     expect(coloured.stdout).toMatch(header);
     expect(coloured.stdout).toContain(`${ESC}1m`); // bold header
     expect(plain.stdout).toMatch(header);

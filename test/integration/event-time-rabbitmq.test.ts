@@ -179,10 +179,10 @@ async function onRabbit(
       const stop = new AbortController();
       const crashing = new CrashingTarget(inner, crash, stop);
       const runner = buildJob(c, packing, real.rabbit.source(streams.source), crashing.target);
-      runner.on('started', ({ lastPublishingId, from: resumeAt }) => {
-        if (lastPublishingId > 0n) figures.resumedAfterResult = true;
+      runner.on('started', ({ lastOffset, from: resumeAt }) => {
+        if (lastOffset !== undefined) figures.resumedAfterResult = true;
         // Recovery re-reads the source from before its last result: windows were open there.
-        if (lastPublishingId > 0n && resumeAt !== 'first' && resumeAt <= lastPublishingId) {
+        if (lastOffset !== undefined && resumeAt !== 'first' && resumeAt <= lastOffset) {
           figures.reReadBeforeLast = true;
         }
       });

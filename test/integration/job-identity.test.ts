@@ -9,6 +9,7 @@ import {
   decodeResult,
   JobDefinitionError,
   jsonMessage,
+  lastWriteId,
   type Target,
 } from '../../src/index.js';
 import type { RabbitTarget } from '../../src/rabbitmq/write/target.js';
@@ -105,7 +106,7 @@ describe('job identity on RabbitMQ', () => {
       await expect(changed).rejects.toBeInstanceOf(JobDefinitionError);
       await expect(changed).rejects.toMatchObject({
         producer: 'totals',
-        publishingId: 3n,
+        publishingId: lastWriteId(3n),
         found: `{"source":"${source}","window":"count(2)"}`,
         expected: `{"source":"${source}","window":"count(3)"}`,
       });

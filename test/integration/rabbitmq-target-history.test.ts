@@ -1,8 +1,9 @@
 // The RabbitMQ target's hasPublished(): whether a producer ever stored a result on its
 // stream, which a last publishing id of 0 cannot tell (src/rabbitmq/write/target-history.ts).
 import { describe, expect, it } from 'vitest';
-import { aggregate, jsonMessage } from '../../src/index.js';
+import { aggregate, jsonMessage, lastWriteId } from '../../src/index.js';
 import { publishAll, rabbitForTests } from '../support/brokers/rabbitmq.js';
+import { resultMessages } from '../support/results/stored-results.js';
 
 const real = rabbitForTests();
 
@@ -24,13 +25,28 @@ async function runJob(source: string, target: string, producer: string): Promise
 
 describe("the RabbitMQ target's publishing history", () => {
   it('should answer true for a producer whose only result has publishing id 0', async () => {
-    const source = await newStream();
     const target = await newStream();
-    await publishAll(real.rabbit, source, [jsonMessage({ i: 7 })]);
-    await runJob(source, target, 'only-zero');
+    // As an earlier version published the result of offset 0: under id 0, its offset.
+    const earlier = real.rabbit.target(target, { producer: 'only-zero' });
+    await earlier.publish(0n, resultMessages('only-zero', 0n));
+    await earlier.close();
     const again = real.rabbit.target(target, { producer: 'only-zero' });
     try {
       expect(await again.lastPublishingId()).toBe(0n); // the ambiguous answer
+      expect(await again.hasPublished()).toBe(true);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it("should answer true for a job's result of offset 0, whose publishing id is no longer 0", async () => {
+    const source = await newStream();
+    const target = await newStream();
+    await publishAll(real.rabbit, source, [jsonMessage({ i: 7 })]);
+    await runJob(source, target, 'first-zero');
+    const again = real.rabbit.target(target, { producer: 'first-zero' });
+    try {
+      expect(await again.lastPublishingId()).toBe(lastWriteId(0n));
       expect(await again.hasPublished()).toBe(true);
     } finally {
       await again.close();

@@ -1,9 +1,11 @@
 // readResult on the embedded broker and on RabbitMQ: the same writes of three producers (and
 // of a writer of non-AMQP bytes) on both, then the same questions: both answer what was
-// published under the id, the first message of the write, or undefined.
+// published under the id, the first message of the write, or undefined. Two producers publish
+// as a job does now (a step's one write under `lastWriteId` of its last offset), one as an
+// earlier version did (under the offset itself).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Target } from '../../src/index.js';
+import { lastWriteId, type Target } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
 import { Coverage } from '../support/arbitraries/coverage.js';
 import { rabbitForTests } from '../support/brokers/rabbitmq.js';
@@ -17,9 +19,18 @@ const PRODUCERS = ['ours', 'billing', 'audit'] as const;
 /** One write: a producer's result, or (producer 'garbage') bytes that are no AMQP message. */
 interface Write {
   readonly producer: string;
+  /** The last source offset of the step it holds. */
+  readonly offset: bigint;
   readonly id: bigint;
   readonly messages: readonly Uint8Array[];
 }
+
+/**
+ * The publishing id of `producer`'s step ending at `offset`: 'billing' (and the garbage
+ * writer) as an earlier version, the offset itself; the others as a job now.
+ */
+const idOf = (producer: string, offset: bigint): bigint =>
+  producer === 'billing' || producer === 'garbage' ? offset : lastWriteId(offset);
 
 const writeSpec = fc.record({
   producer: fc.constantFrom(...PRODUCERS, 'garbage'),
@@ -30,37 +41,40 @@ const writeSpec = fc.record({
 
 type WriteSpec = typeof writeSpec extends fc.Arbitrary<infer T> ? T : never;
 
-/** Each producer's ids increase by the spec's gap, as a job's publishing ids do. */
+/** Each producer's steps end at offsets that increase by the spec's gap, as a job's do. */
 function writesOf(specs: readonly WriteSpec[]): Write[] {
   const last = new Map<string, bigint>();
   return specs.map(({ producer, gap, pack, outputs }) => {
-    const id = (last.get(producer) ?? -1n) + BigInt(gap);
-    last.set(producer, id);
+    const offset = (last.get(producer) ?? -1n) + BigInt(gap);
+    last.set(producer, offset);
     const messages =
       producer === 'garbage'
-        ? [new TextEncoder().encode(`not amqp ${id}`)]
-        : resultMessages(producer, id, pack, outputs);
-    return { producer, id, messages };
+        ? [new TextEncoder().encode(`not amqp ${offset}`)]
+        : resultMessages(producer, offset, pack, outputs);
+    return { producer, offset, id: idOf(producer, offset), messages };
   });
 }
 
 /**
- * The questions, at most 7 per producer: one past its last id, its last, 0, its first 'batch'
- * result's, and three more from 0 to one past its last.
+ * The questions, at most 7 per producer, the ids of steps ending at: one past its last
+ * step's offset, its last, 0, its first 'batch' result's, and three more from 0 to one past
+ * its last.
  */
 const questionsOf = (writes: readonly Write[], seed: number) =>
   PRODUCERS.flatMap((producer) => {
     const own = writes.filter((w) => w.producer === producer);
-    const top = own.length === 0 ? 0 : Number(own[own.length - 1]?.id) + 1;
+    const top = own.length === 0 ? 0 : Number(own[own.length - 1]?.offset) + 1;
     const batch = own.find((w) => w.messages.length > 1);
     const picks = new Set([
       top,
       top - 1,
       0,
-      ...(batch === undefined ? [] : [Number(batch.id)]),
+      ...(batch === undefined ? [] : [Number(batch.offset)]),
       ...Array.from({ length: 3 }, (_, i) => (seed * (i + 7)) % (top + 1)),
     ]);
-    return [...picks].filter((id) => id >= 0).map((id) => ({ producer, id: BigInt(id) }));
+    return [...picks]
+      .filter((offset) => offset >= 0)
+      .map((offset) => ({ producer, id: idOf(producer, BigInt(offset)) }));
   });
 
 async function publishOn(writes: readonly Write[], targetOf: (producer: string) => Target) {

@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { decodeResult, jsonMessage, type Target } from '../../src/index.js';
+import { decodeResult, jsonMessage, readStepId, type Target } from '../../src/index.js';
 import { readingsPartitionJob } from '../support/jobs/readings-job.js';
 import { connect, type RabbitMQ } from '../../src/rabbitmq/connection.js';
 import { forwarding } from '../support/doubles/forwarding-target.js';
@@ -42,16 +42,24 @@ afterAll(async () => {
   await other?.close();
 });
 
+/** The last source offset of the step a write's publishing id belongs to. */
+function stepOf(id: bigint): bigint {
+  const step = readStepId(id);
+  if (step.kind !== 'write') throw new Error(`publishing id ${id} is not a job's write`);
+  return step.offset;
+}
+
 /**
  * An instance's network path to the target: while closed, its writes are held back (a stalled
- * link), then handed over in order when it opens. Records the ids it handed over and confirmed.
+ * link), then handed over in order when it opens. Records the steps (by their last source
+ * offset) whose writes it handed over and confirmed.
  */
 class Path {
   readonly sent = new Set<bigint>();
   readonly confirmed = new Set<bigint>();
   maxSent = 0n;
   maxConfirmed = 0n;
-  /** When set, the link stalls by itself before handing over an id past it. */
+  /** When set, the link stalls by itself before handing over a step past this offset. */
   stallPast: bigint | undefined;
   /** It stalled by itself (`stallPast`). */
   stalledPast = false;
@@ -63,20 +71,21 @@ class Path {
     return {
       ...forwarding(inner),
       publish: async (id, messages) => {
-        if (this.stallPast !== undefined && id > this.stallPast) {
+        const step = stepOf(id);
+        if (this.stallPast !== undefined && step > this.stallPast) {
           this.stalledPast = true;
           this.close();
         }
         await this.opened;
-        this.sent.add(id);
-        if (id > this.maxSent) this.maxSent = id;
+        this.sent.add(step);
+        if (step > this.maxSent) this.maxSent = step;
         const publish = inner.publish(id, messages);
         const action = this.afterNextSend;
         this.afterNextSend = undefined;
         action?.();
         await publish;
-        this.confirmed.add(id);
-        if (id > this.maxConfirmed) this.maxConfirmed = id;
+        this.confirmed.add(step);
+        if (step > this.maxConfirmed) this.maxConfirmed = step;
       },
     };
   }
@@ -133,8 +142,8 @@ describe('two instances of one job with one producer name, active at once on Rab
       // A's link stalls; B goes past everything A sent.
       a.close();
       await until(() => b.maxConfirmed >= a.maxSent + BigInt(LEAD), done);
-      // B's link stalls; A's heals, but its connection drops with a write on it: A resumes from
-      // the broker's last publishing id, past B, and goes past everything B sent.
+      // B's link stalls; A's heals, but its connection drops with a write on it: A resumes after
+      // the step the broker's last publishing id names, past B, and goes past everything B sent.
       b.close();
       a.open(() => real.rabbit.dropConnectionForTesting());
       await until(() => a.maxConfirmed >= b.maxSent + BigInt(LEAD), done);
@@ -166,13 +175,14 @@ describe('two instances of one job with one producer name, active at once on Rab
 
       // Which instance stored what, from what each handed over: a result one instance never
       // sent was stored by the other.
-      const ids = actual.map((m) => decodeResult(m).lastOffset);
-      const onlyA = ids.filter((id) => !b.sent.has(id));
-      const onlyB = ids.filter((id) => !a.sent.has(id));
+      // Each result by its step's last source offset, as the paths record them.
+      const steps = actual.map((m) => decodeResult(m).lastOffset);
+      const onlyA = steps.filter((step) => !b.sent.has(step));
+      const onlyB = steps.filter((step) => !a.sent.has(step));
       // Confirmed to both and stored once: the broker discarded one of the two.
-      const both = ids.filter((id) => a.confirmed.has(id) && b.confirmed.has(id));
+      const both = steps.filter((step) => a.confirmed.has(step) && b.confirmed.has(step));
       console.log(
-        `split brain on RabbitMQ: ${ids.length} results, ${onlyA.length} stored by A only, ` +
+        `split brain on RabbitMQ: ${steps.length} results, ${onlyA.length} stored by A only, ` +
           `${onlyB.length} by B only, ${both.length} confirmed to both (one discarded as a duplicate); ` +
           `A resumed ${summaryA.restarts} times, B ${summaryB.restarts} times; their summaries ` +
           `count ${summaryA.results} and ${summaryB.results} results (discards included)`,
@@ -183,7 +193,7 @@ describe('two instances of one job with one producer name, active at once on Rab
       // B stored results between two of A's.
       const firstA = onlyA[0] as bigint;
       const lastA = onlyA.at(-1) as bigint;
-      expect(onlyB.some((id) => id > firstA && id < lastA)).toBe(true);
+      expect(onlyB.some((step) => step > firstA && step < lastA)).toBe(true);
       expect(summaryA.restarts).toBeGreaterThanOrEqual(2);
       expect(summaryB.restarts).toBeGreaterThanOrEqual(2);
     },

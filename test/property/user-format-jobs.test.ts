@@ -11,6 +11,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import {
   aggregate,
+  lastWriteId,
   type PipelineBuilder,
   type RunOptions,
   type StepResult,
@@ -119,11 +120,13 @@ describe('user-format jobs under crashes on the embedded broker', () => {
                 .to(broker.target('target', { producer: 'redactor' }), { retryDelayMs: 0 });
 
             const { broker, crashed } = await throughCrashes(source, crashes, job);
-            // Each message that passes is one write, under its own offset, holding its own bodies.
+            // Each message that passes is one write, under its offset's step id, holding its own bodies.
             const events = eventsOf(source);
             const passing = events.flatMap((e, offset) => (e.value % modulo !== 0 ? [offset] : []));
             const writes = userWrites(broker);
-            expect(writes.map((w) => w.publishingId)).toEqual(passing.map(BigInt));
+            expect(writes.map((w) => w.publishingId)).toEqual(
+              passing.map((offset) => lastWriteId(BigInt(offset))),
+            );
             expect(writes.map((w) => w.bodies)).toEqual(
               passing.map((offset) => {
                 const e = events[offset] as Event;
@@ -185,7 +188,7 @@ describe('user-format jobs under crashes on the embedded broker', () => {
               expect(write.bodies).toHaveLength(1);
               const step = JSON.parse(write.bodies[0] as string) as Envelope;
               expect(BigInt(step.first)).toBe(next);
-              expect(write.publishingId).toBe(BigInt(step.last));
+              expect(write.publishingId).toBe(lastWriteId(BigInt(step.last)));
               expect(step.messages).toBe(Number(BigInt(step.last) - BigInt(step.first) + 1n));
               const aggregated = step.outputs.reduce((n, [, count]) => n + count, 0);
               expect(

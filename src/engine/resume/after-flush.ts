@@ -17,7 +17,7 @@ export async function resumeAfterFlush(
   window: string,
   reopen: (bounds: { readonly start: number; readonly end: number }) => void,
 ): Promise<ResumeAt> {
-  const { last } = start;
+  const { last, lastId } = start;
   let unread: string | undefined;
   if (result?.kind === 'read') {
     const { header } = result;
@@ -29,7 +29,7 @@ export async function resumeAfterFlush(
     }
   } else if (result?.kind === 'unreadable') {
     unread = `cannot be read (${result.reason})`;
-  } else if (result?.kind === 'missing' && last > 0n) {
+  } else if (result?.kind === 'missing' && lastId !== 0n) {
     unread = 'is not in the target (removed by retention, or the name was used by another job)';
   }
   if (unread !== undefined) {
@@ -37,8 +37,8 @@ export async function resumeAfterFlush(
       `the producer's last result ${unread}: a window it flushed is not reopened, so the next step is not marked as continuing it`,
     );
   }
-  if (last > 0n) return { from: last + 1n, published: undefined, atOneAfterRetention: true };
-  // A result under id 0, readable or not, is one the producer published.
+  if (lastId !== 0n) return { from: last + 1n, published: true, atOneAfterRetention: true };
+  // A result under id 0 (an earlier version's, for offset 0), readable or not, was published.
   const published =
     (result !== undefined && result.kind !== 'missing') || (await start.hasPublished());
   return { from: published ? 1n : 'first', published, atOneAfterRetention: true };

@@ -7,10 +7,10 @@ import type { ResumeStart } from './resume-point.js';
  * result that should be there and is not, or carries no recovery state, stops the job.
  */
 export function recoveryStateOf(start: ResumeStart): RecoveryState | undefined {
-  const { last, lastResult: result } = start;
+  const { lastId, lastResult: result } = start;
   // Always read for event-time windows (their processor reads the last result).
   if (result === undefined || result.kind === 'missing') {
-    if (last === 0n) return undefined;
+    if (lastId === 0n) return undefined;
     throw start.recoveryError(
       'the target holds no result of it under that id (removed by retention, or the name was used by another job)',
     );

@@ -4,7 +4,8 @@ import type { Source, Target } from '../../ports/ports.js';
 import type { Processor } from '../processor.js';
 import { checkDefinition, type JobDefinitionCheck } from './definition-check.js';
 import { FormerProducerCheck } from './former-producer.js';
-import { readLastResult, type LastResult } from './last-result.js';
+import { readLastResult, withOpenCounts, type LastResult } from './last-result.js';
+import { readLastWholeStep } from './last-whole-step.js';
 import { writtenAfter } from './written-after.js';
 
 /*
@@ -14,19 +15,26 @@ import { writtenAfter } from './written-after.js';
  * 1. The resume point is read when the source may deliver (for a single active consumer, at
  *    its activation, maybe long after the start), so that what another instance published
  *    until then is where this one goes on.
- * 2. The broker's last publishing id for the producer (`last`) is the offset of the last
- *    source message a published result covers: the source is read from `last + 1`.
- * 3. A last id of 0 means "never published" or "published offset 0": the source is read from
- *    'first' (the first offset still stored). Re-publishing id 0 is discarded by the broker,
- *    so it is harmless. With a last id of 0, a former producer name that did publish stops the
- *    job (ProducerRenamedError): it would read the source again and publish every result twice.
+ * 2. The broker's last publishing id for the producer names the last step written, by its last
+ *    source offset (`last`), and whether it is stored whole (src/result-format/publishing-id.ts).
+ *    A step not whole (a crash between its writes) is written again: the start goes on from
+ *    the step before it, which its parts name (./last-whole-step.ts). The source is read from
+ *    `last + 1`.
+ * 3. No step stored (a last id of 0) reads the source from 'first' (the first offset still
+ *    stored). A target written before steps could span writes has the step's offset as its
+ *    id, so there 0 means "never published" or "published offset 0": re-publishing offset 0
+ *    is then skipped as a duplicate. With no step stored, a former producer name that did
+ *    publish stops the job (ProducerRenamedError): it would read the source again and publish
+ *    every result twice.
  * 4. The producer's last result (the one under `last`) is read once per start when the
  *    processor needs it, or to check the job's definition when `last` is above 0: a result of
  *    another definition stops the job, unless the change was asked for.
  * 5. Event-time windows (the window operator) resume at the offset their last result's
  *    recovery state names (the first offset a window still open then needs), with the
- *    watermark, last flush and per-key counts it records; the offsets up to `last` are read
- *    again only to rebuild those windows, publishing nothing. No result under a last id above 0,
+ *    watermark, last flush and per-key counts it records (a step of several writes records
+ *    those counts once, in slices on its first writes: each is read under its write's id, and
+ *    one missing stops the job, a RecoveryError naming that id); the offsets up to `last` are
+ *    read again only to rebuild those windows, publishing nothing. No result under a last id above 0,
  *    or one without recovery state, stops the job (RecoveryError); none under 0: never
  *    published, from 'first'.
  * 6. A step job that flushes reopens the window its last result flushed (a readable result of
@@ -53,8 +61,10 @@ import { writtenAfter } from './written-after.js';
 
 /** What a start found on the broker, handed to `Processor.resume` (rules 5 and 6). */
 export interface ResumeStart {
-  /** The producer's last publishing id. */
+  /** The last offset of the producer's last step stored whole; 0 when none (see `lastId`). */
   readonly last: bigint;
+  /** The publishing id of that step's last write; 0 when no step is stored whole. */
+  readonly lastId: bigint;
   /** The producer's result under `last`, when read (rule 4); undefined when not. */
   readonly lastResult: LastResult | undefined;
   /** Whether the producer ever published (rule 8). */
@@ -74,9 +84,14 @@ export interface ResumeAt {
   readonly atOneAfterRetention: boolean;
 }
 
-/** A start's resume point: the producer's last id and where the processor resumes. */
+/** A start's resume point: the producer's last step and where the processor resumes. */
 export interface FoundStart extends ResumeAt {
+  /** The broker's last publishing id for the producer, as it answered. */
+  readonly lastPublishingId: bigint;
   readonly last: bigint;
+  readonly lastId: bigint;
+  /** Whether the producer stored a step before: asked of the target only if the id cannot tell. */
+  readonly hasPublished: () => Promise<boolean>;
 }
 
 export interface ResumePointConfig {
@@ -109,30 +124,42 @@ export class ResumePoint {
     hasPublished: () => Promise<boolean>,
   ): Promise<FoundStart> {
     const { source, target, definition, logger } = this.config;
-    const last = await target.lastPublishingId();
-    if (last === 0n) await this.formerProducer.check(hasPublished);
-    const needed = processor.readsLastResult || (definition !== undefined && last > 0n);
-    const lastResult = needed
-      ? await readLastResult(target, last, writtenAfter(source, last))
-      : undefined;
+    const step = await readLastWholeStep(target, hasPublished);
+    const { offset: last, id: lastId } = step;
+    if (lastId === 0n) await this.formerProducer.check(step.published);
+    const needed = processor.readsLastResult || (definition !== undefined && lastId !== 0n);
+    const where = writtenAfter(source, last);
+    let lastResult = needed ? await readLastResult(target, lastId, where) : undefined;
     if (lastResult?.kind === 'read') {
-      checkDefinition(this.config, lastResult.header.definition, last);
+      checkDefinition(this.config, lastResult.header.definition, lastId);
+      // Rule 5: open counts too large for every message of their step are in its writes.
+      if (processor.readsLastResult && lastResult.header.openCountSlices !== undefined) {
+        const header = await withOpenCounts(target, lastId, lastResult.header, where);
+        lastResult = { kind: 'read', header };
+      }
     }
     const at = await processor.resume({
       last,
+      lastId,
       lastResult,
-      hasPublished,
-      recoveryError: (reason) => new RecoveryError(target.stream, target.producer, last, reason),
+      hasPublished: step.published,
+      recoveryError: (reason) => new RecoveryError(target.stream, target.producer, lastId, reason),
       warn: (message) =>
-        logger.warn({ ...this.config.where(), lastPublishingId: String(last) }, message),
+        logger.warn({ ...this.config.where(), lastPublishingId: String(lastId) }, message),
     });
-    return { last, ...at };
+    return {
+      lastPublishingId: step.lastPublishingId,
+      last,
+      lastId,
+      hasPublished: step.published,
+      ...at,
+    };
   }
 }
 
-/** Rule 2 and 3: `last + 1`, or 'first' for a last id of 0. */
-export function afterLast(last: bigint): bigint | 'first' {
-  return last > 0n ? last + 1n : 'first';
+/** Rule 2 and 3: `last + 1`, or 'first' when no step is stored (a last id of 0). */
+export function afterLast(start: Pick<ResumeStart, 'last' | 'lastId'>): bigint | 'first' {
+  return start.lastId !== 0n ? start.last + 1n : 'first';
 }
 
 /**
@@ -145,6 +172,6 @@ export async function resumesAtOne(
   hasPublished: () => Promise<boolean>,
 ): Promise<boolean> {
   return (
-    start.atOneAfterRetention && start.last === 0n && firstOffset > 1n && (await hasPublished())
+    start.atOneAfterRetention && start.lastId === 0n && firstOffset > 1n && (await hasPublished())
   );
 }

@@ -5,6 +5,9 @@ import {
   DeadLetterLimitError,
   jsonMessage,
   OutputTooLargeError,
+  readResults,
+  writeId,
+  type DecodedResult,
 } from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import {
@@ -85,7 +88,7 @@ describe('the dead letters of one step', () => {
     expect(step?.outputs.map((o) => o.value)).toEqual([1]);
   });
 
-  it('should name the dead letters when they make a result too large for one write', async () => {
+  it('should publish a step whose dead letters are too large for one write whole, over several writes', async () => {
     const broker = new MemoryBroker({ now: () => T0, frameMax: 4_096 });
     broker.createStream('source');
     broker.createStream('target');
@@ -93,18 +96,53 @@ describe('the dead letters of one step', () => {
       'source',
       Array.from({ length: 10 }, () => jsonMessage({ pad: 'x'.repeat(500) })),
     );
-    const running = aggregate<{ pad: string }>(broker.source('source'))
+    const summary = await aggregate<{ pad: string }>(broker.source('source'))
       .count(10)
       .key(() => Number.NaN)
       .onError('dead-letter')
       .reduce((n) => n + 1, 0)
       .to(broker.target('target', { producer: 'p' }))
       .run({ untilCaughtUp: true });
-    await expect(running).rejects.toBeInstanceOf(OutputTooLargeError);
-    await expect(running).rejects.toMatchObject({ deadLetters: 10 });
-    await expect(running).rejects.toThrow(
-      /nothing was published: it holds 10 dead letters, each a whole source message: fix what makes them fail, or lower onError's maxDeadLetters$/,
+    expect(summary.results).toBe(1);
+    // Each dead letter carries its whole source message: 10 of them do not fit one write.
+    const chunks = broker.chunks('target');
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.map((chunk) => chunk.writer?.publishingId)).toEqual(
+      chunks.map((_, write) => writeId(9n, write, chunks.length)),
     );
+    const read: DecodedResult[] = [];
+    for await (const { result } of readResults(broker.source('target'), { untilCaughtUp: true })) {
+      read.push(result);
+    }
+    expect(read).toHaveLength(1);
+    expect(read[0]).toMatchObject({ firstOffset: 0n, lastOffset: 9n, messages: 10, outputs: [] });
+    expect(read[0]?.deadLetters.map((d) => [d.offset, d.stage])).toEqual(
+      Array.from({ length: 10 }, (_, i) => [BigInt(i), 'key']),
+    );
+  });
+
+  it('should name a dead letter alone too large for one write, publishing nothing', async () => {
+    const broker = new MemoryBroker({ now: () => T0, frameMax: 4_096 });
+    broker.createStream('source');
+    broker.createStream('target');
+    broker.append('source', [jsonMessage({ pad: 'x'.repeat(5_000) })]);
+    const running = aggregate<{ pad: string }>(broker.source('source'))
+      .count(1)
+      .key(() => Number.NaN)
+      .onError('dead-letter')
+      .reduce((n) => n + 1, 0)
+      .to(broker.target('target', { producer: 'p' }))
+      .run({ untilCaughtUp: true });
+    await expect(running).rejects.toBeInstanceOf(OutputTooLargeError);
+    await expect(running).rejects.toMatchObject({
+      holds: 'dead-letter',
+      firstOffset: 0n,
+      lastOffset: 0n,
+    });
+    await expect(running).rejects.toThrow(
+      /^result of offsets 0\.\.0 of stream 'source' needs a write of \d+ bytes, over the target's limit of \d+ bytes per write; nothing was published: one dead letter alone \(a whole source message and its error\) is larger than a write: raise the broker's frame_max, or fix what makes it fail$/,
+    );
+    expect(broker.chunks('target')).toEqual([]);
   });
 
   it.each([0, 1.5, -1, Number.NaN])('should reject maxDeadLetters %s', (maxDeadLetters) => {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { aggregate, ConfigError, decodeResult, ProcessingError } from '../../../src/index.js';
+import {
+  aggregate,
+  ConfigError,
+  decodeResult,
+  lastWriteId,
+  ProcessingError,
+} from '../../../src/index.js';
 import {
   brokerWithReadings,
   reading,
@@ -66,7 +72,7 @@ describe('filter and map before windowing', () => {
 
     expect(userWrites(broker)).toEqual([
       {
-        publishingId: 3n,
+        publishingId: lastWriteId(3n),
         bodies: [
           JSON.stringify({
             offsets: '0..3',
@@ -96,7 +102,7 @@ describe('filter and map before windowing', () => {
       .run({ untilCaughtUp: true });
 
     const [write] = userWrites(broker);
-    expect(write?.publishingId).toBe(3n);
+    expect(write?.publishingId).toBe(lastWriteId(3n));
     expect(JSON.parse(write?.bodies[0] ?? '')).toMatchObject({
       offsets: '0..3',
       messages: 4,

@@ -4,6 +4,7 @@ import {
   ConfigError,
   decodeResult,
   jsonMessage,
+  lastWriteId,
   OutputTooLargeError,
   ProcessingError,
   sourceMessage,
@@ -45,11 +46,11 @@ describe('a tumbling job', () => {
       { key: 'b', start: T0, end: T0 + 60_000, count: 2, value: 4, final: true, continues: false },
       { key: 'a', start: T0, end: T0 + 60_000, count: 1, value: 2, final: true, continues: false },
     ]);
-    // The publishing id is the offset of the step's last source message.
-    expect(broker.chunks('target')[0]?.writer?.publishingId).toBe(2n);
+    // A step of one write is published under the last-write id of its last source offset.
+    expect(broker.chunks('target')[0]?.writer?.publishingId).toBe(lastWriteId(2n));
   });
 
-  it('should resume from the last publishing id plus one after a restart', async () => {
+  it("should resume from the last step's offset plus one after a restart", async () => {
     const broker = brokerWithReadings([reading('a', 1, 0), reading('a', 2, 61)]);
     const job = () =>
       aggregate<Reading>(broker.source('source'))
@@ -81,7 +82,7 @@ describe('a tumbling job', () => {
     const chunks = broker.chunks('target');
     expect(chunks).toHaveLength(1);
     expect(chunks[0]?.messages).toHaveLength(2);
-    expect(chunks[0]?.writer?.publishingId).toBe(1n);
+    expect(chunks[0]?.writer?.publishingId).toBe(lastWriteId(1n));
     expect(results(broker).map((r) => [r.part, r.outputs[0]?.key])).toEqual([
       [{ index: 0, of: 2 }, 'a'],
       [{ index: 1, of: 2 }, 'b'],
@@ -257,8 +258,9 @@ describe('bad input', () => {
       .to(broker.target('target', { producer: 'p' }))
       .run({ untilCaughtUp: true });
     await expect(run).rejects.toThrow(OutputTooLargeError);
+    await expect(run).rejects.toMatchObject({ holds: 'output' });
     await expect(run).rejects.toThrow(
-      /result of offsets 2..2 of stream 'source' encodes to \d+ bytes/,
+      /result of offsets 2..2 of stream 'source' needs a write of \d+ bytes, .*: one output alone is larger than a write/,
     );
     expect(results(broker).map((r) => r.lastOffset)).toEqual([0n, 1n]);
   });
@@ -475,14 +477,14 @@ describe('decodeResult', () => {
 });
 
 describe('resuming after a restart', () => {
-  it('should resume at the offset right after a last publishing id above 0, skipping none', async () => {
+  it('should resume at the offset right after the last step published, skipping none', async () => {
     const broker = brokerWithReadings([reading('a', 1, 0), reading('a', 2, 1), reading('a', 3, 2)]);
     const job = () =>
       aggregate<Reading>(broker.source('source'))
         .count(1)
         .reduce(sum, 0)
         .to(broker.target('target', { producer: 'p' }));
-    await job().run({ untilCaughtUp: true }); // publishes ids 0, 1 and 2
+    await job().run({ untilCaughtUp: true }); // publishes the steps of offsets 0, 1 and 2
     const more = [reading('a', 4, 3), reading('a', 5, 4)];
     broker.append(
       'source',

@@ -3,11 +3,14 @@ import { MemoryBroker } from '../../../src/memory/index.js';
 import {
   aggregate,
   jsonMessage,
-  OutputTooLargeError,
+  lastWriteId,
+  readResults,
   RecoveryError,
+  writeId,
   type Source,
   type Target,
 } from '../../../src/index.js';
+import { forwarding } from '../../support/doubles/forwarding-target.js';
 import { results } from '../../support/jobs/memory-job.js';
 
 interface Reading {
@@ -83,7 +86,7 @@ describe('an event-time job restarting from its last result', () => {
     const running = job().run({ untilCaughtUp: true });
     await expect(running).rejects.toBeInstanceOf(RecoveryError);
     await expect(running).rejects.toThrow(
-      "cannot restart producer 'p' from its result 2 on stream 'target': the target holds no result of it under that id (removed by retention, or the name was used by another job)",
+      `cannot restart producer 'p' from its result ${lastWriteId(2n)} on stream 'target': the target holds no result of it under that id (removed by retention, or the name was used by another job)`,
     );
     expect(broker.messages('target')).toHaveLength(0);
   });
@@ -104,27 +107,97 @@ describe('an event-time job restarting from its last result', () => {
     }).run({ untilCaughtUp: true });
     await expect(running).rejects.toBeInstanceOf(RecoveryError);
     await expect(running).rejects.toThrow(
-      "cannot restart producer 'p' from its result 0 on stream 'target': its result carries no recovery state (written by a job without event-time windows)",
+      `cannot restart producer 'p' from its result ${lastWriteId(0n)} on stream 'target': its result carries no recovery state (written by a job without event-time windows)`,
     );
     expect(broker.messages('target')).toHaveLength(1);
   });
 
-  it('names the open per-key count windows when its recovery state is over the write limit', async () => {
-    // 400 keys each with one message open in count(2) windows, then one key's second message.
+  it('writes open per-key count windows over the write limit once, in slices across its writes, and restarts from them as an uninterrupted run goes on', async () => {
+    // 400 keys each with one message open in count(2) windows, then one key's second message:
+    // the step's recovery state lists 399 open windows, about 7.5 KB, over a 4 KB write. (The
+    // job stopped there with OutputTooLargeError when every message carried the whole list.)
+    const readings = Array.from({ length: 400 }, (_, i) => ({ k: `key-${i}`, t: i }));
+    const later = [
+      { k: 'key-1', t: 501 },
+      { k: 'key-new', t: 502 },
+      { k: 'key-398', t: 503 },
+    ];
+    const job = (on: MemoryBroker) =>
+      aggregate<Reading>(on.source('source'))
+        .eventTime((r) => r.t)
+        .key((r) => r.k)
+        .count(2, { perKey: true })
+        .reduce((a) => a)
+        .to(on.target('target', { producer: 'p' }));
+
+    const whole = brokerWith([...readings, { k: 'key-0', t: 500 }, ...later], 4096);
+    await job(whole).run({ untilCaughtUp: true });
+
+    const broker = brokerWith([...readings, { k: 'key-0', t: 500 }], 4096);
+    await job(broker).run({ untilCaughtUp: true });
+    // One step (offset 400), in three writes: two slices, then the third with its output.
+    const ids = broker.chunks('target').map((chunk) => chunk.writer?.publishingId);
+    expect(ids).toEqual([writeId(400n, 0, 3), writeId(400n, 1, 3), lastWriteId(400n)]);
+    const messages = results(broker);
+    expect(messages.map((m) => m.openCountSlices?.count)).toEqual([3, 3, 3]);
+    expect(messages.map((m) => m.openCountSlices?.slice?.index)).toEqual([0, 1, 2]);
+    expect(messages.map((m) => m.recovery?.openCounts)).toEqual([undefined, undefined, undefined]);
+    expect(broker.messages('target').every((m) => m.bytes.length <= 4096)).toBe(true);
+    const read = [];
+    for await (const { result } of readResults(broker.source('target'), { untilCaughtUp: true })) {
+      read.push(result);
+    }
+    expect(read).toHaveLength(1);
+    expect(read[0]?.outputs.map((o) => o.key)).toEqual(['key-0']);
+    expect(read[0]?.openCountSlices).toBeUndefined();
+    const open = read[0]?.recovery?.openCounts;
+    expect(open).toHaveLength(399);
+    expect(open?.[0]).toEqual(['key-1', 1n]);
+    expect(open?.[398]).toEqual(['key-399', 399n]);
+
+    // The restart reads the slices back: key-1 and key-398 close their windows with the
+    // messages they had before it, exactly as the uninterrupted run did.
+    broker.append(
+      'source',
+      later.map((r) => jsonMessage(r)),
+    );
+    await job(broker).run({ untilCaughtUp: true });
+    expect(broker.messages('target').map((m) => m.bytes)).toEqual(
+      whole.messages('target').map((m) => m.bytes),
+    );
+    expect(results(broker).flatMap((r) => r.outputs.map((o) => [o.key, o.count]))).toEqual([
+      ['key-0', 2],
+      ['key-1', 2],
+      ['key-398', 2],
+    ]);
+  });
+
+  it('stops with a RecoveryError naming the write of a slice of its open counts the target no longer holds', async () => {
     const readings = Array.from({ length: 400 }, (_, i) => ({ k: `key-${i}`, t: i }));
     const broker = brokerWith([...readings, { k: 'key-0', t: 500 }], 4096);
-    const running = aggregate<Reading>(broker.source('source'))
-      .eventTime((r) => r.t)
-      .key((r) => r.k)
-      .count(2, { perKey: true })
-      .reduce((a) => a)
-      .to(broker.target('target', { producer: 'p' }))
-      .run({ untilCaughtUp: true });
-    await expect(running).rejects.toBeInstanceOf(OutputTooLargeError);
+    const job = (target: Target) =>
+      aggregate<Reading>(broker.source('source'))
+        .eventTime((r) => r.t)
+        .key((r) => r.k)
+        .count(2, { perKey: true })
+        .reduce((a) => a)
+        .to(target);
+    await job(broker.target('target', { producer: 'p' })).run({ untilCaughtUp: true });
+    broker.append('source', [jsonMessage({ k: 'key-1', t: 501 })]);
+    const stored = broker.target('target', { producer: 'p' });
+    const gone = writeId(400n, 1, 3);
+    const forgetful: Target = {
+      ...forwarding(stored),
+      readResult: (id, where) =>
+        id === gone ? Promise.resolve(undefined) : stored.readResult(id, where),
+    };
+    const running = job(forgetful).run({ untilCaughtUp: true });
+    await expect(running).rejects.toBeInstanceOf(RecoveryError);
+    await expect(running).rejects.toMatchObject({ publishingId: gone, producer: 'p' });
     await expect(running).rejects.toThrow(
-      /its recovery state lists 399 open per-key count windows: use fewer keys, a smaller n, or event-time windows with a grace/,
+      `cannot restart producer 'p' from its result ${gone} on stream 'target': its step's open count windows are written in 3 slices, and slice 1 is not in the target under that id`,
     );
-    expect(broker.messages('target')).toHaveLength(0);
+    expect(broker.messages('target')).toHaveLength(3);
   });
 });
 

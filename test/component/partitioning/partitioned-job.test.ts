@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { aggregate, ConfigError, type Target } from '../../../src/index.js';
+import { aggregate, ConfigError, lastWriteId, type Target } from '../../../src/index.js';
 import {
   appendOrders,
   JOB,
@@ -53,9 +53,9 @@ describe('a partitioned job', () => {
     );
     const second = await job.run({ untilCaughtUp: true });
     expect(started).toEqual([
-      [0, 5n],
-      [1, 5n],
-      [2, 5n],
+      [0, lastWriteId(5n)],
+      [1, lastWriteId(5n)],
+      [2, lastWriteId(5n)],
     ]);
     expect(second).toMatchObject({
       results: 4,

@@ -9,6 +9,7 @@ import {
   DefinitionChangeRefusedError,
   JobDefinitionError,
   jsonMessage,
+  lastWriteId,
   partitionProducer,
   type PackMode,
   type SingleFormat,
@@ -160,12 +161,12 @@ describe('one job definition per producer name', () => {
         code: 'JOB_DEFINITION_MISMATCH',
         stream: 'totals',
         producer: 'totals-job',
-        publishingId: 3n,
+        publishingId: lastWriteId(3n),
         found: '{"source":"sales","window":"count(2)"}',
         expected: '{"source":"sales","window":"count(3)"}',
       });
       await expect(running).rejects.toThrow(
-        `producer 'totals-job' on stream 'totals' belongs to another job definition: its last result (publishing id 3) was written by {"source":"sales","window":"count(2)"}, this job is {"source":"sales","window":"count(3)"}`,
+        `producer 'totals-job' on stream 'totals' belongs to another job definition: its last result (publishing id ${lastWriteId(3n)}) was written by {"source":"sales","window":"count(2)"}, this job is {"source":"sales","window":"count(3)"}`,
       );
       expect(broker.messages('totals').map((m) => m.bytes)).toEqual(before);
     }
@@ -193,7 +194,7 @@ describe('one job definition per producer name', () => {
       .run({ untilCaughtUp: true });
     await expect(running).rejects.toMatchObject({
       code: 'JOB_DEFINITION_MISMATCH',
-      publishingId: 0n,
+      publishingId: lastWriteId(0n),
       expected: '{"maxOutOfOrderness":0,"source":"sales","window":"tumbling(10ms, grace=0ms)"}',
     });
     expect(totals(broker)).toHaveLength(1);
@@ -226,12 +227,12 @@ describe('one job definition per producer name', () => {
     ]);
   });
 
-  it('refuses a new source even with allowDefinitionChange: its ids are offsets of the old stream', async () => {
+  it('refuses a new source even with allowDefinitionChange: its ids name offsets of the old stream', async () => {
     const broker = salesBroker([1, 2, 3, 4]);
     broker.createStream('refunds');
     appendSales(broker, 'refunds', [10, 20, 30, 40, 50, 60]);
     await countJob(broker, 2).run({ untilCaughtUp: true });
-    // Resumed at id 4 of 'refunds', it would skip 10, 20, 30 and 40.
+    // Resumed at offset 4 of 'refunds', it would skip 10, 20, 30 and 40.
     const running = countJob(broker, 2, { source: 'refunds', allowDefinitionChange: true }).run({
       untilCaughtUp: true,
     });
@@ -240,7 +241,7 @@ describe('one job definition per producer name', () => {
       code: 'DEFINITION_CHANGE_REFUSED',
       stream: 'totals',
       producer: 'totals-job',
-      publishingId: 3n,
+      publishingId: lastWriteId(3n),
       found: '{"source":"sales","window":"count(2)"}',
       expected: '{"source":"refunds","window":"count(2)"}',
     });

@@ -8,6 +8,7 @@ import {
   decodeResult,
   fromResults,
   jsonMessage,
+  lastWriteId,
   ProcessingError,
   SourceError,
   superStreamTarget,
@@ -66,7 +67,9 @@ describe('stepping over a poison message', () => {
     const broker = brokerWith(values);
     const stop = await runJob(stepJob(broker));
     expect(stop).toMatchObject({ stream: 'source', offset: 4n, stage: 'decode' });
-    expect(await broker.target('target', { producer: 'p' }).lastPublishingId()).toBe(2n);
+    expect(await broker.target('target', { producer: 'p' }).lastPublishingId()).toBe(
+      lastWriteId(2n),
+    );
     // Every restart stops there again, a request for another offset as well.
     await requestSkip(broker, 3n);
     expect(await runJob(stepJob(broker))).toMatchObject({ offset: 4n });

@@ -3,7 +3,7 @@
 // and one when it recovers; through the logger when one is given; never with Infinity, and
 // nothing once run() ended. The fault is the embedded broker's persistent retriable one.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { aggregate, type Logger, type TargetOptions } from '../../../src/index.js';
+import { aggregate, lastWriteId, type Logger, type TargetOptions } from '../../../src/index.js';
 import type { MemoryBroker } from '../../../src/memory/index.js';
 import { brokerWithCountedReadings, type Reading } from '../../support/jobs/memory-job.js';
 import { ordersBroker, ordersJob, JOB } from '../../support/jobs/partitioned-job.js';
@@ -39,7 +39,7 @@ function refusing(broker: MemoryBroker, times: number): void {
 const WARNING = new RegExp(
   "^stream-windows: job 'p' \\(source 'source', target 'target'\\) has retried (\\d+) times in a " +
     'row without progress for \\d+\\.\\d s, the last after PublishError PUBLISH_FAILED: publish ' +
-    "of id 0 to stream 'target' failed \\(code 6\\): stream not available; retrying in 0 ms " +
+    `of id ${lastWriteId(0n)} to stream 'target' failed \\(code 6\\): stream not available; retrying in 0 ms ` +
     '\\(warnAfterRetries: Infinity, or a logger, silences this\\)\\n$',
 );
 

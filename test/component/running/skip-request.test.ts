@@ -1,7 +1,13 @@
 // The operator's skip request over the ports (what `stream-windows skip` and `status` do), on
 // the embedded broker: a job stopped by a poison message, the request, and the restart.
 import { describe, expect, it } from 'vitest';
-import { aggregate, decodeResult, jsonMessage, ProcessingError } from '../../../src/index.js';
+import {
+  aggregate,
+  decodeResult,
+  jsonMessage,
+  lastWriteId,
+  ProcessingError,
+} from '../../../src/index.js';
 import { jobStatus, requestSkip } from '../../../src/cli/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { skipReference, stopReference } from '../../../src/engine/skip-request.js';
@@ -37,7 +43,8 @@ describe('requestSkip', () => {
     expect(stop).toMatchObject({ offset: 5n, stage: 'decode' });
     // Steps 0..1 and 2..3 are published; 4 is open in memory only.
     expect(await jobStatus(...ports(broker))).toMatchObject({
-      lastPublishingId: 3n,
+      lastPublishingId: lastWriteId(3n),
+      lastOffset: 3n,
       stoppedAt: 5n,
       skipRequested: undefined,
     });
@@ -47,7 +54,7 @@ describe('requestSkip', () => {
       target: 'target',
       producer: 'p',
       offset: 5n,
-      lastPublishingId: 3n,
+      lastPublishingId: lastWriteId(3n),
     });
     expect(await jobStatus(...ports(broker))).toMatchObject({ stoppedAt: 5n, skipRequested: 5n });
 
@@ -64,7 +71,8 @@ describe('requestSkip', () => {
     ]);
     // Published past both: nothing is pending any more.
     expect(await jobStatus(...ports(broker))).toMatchObject({
-      lastPublishingId: 7n,
+      lastPublishingId: lastWriteId(7n),
+      lastOffset: 7n,
       stoppedAt: undefined,
       skipRequested: undefined,
     });
@@ -79,7 +87,7 @@ describe('requestSkip', () => {
       "offset must be a message of 'source', whose end is 8, given: 8n",
     );
     await expect(requestSkip(...ports(broker), 3n)).rejects.toThrow(
-      "offset must be above the last publishing id 3 of producer 'p' on 'target': the job is past it already, given: 3n",
+      "offset must be above the last offset 3 that producer 'p' published on 'target': the job is past it already, given: 3n",
     );
     await expect(requestSkip(...ports(broker), 6n)).rejects.toThrow(
       'offset must be the message the job stopped at: the job last stopped at offset 5, given: 6n',

@@ -4,44 +4,69 @@
 import { spawn } from 'node:child_process';
 import { expect } from 'vitest';
 
+/** A child started by {@link startChild}. */
+export interface StartedChild {
+  /** Sends SIGKILL (nothing once it has ended). */
+  kill(): void;
+  /** True when it was killed with SIGKILL, false when it exited with code 0; rejects otherwise. */
+  readonly ended: Promise<boolean>;
+}
+
+/** Starts `script` with `args`; `onMark` sees every character it prints on stdout. */
+export function startChild(
+  script: string,
+  args: readonly string[],
+  onMark: (mark: string) => void = () => undefined,
+): StartedChild {
+  const proc = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const ended = new Promise<boolean>((resolve, reject) => {
+    proc.on('error', reject);
+    proc.on('exit', (code, signal) => {
+      if (signal === 'SIGKILL') resolve(true);
+      else if (code === 0) resolve(false);
+      else reject(new Error(`aggregator exited with code ${code}`));
+    });
+  });
+  proc.stdout.on('data', (data: Buffer) => {
+    for (const mark of data.toString()) onMark(mark);
+  });
+  return {
+    kill: () => {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    },
+    ended,
+  };
+}
+
 /**
  * Runs `script` with `args` to completion, or kills it with SIGKILL once it has reported
  * `killAfter` publishes (0: at its first mark of any kind), `killDelayMs` later (default at
  * once); resolves true when it was killed, false when it exited with code 0, and rejects on
  * any other end. `onMark` sees every mark.
  */
-export function runChild(
+export async function runChild(
   script: string,
   args: readonly string[],
   killAfter = Infinity,
   killDelayMs = 0,
   onMark: (mark: string) => void = () => undefined,
 ): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let published = 0;
-    let kill: NodeJS.Timeout | undefined;
-    const killLater = (): void => {
-      if (killDelayMs === 0) proc.kill('SIGKILL');
-      else kill ??= setTimeout(() => proc.kill('SIGKILL'), killDelayMs);
-    };
-    proc.stdout.on('data', (data: Buffer) => {
-      for (const mark of data.toString()) {
-        onMark(mark);
-        if (mark === 'p') published++;
-        if (published >= killAfter) killLater();
-      }
-    });
-    proc.on('error', reject);
-    proc.on('exit', (code, signal) => {
-      clearTimeout(kill);
-      if (signal === 'SIGKILL') resolve(true);
-      else if (code === 0) resolve(false);
-      else reject(new Error(`aggregator exited with code ${code}`));
-    });
+  let published = 0;
+  let kill: NodeJS.Timeout | undefined;
+  const child = startChild(script, args, (mark) => {
+    onMark(mark);
+    if (mark === 'p') published++;
+    if (published < killAfter) return;
+    if (killDelayMs === 0) child.kill();
+    else kill ??= setTimeout(() => child.kill(), killDelayMs);
   });
+  try {
+    return await child.ended;
+  } finally {
+    clearTimeout(kill);
+  }
 }
 
 /** How often, and when, {@link killWhilePublishing} kills the child. */

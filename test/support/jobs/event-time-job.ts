@@ -86,8 +86,8 @@ export function caseJob<A, R>(
 }
 
 /**
- * A target's results in the reference model's terms (one per publishing id, batch parts
- * joined), their final outputs only: with `early`, `earlyOutputs` collects the others.
+ * A target's results in the reference model's terms (one per step, by its last offset, its
+ * messages joined), their final outputs only: with `early`, `earlyOutputs` collects the others.
  */
 export function asReferenceResults(
   messages: readonly Uint8Array[],

@@ -60,6 +60,23 @@ export const countJob = (
     .reduce((sum, r) => sum + r.value, 0)
     .to(target, { retryDelayMs: 0 });
 
+/**
+ * Stores on a `brokerWithCountedReadings` broker's 'target', as producer 'p', `countJob`'s
+ * result for offset 0 as a version before steps could span writes published it: the same
+ * bytes (a step of one write is written as before), under its offset as publishing id, 0,
+ * which there also meant "never published". Returns the message stored.
+ */
+export async function publishOffsetZeroAsEarlierVersion(memory: MemoryBroker): Promise<Uint8Array> {
+  const scratch = brokerWithCountedReadings(1);
+  await countJob(scratch).run({ untilCaughtUp: true });
+  const [message] = scratch.messages('target');
+  if (message === undefined) throw new Error('countJob publishes a result for offset 0');
+  const earlier = memory.target('target', { producer: 'p' });
+  await earlier.publish(0n, [message.bytes]);
+  await earlier.release(); // that process is gone: the job declares the name again
+  return message.bytes;
+}
+
 export function results(broker: MemoryBroker, stream = 'target'): DecodedResult[] {
   return broker.messages(stream).map((m) => decodeResult(m.bytes));
 }

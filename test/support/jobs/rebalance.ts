@@ -5,7 +5,7 @@
 // the embedded broker and on RabbitMQ.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
-import type { JobEventMap, PartitionedRunner } from '../../../src/index.js';
+import { lastWriteId, type JobEventMap, type PartitionedRunner } from '../../../src/index.js';
 
 /** The events that tell a job's place in its consumer group, in the order a loop tells them. */
 export const GROUP_EVENTS = ['standby', 'started', 'stepDown', 'deactivated', 'stopped'] as const;
@@ -50,12 +50,12 @@ export interface RebalanceRun {
 
 /**
  * Runs the rebalance: `instance()` makes one instance of the job (A, then B), whose loops read
- * partitions holding messages up to offset `lastId` each (one result ending at `lastId`).
+ * partitions holding messages up to offset `lastOffset` each (one result ending at `lastOffset`).
  * Every wait is bounded by `boundMs`.
  */
 export async function rebalance(
   instance: () => AnyJob,
-  lastId: bigint,
+  lastOffset: bigint,
   boundMs: number,
 ): Promise<RebalanceRun> {
   const jobA = instance();
@@ -64,7 +64,7 @@ export async function rebalance(
   const b = recordGroupEvents(jobB);
   const publishedA = new Set<number>();
   jobA.on('published', (event, partition) => {
-    if (event.lastOffset === lastId) publishedA.add(partition.index);
+    if (event.lastOffset === lastOffset) publishedA.add(partition.index);
   });
   const stopA = new AbortController();
   const stopB = new AbortController();
@@ -105,7 +105,7 @@ export function expectRebalanceEvents(
   { a, b }: RebalanceRun,
   partitions: readonly string[],
   group: string,
-  lastId: bigint,
+  lastOffset: bigint,
 ): void {
   expect(namesOf(a, 0)).toEqual(['standby', 'started', 'stopped']);
   expect(namesOf(a, 1)).toEqual([
@@ -124,7 +124,7 @@ export function expectRebalanceEvents(
       if (name === 'standby') expect(event).toEqual({ stream: partitions[index], group });
     }
   }
-  const next = lastId + 1n;
+  const next = lastOffset + 1n;
   const toldA = a.get(1) ?? [];
   // Everything read and confirmed when asked: the answer waits for nothing, B goes on after it.
   expect(toldA[2]).toEqual([
@@ -132,6 +132,8 @@ export function expectRebalanceEvents(
     { stream: partitions[1], group, nextOffset: next, inFlight: 0 },
   ]);
   expect(toldA[3]).toEqual(['deactivated', { stream: partitions[1], nextOffset: next }]);
-  expect(b.get(1)?.[1]).toMatchObject(['started', { lastPublishingId: lastId, from: next }]);
-  expect(toldA[5]).toMatchObject(['started', { lastPublishingId: lastId, from: next }]);
+  // Both start after the step ending at `lastOffset`, whose last write's id the broker keeps.
+  const started = { lastPublishingId: lastWriteId(lastOffset), lastOffset, from: next };
+  expect(b.get(1)?.[1]).toMatchObject(['started', started]);
+  expect(toldA[5]).toMatchObject(['started', started]);
 }

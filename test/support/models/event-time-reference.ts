@@ -13,7 +13,7 @@
 //    count: the key's open window takes it and closes at its n-th message.
 // 3. max time = max(max time, t) (late messages too); every open tumbling/hopping/session
 //    window with end + grace <= the new wm closes.
-// 4. if a window closed, one result is published with publishing id = this offset: the closed
+// 4. if a window closed, one result is published for the step ending at this offset: the closed
 //    windows sorted by (end, start, creation order), and the late / filtered messages read
 //    since the previous result.
 // Filtered messages only count: the filter runs before `.eventTime()` (README, "Filter, map and
@@ -51,7 +51,7 @@ export interface ReferenceOutput {
 }
 
 export interface ReferenceResult {
-  /** The offset at which the windows closed: the result's publishing id (sw-last-offset). */
+  /** The offset at which the windows closed: the result's step's last offset (sw-last-offset). */
   decision: number;
   /** The previous result's decision + 1 (0 for the first result). */
   firstOffset: number;

@@ -8,7 +8,7 @@ import type { Write } from './shared-chunks.js';
 /** Eighteen readings: minute m holds readings 3m, 3m+1, 3m+2 of keys a, b, c. */
 const readings = Array.from({ length: 18 }, (_, i) => reading('abc'[i % 3] as string, i, 20 * i));
 
-/** The last offset of each of the five results (their publishing ids). */
+/** The last offset of each of the five results (their publishing ids are `lastWriteId`'s). */
 export const LAST_OFFSETS = ['2', '5', '8', '11', '14'];
 
 /** The job's writes with these target options, in publishing order. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CASE_KINDS, selectCases } from '../../../bench/case-selection.js';
+import { CASE_KINDS, OPT_IN_KINDS, selectCases } from '../../../bench/case-selection.js';
 
 describe('npm run bench -- <case>...', () => {
   it('should run every case, as a full run, when none is named', () => {
@@ -10,9 +10,20 @@ describe('npm run bench -- <case>...', () => {
     expect(selectCases(['e2e', 'hot-path'])).toEqual({ kinds: ['hot-path', 'e2e'], full: false });
   });
 
+  it('should run a case of OPT_IN_KINDS only when named, never as a full run', () => {
+    expect(OPT_IN_KINDS).toContain('large-steps');
+    expect(selectCases([]).kinds).not.toContain('large-steps');
+    expect(selectCases(['large-steps'])).toEqual({ kinds: ['large-steps'], full: false });
+    expect(selectCases([...CASE_KINDS, 'large-steps'])).toEqual({
+      kinds: [...CASE_KINDS, 'large-steps'],
+      full: false,
+    });
+  });
+
   it('should refuse an unknown name, listing the cases', () => {
     expect(() => selectCases(['hot-path', 'hotpath'])).toThrow(
-      `unknown bench case 'hotpath'; the cases are ${CASE_KINDS.join(', ')}`,
+      `unknown bench case 'hotpath'; the cases are ${CASE_KINDS.join(', ')}; ` +
+        `run only when named: ${OPT_IN_KINDS.join(', ')}`,
     );
   });
 });

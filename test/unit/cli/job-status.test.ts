@@ -1,7 +1,7 @@
 // jobStatus over the ports, on the embedded broker: chunk timestamps are set by the test, so
 // the lag in time is known exactly.
 import { describe, expect, it } from 'vitest';
-import { jsonMessage } from '../../../src/index.js';
+import { jsonMessage, lastWriteId } from '../../../src/index.js';
 import { jobStatus } from '../../../src/cli/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 
@@ -24,7 +24,7 @@ const result = jsonMessage({ result: true });
 describe('jobStatus', () => {
   it('should measure the lag from the chunk holding the resume point to the last chunk', async () => {
     const broker = brokerWithBacklog();
-    await broker.target('target', { producer: 'job' }).publish(5n, [result]);
+    await broker.target('target', { producer: 'job' }).publish(lastWriteId(5n), [result]);
     const status = await jobStatus(
       broker.source('source'),
       broker.target('target', { producer: 'job' }),
@@ -33,7 +33,8 @@ describe('jobStatus', () => {
       source: 'source',
       target: 'target',
       producer: 'job',
-      lastPublishingId: 5n,
+      lastPublishingId: lastWriteId(5n),
+      lastOffset: 5n,
       published: true,
       resumeFrom: 6n,
       sourceEnd: 12n,
@@ -59,8 +60,9 @@ describe('jobStatus', () => {
     });
   });
 
-  it('should tell a producer that never published from one whose last result is for offset 0', async () => {
+  it('should tell a producer that never published from one whose last result, written by an earlier version, is for offset 0', async () => {
     const broker = brokerWithBacklog();
+    // An earlier version published a step under its last offset: offset 0 under id 0.
     await broker.target('target', { producer: 'job' }).publish(0n, [result]);
     const ask = (producer: string) =>
       jobStatus(broker.source('source'), broker.target('target', { producer }));
@@ -81,7 +83,7 @@ describe('jobStatus', () => {
 
   it('should report no lag and read no chunk for a job that is caught up', async () => {
     const broker = brokerWithBacklog();
-    await broker.target('target', { producer: 'job' }).publish(11n, [result]);
+    await broker.target('target', { producer: 'job' }).publish(lastWriteId(11n), [result]);
     const status = await jobStatus(
       broker.source('source'),
       broker.target('target', { producer: 'job' }),

@@ -1,5 +1,6 @@
 // showProgress against a job's events, drawn on a stream that says it is (or is not) a terminal.
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { lastWriteId } from '../../../src/result-format/publishing-id.js';
 import { showProgress } from '../../../src/cli/index.js';
 import { PublishError } from '../../../src/common/errors.js';
 import { JobEvents } from '../../../src/api/job-events.js';
@@ -26,7 +27,13 @@ function job(): JobEvents {
 
 /** A backlog of 100 messages from offset 100, read in chunks of 25. */
 function catchUp(events: JobEvents, chunks = 4): void {
-  events.emit('started', { lastPublishingId: 99n, from: 100n, sourceEnd: 200n, restarts: 0 });
+  events.emit('started', {
+    lastPublishingId: lastWriteId(99n),
+    lastOffset: 99n,
+    from: 100n,
+    sourceEnd: 200n,
+    restarts: 0,
+  });
   for (let i = 0; i < chunks; i++) {
     events.emit('read', { firstOffset: 100n + BigInt(25 * i), messages: 25, timestamp: 0 });
   }
@@ -72,7 +79,13 @@ describe('showProgress', () => {
     const events = job();
     const tty = screen(true);
     showProgress(events, { stream: asStream(tty), env: {}, intervalMs: 0 });
-    events.emit('started', { lastPublishingId: 0n, from: 0n, sourceEnd: 1000n, restarts: 0 });
+    events.emit('started', {
+      lastPublishingId: 0n,
+      lastOffset: undefined,
+      from: 0n,
+      sourceEnd: 1000n,
+      restarts: 0,
+    });
     const frames: string[] = [];
     const read = (afterMs: number, firstOffset: bigint, messages: number): void => {
       vi.advanceTimersByTime(afterMs);
@@ -117,7 +130,13 @@ describe('showProgress', () => {
     const events = job();
     const tty = screen(true);
     showProgress(events, { stream: asStream(tty), env: {}, intervalMs: 0 });
-    events.emit('started', { lastPublishingId: 0n, from: 'first', sourceEnd: 60n, restarts: 0 });
+    events.emit('started', {
+      lastPublishingId: 0n,
+      lastOffset: undefined,
+      from: 'first',
+      sourceEnd: 60n,
+      restarts: 0,
+    });
     events.emit('read', { firstOffset: 40n, messages: 10, timestamp: 0 });
     expect(tty.text).toContain('50% 10/20 ETA');
   });

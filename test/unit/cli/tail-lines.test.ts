@@ -45,6 +45,7 @@ const resultFields = {
   source: 'readings',
   windowing: 'tumbling(1m)',
   publishingId: '1152921504606846984',
+  lastOffset: '1152921504606846984',
 };
 const stepWindow = {
   start: T0,

@@ -10,6 +10,7 @@ import {
   scanMessage,
   type AmqpMessage,
 } from '../../../src/codecs/index.js';
+import { decodeApplicationProperties } from '../../../src/codecs/amqp-message.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
@@ -303,5 +304,37 @@ describe('message scan', () => {
     const sections = dataSections(bytes);
     expect(sections.map((s) => s.length)).toEqual([3, 3, 300]);
     expect(sections[0]?.buffer).toBe(bytes.buffer);
+  });
+});
+
+describe('decodeApplicationProperties', () => {
+  it("gives a message's application properties as decodeMessage does, or undefined without them", () => {
+    const bytes = encodeMessage(everySection);
+    expect(decodeApplicationProperties(bytes)).toEqual(decodeMessage(bytes).applicationProperties);
+    expect(decodeApplicationProperties(encodeMessage({ properties: { subject: 's' } }))).toBe(
+      undefined,
+    );
+    const framed = new Uint8Array([9, ...bytes, 9]);
+    expect(decodeApplicationProperties(framed, 1, framed.length - 1)).toEqual(
+      everySection.applicationProperties,
+    );
+  });
+
+  it('stops before the body: bytes after the properties are not read', () => {
+    const message = encodeMessage({
+      applicationProperties: { 'sw-part': '0' },
+      body: { type: 'data', sections: [text('abc')] },
+    });
+    // The body's size field claims more than there is: decodeMessage refuses it.
+    const broken = message.slice(0, -2);
+    expect(() => decodeMessage(broken)).toThrow(CodecError);
+    expect(decodeApplicationProperties(broken)).toEqual({ 'sw-part': '0' });
+  });
+
+  it('refuses malformed sections before the body', () => {
+    expect(() => decodeApplicationProperties(new Uint8Array([0x00, 0x53, 0x74, 0x45]))).toThrow(
+      CodecError,
+    );
+    expect(() => decodeApplicationProperties(new Uint8Array([0x01]))).toThrow(CodecError);
   });
 });

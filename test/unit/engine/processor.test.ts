@@ -1,6 +1,7 @@
 // Both processors driven through the Processor interface the runner uses, with chunks
 // directly: no runner, no broker.
 import { describe, expect, it } from 'vitest';
+import { lastWriteId } from '../../../src/result-format/publishing-id.js';
 import { tumbling } from '../../../src/windows/tumbling.js';
 import { count } from '../../../src/windows/count.js';
 import { ProcessingError, RecoveryError } from '../../../src/common/errors.js';
@@ -49,12 +50,14 @@ describe('the step processor through the Processor interface', () => {
     };
     const processor = processorFor(count(2));
     expect(processor.readsLastResult).toBe(false);
-    await expect(processor.resume({ ...start, last: 41n })).resolves.toEqual({
+    await expect(
+      processor.resume({ ...start, last: 41n, lastId: lastWriteId(41n) }),
+    ).resolves.toEqual({
       from: 42n,
       published: undefined,
       atOneAfterRetention: true,
     });
-    await expect(processor.resume({ ...start, last: 0n })).resolves.toMatchObject({
+    await expect(processor.resume({ ...start, last: 0n, lastId: 0n })).resolves.toMatchObject({
       from: 'first',
     });
   });
@@ -108,6 +111,7 @@ describe('the window operator through the Processor interface', () => {
     expect(restarted.readsLastResult).toBe(true);
     const at1 = await restarted.resume({
       last: 2n,
+      lastId: lastWriteId(2n),
       lastResult: { kind: 'read', header },
       hasPublished: () => Promise.resolve(true),
       recoveryError: (reason) => new RecoveryError('totals', 'job', 2n, reason),

@@ -10,6 +10,7 @@ import type { Logger } from '../../../src/common/logger.js';
 import type { ResultWhere, Source, Target } from '../../../src/ports/ports.js';
 import { CLOCK_SKEW_MARGIN_MS } from '../../../src/engine/resume/written-after.js';
 import { encodeResult } from '../../../src/result-format/result-format.js';
+import { lastWriteId } from '../../../src/result-format/publishing-id.js';
 import type { StepResult } from '../../../src/result-format/step-result.js';
 import { ResumePoint, resumesAtOne } from '../../../src/engine/resume/resume-point.js';
 import type { Processor } from '../../../src/engine/processor.js';
@@ -197,9 +198,19 @@ describe('the resume point of an event-time job', () => {
 
   it("is the offset its last result's recovery state names", async () => {
     const recovery = { watermark: 61_000, offset: 3n, offsetWatermark: 1_000 };
-    const results = new Map([[5n, resultBytes(5n, { recovery })]]);
-    const { found } = await resume({ last: 5n, published: true, results }, processorFor(window));
-    expect(found).toEqual({ last: 5n, from: 3n, published: true, atOneAfterRetention: false });
+    const id = lastWriteId(5n);
+    const results = new Map([[id, resultBytes(5n, { recovery })]]);
+    const { found } = await resume({ last: id, published: true, results }, processorFor(window));
+    expect(found).toEqual({
+      lastPublishingId: id,
+      last: 5n,
+      lastId: id,
+      from: 3n,
+      published: true,
+      atOneAfterRetention: false,
+      hasPublished: expect.any(Function),
+    });
+    expect(await found.hasPublished()).toBe(true);
   });
 
   it('stops when the result under the last id is gone', async () => {

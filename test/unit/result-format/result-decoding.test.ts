@@ -87,7 +87,7 @@ describe('decoding a result', () => {
   });
 
   it.each([
-    ['another format version', withProperty('sw-format', '3'), "unsupported result format '3'"],
+    ['another format version', withProperty('sw-format', '4'), "unsupported result format '4'"],
     [
       'a version 2 result without a content-type',
       encodeMessage({
