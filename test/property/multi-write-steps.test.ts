@@ -15,13 +15,13 @@ import {
   type PackMode,
   type SingleFormat,
 } from '../../src/index.js';
-import { MemoryBroker, SimulatedCrash } from '../../src/memory/index.js';
+import { MemoryBroker } from '../../src/memory/index.js';
 import {
   Coverage,
   PROPERTY_TIMEOUT_MS,
   propertyParameters,
 } from '../support/arbitraries/coverage.js';
-import { crashArb } from '../support/arbitraries/crashes.js';
+import { crashArb, runThroughWriteCrashes } from '../support/arbitraries/crashes.js';
 import { T0, type Reading } from '../support/jobs/memory-job.js';
 import {
   expectEveryMessageCountedOnce,
@@ -113,31 +113,11 @@ describe('steps larger than one write on the embedded broker', () => {
           const reference = brokerFor(c);
           await jobFor(c, reference).run({ untilCaughtUp: true });
           const expected = bytesOf(reference);
-          // Each crash at one of the writes an uninterrupted run makes, so that most fire.
-          const writes = Math.max(1, reference.chunks('target').length);
-
           const broker = brokerFor(c);
           const target = broker.target('target', { producer: 'job' });
-          for (const crash of crashes) {
-            const armed = broker.injectFault({
-              stream: 'target',
-              ...crash,
-              atPublish: 1 + ((crash.atPublish * 7) % writes),
-            });
-            try {
-              await jobFor(c, broker).run({ untilCaughtUp: true });
-            } catch (error) {
-              if (!(error instanceof SimulatedCrash)) throw error;
-            }
-            broker.clearFaults();
-            const last = readStepId(await target.lastPublishingId());
-            coverage.count('crashes fired', armed.fired);
-            coverage.count(
-              'crashes leaving a step not whole',
-              armed.fired && last.kind === 'write' && !last.last,
-            );
-          }
-          await jobFor(c, broker).run({ untilCaughtUp: true });
+          const writes = reference.chunks('target').length;
+          const job = () => jobFor(c, broker);
+          await runThroughWriteCrashes(broker, target, crashes, writes, job, coverage);
 
           const written = bytesOf(broker);
           expect(written).toEqual(expected);

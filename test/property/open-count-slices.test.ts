@@ -15,17 +15,16 @@ import {
   jsonMessage,
   type Key,
   readResults,
-  readStepId,
   type PackMode,
   type SingleFormat,
 } from '../../src/index.js';
-import { MemoryBroker, SimulatedCrash } from '../../src/memory/index.js';
+import { MemoryBroker } from '../../src/memory/index.js';
 import {
   Coverage,
   PROPERTY_TIMEOUT_MS,
   propertyParameters,
 } from '../support/arbitraries/coverage.js';
-import { crashArb } from '../support/arbitraries/crashes.js';
+import { crashArb, runThroughWriteCrashes } from '../support/arbitraries/crashes.js';
 import { expectStepsTile, stepsOf } from '../support/results/target-stream.js';
 
 interface Event {
@@ -126,40 +125,31 @@ describe('per-key count windows whose open counts outgrow a write, on the embedd
           const reference = brokerFor(c);
           await jobFor(c, reference).run({ untilCaughtUp: true });
           const expected = bytesOf(reference);
-          const writes = Math.max(1, reference.chunks('target').length);
-
           const broker = brokerFor(c);
           const target = broker.target('target', { producer: 'job' });
-          for (const crash of crashes) {
-            const armed = broker.injectFault({
-              stream: 'target',
-              ...crash,
-              atPublish: 1 + ((crash.atPublish * 7) % writes),
-            });
-            try {
-              await jobFor(c, broker).run({ untilCaughtUp: true });
-            } catch (error) {
-              if (!(error instanceof SimulatedCrash)) throw error;
-            }
-            broker.clearFaults();
-            const last = readStepId(await target.lastPublishingId());
-            coverage.count('crashes fired', armed.fired);
-            coverage.count(
-              'crashes leaving a step not whole',
-              armed.fired && last.kind === 'write' && !last.last,
-            );
-            // The restart that follows goes on from a step whose open counts are in slices.
-            const stored = await target.readResult(await target.lastPublishingId());
-            const step =
-              stored === undefined || last.kind !== 'write' || !last.last
-                ? undefined
-                : stepsOf([stored])[0]?.[0];
-            coverage.count(
-              'restarts from a step of several slices',
-              armed.fired && (step?.openCountSlices?.count ?? 0) >= 2,
-            );
-          }
-          await jobFor(c, broker).run({ untilCaughtUp: true });
+          const writes = reference.chunks('target').length;
+          const job = () => jobFor(c, broker);
+          await runThroughWriteCrashes(
+            broker,
+            target,
+            crashes,
+            writes,
+            job,
+            coverage,
+            async (run) => {
+              // The restart that follows goes on from a step whose open counts are in slices.
+              const stored = await target.readResult(await target.lastPublishingId());
+              const { last } = run;
+              const step =
+                stored === undefined || last.kind !== 'write' || !last.last
+                  ? undefined
+                  : stepsOf([stored])[0]?.[0];
+              coverage.count(
+                'restarts from a step of several slices',
+                run.fired && (step?.openCountSlices?.count ?? 0) >= 2,
+              );
+            },
+          );
 
           const written = bytesOf(broker);
           expect(written).toEqual(expected);

@@ -1,7 +1,7 @@
 // Random crashes of a job on the embedded broker: faults injected into the target's publishes.
 import fc from 'fast-check';
 import { MemoryBroker, SimulatedCrash, type FaultPoint } from '../../../src/memory/index.js';
-import type { RunOptions } from '../../../src/index.js';
+import { readStepId, type RunOptions, type StepId, type Target } from '../../../src/index.js';
 import type { Coverage } from './coverage.js';
 
 export interface Crash {
@@ -83,4 +83,38 @@ export async function runThroughCrashes(
   }
   await job().run({ untilCaughtUp: true });
   return crashed;
+}
+
+/**
+ * Runs a fresh job (`job()`, publishing to `stream` as `target`'s producer) once per crash,
+ * each armed at one of the `writes` an uninterrupted run makes (so that most fire, between the
+ * writes of one step too), then once without. Counts in `coverage` 'crashes fired' and 'crashes
+ * leaving a step not whole' (the broker's last id then names a write before its step's last);
+ * `afterRun` sees each crashed run's outcome.
+ */
+export async function runThroughWriteCrashes(
+  broker: MemoryBroker,
+  target: Target,
+  crashes: readonly Crash[],
+  writes: number,
+  job: () => Runnable,
+  coverage: Coverage,
+  afterRun?: (run: { readonly fired: boolean; readonly last: StepId }) => Promise<void>,
+): Promise<void> {
+  for (const crash of crashes) {
+    const atPublish = 1 + ((crash.atPublish * 7) % Math.max(1, writes));
+    const { fired } = await runCrashing(
+      broker,
+      { stream: target.stream, ...crash, atPublish },
+      job(),
+    );
+    const last = readStepId(await target.lastPublishingId());
+    coverage.count('crashes fired', fired);
+    coverage.count(
+      'crashes leaving a step not whole',
+      fired && last.kind === 'write' && !last.last,
+    );
+    await afterRun?.({ fired, last });
+  }
+  await job().run({ untilCaughtUp: true });
 }
