@@ -5,7 +5,7 @@ import type { GroupObserver, SourceChunk } from '../ports/ports.js';
 import type { StepResult } from '../result-format/step-result.js';
 import { writeSize } from '../ports/write-size.js';
 import { lastWriteId, MAX_STEP_WRITES, writeId } from '../result-format/publishing-id.js';
-import { heldBy } from '../result-format/result-format.js';
+import { heldBy } from '../result-format/result-decoder.js';
 import { IDLE, orIdle } from '../ports/idle-timeout.js';
 import { OrderedPublisher } from './ordered-publisher.js';
 import { createProcessor } from './processor-factory.js';
