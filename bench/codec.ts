@@ -1,7 +1,8 @@
 import { Bench } from 'tinybench';
 import { decodeMessage } from '../src/codecs/amqp-message.js';
 import { createMessageScan, scanMessage } from '../src/codecs/message-scan.js';
-import { decodeResult, encodeResult } from '../src/result-format/result-format.js';
+import { decodeResult } from '../src/result-format/result-decoder.js';
+import { encodeResult } from '../src/result-format/result-encoder.js';
 import type { StepResult } from '../src/result-format/step-result.js';
 import { buildChunks, corpusShape, CHUNK_MESSAGES } from './corpus.js';
 import type { Spread } from './measure.js';

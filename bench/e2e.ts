@@ -4,7 +4,7 @@ import { connect, Offset, type Client } from 'rabbitmq-stream-js-client';
 import { aggregate } from '../src/dsl/pipeline.js';
 import { MemoryBroker } from '../src/memory/broker.js';
 import type { Source, SourceChunk, Target } from '../src/ports/ports.js';
-import { encodeResult } from '../src/result-format/result-format.js';
+import { encodeResult } from '../src/result-format/result-encoder.js';
 import { StepProcessor, type StepProcessorConfig } from '../src/engine/step-processor.js';
 import { writeSize } from '../src/ports/write-size.js';
 import { tumbling } from '../src/windows/tumbling.js';

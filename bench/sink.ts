@@ -2,7 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { jsonMessage } from '../src/codecs/source-message.js';
 import { aggregate } from '../src/dsl/pipeline.js';
-import { decodeResult } from '../src/result-format/result-format.js';
+import { decodeResult } from '../src/result-format/result-decoder.js';
 import { MemoryBroker } from '../src/memory/broker.js';
 import { pglite } from '../src/pglite/index.js';
 import { postgres } from '../src/postgres/index.js';

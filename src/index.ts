@@ -104,8 +104,8 @@ export {
 } from './common/partition-routing.js';
 
 // Reading what a job wrote: the result wire format (see the README).
+export { decodeResult } from './result-format/result-decoder.js';
 export {
-  decodeResult,
   ResultProperty,
   RESULT_FORMAT_VERSION,
   type DecodedResult,

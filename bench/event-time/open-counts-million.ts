@@ -17,7 +17,7 @@ import { MemoryBroker } from '../../src/memory/broker.js';
 import { count } from '../../src/windows/count.js';
 import { jsonMessage } from '../../src/codecs/source-message.js';
 import { readStepId } from '../../src/result-format/publishing-id.js';
-import { encodeStep } from '../../src/result-format/result-format.js';
+import { encodeStep } from '../../src/result-format/step-writes.js';
 import { readLastResult, withOpenCounts } from '../../src/engine/resume/last-result.js';
 import type { StepResult } from '../../src/result-format/step-result.js';
 

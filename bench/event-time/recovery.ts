@@ -1,6 +1,6 @@
 import { aggregate } from '../../src/dsl/pipeline.js';
 import type { Target } from '../../src/ports/ports.js';
-import { decodeResult, decodeResultHeader } from '../../src/result-format/result-format.js';
+import { decodeResult, decodeResultHeader } from '../../src/result-format/result-decoder.js';
 import { lastWriteId } from '../../src/result-format/publishing-id.js';
 import { MemoryBroker } from '../../src/memory/broker.js';
 import { tumbling } from '../../src/windows/tumbling.js';

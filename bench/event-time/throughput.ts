@@ -1,4 +1,4 @@
-import { decodeResult } from '../../src/result-format/result-format.js';
+import { decodeResult } from '../../src/result-format/result-decoder.js';
 import { MemoryBroker } from '../../src/memory/broker.js';
 import { cpuClock, interleavedRounds, median, ratioSpread } from '../measure.js';
 import { throughput, type CaseResult } from '../report.js';

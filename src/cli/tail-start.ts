@@ -1,5 +1,5 @@
 import type { Source } from '../ports/ports.js';
-import { decodeResultHeader } from '../result-format/result-format.js';
+import { decodeResultHeader } from '../result-format/result-decoder.js';
 
 /** Where `tail --from` starts: 'last' is the stream's last result; the others are readResults'. */
 export type TailFrom = bigint | 'first' | 'last' | 'next';

@@ -24,7 +24,8 @@ import {
   type Partition,
 } from '../partitioning/partitioned-runner.js';
 import { SuperStreamTarget } from '../partitioning/super-stream-target.js';
-import { encodeStep, type PackMode, type SingleFormat } from '../result-format/result-format.js';
+import { encodeStep } from '../result-format/step-writes.js';
+import { type PackMode, type SingleFormat } from '../result-format/result-format.js';
 import { jobDefinition } from '../api/job-definition.js';
 import { Runner } from '../engine/runner.js';
 import type { StandardSchemaV1 } from '../api/standard-schema.js';

@@ -6,7 +6,7 @@ import type { MessageValuesDecoder } from '../result-format/results-source.js';
 import type { BodyDecoder } from '../api/value-decoder.js';
 import type { ValueStage } from './value-stage.js';
 import { messageAt } from '../ports/chunk-message.js';
-import { decodeFailure } from '../result-format/result-format.js';
+import { decodeFailure } from '../result-format/result-decoder.js';
 import type { EventTimeWindowSpec } from '../windows/event-time-spec.js';
 import { MAX_EVENT_TIME, type EventTimeRange } from '../windows/event-time-range.js';
 import type { WindowSpec } from '../windows/window-spec.js';

@@ -5,7 +5,7 @@ import type { GroupObserver, SourceChunk } from '../ports/ports.js';
 import type { StepResult } from '../result-format/step-result.js';
 import { writeSize } from '../ports/write-size.js';
 import { lastWriteId, MAX_STEP_WRITES, writeId } from '../result-format/publishing-id.js';
-import { heldBy } from '../result-format/result-format.js';
+import { heldBy } from '../result-format/result-decoder.js';
 import { IDLE, orIdle } from '../ports/idle-timeout.js';
 import { OrderedPublisher } from './ordered-publisher.js';
 import { createProcessor } from './processor-factory.js';
@@ -257,12 +257,11 @@ export class RunLoop<T, A, R> {
       const routingKey = this.routingKey(result);
       // Counted on the last write's confirm: a publish lost with its connection is published
       // again, and the writes before it were confirmed first (the publisher keeps their order).
-      const stored = found?.lastPublishingId ?? 0n;
+      // A step not whole written again is written whole: the broker discards the writes it
+      // holds (their ids are not above its last), and a restart stays one plain replay.
       for (const [index, messages] of writes.entries()) {
         const last = index === writes.length - 1;
         const id = writeId(result.lastOffset, index, writes.length);
-        // The writes of a step not whole that the broker holds: it would discard them.
-        if (id <= stored) continue;
         await this.publisher.publish(id, messages, last ? confirmed : NOTHING, routingKey);
       }
       this.previousId = lastWriteId(result.lastOffset);

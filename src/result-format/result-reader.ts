@@ -1,7 +1,8 @@
 import { CodecError } from '../codecs/codec-error.js';
 import { ConfigError, NotAResultError } from '../common/errors.js';
 import type { Source } from '../ports/ports.js';
-import { decodeResult, joinOpenCountSlices, type DecodedResult } from './result-format.js';
+import { decodeResult, joinOpenCountSlices } from './result-decoder.js';
+import { type DecodedResult } from './result-format.js';
 import { messageAt } from '../ports/chunk-message.js';
 
 /** The options of `readResults`: where to start, and whether to stop once caught up. */
@@ -29,13 +30,15 @@ export interface ReadResultsOptions {
 export interface ReadResult<R = unknown> {
   /** Offset of the result's first message. */
   readonly offset: bigint;
-  /**
-   * `from` to read on after this result without missing one: the offset after its last
-   * message, or, when another producer's step begun before it is not whole yet (several
-   * producers on one target), that step's first message. Reading on from there gives the
-   * results after it again: skip those already seen by their producer and last offset.
-   */
+  /** Offset after its last message: `from` to read on after this result, with one producer. */
   readonly next: bigint;
+  /**
+   * `from` to read on after this result without missing one when several producers write the
+   * target: `next`, or, while another producer's step begun before it is not whole yet, that
+   * step's first message. Reading on from there gives the results after it again: skip those
+   * already seen by their producer and last offset.
+   */
+  readonly resumeFrom: bigint;
   /** The result, decoded; a batch result's outputs, late values and dead letters all in it. */
   readonly result: DecodedResult<R>;
 }
@@ -111,14 +114,12 @@ class BatchAssembler<R> {
     if (part === undefined) {
       expectNoOpenStep(step, result);
       this.started.add(producer);
-      return { offset, next: this.readOnFrom(offset + 1n), result };
+      return this.whole(offset, offset + 1n, result);
     }
     if (part.index === 0) {
       expectNoOpenStep(step, result);
       this.started.add(producer);
-      if (part.of === 1) {
-        return { offset, next: this.readOnFrom(offset + 1n), result: assemble([result]) };
-      }
+      if (part.of === 1) return this.whole(offset, offset + 1n, assemble([result]));
       this.open.set(producer, { firstOffset: offset, parts: [result] });
       return undefined;
     }
@@ -141,15 +142,16 @@ class BatchAssembler<R> {
     step.parts.push(result);
     if (step.parts.length < part.of) return undefined;
     this.open.delete(producer);
-    const whole = assemble(step.parts);
-    return { offset: step.firstOffset, next: this.readOnFrom(offset + 1n), result: whole };
+    return this.whole(step.firstOffset, offset + 1n, assemble(step.parts));
   }
 
-  /** `after`, or the first message of the earliest step still open, if it began before. */
-  private readOnFrom(after: bigint): bigint {
-    let from = after;
-    for (const { firstOffset } of this.open.values()) if (firstOffset < from) from = firstOffset;
-    return from;
+  /** A whole result, and where to read on: `next`, or an earlier step still open's first. */
+  private whole(offset: bigint, next: bigint, result: DecodedResult<R>): ReadResult<R> {
+    let resumeFrom = next;
+    for (const { firstOffset } of this.open.values()) {
+      if (firstOffset < resumeFrom) resumeFrom = firstOffset;
+    }
+    return { offset, next, resumeFrom, result };
   }
 
   /** After a skipped message: the steps it may have broken are dropped whole. */

@@ -1,6 +1,7 @@
 import { ConfigError, type ProcessingStage } from '../common/errors.js';
 import type { Source } from '../ports/ports.js';
-import { decodeResult, type ResultOutput } from './result-format.js';
+import { decodeResult } from './result-decoder.js';
+import { type ResultOutput } from './result-format.js';
 
 /**
  * What a stage-2 job does with the late values and dead letters of the stage-1 results it

@@ -1,6 +1,6 @@
 import { createMessageScan, scanMessage } from '../codecs/message-scan.js';
 import { MultiSectionMessageError } from '../common/errors.js';
-import { decodeFailure, decodeResult } from '../result-format/result-format.js';
+import { decodeFailure, decodeResult } from '../result-format/result-decoder.js';
 import { bodyDecoder, type ValueFormat } from '../api/value-decoder.js';
 
 /**

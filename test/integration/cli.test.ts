@@ -17,7 +17,7 @@ import {
   type ReadResult,
 } from '../../src/index.js';
 import { partitionProducer } from '../../src/partitioning/partitioned-runner.js';
-import { encodeResult } from '../../src/result-format/result-format.js';
+import { encodeResult } from '../../src/result-format/result-encoder.js';
 import { publishAll, rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
 import { bound } from '../support/timing.js';
 

@@ -42,7 +42,7 @@ import type {
   ResultStep,
 } from '../../examples/readers/result-message.js';
 import { readWithStreamClient } from '../../examples/readers/stream-client.js';
-import { encodeResult } from '../../src/result-format/result-format.js';
+import { encodeResult } from '../../src/result-format/result-encoder.js';
 import {
   amqpEndpoint,
   readWithAmqplib,

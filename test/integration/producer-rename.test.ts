@@ -9,6 +9,7 @@ import {
   aggregate,
   decodeResult,
   jsonMessage,
+  lastWriteId,
   ProducerRenamedError,
   type Partition,
 } from '../../src/index.js';
@@ -77,7 +78,7 @@ describe('a partitioned job upgraded from the former derived producer names, on 
         retriable: false,
         stream: totals,
         formerProducer: `sum-${partition}`,
-        formerPublishingId: 3n,
+        formerPublishingId: lastWriteId(3n),
       });
       expect(await readAll(real.rabbit, totals)).toEqual(written);
 

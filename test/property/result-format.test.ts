@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeCanonical, encodeCanonical } from '../../src/codecs/canonical-msgpack.js';
 import { decodeMessage, encodeMessage } from '../../src/codecs/amqp-message.js';
 import { CodecError } from '../../src/codecs/codec-error.js';
-import { encodeResult } from '../../src/result-format/result-format.js';
+import { encodeResult } from '../../src/result-format/result-encoder.js';
 import type { StepResult } from '../../src/result-format/step-result.js';
 import { decodeResult } from '../../src/index.js';
 import { Coverage, propertyParameters } from '../support/arbitraries/coverage.js';

@@ -6,7 +6,7 @@ import {
   decodeResultHeader,
   joinOpenCountSlices,
   type ResultHeader,
-} from '../../result-format/result-format.js';
+} from '../../result-format/result-decoder.js';
 
 /** The producer's last result as a restart finds it. */
 export type LastResult =

@@ -2,7 +2,7 @@ import { RecoveryError } from '../../common/errors.js';
 import { CodecError } from '../../codecs/codec-error.js';
 import type { Target } from '../../ports/ports.js';
 import { readStepId } from '../../result-format/publishing-id.js';
-import { decodeResultHeader } from '../../result-format/result-format.js';
+import { decodeResultHeader } from '../../result-format/result-decoder.js';
 
 /** The producer's last step stored whole, as the broker's last publishing id tells. */
 export interface LastWholeStep {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { aggregate, count, fromResults } from '../../../src/index.js';
-import { encodeResult } from '../../../src/result-format/result-format.js';
+import { encodeResult } from '../../../src/result-format/result-encoder.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { runThroughCrashes } from '../../support/arbitraries/crashes.js';
 import { results } from '../../support/jobs/memory-job.js';

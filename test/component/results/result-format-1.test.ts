@@ -4,11 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeMessage } from '../../../src/codecs/amqp-message.js';
-import {
-  encodeResult,
-  type PackMode,
-  type SingleFormat,
-} from '../../../src/result-format/result-format.js';
+import { encodeResult } from '../../../src/result-format/result-encoder.js';
+import { type PackMode, type SingleFormat } from '../../../src/result-format/result-format.js';
 import type { StepResult } from '../../../src/result-format/step-result.js';
 import {
   aggregate,

@@ -12,10 +12,12 @@ import {
   type ReadResult,
   type ResultOf,
 } from '../../../src/index.js';
-import type { MemoryBroker } from '../../../src/memory/index.js';
+import { MemoryBroker } from '../../../src/memory/index.js';
+import { encodeStep } from '../../../src/result-format/step-writes.js';
 import {
   brokerWithReadings,
   reading,
+  T0,
   totalOfReadings,
   type Reading,
 } from '../../support/jobs/memory-job.js';
@@ -215,5 +217,41 @@ describe('readResults', () => {
     expectTypeOf(readResults<ResultOf<Job>>).returns.toEqualTypeOf<
       AsyncGenerator<ReadResult<{ total: number }>, void, undefined>
     >();
+  });
+
+  it("should say where to read on without missing another producer's step still open", async () => {
+    const broker = new MemoryBroker({ now: () => T0 });
+    broker.createStream('target');
+    const step = (producer: string, lastOffset: bigint, keys: number) => ({
+      firstOffset: lastOffset,
+      lastOffset,
+      messages: keys,
+      window: { start: T0, end: T0 + 60_000 },
+      outputs: Array.from({ length: keys }, (_, i) => ({ key: `k${i}`, count: 1, value: i })),
+      late: [],
+      lateDropped: 0,
+      filtered: 0,
+      deadLetters: [],
+    });
+    const metadata = (producer: string) => ({ source: 'source', producer, window: 'tumbling(1m)' });
+    // p's step takes several writes; q's whole step is stored after p's first.
+    const [first, ...rest] = encodeStep(
+      step('p', 9n, 40),
+      metadata('p'),
+      'single',
+      'msgpack',
+      1_024,
+      0n,
+    );
+    const [q] = encodeStep(step('q', 9n, 1), metadata('q'), 'single', 'msgpack', 1_024, 0n);
+    for (const write of [first, q, ...rest]) broker.append('target', write ?? []);
+    const end = BigInt(2 + rest.length);
+    expect(rest.length).toBeGreaterThan(0);
+    const read = await collect(readResults(broker.source('target'), { untilCaughtUp: true }));
+    expect(read.map((r) => [r.result.producer, r.offset, r.next, r.resumeFrom])).toEqual([
+      // q's step is whole first, while p's begun at 0 is not: reading on from 2 would lose it.
+      ['q', 1n, 2n, 0n],
+      ['p', 0n, end, end],
+    ]);
   });
 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeMessage, encodeMessage } from '../../../src/codecs/amqp-message.js';
 import { encodeCanonical } from '../../../src/codecs/canonical-msgpack.js';
 import { encodeCanonicalJson } from '../../../src/codecs/canonical-json.js';
-import { encodeResult } from '../../../src/result-format/result-format.js';
+import { encodeResult } from '../../../src/result-format/result-encoder.js';
 import type { StepResult } from '../../../src/result-format/step-result.js';
 import {
   aggregate,

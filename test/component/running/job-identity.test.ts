@@ -16,7 +16,7 @@ import {
   type Target,
   type TumblingSize,
 } from '../../../src/index.js';
-import { encodeResult } from '../../../src/result-format/result-format.js';
+import { encodeResult } from '../../../src/result-format/result-encoder.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 
 interface Sale {

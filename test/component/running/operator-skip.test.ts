@@ -15,7 +15,7 @@ import {
   type StandardSchemaV1,
 } from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
-import { encodeResult } from '../../../src/result-format/result-format.js';
+import { encodeResult } from '../../../src/result-format/result-encoder.js';
 import { skipReference, stopReference } from '../../../src/engine/skip-request.js';
 import { keepingLogger } from '../../support/doubles/keeping-logger.js';
 

@@ -1,5 +1,6 @@
 // Results as the runner writes them, for the tests of `Target.readResult`.
-import { encodeResult, type PackMode } from '../../../src/result-format/result-format.js';
+import { encodeResult } from '../../../src/result-format/result-encoder.js';
+import { type PackMode } from '../../../src/result-format/result-format.js';
 import type { Target } from '../../../src/index.js';
 import type { RabbitMQ } from '../../../src/rabbitmq/connection.js';
 import type { RabbitTarget } from '../../../src/rabbitmq/write/target.js';

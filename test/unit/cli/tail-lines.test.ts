@@ -4,11 +4,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { toJson } from '../../../src/cli/json.js';
 import { tailLines } from '../../../src/cli/tail-lines.js';
-import {
-  decodeResult,
-  encodeResult,
-  type PackMode,
-} from '../../../src/result-format/result-format.js';
+import { decodeResult } from '../../../src/result-format/result-decoder.js';
+import { encodeResult } from '../../../src/result-format/result-encoder.js';
+import { type PackMode } from '../../../src/result-format/result-format.js';
 import type { StepResult } from '../../../src/result-format/step-result.js';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -35,7 +33,7 @@ const step: StepResult<unknown> = {
 /** `step` as `tail` reads it: the result at target offset 40, its next one at 41. */
 function readBack(result: StepResult<unknown>, pack: PackMode = 'sections') {
   const [bytes] = encodeResult(result, metadata, pack);
-  return { offset: 40n, next: 41n, result: decodeResult(bytes as Uint8Array) };
+  return { offset: 40n, next: 41n, resumeFrom: 41n, result: decodeResult(bytes as Uint8Array) };
 }
 
 const resultFields = {

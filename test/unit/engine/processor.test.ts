@@ -7,7 +7,8 @@ import { count } from '../../../src/windows/count.js';
 import { ProcessingError, RecoveryError } from '../../../src/common/errors.js';
 import type { Processor } from '../../../src/engine/processor.js';
 import type { StepResult } from '../../../src/result-format/step-result.js';
-import { decodeResultHeader, encodeResult } from '../../../src/result-format/result-format.js';
+import { decodeResultHeader } from '../../../src/result-format/result-decoder.js';
+import { encodeResult } from '../../../src/result-format/result-encoder.js';
 import { chunkOf, processorFor, sumOfValues, type Reading } from './readings-chunks.js';
 
 const MINUTE = 60_000;

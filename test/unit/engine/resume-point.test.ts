@@ -9,7 +9,7 @@ import {
 import type { Logger } from '../../../src/common/logger.js';
 import type { ResultWhere, Source, Target } from '../../../src/ports/ports.js';
 import { CLOCK_SKEW_MARGIN_MS } from '../../../src/engine/resume/written-after.js';
-import { encodeResult } from '../../../src/result-format/result-format.js';
+import { encodeResult } from '../../../src/result-format/result-encoder.js';
 import { lastWriteId } from '../../../src/result-format/publishing-id.js';
 import type { StepResult } from '../../../src/result-format/step-result.js';
 import { ResumePoint, resumesAtOne } from '../../../src/engine/resume/resume-point.js';

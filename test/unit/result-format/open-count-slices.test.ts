@@ -9,9 +9,11 @@ import type { Key } from '../../../src/common/keyed-output.js';
 import {
   decodeResult,
   decodeResultHeader,
-  encodeResult,
-  encodeStep,
   joinOpenCountSlices,
+} from '../../../src/result-format/result-decoder.js';
+import { encodeResult } from '../../../src/result-format/result-encoder.js';
+import { encodeStep } from '../../../src/result-format/step-writes.js';
+import {
   ResultProperty,
   type PackMode,
   type SingleFormat,

@@ -7,7 +7,8 @@ import {
   encodeMessage,
   type AmqpMessage,
 } from '../../../src/codecs/amqp-message.js';
-import { encodeResult, SECTIONS_CONTENT_TYPE } from '../../../src/result-format/result-format.js';
+import { encodeResult } from '../../../src/result-format/result-encoder.js';
+import { SECTIONS_CONTENT_TYPE } from '../../../src/result-format/result-format.js';
 import type { StepResult } from '../../../src/result-format/step-result.js';
 import { CodecError, decodeResult } from '../../../src/index.js';
 

@@ -4,9 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { decodeCanonical } from '../../../src/codecs/canonical-msgpack.js';
 import { decodeMessage, encodeMessage } from '../../../src/codecs/amqp-message.js';
+import { decodeResultHeader } from '../../../src/result-format/result-decoder.js';
+import { encodeResult } from '../../../src/result-format/result-encoder.js';
 import {
-  decodeResultHeader,
-  encodeResult,
   RESULT_FORMAT_VERSION,
   SECTIONS_CONTENT_TYPE,
   type PackMode,

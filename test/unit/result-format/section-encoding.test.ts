@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { encodeCanonical } from '../../../src/codecs/canonical-msgpack.js';
 import { decodeMessage } from '../../../src/codecs/amqp-message.js';
 import type { KeyedOutput } from '../../../src/common/keyed-output.js';
-import { encodeResult, type PackMode } from '../../../src/result-format/result-format.js';
+import { encodeResult } from '../../../src/result-format/result-encoder.js';
+import { type PackMode } from '../../../src/result-format/result-format.js';
 import type { StepResult } from '../../../src/result-format/step-result.js';
 import { CodecError } from '../../../src/index.js';
 

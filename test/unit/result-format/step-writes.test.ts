@@ -3,7 +3,8 @@
 // back, together, to every output, late value and dead letter of the step, in order.
 import { describe, expect, it } from 'vitest';
 import { decodeResult, writeId, type DecodedResult } from '../../../src/index.js';
-import { encodeStep, type PackMode } from '../../../src/result-format/result-format.js';
+import { encodeStep } from '../../../src/result-format/step-writes.js';
+import { type PackMode } from '../../../src/result-format/result-format.js';
 import type { StepResult } from '../../../src/result-format/step-result.js';
 import { writeSize } from '../../../src/ports/write-size.js';
 import { decodeMessage } from '../../../src/codecs/amqp-message.js';
