@@ -7,7 +7,7 @@ import { MemoryBroker } from '../src/memory/broker.js';
 import { pglite } from '../src/pglite/index.js';
 import { postgres } from '../src/postgres/index.js';
 import { databaseSink } from '../src/sink/database-sink.js';
-import type { SinkDatabase } from '../src/sink/sink-database.js';
+import type { SinkDatabase } from '../src/database/sink-database.js';
 import { windowOutputs } from '../src/sink/window-outputs.js';
 import { interleavedRounds, median, perSecond, ratioSpread } from './measure.js';
 import { throughput, type CaseResult } from './report.js';

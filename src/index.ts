@@ -131,6 +131,38 @@ export {
   type ReadResult,
 } from './result-format/result-reader.js';
 
+// From a database into a stream: rows a service writes in its own transactions
+// (`writeOutbox`), published by a relay exactly once, each key's rows in commit order.
+export {
+  outboxRelay,
+  OutboxRelay,
+  type OutboxRelayOptions,
+  type RelayBroker,
+  type RelayTarget,
+  type RelayBacklog,
+} from './outbox/outbox-relay.js';
+export {
+  writeOutbox,
+  type OutboxEvent,
+  type OutboxBody,
+  type OutboxStatements,
+  type WriteOutboxOptions,
+} from './outbox/outbox-write.js';
+export {
+  createOutboxTable,
+  outboxTableDdl,
+  DEFAULT_OUTBOX_TABLE,
+  type OutboxCursor,
+} from './outbox/outbox-table.js';
+export { OutboxProperty } from './outbox/outbox-message.js';
+export {
+  relayPublishingId,
+  readRelayPublishingId,
+  MAX_ROWS_PER_TRANSACTION,
+  type RelayPosition,
+} from './outbox/relay-publishing-id.js';
+export type { RelayEventMap, RelayEventName, RelayRunSummary } from './outbox/relay-events.js';
+
 // Into a database: each batch applied in one transaction with the sink's checkpoint. The
 // database adapters have their own entry points: 'stream-windows/postgres' (pg) and
 // 'stream-windows/pglite' (in-process, nothing to install).
@@ -149,7 +181,7 @@ export { windowOutputs, type WindowOutputsOptions } from './sink/window-outputs.
 export { latestState, type LatestStateOptions } from './sink/latest-state.js';
 export { processedIds, type ProcessedIdsOptions } from './sink/processed-ids.js';
 export type { ResultSideOptions } from './sink/result-side-tables.js';
-export type { SinkDatabase, SinkTransaction } from './sink/sink-database.js';
+export type { SinkDatabase, SinkTransaction } from './database/sink-database.js';
 export { DEFAULT_CHECKPOINT_TABLE } from './sink/checkpoint-table.js';
 
 // Writing source messages (tests, demos, producers without a client of their own).
@@ -194,8 +226,11 @@ export {
   PartitionWorkerError,
   SinkError,
   SinkTableError,
+  OutboxOrderError,
+  RelayError,
   isRetriable,
   type ProcessingStage,
   type SinkStage,
+  type RelayStage,
 } from './common/errors.js';
 export { CodecError } from './codecs/codec-error.js';

@@ -1,4 +1,4 @@
-import type { SinkDatabase } from '../sink/sink-database.js';
+import type { SinkDatabase } from '../database/sink-database.js';
 import { CheckpointDatabaseError } from './checkpoint-database-error.js';
 import { UsageError } from './usage-error.js';
 

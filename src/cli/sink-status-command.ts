@@ -1,6 +1,6 @@
 import { connect } from '../rabbitmq/connection.js';
 import { DEFAULT_CHECKPOINT_TABLE } from '../sink/checkpoint-table.js';
-import { quoteIdentifier } from '../sink/sql-identifier.js';
+import { quoteIdentifier } from '../database/sql-identifier.js';
 import { describe } from '../common/errors.js';
 import {
   checkpointDatabase,

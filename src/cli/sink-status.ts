@@ -1,6 +1,6 @@
 import type { Source } from '../ports/ports.js';
 import { readSinkCheckpoints } from '../sink/sink-checkpoints.js';
-import type { SinkDatabase } from '../sink/sink-database.js';
+import type { SinkDatabase } from '../database/sink-database.js';
 import { streamLag, type StreamLag } from './stream-lag.js';
 
 /** Where a database sink stands on one stream (a partition of a super stream) it reads. */

@@ -711,3 +711,72 @@ export class SinkTableError extends StreamWindowsError {
     );
   }
 }
+
+/**
+ * `writeOutbox` could not add its row: a younger transaction already committed a row of the
+ * same key, and committing this one now would put the key's rows on the stream out of commit
+ * order. Nothing of the row was written and PostgreSQL has aborted the transaction: roll it
+ * back and run it again, as after a serialization failure (`retriable`). Rare: it takes two
+ * transactions writing one key at once, the older one claiming the key last.
+ */
+export class OutboxOrderError extends StreamWindowsError {
+  override readonly name = 'OutboxOrderError';
+  override readonly code = 'OUTBOX_KEY_ORDER';
+  /** Always true: the same transaction run again gets a younger transaction id and passes. */
+  readonly retriable = true;
+  constructor(
+    /** The outbox table. */
+    readonly table: string,
+    /** The row's key. */
+    readonly key: string,
+    /** The database's refusal. */
+    override readonly cause: unknown,
+  ) {
+    super(
+      `outbox '${table}': key '${key}' was committed by a younger transaction while this one ` +
+        'was open, so this row would reach the stream out of commit order; nothing was written ' +
+        'and the transaction is aborted: roll it back and run it again',
+      { cause },
+    );
+  }
+}
+
+/** Where an outbox relay failed: see `RelayError`. */
+export type RelayStage = 'prepare' | 'resume' | 'read' | 'publish' | 'retries';
+
+/**
+ * An outbox relay could not publish. `stage` tells where: 'prepare' (creating the outbox
+ * table), 'resume' (reading where the stream stands, or finding that row in the table),
+ * 'read' (reading rows), 'publish' (the broker refused a row, or a row is larger than a
+ * write), 'retries' (a retriable error outlasted `maxRetries`). `row` is the outbox row at
+ * stake (its id, and its transaction), undefined when none was. `retriable`: the relay retries
+ * it itself, from where the stream stands; a `run()` that throws it has stopped. Rows already
+ * on the stream stay; none is skipped.
+ */
+export class RelayError extends StreamWindowsError {
+  override readonly name = 'RelayError';
+  override readonly code = 'RELAY_FAILED';
+  constructor(
+    /** The relay's name (its producer's). */
+    readonly relay: string,
+    /** The outbox table. */
+    readonly table: string,
+    /** The stream it publishes to. */
+    readonly stream: string,
+    /** The row at stake: its id and its transaction; undefined when none was. */
+    readonly row: { readonly id: bigint; readonly txid: bigint } | undefined,
+    /** Where it failed. */
+    readonly stage: RelayStage,
+    /** Whether the relay retries it itself (reporting a `retry` event). */
+    readonly retriable: boolean,
+    /** The database's, the broker's or the relay's own cause. */
+    override readonly cause: unknown,
+  ) {
+    super(
+      `outbox relay '${relay}' from table '${table}' to stream '${stream}' failed (${stage})` +
+        (row === undefined ? '' : ` at row ${row.id} of transaction ${row.txid}`) +
+        `: ${describe(cause)}`,
+      { cause },
+    );
+  }
+}

@@ -1,3 +1,4 @@
+import { sleep } from '../common/waits.js';
 import type { RunOptions, RunSummary } from '../api/run-options.js';
 import {
   isRetriable,
@@ -329,16 +330,4 @@ export class Runner<T, A, R> {
       producer: this.config.target.producer,
     };
   }
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }

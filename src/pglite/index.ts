@@ -2,8 +2,8 @@
 // (@electric-sql/pglite, an optional peer dependency): the same SQL as the real one, nothing
 // to install. For demos and users' own tests; production uses 'stream-windows/postgres'.
 import type { PGlite } from '@electric-sql/pglite';
-import type { SinkDatabase, SinkTransaction } from '../sink/sink-database.js';
-import { isRetriableSqlState } from '../sink/retriable-sqlstate.js';
+import type { SinkDatabase, SinkTransaction } from '../database/sink-database.js';
+import { isRetriableSqlState } from '../database/retriable-sqlstate.js';
 
 /**
  * A sink database over a PGlite instance. The instance stays the caller's: `close()` leaves it

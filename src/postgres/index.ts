@@ -3,8 +3,8 @@
 import pg from 'pg';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { ConfigError } from '../common/errors.js';
-import type { SinkDatabase, SinkTransaction } from '../sink/sink-database.js';
-import { isRetriableSqlState } from '../sink/retriable-sqlstate.js';
+import type { SinkDatabase, SinkTransaction } from '../database/sink-database.js';
+import { isRetriableSqlState } from '../database/retriable-sqlstate.js';
 import { isLostConnection } from './lost-connection.js';
 
 /**

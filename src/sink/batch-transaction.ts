@@ -1,7 +1,7 @@
 import { SinkError, type SinkStage } from '../common/errors.js';
 import type { CheckpointTable } from './checkpoint-table.js';
 import type { DeadLetterTable } from './dead-letter-table.js';
-import type { SinkDatabase, SinkTransaction } from './sink-database.js';
+import type { SinkDatabase, SinkTransaction } from '../database/sink-database.js';
 import type { SinkMessage, SinkShape } from './sink-shape.js';
 
 /** A message the sink's `onError` dead-letters: it did not decode, or the database refused it. */

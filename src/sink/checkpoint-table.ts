@@ -1,6 +1,6 @@
-import type { SinkDatabase, SinkTransaction } from './sink-database.js';
-import { createIfMissing } from './create-if-missing.js';
-import { quoteIdentifier } from './sql-identifier.js';
+import type { SinkDatabase, SinkTransaction } from '../database/sink-database.js';
+import { createIfMissing } from '../database/create-if-missing.js';
+import { quoteIdentifier } from '../database/sql-identifier.js';
 
 /** The checkpoint table's default name. */
 export const DEFAULT_CHECKPOINT_TABLE = 'stream_windows_checkpoints';

@@ -1,3 +1,4 @@
+import { settledWithin, sleep } from '../common/waits.js';
 import { ConfigError, isRetriable, SinkError } from '../common/errors.js';
 import { checkLogger, type Logger } from '../common/logger.js';
 import { checkWarnAfterRetries, RetryWarning } from '../common/retry-warning.js';
@@ -14,11 +15,11 @@ import {
 import { readBatches, wholeStepRuns, type BatchLimits, type ReadMessage } from './batch-reader.js';
 import { CheckpointTable, DEFAULT_CHECKPOINT_TABLE, resumePoint } from './checkpoint-table.js';
 import { readSinkCheckpoints } from './sink-checkpoints.js';
-import type { SinkDatabase } from './sink-database.js';
+import type { SinkDatabase } from '../database/sink-database.js';
 import type { SinkEventMap } from './sink-events.js';
 import type { SinkMessage, SinkShape } from './sink-shape.js';
 import { DeadLetterTable } from './dead-letter-table.js';
-import { createIfMissing } from './create-if-missing.js';
+import { createIfMissing } from '../database/create-if-missing.js';
 
 /** The options of `databaseSink`: its name, source, database, shape and batching. */
 export interface DatabaseSinkOptions<V> {
@@ -654,23 +655,3 @@ function stepRejection(
 
 /** How long close() waits for a transaction under way to end by itself, ms. */
 const CLOSE_WAIT_MS = 5_000;
-
-/** Waits for `promise` (which never rejects) to settle, `ms` at most. */
-async function settledWithin(promise: Promise<unknown> | undefined, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
-}
-
-/** Waits `ms`, or less when `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}

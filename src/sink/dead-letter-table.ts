@@ -1,7 +1,7 @@
 import type { RejectedMessage } from './batch-transaction.js';
-import type { SinkDatabase, SinkTransaction } from './sink-database.js';
-import { createIfMissing } from './create-if-missing.js';
-import { quoteIdentifier } from './sql-identifier.js';
+import type { SinkDatabase, SinkTransaction } from '../database/sink-database.js';
+import { createIfMissing } from '../database/create-if-missing.js';
+import { quoteIdentifier } from '../database/sql-identifier.js';
 
 /**
  * The sink's own dead letters (`onError: { deadLetterTable }`): a message that did not decode

@@ -1,6 +1,6 @@
 import { ConfigError } from '../common/errors.js';
 import { messageDecoder, type SinkFormat } from './message-decoder.js';
-import type { SinkTransaction } from './sink-database.js';
+import type { SinkTransaction } from '../database/sink-database.js';
 import type { SinkBatch, SinkShape } from './sink-shape.js';
 
 /** The options of `eachBatch`: how messages are decoded and how a batch is applied. */

@@ -1,6 +1,6 @@
 import { SinkTableError } from '../common/errors.js';
-import type { SinkTransaction } from './sink-database.js';
-import { quoteIdentifier } from './sql-identifier.js';
+import type { SinkTransaction } from '../database/sink-database.js';
+import { quoteIdentifier } from '../database/sql-identifier.js';
 
 /** A column a sink writes into a table of the user's naming. */
 export interface ExpectedColumn {

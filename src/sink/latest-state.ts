@@ -3,7 +3,7 @@ import type { DecodedResult, ResultOutput } from '../result-format/result-format
 import { messageDecoder } from './message-decoder.js';
 import { resultSideTables, type ResultSideOptions } from './result-side-tables.js';
 import type { SinkShape } from './sink-shape.js';
-import { quoteIdentifier } from './sql-identifier.js';
+import { quoteIdentifier } from '../database/sql-identifier.js';
 import { upsertRows } from './upsert.js';
 
 /** The options of `latestState`: the table each key's latest output is upserted into. */

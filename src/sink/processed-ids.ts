@@ -1,8 +1,8 @@
 import { ConfigError } from '../common/errors.js';
 import { messageDecoder, type SinkFormat } from './message-decoder.js';
-import type { SinkTransaction } from './sink-database.js';
+import type { SinkTransaction } from '../database/sink-database.js';
 import type { SinkBatch, SinkMessage, SinkShape } from './sink-shape.js';
-import { quoteIdentifier } from './sql-identifier.js';
+import { quoteIdentifier } from '../database/sql-identifier.js';
 
 /** The options of `processedIds`: the table of ids applied so far, and each message's id. */
 export interface ProcessedIdsOptions<V> {

@@ -1,7 +1,7 @@
 import type { DecodedResult } from '../result-format/result-format.js';
-import type { SinkTransaction } from './sink-database.js';
+import type { SinkTransaction } from '../database/sink-database.js';
 import type { SinkBatch } from './sink-shape.js';
-import { quoteIdentifier } from './sql-identifier.js';
+import { quoteIdentifier } from '../database/sql-identifier.js';
 import { jsonText } from '../common/json-text.js';
 import { ensureTable, type ExpectedColumn, type ExpectedTable } from './expected-table.js';
 

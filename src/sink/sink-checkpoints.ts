@@ -1,5 +1,5 @@
 import { CheckpointTable, DEFAULT_CHECKPOINT_TABLE, resumePoint } from './checkpoint-table.js';
-import type { SinkDatabase } from './sink-database.js';
+import type { SinkDatabase } from '../database/sink-database.js';
 
 /** A sink's checkpoint on one stream, as a (re)start of the sink would read it. */
 export interface SinkCheckpoint {

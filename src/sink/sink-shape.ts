@@ -1,4 +1,4 @@
-import type { SinkTransaction } from './sink-database.js';
+import type { SinkTransaction } from '../database/sink-database.js';
 
 /** One message of a stream as a sink applies it. */
 export interface SinkMessage<V> {

@@ -1,5 +1,5 @@
-import type { SinkTransaction } from './sink-database.js';
-import { quoteIdentifier } from './sql-identifier.js';
+import type { SinkTransaction } from '../database/sink-database.js';
+import { quoteIdentifier } from '../database/sql-identifier.js';
 
 /** PostgreSQL's bound on one statement's parameters is 65,535; stay well below it. */
 const MAX_PARAMETERS = 30_000;

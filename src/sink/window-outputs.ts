@@ -5,7 +5,7 @@ import { ensureTable, type ExpectedColumn } from './expected-table.js';
 import { messageDecoder } from './message-decoder.js';
 import { resultSideTables, type ResultSideOptions } from './result-side-tables.js';
 import type { SinkShape } from './sink-shape.js';
-import { quoteIdentifier } from './sql-identifier.js';
+import { quoteIdentifier } from '../database/sql-identifier.js';
 import { upsertRows } from './upsert.js';
 
 /** The options of `windowOutputs`: the table a job's window outputs are upserted into. */

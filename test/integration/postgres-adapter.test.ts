@@ -4,7 +4,7 @@ import pg from 'pg';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/index.js';
 import { postgres } from '../../src/postgres/index.js';
-import type { SinkDatabase } from '../../src/sink/sink-database.js';
+import type { SinkDatabase } from '../../src/database/sink-database.js';
 import { postgresForTests } from '../support/brokers/postgres.js';
 
 const db = postgresForTests();

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pglite } from '../../src/pglite/index.js';
 import { postgres } from '../../src/postgres/index.js';
-import type { SinkDatabase } from '../../src/sink/sink-database.js';
+import type { SinkDatabase } from '../../src/database/sink-database.js';
 import {
   Coverage,
   PROPERTY_TIMEOUT_MS,

@@ -16,7 +16,7 @@ import { databaseSink, type SinkRunSummary } from '../../src/sink/database-sink.
 import { eachBatch } from '../../src/sink/each-batch.js';
 import { latestState } from '../../src/sink/latest-state.js';
 import { processedIds } from '../../src/sink/processed-ids.js';
-import type { SinkDatabase } from '../../src/sink/sink-database.js';
+import type { SinkDatabase } from '../../src/database/sink-database.js';
 import { windowOutputs } from '../../src/sink/window-outputs.js';
 import { Coverage, PROPERTY_TIMEOUT_MS } from '../support/arbitraries/coverage.js';
 import { lateReadingsArb } from '../support/arbitraries/late-readings-arbitrary.js';

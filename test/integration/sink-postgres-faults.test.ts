@@ -5,7 +5,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { databaseSink, eachBatch, jsonMessage, SinkError } from '../../src/index.js';
 import { postgres } from '../../src/postgres/index.js';
-import type { SinkTransaction } from '../../src/sink/sink-database.js';
+import type { SinkTransaction } from '../../src/database/sink-database.js';
 import type { SinkBatch } from '../../src/sink/sink-shape.js';
 import { postgresForTests } from '../support/brokers/postgres.js';
 import { publishAll, rabbitForTests } from '../support/brokers/rabbitmq.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { jsonMessage, SinkError } from '../../src/index.js';
 import { databaseSink } from '../../src/sink/database-sink.js';
 import { eachBatch } from '../../src/sink/each-batch.js';
-import type { SinkDatabase } from '../../src/sink/sink-database.js';
+import type { SinkDatabase } from '../../src/database/sink-database.js';
 import { publishAll, rabbitForTests } from '../support/brokers/rabbitmq.js';
 import { faultyDatabase, rows, sqlError, pgliteForTests } from '../support/jobs/sink-fixture.js';
 

@@ -31,7 +31,7 @@ import {
   totalOfReadings,
   type Reading,
 } from '../support/jobs/memory-job.js';
-import type { SinkDatabase } from '../../src/sink/sink-database.js';
+import type { SinkDatabase } from '../../src/database/sink-database.js';
 import { pglite } from '../../src/pglite/index.js';
 import {
   Coverage,

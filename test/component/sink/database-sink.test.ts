@@ -12,7 +12,7 @@ import {
   type DatabaseSinkOptions,
 } from '../../../src/sink/database-sink.js';
 import { eachBatch } from '../../../src/sink/each-batch.js';
-import type { SinkDatabase } from '../../../src/sink/sink-database.js';
+import type { SinkDatabase } from '../../../src/database/sink-database.js';
 import type { SinkEventMap } from '../../../src/sink/sink-events.js';
 import {
   appendJson,

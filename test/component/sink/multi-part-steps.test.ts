@@ -10,7 +10,7 @@ import { pglite } from '../../../src/pglite/index.js';
 import { readBatches, type ReadMessage } from '../../../src/sink/batch-reader.js';
 import { databaseSink } from '../../../src/sink/database-sink.js';
 import { eachBatch } from '../../../src/sink/each-batch.js';
-import type { SinkDatabase } from '../../../src/sink/sink-database.js';
+import type { SinkDatabase } from '../../../src/database/sink-database.js';
 import type { DecodedResult } from '../../../src/result-format/result-format.js';
 import { windowOutputs } from '../../../src/sink/window-outputs.js';
 import { checkpointOf, pgliteForTests, rows } from '../../support/jobs/sink-fixture.js';

@@ -12,7 +12,7 @@ import {
 } from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { databaseSink, type DatabaseSink } from '../../../src/sink/database-sink.js';
-import type { SinkDatabase } from '../../../src/sink/sink-database.js';
+import type { SinkDatabase } from '../../../src/database/sink-database.js';
 import { windowOutputs } from '../../../src/sink/window-outputs.js';
 import type { DecodedResult } from '../../../src/result-format/result-format.js';
 

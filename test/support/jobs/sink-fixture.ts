@@ -5,7 +5,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { jsonMessage } from '../../../src/codecs/source-message.js';
 import type { MemoryBroker } from '../../../src/memory/index.js';
 import { pglite } from '../../../src/pglite/index.js';
-import type { SinkDatabase } from '../../../src/sink/sink-database.js';
+import type { SinkDatabase } from '../../../src/database/sink-database.js';
 import { bound } from '../timing.js';
 
 /** A fresh in-process database; close it in afterAll. */

@@ -13,6 +13,9 @@ const LAYER: Readonly<Record<string, number>> = {
   windows: 1,
   // What the engine asks of a broker (Source, Target, the chunk shapes, a write's size).
   ports: 1,
+  // What a database adapter provides (transactions of SQL), and the SQL helpers every user of
+  // one shares: the sink and the outbox relay.
+  database: 1,
   // The public wire contract of a target stream, read and written.
   'result-format': 2,
   // Public types a job is built and observed with (policies, run options, events).
@@ -26,6 +29,9 @@ const LAYER: Readonly<Record<string, number>> = {
   rabbitmq: 3,
   // The database sink reads streams through the ports and the result format.
   sink: 3,
+  // The outbox: rows a service writes in its own transactions, relayed to a stream through
+  // the ports, in commit order.
+  outbox: 3,
   // One loop per partition of a super stream, in this thread or in worker threads.
   partitioning: 4,
   // Over the engine's and the sink's events, with prom-client, which nothing else may import

@@ -1,0 +1,213 @@
+import type { SinkDatabase, SinkTransaction } from '../database/sink-database.js';
+import { createIfMissing } from '../database/create-if-missing.js';
+import { quoteIdentifier } from '../database/sql-identifier.js';
+import type { RelayPosition } from './relay-publishing-id.js';
+
+/** The outbox table's default name. */
+export const DEFAULT_OUTBOX_TABLE = 'stream_windows_outbox';
+
+/**
+ * Creates the outbox table `table` (default 'stream_windows_outbox'), its key table
+ * (`<table>_keys`) and the relay's index when missing: for a service that writes before any
+ * relay started (a relay creates them at its start too). `outboxTableDdl` gives the statements.
+ */
+export async function createOutboxTable(database: SinkDatabase, table?: string): Promise<void> {
+  await new OutboxTable(table).create(database);
+}
+
+/** The statements that create the outbox table `table` and what goes with it (see `createOutboxTable`). */
+export function outboxTableDdl(table?: string): readonly string[] {
+  return new OutboxTable(table).ddl();
+}
+
+/** One outbox row as the relay reads it (numbers as text: drivers differ past 2^53). */
+export interface OutboxRecord {
+  readonly id: string;
+  readonly txid: string;
+  readonly key: string;
+  /** Event time, epoch milliseconds. */
+  readonly event_ms: string;
+  readonly headers: Readonly<Record<string, string>> | null;
+  readonly content_type: string;
+  readonly body: Uint8Array;
+}
+
+/** Where the relay stands: the last row the stream holds, as its place and its row id. */
+export interface OutboxCursor extends RelayPosition {
+  readonly rowId: bigint;
+}
+
+/** What one read of the outbox found. */
+export interface OutboxRead {
+  /** Rows past the cursor whose transaction and every older one ended: final, in relay order. */
+  readonly rows: readonly OutboxRecord[];
+  /**
+   * Committed rows past the cursor held back because an older transaction is still open
+   * (it could still insert a row that comes before them): counted up to the read's limit.
+   */
+  readonly waiting: number;
+  /** The oldest transaction still open when the read was made (its snapshot's xmin). */
+  readonly openFrom: bigint;
+}
+
+/** How far behind the relay is, read from the table. */
+export interface OutboxBacklog {
+  /** Committed rows past the cursor (published or not yet visible to the relay's order). */
+  readonly rows: bigint;
+  /** Event-time age of the oldest such row, ms; undefined when there is none. */
+  readonly oldestAgeMs: number | undefined;
+}
+
+/**
+ * The outbox table and its key table, as SQL. The outbox holds what services wrote in their
+ * own transactions; `txid` is the inserting transaction's id (xid8), the order the relay
+ * publishes in. The key table holds, per key, the last transaction that wrote one: a writer
+ * of an older transaction is refused there (see `writeOutbox`), so that a key's rows commit
+ * in the order of their transaction ids, which makes that order the key's commit order.
+ */
+export class OutboxTable {
+  /** The table's name as given (for messages). */
+  readonly name: string;
+  private readonly table: string;
+  private readonly keys: string;
+  private readonly orderIndex: string;
+
+  constructor(name: string = DEFAULT_OUTBOX_TABLE) {
+    this.table = quoteIdentifier('table', name, true);
+    this.name = name;
+    this.keys = quoteIdentifier('table', `${name}_keys`, true);
+    const bare = name.includes('.') ? name.slice(name.indexOf('.') + 1) : name;
+    this.orderIndex = quoteIdentifier('table', `${bare}_relay_order`);
+  }
+
+  /** The statements that create both tables and the relay's index (each `IF NOT EXISTS`). */
+  ddl(): readonly string[] {
+    return [
+      `CREATE TABLE IF NOT EXISTS ${this.table} (` +
+        'id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, ' +
+        'txid xid8 NOT NULL, ' +
+        'key text NOT NULL, ' +
+        'event_time timestamptz NOT NULL, ' +
+        'headers jsonb, ' +
+        'content_type text NOT NULL, ' +
+        'body bytea NOT NULL)',
+      `CREATE INDEX IF NOT EXISTS ${this.orderIndex} ON ${this.table} (txid, id)`,
+      `CREATE TABLE IF NOT EXISTS ${this.keys} (key text PRIMARY KEY, last_txid xid8 NOT NULL)`,
+    ];
+  }
+
+  /** Creates what is missing (again when another creator won a race to it). */
+  async create(database: SinkDatabase): Promise<void> {
+    await createIfMissing(database, async (tx) => {
+      for (const statement of this.ddl()) await tx.query(statement);
+    });
+  }
+
+  /**
+   * Inserts one row in the caller's transaction, after claiming its key for this transaction
+   * in the key table. The claim fails (no row inserted, `txid` NULL, so PostgreSQL refuses the
+   * row with SQLSTATE 23502 and the transaction is aborted) when a younger transaction already
+   * committed a row of that key: committing this one now would put the key's rows out of
+   * transaction-id order. A claim held by a transaction still open waits for it to end.
+   */
+  insertSql(): string {
+    return (
+      `WITH claim AS (INSERT INTO ${this.keys} AS k (key, last_txid) ` +
+      'VALUES ($1, pg_current_xact_id()) ON CONFLICT (key) DO UPDATE ' +
+      'SET last_txid = EXCLUDED.last_txid WHERE k.last_txid <= EXCLUDED.last_txid RETURNING 1) ' +
+      `INSERT INTO ${this.table} (txid, key, event_time, headers, content_type, body) ` +
+      "SELECT (SELECT pg_current_xact_id() FROM claim), $1, 'epoch'::timestamptz + " +
+      "$2::bigint * interval '1 millisecond', " +
+      '$3::jsonb, $4, $5 RETURNING id::text AS id'
+    );
+  }
+
+  /**
+   * Up to `limit` rows past `after` (all rows when undefined) whose transaction id is below
+   * the oldest transaction still open: those transactions have all ended, and every later
+   * writer gets a larger id, so no row can ever come before these. One statement: the
+   * snapshot that finds the rows is the one whose xmin gates them.
+   */
+  async read(
+    tx: SinkTransaction,
+    after: OutboxCursor | undefined,
+    limit: number,
+  ): Promise<OutboxRead> {
+    const past = after === undefined ? 'true' : '(o.txid, o.id) > ($2::xid8, $3::bigint)';
+    const params = after === undefined ? [limit] : [limit, after.txid.toString(), after.rowId];
+    const { rows } = await tx.query<OutboxRecord & { open_from: string; held: boolean }>(
+      'WITH gate AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin) ' +
+        'SELECT o.id::text AS id, o.txid::text AS txid, o.key, ' +
+        '(extract(epoch FROM o.event_time) * 1000)::bigint::text AS event_ms, o.headers, ' +
+        'o.content_type, o.body, gate.xmin::text AS open_from, o.txid >= gate.xmin AS held ' +
+        `FROM ${this.table} o, gate WHERE ${past} ORDER BY o.txid, o.id LIMIT $1`,
+      params.map((p) => (typeof p === 'bigint' ? p.toString() : p)),
+    );
+    const final: OutboxRecord[] = [];
+    let waiting = 0;
+    for (const row of rows) {
+      if (row.held) waiting++;
+      else if (waiting === 0) final.push(row);
+    }
+    const openFrom = rows[0]?.open_from;
+    return {
+      rows: final,
+      waiting,
+      openFrom: openFrom === undefined ? await this.oldestOpen(tx) : BigInt(openFrom),
+    };
+  }
+
+  /** The row id of the row at `position`; undefined when the table has no such row. */
+  async rowAt(tx: SinkTransaction, position: RelayPosition): Promise<bigint | undefined> {
+    const { rows } = await tx.query<{ id: string }>(
+      `SELECT id::text AS id FROM ${this.table} WHERE txid = $1::xid8 ORDER BY id OFFSET $2 LIMIT 1`,
+      [position.txid.toString(), position.index],
+    );
+    return rows[0] === undefined ? undefined : BigInt(rows[0].id);
+  }
+
+  /** How many rows of transaction `txid` the table holds. */
+  async rowsOf(tx: SinkTransaction, txid: bigint): Promise<number> {
+    const { rows } = await tx.query<{ n: string }>(
+      `SELECT count(*)::text AS n FROM ${this.table} WHERE txid = $1::xid8`,
+      [txid.toString()],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /** Committed rows past `after`, and the event-time age of the oldest. */
+  async backlog(tx: SinkTransaction, after: OutboxCursor | undefined): Promise<OutboxBacklog> {
+    const past = after === undefined ? 'true' : '(txid, id) > ($1::xid8, $2::bigint)';
+    const { rows } = await tx.query<{ n: string; age_ms: string | null }>(
+      `SELECT count(*)::text AS n, ` +
+        '(extract(epoch FROM now() - min(event_time)) * 1000)::bigint::text AS age_ms ' +
+        `FROM ${this.table} WHERE ${past}`,
+      after === undefined ? [] : [after.txid.toString(), after.rowId.toString()],
+    );
+    const row = rows[0];
+    return {
+      rows: BigInt(row?.n ?? 0),
+      oldestAgeMs: row?.age_ms == null ? undefined : Math.max(0, Number(row.age_ms)),
+    };
+  }
+
+  /**
+   * Deletes the rows of transactions older than `txid` (the transaction of the last row the
+   * stream holds: every row before it is on the stream), and the key claims older than it
+   * (every transaction that could still write a key is younger). Returns the rows deleted.
+   */
+  async prune(tx: SinkTransaction, txid: bigint): Promise<number> {
+    const { rowCount } = await tx.query(`DELETE FROM ${this.table} WHERE txid < $1::xid8`, [
+      txid.toString(),
+    ]);
+    await tx.query(`DELETE FROM ${this.keys} WHERE last_txid < $1::xid8`, [txid.toString()]);
+    return rowCount;
+  }
+
+  private async oldestOpen(tx: SinkTransaction): Promise<bigint> {
+    const { rows } = await tx.query<{ xmin: string }>(
+      'SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin',
+    );
+    return BigInt(rows[0]?.xmin ?? 0);
+  }
+}
