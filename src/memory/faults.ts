@@ -111,9 +111,17 @@ export class FaultPlan {
     this.pending = [];
   }
 
-  /** The point at which this publish fails, if any fault fires on it. */
-  onPublish(stream: string, producer: string): FaultPoint | undefined {
+  /**
+   * The point at which this publish fails, if any fault fires on it; `beforeFiring` runs first
+   * when one does (before its `onFire`).
+   */
+  onPublish(
+    stream: string,
+    producer: string,
+    beforeFiring: () => void = () => undefined,
+  ): FaultPoint | undefined {
     const due = this.pending.filter((fault) => fault.count(stream, producer));
+    if (due[0] !== undefined) beforeFiring();
     const point = due[0]?.fire();
     // A repeating fault that fired stays until spent; one due with it is spent unfired.
     this.pending = this.pending.filter(

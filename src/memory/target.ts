@@ -13,6 +13,8 @@ import type { DeclaredProducers, ProducerDeclaration } from './declared-producer
 import type { FaultPlan } from './faults.js';
 import type { StreamLog } from './stream-log.js';
 import type { LogChunk } from './stored-chunk.js';
+import { PendingChunk } from './pending-chunk.js';
+import type { ProducerEntry } from '../producer/stream-producer.js';
 import { firstChunkAtTime } from './offset-spec.js';
 import { writeRefusal } from '../ports/write-size.js';
 import { asPromise } from '../common/as-promise.js';
@@ -136,6 +138,42 @@ export class MemoryTarget implements Target {
   }
 
   async publish(publishingId: bigint, messages: readonly Uint8Array[]): Promise<void> {
+    const chunk = this.pendingChunk();
+    try {
+      this.write(publishingId, messages, chunk);
+    } finally {
+      chunk.flush();
+    }
+    await this.holds.released(this.stream);
+  }
+
+  /**
+   * Publishes each message under its own publishing id in ONE write, as a producer's batch
+   * goes to RabbitMQ in one Publish frame (see `StreamProducer`): the messages stored are ONE
+   * chunk, as osiris stores a frame's, its writer the last id stored. Each message is otherwise
+   * a publish of its own, in order: deduplicated on its id (against the ids before it too),
+   * counted by the fault plan, refused after a failed one, and settled by its own promise (held
+   * by `holdConfirms` as any publish). A fault that fires on a message first stores those
+   * before it, so that the fault meets the log as it would a publish of its own.
+   */
+  publishEach(entries: readonly ProducerEntry[]): Promise<void>[] {
+    const chunk = this.pendingChunk();
+    const failures = entries.map(({ publishingId, message }) => {
+      try {
+        this.write(publishingId, [message], chunk);
+        return undefined;
+      } catch (error) {
+        return { error };
+      }
+    });
+    chunk.flush();
+    return failures.map((failed) =>
+      failed === undefined ? this.holds.released(this.stream) : Promise.reject(failed.error),
+    );
+  }
+
+  /** One publish, stored into `chunk` (or discarded as a duplicate); throws when it fails. */
+  private write(publishingId: bigint, messages: readonly Uint8Array[], chunk: PendingChunk): void {
     this.assertAlive();
     if (this.fenced !== undefined) {
       // Before the fault plan counts it: a refused publish is not an attempt.
@@ -143,12 +181,15 @@ export class MemoryTarget implements Target {
     }
     try {
       this.declare(publishingId);
-      this.store(publishingId, messages);
+      this.store(publishingId, messages, chunk);
     } catch (error) {
       this.fenced = `publish ${publishingId}: ${describe(error)}`;
       throw error;
     }
-    await this.holds.released(this.stream);
+  }
+
+  private pendingChunk(): PendingChunk {
+    return new PendingChunk(this.log, this.producer, this.now);
   }
 
   /** Removes the producer from its connection; the next publish declares it again. */
@@ -181,8 +222,9 @@ export class MemoryTarget implements Target {
     return { connection, stream: this.stream, producer: this.producer };
   }
 
-  private store(publishingId: bigint, messages: readonly Uint8Array[]): void {
-    const point = this.faults.onPublish(this.stream, this.producer);
+  private store(publishingId: bigint, messages: readonly Uint8Array[], chunk: PendingChunk): void {
+    // What was gathered before a fault fires is stored first, as its own publishes would be.
+    const point = this.faults.onPublish(this.stream, this.producer, () => chunk.flush());
     if (point === 'before-publish') this.crash(point);
     if (point === 'refuse-publish') {
       const reason = 'stream not available';
@@ -192,12 +234,10 @@ export class MemoryTarget implements Target {
     if (!this.log.exists) {
       throw this.error(publishingId, false, 'stream does not exist', STREAM_DOES_NOT_EXIST);
     }
-    const stored = this.log.sequence(this.producer);
-    if (this.producer === '') {
-      // Unnamed, as an unnamed RabbitMQ publisher: no deduplication, no producer table entry.
-      this.log.append(messages, this.now());
-    } else if (stored === undefined || publishingId > stored) {
-      this.log.append(messages, this.now(), { producer: this.producer, publishingId });
+    const stored = chunk.sequence();
+    // Unnamed, as an unnamed RabbitMQ publisher: no deduplication, no producer table entry.
+    if (this.producer === '' || stored === undefined || publishingId > stored) {
+      chunk.add(publishingId, messages);
     }
     if (point === 'after-publish') this.crash(point);
     if (point === 'lose-confirm') throw this.error(publishingId, true, 'confirm lost');

@@ -5,9 +5,12 @@
 // a step not whole goes back to the step before and writes the step again, the broker
 // discarding the writes it already has. The target must then hold every part once, read as
 // each step once and whole, byte-identical to the job's uninterrupted run on the embedded
-// broker.
+// broker. Beside the job, a database sink (its own child process, killed now and then too)
+// reads the target into PostgreSQL as it is written, steps not whole included: its table must
+// end exactly as the source messages say, and no transaction of it may have committed part of
+// a step.
 import { fileURLToPath } from 'node:url';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it, onTestFinished, vi } from 'vitest';
 import {
   DEFAULT_FRAME_MAX,
   decodeResult,
@@ -16,25 +19,42 @@ import {
   readStepId,
   type DecodedResult,
 } from '../../src/index.js';
+import { dataSections, decodeMessage } from '../../src/codecs/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
-import { startChild } from '../support/children/killed-child.js';
+import { startChild, type StartedChild } from '../support/children/killed-child.js';
+import { postgresForTests } from '../support/brokers/postgres.js';
 import { rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
 import { seededRandom } from '../support/arbitraries/seeded-random.js';
 import {
+  WIDE_COMMITS_DDL,
+  WIDE_COMMITS_TABLE,
   WIDE_KEYS,
   WIDE_STEPS_PRODUCER,
+  WIDE_TOTALS_TABLE,
   wideStepLastOffset,
+  type CommittedPart,
   wideStepsJob,
   wideStepsSource,
   wideValue,
+  type KeyedValue,
 } from '../support/jobs/wide-steps.js';
 import { bound } from '../support/timing.js';
 
 const STEPS = 3;
 const KILLS = 20;
+/** The job's kills after which the sink is killed too: at once, or once it applies a batch. */
+const SINK_KILLS = new Map<number, 'now' | 'applying'>([
+  [4, 'now'],
+  [9, 'applying'],
+  [14, 'now'],
+  [16, 'applying'],
+]);
 const child = fileURLToPath(new URL('./wide-steps-sigkill-child.ts', import.meta.url));
+const SINK = 'wide-steps-sink';
+const sinkChild = fileURLToPath(new URL('./wide-steps-sink-child.ts', import.meta.url));
 const url = inject('rabbitmqUrl');
 const real = rabbitForTests();
+const db = postgresForTests();
 const messages = wideStepsSource(STEPS);
 const stepOffsets = Array.from({ length: STEPS }, (_, s) => wideStepLastOffset(s));
 let source = '';
@@ -74,6 +94,111 @@ function firstStepLeft(lastId: bigint): number {
   return left === -1 ? STEPS : left;
 }
 
+/** The database sink's checkpoint: the last target offset it applied, -1 before any. */
+async function sinkCheckpoint(): Promise<number> {
+  const rows = await db
+    .query<{ o: string }>(
+      'SELECT last_offset::text AS o FROM stream_windows_checkpoints WHERE sink = $1',
+      [SINK],
+    )
+    .catch(() => []);
+  return rows[0] === undefined ? -1 : Number(rows[0].o);
+}
+
+/**
+ * The sums the source messages say, by key and window start (epoch ms): each message decoded
+ * (its creation time and JSON body), the windows before the last message's, which it leaves
+ * open.
+ */
+function expectedTotals(): Map<string, number> {
+  const totals = new Map<string, number>();
+  let lastWindow = -Infinity;
+  for (const bytes of messages) {
+    const time = decodeMessage(bytes).properties?.creationTime ?? NaN;
+    const window = Math.floor(time / 1000) * 1000;
+    const { k, v } = JSON.parse(Buffer.concat(dataSections(bytes)).toString()) as KeyedValue;
+    const at = `k${k} ${window}`;
+    totals.set(at, (totals.get(at) ?? 0) + v);
+    lastWindow = Math.max(lastWindow, window);
+  }
+  for (const at of totals.keys()) if (at.endsWith(` ${lastWindow}`)) totals.delete(at);
+  return totals;
+}
+
+/** One of the database sink's child processes. */
+interface SinkRun {
+  readonly child: StartedChild;
+  /** It began to apply a batch and has not committed it yet. */
+  applying: boolean;
+  killed: boolean;
+}
+
+/**
+ * The database sink's child processes, one at a time, started again each time the test kills
+ * one, until `stop`. A child that ends any other way is a failure, kept in `failures`.
+ */
+class SinkLane {
+  /** Per kill: whether the child had begun to apply a batch it had not committed. */
+  readonly kills: ('applying' | 'waiting')[] = [];
+  private current: SinkRun | undefined;
+  private applyingKill: number | undefined;
+  private stopped = false;
+  /** How children ended other than by a kill: exited, or failed. */
+  readonly failures: unknown[] = [];
+
+  constructor(private readonly args: readonly string[]) {
+    this.start();
+  }
+
+  /** Kills the child now. */
+  killNow(): void {
+    if (this.current !== undefined) this.kill(this.current);
+  }
+
+  /** Kills the child `delayMs` after it next begins to apply a batch (mid-transaction, mostly). */
+  killWhenApplying(delayMs: number): void {
+    this.applyingKill = delayMs;
+  }
+
+  /** Kills the child for good. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.current?.child.kill();
+    await this.current?.child.ended.catch(() => undefined);
+  }
+
+  private start(): void {
+    const run: SinkRun = {
+      applying: false,
+      killed: false,
+      child: startChild(sinkChild, this.args, (mark) => {
+        if (mark === 'p') run.applying = false;
+        if (mark !== 't') return;
+        run.applying = true;
+        const delayMs = this.applyingKill;
+        if (delayMs === undefined || run.killed) return;
+        this.applyingKill = undefined;
+        setTimeout(() => this.kill(run), delayMs);
+      }),
+    };
+    this.current = run;
+    run.child.ended.then(
+      (killed) => {
+        if (!killed) this.failures.push(new Error('the sink child exited before its kill'));
+        else if (!this.stopped) this.start();
+      },
+      (error: unknown) => this.failures.push(error),
+    );
+  }
+
+  private kill(run: SinkRun): void {
+    if (this.stopped || run.killed) return;
+    run.killed = true;
+    this.kills.push(run.applying ? 'applying' : 'waiting');
+    run.child.kill();
+  }
+}
+
 interface Kill {
   /** The child killed itself at the chosen write (false: it caught up first). */
   readonly atChosenWrite: boolean;
@@ -85,9 +210,12 @@ interface Kill {
 
 describe('the job of 100,000 outputs a step killed with SIGKILL between its writes', () => {
   it(
-    'should leave every part stored once, each step read once and whole, byte-identical to an uninterrupted run',
+    'should leave every part stored once, each step read once and whole, byte-identical to an uninterrupted run, and the database sink reading it exact',
     async () => {
       const target = await real.newStream('wide-steps-target');
+      await db.query(WIDE_COMMITS_DDL);
+      const sink = new SinkLane([url, db.url, target, SINK]);
+      onTestFinished(() => sink.stop());
       const watcher = real.rabbit.target(target, { producer: 'wide-steps-watcher' });
       // The embedded broker writes as RabbitMQ does only with the same limit per write.
       expect(watcher.maxWriteBytes).toBe(maxWriteBytes(DEFAULT_FRAME_MAX));
@@ -104,6 +232,7 @@ describe('the job of 100,000 outputs a step killed with SIGKILL between its writ
 
       const seed = Date.now() % 2 ** 31;
       const random = seededRandom(seed);
+      const sinkRandom = seededRandom(seed + 1);
       const kills: Kill[] = [];
       started = Date.now();
       for (let k = 0; k < KILLS; k++) {
@@ -123,6 +252,9 @@ describe('the job of 100,000 outputs a step killed with SIGKILL between its writ
           run.kill();
         });
         expect(await run.ended).toBe(true);
+        const sinkKill = SINK_KILLS.get(k);
+        if (sinkKill === 'now') sink.killNow();
+        if (sinkKill === 'applying') sink.killWhenApplying(Math.floor(sinkRandom() * 1000));
         const after = readStepId(await lastId());
         const lastStored =
           after.kind !== 'write'
@@ -135,10 +267,22 @@ describe('the job of 100,000 outputs a step killed with SIGKILL between its writ
         });
       }
       const killedMs = Date.now() - started;
+      const [beside] = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${WIDE_COMMITS_TABLE}`,
+      );
       started = Date.now();
       expect(await startChild(child, [url, source, target]).ended).toBe(false);
       const lastRunMs = Date.now() - started;
       await watcher.close();
+      // The sink applies what the job wrote last, then is stopped for good.
+      started = Date.now();
+      await vi.waitFor(async () => expect(await sinkCheckpoint()).toBe(expected.length - 1), {
+        timeout: bound(120_000),
+        interval: 250,
+      });
+      const sinkCaughtUpMs = Date.now() - started;
+      await sink.stop();
+      expect(sink.failures).toEqual([]);
 
       const notWhole = kills.filter((k) => k.notWhole).length;
       const hits = kills.filter((k) => k.atChosenWrite).length;
@@ -147,7 +291,9 @@ describe('the job of 100,000 outputs a step killed with SIGKILL between its writ
           `${notWhole} leaving a step not whole (${STEPS} steps of ${writes} writes; step.write ` +
           `chosen -> last stored: ${kills.map((k) => k.at).join(' ')}); ` +
           `uninterrupted run on the embedded broker ${uninterruptedMs} ms, killed runs ` +
-          `${killedMs} ms, last run ${lastRunMs} ms`,
+          `${killedMs} ms, last run ${lastRunMs} ms; the database sink killed ${sink.kills.length} ` +
+          `times (${sink.kills.join(' ')}), ${beside?.n} transactions committed while the job was killed, ` +
+          `caught up ${sinkCaughtUpMs} ms after the job's last run`,
       );
 
       // Every part stored exactly once: no write kept twice, none missing.
@@ -196,6 +342,75 @@ describe('the job of 100,000 outputs a step killed with SIGKILL between its writ
       for (const [i, bytes] of actual.entries()) {
         expect(bytes.equals(expected[i] as Buffer), `message ${i}`).toBe(true);
       }
+
+      // The database sink's table: the sums the source messages say, every one, nothing else.
+      const totals = expectedTotals();
+      const rows = await db.query<{
+        key: string;
+        w: string;
+        span: string;
+        count: number;
+        total: string;
+      }>(
+        'SELECT key, (extract(epoch FROM window_start) * 1000)::bigint::text AS w, ' +
+          `(window_end - window_start)::text AS span, count, total::text FROM ${WIDE_TOTALS_TABLE}`,
+      );
+      expect(rows).toHaveLength(totals.size);
+      expect(totals.size).toBe(STEPS * WIDE_KEYS);
+      const wrong = rows.filter(
+        (r) =>
+          totals.get(`${r.key} ${r.w}`) !== Number(r.total) ||
+          r.count !== 1 ||
+          r.span !== '00:00:01',
+      );
+      expect(wrong.slice(0, 5)).toEqual([]);
+
+      // No transaction of the sink committed part of a step: each held whole steps (every part
+      // of each, in order), the table held every window's 100,000 rows or none after each, and
+      // together they applied each message of the target once, in order.
+      const commits = await db.query<{
+        first_offset: string;
+        last_offset: string;
+        parts: CommittedPart[];
+        windows: Record<string, number>;
+      }>(
+        `SELECT first_offset::text, last_offset::text, parts, windows FROM ${WIDE_COMMITS_TABLE} ORDER BY id`,
+      );
+      for (const commit of commits) {
+        const steps: CommittedPart[][] = [];
+        for (const part of commit.parts) {
+          const step = steps.at(-1);
+          if (step?.[0]?.[0] === part[0]) step.push(part);
+          else steps.push([part]);
+        }
+        for (const step of steps) {
+          const [lastOffset, , of] = step[0] as CommittedPart;
+          expect(step, `a transaction ending at offset ${commit.last_offset}`).toEqual(
+            Array.from({ length: of ?? 1 }, (_, index) => [
+              lastOffset,
+              of === null ? null : index,
+              of,
+            ]),
+          );
+        }
+        expect(Object.values(commit.windows).filter((n) => n !== WIDE_KEYS)).toEqual([]);
+      }
+      expect(commits.flatMap((c) => c.parts)).toEqual(
+        stored.map((r): CommittedPart => [
+          String(r.lastOffset),
+          r.part?.index ?? null,
+          r.part?.of ?? null,
+        ]),
+      );
+      let next = 0n;
+      for (const commit of commits) {
+        expect(BigInt(commit.first_offset)).toBe(next);
+        next = BigInt(commit.last_offset) + 1n;
+      }
+      expect(await sinkCheckpoint()).toBe(actual.length - 1);
+      expect(sink.kills.length).toBeGreaterThanOrEqual(2);
+      // It read the target as the job wrote it, not only once the job was done.
+      expect(beside?.n).toBeGreaterThanOrEqual(1);
 
       // Every kill came at its write, and only a kill in a step before the last can leave its
       // step whole (the write after the chosen one stored too, and it was the step's last):

@@ -115,6 +115,84 @@ describe('broker.producer', () => {
     expect(bodies(broker)).toHaveLength(5);
   });
 
+  it("stores one write's messages as ONE chunk, as RabbitMQ stores a Publish frame's, each under its own id", async () => {
+    const broker = setup();
+    const release = broker.holdConfirms('in');
+    const producer = broker.producer('in', { name: 'feed', maxInFlight: 8 });
+    const sends = Array.from({ length: 20 }, (_, n) => producer.send({ n }));
+    await settle();
+    // The first 8 went out in one write: one chunk, its writer the last of their ids.
+    expect(broker.chunks('in').map((c) => [c.messages.length, c.writer])).toEqual([
+      [8, { producer: 'feed', publishingId: 8n }],
+    ]);
+    release();
+    expect(await Promise.all(sends)).toEqual(sends.map((_, i) => BigInt(i + 1)));
+    expect(bodies(broker)).toEqual(sends.map((_, n) => ({ n })));
+    const chunks = broker.chunks('in');
+    // Each chunk a write of several, its writer the id of its last message (offset + 1 here).
+    expect(chunks.length).toBeLessThanOrEqual(4);
+    for (const chunk of chunks) {
+      expect(chunk.writer?.publishingId).toBe(chunk.firstOffset + BigInt(chunk.messages.length));
+    }
+    await expect(broker.target('in', { producer: 'feed' }).lastPublishingId()).resolves.toBe(20n);
+  });
+
+  it('deduplicates each message of one write on its own id: against those stored and those before it', async () => {
+    const broker = setup();
+    const producer = broker.producer('in', { name: 'feed' });
+    await Promise.all([1, 2, 3].map((n) => producer.send({ n })));
+    const ids = [2n, 5n, 4n, 6n];
+    await expect(
+      Promise.all(
+        ids.map((publishingId) => producer.send({ id: Number(publishingId) }, { publishingId })),
+      ),
+    ).resolves.toEqual(ids);
+    expect(bodies(broker)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, { id: 5 }, { id: 6 }]);
+    expect(broker.chunks('in').map((c) => [c.messages.length, c.writer?.publishingId])).toEqual([
+      [3, 3n],
+      [2, 6n],
+    ]);
+  });
+
+  it('counts each message of one write as a publish of its own for faults: those before it stored first, those after it refused', async () => {
+    const broker = setup();
+    let storedWhenFired = -1;
+    broker.injectFault({
+      stream: 'in',
+      atPublish: 3,
+      point: 'lose-confirm',
+      onFire: () => (storedWhenFired = broker.messages('in').length),
+    });
+    const producer = broker.producer('in', { name: 'feed' });
+    const sends = await Promise.allSettled([1, 2, 3, 4, 5].map((n) => producer.send({ n })));
+    const outcome = (s: PromiseSettledResult<bigint>) => {
+      if (s.status === 'fulfilled') return s.value;
+      const error = s.reason as PublishError;
+      expect(error).toBeInstanceOf(PublishError);
+      return [error.publishingId, error.retriable, /refused without sending/.test(error.message)];
+    };
+    expect(sends.map(outcome)).toEqual([
+      1n,
+      2n,
+      [3n, true, false],
+      [4n, true, true],
+      [5n, true, true],
+    ]);
+    expect((sends[2] as PromiseRejectedResult).reason).toHaveProperty(
+      'message',
+      expect.stringContaining('confirm lost'),
+    );
+    expect(storedWhenFired).toBe(2);
+    // The messages before the fault in one chunk, the one it lost the confirm of in its own.
+    expect(broker.chunks('in').map((c) => [c.messages.length, c.writer?.publishingId])).toEqual([
+      [2, 2n],
+      [1, 3n],
+    ]);
+    // The producer reads its resume point again and sends on, after the ids it gave.
+    await expect(producer.send({ n: 6 })).resolves.toBe(6n);
+    expect(bodies(broker)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 6 }]);
+  });
+
   it('holds confirms once however often held, until released; a release again does nothing', async () => {
     const broker = setup();
     const release = broker.holdConfirms('in');
