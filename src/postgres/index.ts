@@ -43,12 +43,12 @@ export function postgres(poolOrConfig: Pool | PoolConfig): SinkDatabase {
   let closing: Promise<void> | undefined;
   return {
     transaction: async (work) => {
-      const client = await pool.connect();
-      inUse.add(client);
+      const guarded = await checkOut(pool);
+      inUse.add(guarded.client);
       try {
-        return await inTransaction(client, work);
+        return await inTransaction(guarded, work);
       } finally {
-        inUse.delete(client);
+        inUse.delete(guarded.client);
       }
     },
     isRetriable: (error) =>
@@ -100,17 +100,43 @@ function isPool(value: Pool | PoolConfig): value is Pool {
   return typeof (value as Partial<Pool>).connect === 'function';
 }
 
+/** A client checked out of the pool, heard from the moment the pool handed it over. */
+interface GuardedClient {
+  readonly client: PoolClient;
+  /** The error its connection raised while checked out; undefined while none. */
+  broken: Error | undefined;
+  readonly onError: (error: Error) => void;
+}
+
+/**
+ * Checks a client out, its 'error' listener attached inside the pool's callback. A checked-out
+ * client has no listener of the pool's, and the server's message ending a session can arrive
+ * in the same read as the one completing its connection (`pg_terminate_backend` right after a
+ * connect): parsed before an awaited `pool.connect()` resumes, it would end the process.
+ */
+function checkOut(pool: Pool): Promise<GuardedClient> {
+  return new Promise((resolve, reject) => {
+    pool.connect((error, client) => {
+      if (error instanceof Error || client === undefined) {
+        reject(error ?? new Error('the pool gave no client'));
+        return;
+      }
+      const guarded: GuardedClient = {
+        client,
+        broken: undefined,
+        onError: (cause) => (guarded.broken = cause),
+      };
+      client.on('error', guarded.onError);
+      resolve(guarded);
+    });
+  });
+}
+
 async function inTransaction<T>(
-  client: PoolClient,
+  guarded: GuardedClient,
   work: (tx: SinkTransaction) => Promise<T>,
 ): Promise<T> {
-  // A checked-out client has no 'error' listener of the pool's: its connection breaking
-  // between two statements would otherwise end the process.
-  let broken: Error | undefined;
-  const onError = (error: Error): void => {
-    broken = error;
-  };
-  client.on('error', onError);
+  const { client } = guarded;
   const statements = statementsOf(client);
   try {
     await client.query('BEGIN');
@@ -123,20 +149,20 @@ async function inTransaction<T>(
   } catch (error) {
     // A statement still under way (the work gave up on it: the sink's transactionTimeoutMs), or
     // pg's own query_timeout: a ROLLBACK would queue behind it, so the client is dropped instead.
-    if (broken === undefined && (statements.pending > 0 || isLostConnection(error))) {
-      broken = error instanceof Error ? error : new Error(String(error));
+    if (guarded.broken === undefined && (statements.pending > 0 || isLostConnection(error))) {
+      guarded.broken = error instanceof Error ? error : new Error(String(error));
     }
-    if (broken === undefined) {
+    if (guarded.broken === undefined) {
       await client.query('ROLLBACK').catch((rollbackFailed: unknown) => {
-        broken =
+        guarded.broken =
           rollbackFailed instanceof Error ? rollbackFailed : new Error(String(rollbackFailed));
       });
     }
     throw error;
   } finally {
-    client.off('error', onError);
+    client.off('error', guarded.onError);
     // Given an error, the pool destroys the client instead of keeping it.
-    client.release(broken);
+    client.release(guarded.broken);
   }
 }
 
