@@ -21,6 +21,7 @@ import type { RelayEventMap, RelayRunSummary } from './relay-events.js';
 
 /** What a relay publishes through: a broker connection that makes named-producer targets (`connect()`'s, or the embedded broker). */
 export interface RelayBroker {
+  /** The target of `stream` under the named producer `options.producer`. */
   target(stream: string, options: { producer: string }): RelayTarget;
 }
 
@@ -61,6 +62,7 @@ export interface OutboxRelayOptions {
 
 /** Where a relay stands, read now from the broker and the database. */
 export interface RelayBacklog {
+  /** The stream the relay publishes to. */
   readonly stream: string;
   /** The producer's last publishing id on the stream (0: nothing published). */
   readonly lastPublishingId: bigint;

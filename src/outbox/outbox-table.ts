@@ -34,6 +34,7 @@ export interface OutboxRecord {
 
 /** Where the relay stands: the last row the stream holds, as its place and its row id. */
 export interface OutboxCursor extends RelayPosition {
+  /** The row's id in the outbox table. */
   readonly rowId: bigint;
 }
 

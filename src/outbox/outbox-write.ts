@@ -8,6 +8,7 @@ import { DEFAULT_OUTBOX_TABLE, OutboxTable } from './outbox-table.js';
  * after `BEGIN`) or a PGlite transaction (`db.transaction(async (tx) => …)`) has it.
  */
 export interface OutboxStatements {
+  /** Runs one SQL statement with `$1`, `$2`, … `params`, in the caller's transaction. */
   query(sql: string, params?: unknown[]): Promise<{ readonly rows: readonly unknown[] }>;
 }
 
