@@ -2,7 +2,8 @@ import { ConfigError, isRetriable, RelayError, type RelayStage } from '../common
 import { checkLogger, type Logger } from '../common/logger.js';
 import { checkWarnAfterRetries, RetryWarning } from '../common/retry-warning.js';
 import { timerMs } from '../common/timer-duration.js';
-import { settledWithin, sleep } from '../common/waits.js';
+import { sleep } from '../common/waits.js';
+import { SingleRun } from '../common/single-run.js';
 import { JobEvents, type ListenerOptions } from '../api/job-events.js';
 import type { RunOptions } from '../api/run-options.js';
 import type { SinkDatabase } from '../database/sink-database.js';
@@ -79,9 +80,6 @@ type Counters = { -readonly [K in keyof RelayRunSummary]: RelayRunSummary[K] };
 /** Rows per Publish frame at most: the broker target's default bound on writes in flight. */
 const ROWS_PER_FRAME = 64;
 
-/** How long close() waits for a run under way to end by itself, ms. */
-const CLOSE_WAIT_MS = 5_000;
-
 /**
  * Publishes the rows services commit to an outbox table to a stream, each exactly once, the
  * rows of one key in their commit order. See the README's "From a database into a stream".
@@ -112,8 +110,7 @@ export class OutboxRelay {
   private readonly maxRetryDelayMs: number;
   private readonly maxRetries: number;
   private readonly warnAfterRetries: number;
-  private readonly closing = new AbortController();
-  private running: Promise<unknown> | undefined;
+  private readonly runs: SingleRun;
   private unconfirmed = 0;
   private created: Promise<void> | undefined;
 
@@ -136,6 +133,7 @@ export class OutboxRelay {
       throw new ConfigError('to', 'must be a non-empty stream name', to);
     }
     this.name = name;
+    this.runs = new SingleRun('relay', name);
     this.stream = to;
     this.table = new OutboxTable(options.table);
     const maxBatchRows = options.maxBatchRows ?? 500;
@@ -181,17 +179,7 @@ export class OutboxRelay {
    * thrown as a `RelayError`.
    */
   run(options: RunOptions = {}): Promise<RelayRunSummary> {
-    if (this.closing.signal.aborted) {
-      return Promise.reject(new ConfigError('relay', 'is closed', this.name));
-    }
-    if (this.running !== undefined) {
-      return Promise.reject(
-        new ConfigError('run', 'must not be called while the relay runs', this.name),
-      );
-    }
-    const run = this.runLoop(options).finally(() => (this.running = undefined));
-    this.running = run.catch(() => undefined);
-    return run;
+    return this.runs.start(() => this.runLoop(options));
   }
 
   /**
@@ -199,8 +187,7 @@ export class OutboxRelay {
    * and closes the database port (a pool given to `postgres()` stays open: it is yours).
    */
   async close(): Promise<void> {
-    this.closing.abort();
-    await settledWithin(this.running, CLOSE_WAIT_MS);
+    await this.runs.close();
     await this.target.release?.();
     await this.options.database.close();
   }
@@ -247,7 +234,7 @@ export class OutboxRelay {
   private async runLoop(options: RunOptions): Promise<RelayRunSummary> {
     const counters: Counters = { published: 0, batches: 0, retries: 0 };
     const signal = AbortSignal.any([
-      this.closing.signal,
+      this.runs.signal,
       ...(options.signal === undefined ? [] : [options.signal]),
     ]);
     const warning = new RetryWarning({

@@ -1,4 +1,5 @@
-import { settledWithin, sleep } from '../common/waits.js';
+import { sleep } from '../common/waits.js';
+import { SingleRun } from '../common/single-run.js';
 import { ConfigError, isRetriable, SinkError } from '../common/errors.js';
 import { checkLogger, type Logger } from '../common/logger.js';
 import { checkWarnAfterRetries, RetryWarning } from '../common/retry-warning.js';
@@ -136,9 +137,7 @@ export class DatabaseSink<V> {
   private readonly maxRetryDelayMs: number;
   private readonly maxRetries: number;
   private readonly warnAfterRetries: number;
-  private readonly closing = new AbortController();
-  /** The run under way, settled either way; undefined between runs. */
-  private running: Promise<unknown> | undefined;
+  private readonly runs: SingleRun;
   private transactions = 0;
 
   constructor(private readonly options: DatabaseSinkOptions<V>) {
@@ -147,6 +146,7 @@ export class DatabaseSink<V> {
       throw new ConfigError('name', 'must be a non-empty string', name);
     }
     this.name = name;
+    this.runs = new SingleRun('sink', name);
     if (
       typeof (source as Partial<Source> | undefined)?.read !== 'function' &&
       typeof (source as Partial<PartitionedSource> | undefined)?.partitions !== 'function'
@@ -249,27 +249,16 @@ export class DatabaseSink<V> {
    * the next start: nothing is applied twice, nothing skipped.
    */
   run(options: RunOptions = {}): Promise<SinkRunSummary> {
-    if (this.closing.signal.aborted) {
-      return Promise.reject(new ConfigError('sink', 'is closed', this.name));
-    }
-    if (this.running !== undefined) {
-      return Promise.reject(
-        new ConfigError('run', 'must not be called while the sink runs', this.name),
-      );
-    }
-    const run = this.runAll(options).finally(() => (this.running = undefined));
-    this.running = run.catch(() => undefined);
-    return run;
+    return this.runs.start(() => this.runAll(options));
   }
 
   /**
-   * Stops a run under way (as its signal would), waits for it up to `CLOSE_WAIT_MS`, and closes
+   * Stops a run under way (as its signal would), waits for it up to 5 s, and closes
    * the database port: a transaction still under way then (a server that stopped answering)
    * loses its connection, nothing of it committed, and the run ends.
    */
   async close(): Promise<void> {
-    this.closing.abort();
-    await settledWithin(this.running, CLOSE_WAIT_MS);
+    await this.runs.close();
     await this.options.database.close();
   }
 
@@ -284,7 +273,7 @@ export class DatabaseSink<V> {
     const stop = new AbortController();
     const signal = AbortSignal.any([
       stop.signal,
-      this.closing.signal,
+      this.runs.signal,
       ...(options.signal === undefined ? [] : [options.signal]),
     ]);
     let failure: unknown;
@@ -652,6 +641,3 @@ function stepRejection(
     ),
   );
 }
-
-/** How long close() waits for a transaction under way to end by itself, ms. */
-const CLOSE_WAIT_MS = 5_000;
