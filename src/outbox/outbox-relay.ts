@@ -3,6 +3,7 @@ import { checkLogger, type Logger } from '../common/logger.js';
 import { checkWarnAfterRetries, RetryWarning } from '../common/retry-warning.js';
 import { timerMs } from '../common/timer-duration.js';
 import { sleep } from '../common/waits.js';
+import { retryPolicy, runRetrying, type RetryPolicy } from '../common/retry-loop.js';
 import { SingleRun } from '../common/single-run.js';
 import { JobEvents, type ListenerOptions } from '../api/job-events.js';
 import type { RunOptions } from '../api/run-options.js';
@@ -106,9 +107,7 @@ export class OutboxRelay {
   private readonly logger: Logger;
   private readonly maxBatchRows: number;
   private readonly pollIntervalMs: number;
-  private readonly retryDelayMs: number;
-  private readonly maxRetryDelayMs: number;
-  private readonly maxRetries: number;
+  private readonly retries: RetryPolicy;
   private readonly warnAfterRetries: number;
   private readonly runs: SingleRun;
   private unconfirmed = 0;
@@ -142,13 +141,7 @@ export class OutboxRelay {
     }
     this.maxBatchRows = maxBatchRows;
     this.pollIntervalMs = timerMs('pollIntervalMs', options.pollIntervalMs ?? 100);
-    this.retryDelayMs = timerMs('retryDelayMs', options.retryDelayMs ?? 100);
-    this.maxRetryDelayMs = timerMs('maxRetryDelayMs', options.maxRetryDelayMs ?? 10_000);
-    const maxRetries = options.maxRetries ?? Infinity;
-    if (!(maxRetries === Infinity || (Number.isSafeInteger(maxRetries) && maxRetries >= 0))) {
-      throw new ConfigError('maxRetries', 'must be an integer >= 0 or Infinity', maxRetries);
-    }
-    this.maxRetries = maxRetries;
+    this.retries = retryPolicy(options);
     this.warnAfterRetries = checkWarnAfterRetries(options.warnAfterRetries);
     this.logger = checkLogger('logger', options.logger);
     this.events = new JobEvents<RelayEventMap>((event, error) =>
@@ -237,58 +230,53 @@ export class OutboxRelay {
       this.runs.signal,
       ...(options.signal === undefined ? [] : [options.signal]),
     ]);
-    const warning = new RetryWarning({
-      logger: this.logger,
-      warnAfter: this.warnAfterRetries,
-      subject: `outbox relay '${this.name}' to '${this.stream}'`,
-      fields: { relay: this.name, stream: this.stream },
-    });
     let failure: unknown;
-    let delay = this.retryDelayMs;
-    let inARow = 0;
     try {
-      for (;;) {
-        if (signal.aborted) return { ...counters };
-        try {
-          await this.relayFromStream(signal, options.untilCaughtUp === true, counters, () => {
-            delay = this.retryDelayMs;
-            inARow = 0;
-            warning.progressed();
-          });
-          return { ...counters };
-        } catch (error) {
-          // TypeScript keeps the loop top's narrowing; the awaits above may have aborted it.
-          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
-          if (signal.aborted) return { ...counters };
-          const relayError = this.asRelayError(error, 'read');
-          if (!relayError.retriable) throw relayError;
-          inARow++;
-          if (inARow > this.maxRetries) {
-            throw new RelayError(
+      await runRetrying(
+        {
+          policy: this.retries,
+          signal,
+          warning: new RetryWarning({
+            logger: this.logger,
+            warnAfter: this.warnAfterRetries,
+            subject: `outbox relay '${this.name}' to '${this.stream}'`,
+            fields: { relay: this.name, stream: this.stream },
+          }),
+          retriable: (error) => error instanceof RelayError && error.retriable,
+          exhausted: (error) =>
+            new RelayError(
               this.name,
               this.table.name,
               this.stream,
-              relayError.row,
+              error instanceof RelayError ? error.row : undefined,
               'retries',
               false,
-              relayError,
+              error,
+            ),
+          retrying: (error, delayMs) => {
+            counters.retries++;
+            const cause = error instanceof Error ? error : new Error(String(error));
+            this.events.emit('retry', { error: cause, delayMs, retries: counters.retries });
+            this.logger.warn(
+              { err: error, relay: this.name, stream: this.stream, delayMs },
+              `outbox relay '${this.name}' resumes from where '${this.stream}' stands in ${delayMs} ms`,
             );
+          },
+        },
+        async (progressed) => {
+          try {
+            await this.relayFromStream(
+              signal,
+              options.untilCaughtUp === true,
+              counters,
+              progressed,
+            );
+          } catch (error) {
+            throw this.asRelayError(error, 'read');
           }
-          counters.retries++;
-          this.events.emit('retry', {
-            error: relayError,
-            delayMs: delay,
-            retries: counters.retries,
-          });
-          this.logger.warn(
-            { err: relayError, relay: this.name, stream: this.stream, delayMs: delay },
-            `outbox relay '${this.name}' resumes from where '${this.stream}' stands in ${delay} ms`,
-          );
-          warning.retrying(relayError, delay);
-          await sleep(delay, signal);
-          delay = Math.min(delay * 2, this.maxRetryDelayMs);
-        }
-      }
+        },
+      );
+      return { ...counters };
     } catch (error) {
       failure = error;
       this.logger.error(

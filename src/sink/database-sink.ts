@@ -1,4 +1,4 @@
-import { sleep } from '../common/waits.js';
+import { retryPolicy, runRetrying, type RetryPolicy } from '../common/retry-loop.js';
 import { SingleRun } from '../common/single-run.js';
 import { ConfigError, isRetriable, SinkError } from '../common/errors.js';
 import { checkLogger, type Logger } from '../common/logger.js';
@@ -133,9 +133,7 @@ export class DatabaseSink<V> {
   private readonly logger: Logger;
   private readonly context: BatchContext<V>;
   private readonly limits: BatchLimits;
-  private readonly retryDelayMs: number;
-  private readonly maxRetryDelayMs: number;
-  private readonly maxRetries: number;
+  private readonly retries: RetryPolicy;
   private readonly warnAfterRetries: number;
   private readonly runs: SingleRun;
   private transactions = 0;
@@ -175,13 +173,7 @@ export class DatabaseSink<V> {
       maxDelayMs: timerMs('maxBatchDelayMs', options.maxBatchDelayMs ?? 100, true),
       wholeSteps: into.readsResults === true,
     };
-    this.retryDelayMs = timerMs('retryDelayMs', options.retryDelayMs ?? 100);
-    this.maxRetryDelayMs = timerMs('maxRetryDelayMs', options.maxRetryDelayMs ?? 10_000);
-    const maxRetries = options.maxRetries ?? Infinity;
-    if (!(maxRetries === Infinity || (Number.isSafeInteger(maxRetries) && maxRetries >= 0))) {
-      throw new ConfigError('maxRetries', 'must be an integer >= 0 or Infinity', maxRetries);
-    }
-    this.maxRetries = maxRetries;
+    this.retries = retryPolicy(options);
     this.warnAfterRetries = checkWarnAfterRetries(options.warnAfterRetries);
     const bound = options.transactionTimeoutMs;
     const onError = options.onError ?? 'stop';
@@ -364,59 +356,51 @@ export class DatabaseSink<V> {
     counters: Counters,
     tables: () => Promise<void>,
   ): Promise<void> {
-    let delay = this.retryDelayMs;
-    let inARow = 0;
     const position = { next: 0n };
-    const warning = new RetryWarning({
-      logger: this.logger,
-      warnAfter: this.warnAfterRetries,
-      subject: `sink '${this.name}' on '${source.stream}'`,
-      fields: { sink: this.name, stream: source.stream },
-    });
-    for (;;) {
-      if (signal.aborted) return;
-      try {
-        await tables();
-        await this.streamFromCheckpoint(source, signal, untilCaughtUp, counters, position, () => {
-          delay = this.retryDelayMs;
-          inARow = 0;
-          warning.progressed();
-        });
-        // Caught up, not stopped: progress too, though there was nothing to commit. TypeScript
-        // keeps the loop top's narrowing; the awaits above may have aborted it.
-        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
-        if (!signal.aborted) warning.progressed();
-        return;
-      } catch (error) {
-        // TypeScript keeps the loop top's narrowing; the awaits above may have aborted it.
-        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
-        if (signal.aborted) return; // stopping: what failed is read again on the next start
-        const retriable =
+    await runRetrying(
+      {
+        policy: this.retries,
+        signal,
+        warning: new RetryWarning({
+          logger: this.logger,
+          warnAfter: this.warnAfterRetries,
+          subject: `sink '${this.name}' on '${source.stream}'`,
+          fields: { sink: this.name, stream: source.stream },
+        }),
+        retriable: (error) =>
           (error instanceof SinkError && error.retriable) ||
           (!(error instanceof SinkError) &&
-            (isRetriable(error) || this.options.database.isRetriable(error)));
-        if (!retriable) throw error;
-        inARow++;
-        if (inARow > this.maxRetries) {
+            (isRetriable(error) || this.options.database.isRetriable(error))),
+        exhausted: (error) => {
           // Always a SinkError, also after a source's error: where it stood, and what failed.
           const [first, last] =
             error instanceof SinkError
               ? [error.firstOffset, error.lastOffset]
               : [position.next, position.next];
-          throw new SinkError(this.name, source.stream, first, last, 'retries', false, error);
-        }
-        counters.retries++;
-        const cause = error instanceof Error ? error : new Error(String(error));
-        this.events.emit('retry', { error: cause, delayMs: delay, retries: counters.retries });
-        this.logger.warn(
-          { err: error, sink: this.name, stream: source.stream, delayMs: delay },
-          `sink '${this.name}' resumes from its checkpoint on '${source.stream}' in ${delay} ms`,
+          return new SinkError(this.name, source.stream, first, last, 'retries', false, error);
+        },
+        retrying: (error, delayMs) => {
+          counters.retries++;
+          const cause = error instanceof Error ? error : new Error(String(error));
+          this.events.emit('retry', { error: cause, delayMs, retries: counters.retries });
+          this.logger.warn(
+            { err: error, sink: this.name, stream: source.stream, delayMs },
+            `sink '${this.name}' resumes from its checkpoint on '${source.stream}' in ${delayMs} ms`,
+          );
+        },
+      },
+      async (progressed) => {
+        await tables();
+        await this.streamFromCheckpoint(
+          source,
+          signal,
+          untilCaughtUp,
+          counters,
+          position,
+          progressed,
         );
-        warning.retrying(error, delay);
-        await sleep(delay, signal);
-        delay = Math.min(delay * 2, this.maxRetryDelayMs);
-      }
-    }
+      },
+    );
   }
 
   private async streamFromCheckpoint(
