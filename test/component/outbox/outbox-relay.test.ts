@@ -60,9 +60,7 @@ async function fresh(frameMax?: number): Promise<{
     seen: () => broker.messages(stream).map((message) => seenOutboxMessage(message.bytes)),
     write: (events, rollback = false) => writeTx(table, events, rollback),
     count: async () =>
-      Number(
-        (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]?.n,
-      ),
+      Number((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]?.n),
   };
 }
 
@@ -150,7 +148,11 @@ describe('outbox relay on PGlite and the embedded broker', () => {
         headers: {},
       });
       expect(decodeMsgpack(m1.body)).toEqual({ b: [1, 2], c: 'x' });
-      expect(m2).toMatchObject({ key: 'k1', contentType: 'application/x-test', creationTime: 3_000 });
+      expect(m2).toMatchObject({
+        key: 'k1',
+        contentType: 'application/x-test',
+        creationTime: 3_000,
+      });
       expect([...m2.body]).toEqual([0, 1, 2, 255]);
       expect(m3).toMatchObject({ key: 'k3', contentType: 'application/octet-stream' });
       expect([...m3.body]).toEqual([7]);
@@ -192,6 +194,34 @@ describe('outbox relay on PGlite and the embedded broker', () => {
       expect(started[0]?.from?.rowId).toBe(committed[2]?.id);
       expectExactlyCommitted(f.seen(), committed);
       await two.close();
+    },
+    bound(30_000),
+  );
+
+  it.each([1, 9, 10, 11, 20, 24])(
+    'resumes inside a transaction of 25 rows after its row %i (rows ordered by id, not as text)',
+    async (stopAfter) => {
+      const f = await fresh();
+      const committed = await f.write(Array.from({ length: 25 }, (_, i) => json('k', i)));
+      const controller = new AbortController();
+      const first = f.relay({ maxBatchRows: 1 });
+      let batches = 0;
+      first.on('published', () => {
+        if (++batches === stopAfter) controller.abort();
+      });
+      await first.run({ untilCaughtUp: true, signal: controller.signal });
+      await first.close();
+      expect(f.seen()).toHaveLength(stopAfter);
+      const restarted = f.relay();
+      const started: RelayEventMap['started'][] = [];
+      restarted.on('started', (event) => started.push(event));
+      expect((await restarted.run({ untilCaughtUp: true })).published).toBe(25 - stopAfter);
+      expect(started[0]?.from).toMatchObject({
+        index: stopAfter - 1,
+        rowId: committed[stopAfter - 1]?.id,
+      });
+      expectExactlyCommitted(f.seen(), committed);
+      await restarted.close();
     },
     bound(30_000),
   );

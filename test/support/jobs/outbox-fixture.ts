@@ -58,9 +58,7 @@ export function expectExactlyCommitted(
 ): void {
   const ids = seen.map((message) => message.id);
   expect(new Set(ids).size, 'a row published twice').toBe(ids.length);
-  expect([...ids].sort(compareBigint)).toEqual(
-    committed.map((row) => row.id).sort(compareBigint),
-  );
+  expect([...ids].sort(compareBigint)).toEqual(committed.map((row) => row.id).sort(compareBigint));
   const byId = new Map(committed.map((row) => [row.id, row]));
   for (const message of seen) {
     const row = byId.get(message.id);
