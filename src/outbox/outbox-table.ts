@@ -161,7 +161,9 @@ export class OutboxTable {
   /** The row id of the row at `position`; undefined when the table has no such row. */
   async rowAt(tx: SinkTransaction, position: RelayPosition): Promise<bigint | undefined> {
     const { rows } = await tx.query<{ id: string }>(
-      `SELECT id::text AS id FROM ${this.table} WHERE txid = $1::xid8 ORDER BY id OFFSET $2 LIMIT 1`,
+      // o.id, not id: a bare name in ORDER BY is the output column, the id as text ('10' < '9').
+      `SELECT o.id::text AS id FROM ${this.table} o WHERE o.txid = $1::xid8 ` +
+        'ORDER BY o.id OFFSET $2 LIMIT 1',
       [position.txid.toString(), position.index],
     );
     return rows[0] === undefined ? undefined : BigInt(rows[0].id);

@@ -1,0 +1,98 @@
+// Helpers for the outbox relay's tests: what a relay's message says, read back from its bytes,
+// and the check that a stream holds exactly the committed rows, once each, in relay order.
+import { expect } from 'vitest';
+import { decodeMessage } from '../../../src/codecs/amqp-message.js';
+import { OutboxProperty } from '../../../src/outbox/outbox-message.js';
+
+/** One relay message, decoded. */
+export interface SeenOutboxMessage {
+  readonly key: string;
+  readonly id: bigint;
+  readonly txid: bigint;
+  /** The row's own headers (the relay's 'sw-' properties left out). */
+  readonly headers: Record<string, string>;
+  readonly contentType: string | undefined;
+  readonly creationTime: number | undefined;
+  readonly body: Buffer;
+}
+
+/** Decodes one message a relay published. */
+export function seenOutboxMessage(bytes: Uint8Array): SeenOutboxMessage {
+  const message = decodeMessage(bytes);
+  const properties = (message.applicationProperties ?? {}) as Record<string, unknown>;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(properties)) {
+    if (!name.startsWith('sw-')) headers[name] = String(value);
+  }
+  const { body } = message;
+  if (body?.type !== 'data' || body.sections.length !== 1) {
+    throw new Error(`an outbox message has one data section, got ${JSON.stringify(body)}`);
+  }
+  return {
+    key: String(properties[OutboxProperty.KEY]),
+    id: BigInt(String(properties[OutboxProperty.ID])),
+    txid: BigInt(String(properties[OutboxProperty.TXID])),
+    headers,
+    contentType: message.properties?.contentType,
+    creationTime: message.properties?.creationTime,
+    body: Buffer.from(body.sections[0] as Uint8Array),
+  };
+}
+
+/** A committed row as its writer recorded it: its id, key and body. */
+export interface CommittedRow {
+  readonly id: bigint;
+  readonly key: string;
+  readonly body: string;
+}
+
+/**
+ * Checks that `seen` holds each of `committed` exactly once and nothing else, in relay order
+ * ((txid, id) rising), and that each key's rows come in `keyOrder`, the order their writers
+ * committed them (row ids per key, oldest commit first).
+ */
+export function expectExactlyCommitted(
+  seen: readonly SeenOutboxMessage[],
+  committed: readonly CommittedRow[],
+  keyOrder?: ReadonlyMap<string, readonly bigint[]>,
+): void {
+  const ids = seen.map((message) => message.id);
+  expect(new Set(ids).size, 'a row published twice').toBe(ids.length);
+  expect([...ids].sort(compareBigint)).toEqual(committed.map((row) => row.id).sort(compareBigint));
+  const byId = new Map(committed.map((row) => [row.id, row]));
+  for (const message of seen) {
+    const row = byId.get(message.id);
+    expect(message.key).toBe(row?.key);
+    expect(message.body.toString('utf8')).toBe(row?.body);
+  }
+  for (let i = 1; i < seen.length; i++) {
+    const [a, b] = [seen[i - 1] as SeenOutboxMessage, seen[i] as SeenOutboxMessage];
+    const rising = a.txid < b.txid || (a.txid === b.txid && a.id < b.id);
+    expect(rising, `message ${i} (txid ${b.txid}, id ${b.id}) after (${a.txid}, ${a.id})`).toBe(
+      true,
+    );
+  }
+  if (keyOrder === undefined) return;
+  const streamOrder = new Map<string, bigint[]>();
+  for (const message of seen) {
+    const list = streamOrder.get(message.key) ?? [];
+    list.push(message.id);
+    streamOrder.set(message.key, list);
+  }
+  for (const [key, order] of keyOrder) {
+    expect(streamOrder.get(key) ?? [], `key '${key}' in commit order`).toEqual(order);
+  }
+}
+
+export function compareBigint(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Resolves once `condition()` holds, polling; rejects after `ms`. */
+export async function until(condition: () => boolean, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
