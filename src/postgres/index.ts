@@ -114,13 +114,14 @@ interface GuardedClient {
  * in the same read as the one completing its connection (`pg_terminate_backend` right after a
  * connect): parsed before an awaited `pool.connect()` resumes, it would end the process.
  */
+/** `pool.connect` as both kinds answer it: pg's pool calls back, a look-alike may return a promise. */
+type ConnectEither = (
+  callback: (error: Error | undefined, client: PoolClient | undefined) => void,
+) => unknown;
+
 function checkOut(pool: Pool): Promise<GuardedClient> {
   return new Promise((resolve, reject) => {
-    pool.connect((error, client) => {
-      if (error instanceof Error || client === undefined) {
-        reject(error ?? new Error('the pool gave no client'));
-        return;
-      }
+    const take = (client: PoolClient): void => {
       const guarded: GuardedClient = {
         client,
         broken: undefined,
@@ -128,7 +129,18 @@ function checkOut(pool: Pool): Promise<GuardedClient> {
       };
       client.on('error', guarded.onError);
       resolve(guarded);
+    };
+    // pg's pool answers the callback and returns nothing; a pool taken by what it does may
+    // answer with a promise instead (then the listener comes once it resolves).
+    const connect = pool.connect.bind(pool) as unknown as ConnectEither;
+    const answered = connect((error, client) => {
+      if (error instanceof Error || client === undefined) {
+        reject(error ?? new Error('the pool gave no client'));
+        return;
+      }
+      take(client);
     });
+    if (answered instanceof Promise) (answered as Promise<PoolClient>).then(take, reject);
   });
 }
 

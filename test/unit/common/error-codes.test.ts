@@ -34,6 +34,17 @@ const INSTANCES: Readonly<Record<string, () => main.StreamWindowsError>> = {
   PartitionWorkerError: () => new main.PartitionWorkerError(1, 2, 's', new Error('x')),
   SinkError: () => new main.SinkError('k', 's', 1n, 2n, 'apply', false, new Error('x')),
   SinkTableError: () => new main.SinkTableError('t', 'c', 'type bigint', 'type text'),
+  OutboxOrderError: () => new main.OutboxOrderError('outbox', 'k', new Error('23502')),
+  RelayError: () =>
+    new main.RelayError(
+      'r',
+      'outbox',
+      's',
+      { id: 1n, txid: 750n },
+      'publish',
+      false,
+      new Error('x'),
+    ),
   CodecError: () => new main.CodecError('x', 0),
   StreamNotFoundError: () => new memory.StreamNotFoundError('s'),
   SingleActiveMemberLostError: () =>
