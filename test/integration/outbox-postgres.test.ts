@@ -56,6 +56,8 @@ class Ledger {
     sent: number;
     done: number;
   }[] = [];
+  /** What each writer is doing (diagnostics). */
+  readonly phases: Record<string, string> = {};
   transactions = 0;
   rolledBack = 0;
   retries = 0;
@@ -112,14 +114,21 @@ async function transaction(
   options: { rollback?: boolean; rowDelayMs?: () => number; commitDelayMs?: number } = {},
 ): Promise<void> {
   for (;;) {
+    const phase = (what: string): void => {
+      ledger.phases[label.split('-')[0] as string] = `${label} ${what}`;
+    };
+    phase('connect');
     const client = await pool.connect();
     try {
+      phase('begin');
       await client.query('BEGIN');
       const rows: CommittedRow[] = [];
       for (const [i, key] of keys.entries()) {
         const body = `${label}-${i}`;
+        phase(`write ${i}`);
         const id = await writeOutbox(client, { key, json: body }, { table });
         rows.push({ id, key, body: JSON.stringify(body) });
+        phase(`delay ${i}`);
         const delay = options.rowDelayMs?.() ?? 0;
         if (delay > 0) await pause(delay);
       }
@@ -135,7 +144,9 @@ async function transaction(
         await client.query<{ txid: string }>('SELECT pg_current_xact_id()::text AS txid')
       ).rows[0]?.txid;
       const sent = performance.now();
+      phase('commit');
       await client.query('COMMIT');
+      phase('done');
       ledger.commit(rows);
       ledger.log.push({ txid: BigInt(txid ?? -1), rows, sent, done: performance.now() });
       return;
@@ -298,7 +309,18 @@ describe('outbox relay on PostgreSQL and RabbitMQ', () => {
             () => ledger.transactions >= 20 && loop.waiting.includes(longTxid as bigint),
             bound(60_000),
             'the relay to wait for the long transaction',
-          );
+          ).catch(async (error: unknown) => {
+            const activity = await pgt.query(
+              'SELECT backend_xid::text AS xid, state, wait_event, left(query, 60) AS query ' +
+                'FROM pg_stat_activity WHERE datname = current_database()',
+            );
+            throw new Error(
+              `${String(error)}: long txid ${longTxid}, ${ledger.transactions} committed, ` +
+                `${published.rows} published, waiting events ${loop.waiting.join(',')}, ` +
+                `pool ${pool.totalCount}/${pool.idleCount} idle/${pool.waitingCount} waiting, ` +
+                `writers at ${JSON.stringify(ledger.phases)}; ${JSON.stringify(activity)}`,
+            );
+          });
           await client.query('COMMIT');
           ledger.commit([{ id, key: 'long', body: JSON.stringify('long-0') }]);
         } finally {
@@ -355,6 +377,46 @@ describe('outbox relay on PostgreSQL and RabbitMQ', () => {
       expect(ledger.keyOrderViolations(seen)).toEqual([]);
     },
     bound(300_000),
+  );
+
+  it(
+    'a relay starting while a transaction that wrote the outbox is open neither waits for it nor blocks other writers',
+    async () => {
+      const stream = await rabbit.newStream('outbox-start');
+      const table = 'outbox_start';
+      const pool = pgt.pool({ max: 4 });
+      await createOutboxTable(postgres(pool), table);
+      const open = await pool.connect();
+      try {
+        await open.query('BEGIN');
+        const first = await writeOutbox(open, { key: 'a', json: 'open' }, { table });
+        const relay = relayOn(postgres(pool), table, rabbit.rabbit, stream);
+        let started = false;
+        relay.on('started', () => (started = true));
+        const controller = new AbortController();
+        const run = relay.run({ signal: controller.signal });
+        // Its start used to run CREATE INDEX IF NOT EXISTS: a SHARE lock, waiting for `open`.
+        await until(() => started, bound(10_000), 'the relay to start');
+        const ledger = new Ledger();
+        await transaction(pool, table, ledger, ['b'], 'other');
+        expect(ledger.transactions).toBe(1);
+        await open.query('COMMIT');
+        controller.abort();
+        await run;
+        await relay.close();
+        const last = relayOn(postgres(pool), table, rabbit.rabbit, stream);
+        await last.run({ untilCaughtUp: true });
+        await last.close();
+        expect((await seenOn(rabbit.rabbit, stream)).map((m) => m.id)).toEqual([
+          first,
+          ...ledger.committed.map((row) => row.id),
+        ]);
+      } finally {
+        await open.query('ROLLBACK').catch(() => undefined);
+        open.release();
+      }
+    },
+    bound(60_000),
   );
 
   it(
