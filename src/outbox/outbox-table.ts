@@ -72,13 +72,15 @@ export class OutboxTable {
   private readonly table: string;
   private readonly keys: string;
   private readonly orderIndex: string;
+  private readonly orderIndexName: string;
 
   constructor(name: string = DEFAULT_OUTBOX_TABLE) {
     this.table = quoteIdentifier('table', name, true);
     this.name = name;
     this.keys = quoteIdentifier('table', `${name}_keys`, true);
     const bare = name.includes('.') ? name.slice(name.indexOf('.') + 1) : name;
-    this.orderIndex = quoteIdentifier('table', `${bare}_relay_order`);
+    this.orderIndexName = `${bare}_relay_order`;
+    this.orderIndex = quoteIdentifier('table', this.orderIndexName);
   }
 
   /** The statements that create both tables and the relay's index (each `IF NOT EXISTS`). */
@@ -97,8 +99,24 @@ export class OutboxTable {
     ];
   }
 
-  /** Creates what is missing (again when another creator won a race to it). */
+  /**
+   * Creates what is missing (again when another creator won a race to it). Asks the catalog
+   * first and runs no DDL when all is there: `CREATE INDEX IF NOT EXISTS` takes a SHARE lock on
+   * the table even when the index exists, so it would wait for every open transaction that
+   * wrote the outbox, and every writer would queue behind it (a relay restarting while a
+   * service's transaction is open would stall all writers until that one ends).
+   */
   async create(database: SinkDatabase): Promise<void> {
+    const exists = await database.transaction(async (tx) => {
+      const { rows } = await tx.query<{ ok: boolean }>(
+        'SELECT to_regclass($2::text) IS NOT NULL AND EXISTS (SELECT 1 FROM pg_index x ' +
+          'JOIN pg_class c ON c.oid = x.indexrelid ' +
+          'WHERE x.indrelid = to_regclass($1::text) AND c.relname = $3) AS ok',
+        [this.table, this.keys, this.orderIndexName],
+      );
+      return rows[0]?.ok === true;
+    });
+    if (exists) return;
     await createIfMissing(database, async (tx) => {
       for (const statement of this.ddl()) await tx.query(statement);
     });
