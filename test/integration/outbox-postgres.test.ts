@@ -28,21 +28,10 @@ import {
   type SeenOutboxMessage,
 } from '../support/jobs/outbox-fixture.js';
 import { bound } from '../support/timing.js';
+import { seededRandom as random } from '../support/arbitraries/seeded-random.js';
 
 const rabbit = rabbitForTests();
 const pgt = postgresForTests();
-
-/** A small deterministic generator, so that a failure can be replayed from its seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
