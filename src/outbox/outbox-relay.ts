@@ -336,7 +336,7 @@ export class OutboxRelay {
             });
             return;
           }
-        } else if (waitingFor !== read.openFrom) {
+        } else if (read.openFrom !== undefined && waitingFor !== read.openFrom) {
           waitingFor = read.openFrom;
           this.events.emit('waiting', {
             stream: this.stream,
@@ -367,9 +367,12 @@ export class OutboxRelay {
     let cursor = after;
     const confirms: Promise<void>[] = [];
     let frame: { publishingId: bigint; message: Uint8Array }[] = [];
+    /** The lengths of `frame`'s messages, as `plainEntriesFit` takes them. */
+    let lengths: number[] = [];
     const send = (): void => {
       const entries = frame;
       frame = [];
+      lengths = [];
       const sent =
         this.target.publishEach?.(entries) ??
         entries.map((entry) => this.target.publish(entry.publishingId, [entry.message]));
@@ -399,7 +402,6 @@ export class OutboxRelay {
       }
       cursor = { txid, index, rowId: rowAt.id };
       const message = outboxMessage(row);
-      const lengths = [...frame.map((entry) => entry.message.length), message.length];
       if (!plainEntriesFit([message.length], this.target.maxWriteBytes)) {
         await Promise.allSettled(confirms);
         throw this.failure(
@@ -412,8 +414,10 @@ export class OutboxRelay {
           false,
         );
       }
+      lengths.push(message.length);
       if (frame.length === ROWS_PER_FRAME || !plainEntriesFit(lengths, this.target.maxWriteBytes)) {
         send();
+        lengths.push(message.length);
       }
       frame.push({ publishingId: relayPublishingId(cursor), message });
     }

@@ -47,8 +47,8 @@ export interface OutboxRead {
    * (it could still insert a row that comes before them): counted up to the read's limit.
    */
   readonly waiting: number;
-  /** The oldest transaction still open when the read was made (its snapshot's xmin). */
-  readonly openFrom: bigint;
+  /** The oldest transaction still open when the read was made (its snapshot's xmin); undefined when it found no row. */
+  readonly openFrom: bigint | undefined;
 }
 
 /** How far behind the relay is, read from the table. */
@@ -153,26 +153,23 @@ export class OutboxTable {
     limit: number,
   ): Promise<OutboxRead> {
     const past = after === undefined ? 'true' : '(o.txid, o.id) > ($2::xid8, $3::bigint)';
-    const params = after === undefined ? [limit] : [limit, after.txid.toString(), after.rowId];
+    const params =
+      after === undefined ? [limit] : [limit, after.txid.toString(), after.rowId.toString()];
     const { rows } = await tx.query<OutboxRecord & { open_from: string; held: boolean }>(
       'WITH gate AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin) ' +
         'SELECT o.id::text AS id, o.txid::text AS txid, o.key, ' +
         '(extract(epoch FROM o.event_time) * 1000)::bigint::text AS event_ms, o.headers, ' +
         'o.content_type, o.body, gate.xmin::text AS open_from, o.txid >= gate.xmin AS held ' +
         `FROM ${this.table} o, gate WHERE ${past} ORDER BY o.txid, o.id LIMIT $1`,
-      params.map((p) => (typeof p === 'bigint' ? p.toString() : p)),
+      params,
     );
-    const final: OutboxRecord[] = [];
-    let waiting = 0;
-    for (const row of rows) {
-      if (row.held) waiting++;
-      else if (waiting === 0) final.push(row);
-    }
+    // In txid order, every held row comes after every final one.
+    const held = rows.findIndex((row) => row.held);
     const openFrom = rows[0]?.open_from;
     return {
-      rows: final,
-      waiting,
-      openFrom: openFrom === undefined ? await this.oldestOpen(tx) : BigInt(openFrom),
+      rows: held === -1 ? rows : rows.slice(0, held),
+      waiting: held === -1 ? 0 : rows.length - held,
+      openFrom: openFrom === undefined ? undefined : BigInt(openFrom),
     };
   }
 
@@ -185,15 +182,6 @@ export class OutboxTable {
       [position.txid.toString(), position.index],
     );
     return rows[0] === undefined ? undefined : BigInt(rows[0].id);
-  }
-
-  /** How many rows of transaction `txid` the table holds. */
-  async rowsOf(tx: SinkTransaction, txid: bigint): Promise<number> {
-    const { rows } = await tx.query<{ n: string }>(
-      `SELECT count(*)::text AS n FROM ${this.table} WHERE txid = $1::xid8`,
-      [txid.toString()],
-    );
-    return Number(rows[0]?.n ?? 0);
   }
 
   /** Committed rows past `after`, and the event-time age of the oldest. */
@@ -223,12 +211,5 @@ export class OutboxTable {
     ]);
     await tx.query(`DELETE FROM ${this.keys} WHERE last_txid < $1::xid8`, [txid.toString()]);
     return rowCount;
-  }
-
-  private async oldestOpen(tx: SinkTransaction): Promise<bigint> {
-    const { rows } = await tx.query<{ xmin: string }>(
-      'SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin',
-    );
-    return BigInt(rows[0]?.xmin ?? 0);
   }
 }

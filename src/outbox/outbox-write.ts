@@ -43,8 +43,6 @@ export interface WriteOutboxOptions {
   readonly table?: string;
 }
 
-const tables = new Map<string, OutboxTable>();
-
 /**
  * Adds `event` to the outbox inside the caller's transaction `tx`: it commits or rolls back
  * with the change it announces, and once committed an outbox relay publishes it exactly once.
@@ -61,11 +59,8 @@ export async function writeOutbox(
   options: WriteOutboxOptions = {},
 ): Promise<bigint> {
   const name = options.table ?? DEFAULT_OUTBOX_TABLE;
-  let table = tables.get(name);
-  if (table === undefined) {
-    table = new OutboxTable(name);
-    tables.set(name, table);
-  }
+  // A few string operations, next to the round trip: no cache to keep.
+  const table = new OutboxTable(name);
   const { key } = event;
   if (typeof key !== 'string' || key === '') {
     throw new ConfigError('outbox key', 'must be a non-empty string', key);
