@@ -17,6 +17,7 @@ import type { NodeAddress } from '../../src/rabbitmq/cluster/stream-members.js';
 import { uniqueStream } from '../support/brokers/rabbitmq.js';
 import { startBalancer, type TcpBalancer } from '../support/brokers/tcp-balancer.js';
 import { startBlackHole } from '../support/brokers/black-hole.js';
+import { bound } from '../support/timing.js';
 
 const params = parseStreamUrl(inject('rabbitmqUrl'));
 
@@ -43,7 +44,7 @@ describe('a connection to a cluster node through an address resolver', () => {
     const before = balancer.connections;
     const connection = await openNodeConnection(params, leader, {
       addressResolver: () => viaBalancer,
-      timeoutMs: 5_000,
+      timeoutMs: bound(5_000),
     });
     expect(advertisedNode(connection)).toEqual(leader);
     expect(balancer.connections - before).toBe(1);
@@ -56,7 +57,7 @@ describe('a connection to a cluster node through an address resolver', () => {
     const opening = openNodeConnection(params, elsewhere, {
       addressResolver: () => viaBalancer,
       clusterSize: 2,
-      timeoutMs: 5_000,
+      timeoutMs: bound(5_000),
     });
     await expect(opening).rejects.toThrow(BrokerUnavailableError);
     await expect(opening).rejects.toThrow(
@@ -76,7 +77,7 @@ describe('a connection to any node while the first one accepts and never answers
 
     const connection = await openAnyNode(
       { ...params, hostname: frozen.host, port: frozen.port },
-      { knownNodes: known, timeoutMs: 10_000 },
+      { knownNodes: known, timeoutMs: bound(10_000) },
     );
     expect(connection.getConnectionInfo().port).toBe(params.port);
     expect(known.inTurn([frozen, live])).toEqual([live, frozen]);
@@ -93,7 +94,7 @@ describe('a connection to any node while the first one accepts and never answers
     try {
       const { connection } = await openMemberConnection(params, 'any-stream', 'replica', {
         members: { stream: 'any-stream', leader: live, replicas: [frozen, live] },
-        timeoutMs: 10_000,
+        timeoutMs: bound(10_000),
       });
       expect(connection.getConnectionInfo().port).toBe(params.port);
       expect(hole.connections).toBe(1);

@@ -49,7 +49,7 @@ async function trimmedStream(): Promise<{ stream: string; firstChunkId: bigint }
   const stream = await newStream({ maxLengthBytes: 3_000, maxSegmentSizeBytes: 1_000 });
   // Retention runs when a segment is full; publish enough to roll several.
   for (let round = 0; round < 4; round++) await publishAll(real.rabbit, stream, readings(50));
-  const { firstChunkId } = await streamStats(parseStreamUrl(url), stream, 5_000);
+  const { firstChunkId } = await streamStats(parseStreamUrl(url), stream, bound(5_000));
   expect(firstChunkId).toBeGreaterThan(0n);
   return { stream, firstChunkId };
 }
@@ -94,7 +94,7 @@ describe('the RabbitMQ source at the edges of a stream', () => {
       await storeOffsets(stream, 2);
 
       // The timeout bounds each handshake too: 500 ms failed one under CI's load.
-      const source = real.rabbit.source(stream, { timeoutMs: 2_000 });
+      const source = real.rabbit.source(stream, { timeoutMs: bound(2_000) });
       expect(await source.endOffset()).toBe(0n);
       const summary = await aggregate<{ i: number }>(source)
         .count(1)
@@ -124,7 +124,7 @@ describe('the RabbitMQ source at the edges of a stream', () => {
     for (let round = 0; round < 4; round++) await publishAll(real.rabbit, stream, readings(50));
     reached('published');
     const source = real.rabbit.source(stream);
-    const { firstChunkId } = await streamStats(parseStreamUrl(url), stream, 5_000);
+    const { firstChunkId } = await streamStats(parseStreamUrl(url), stream, bound(5_000));
     expect(firstChunkId).toBeGreaterThan(0n);
     reached(`first chunk id ${firstChunkId}`);
 
@@ -184,7 +184,9 @@ describe('the RabbitMQ source at the edges of a stream', () => {
     const reading = firstChunk(source.read(firstChunkId, new AbortController().signal));
     const deliverSubscribe = await subscribeSent;
     // Retention moves the stream's start past the offset asked for while the Subscribe waits.
-    while ((await streamStats(parseStreamUrl(url), stream, 5_000)).firstChunkId <= firstChunkId) {
+    while (
+      (await streamStats(parseStreamUrl(url), stream, bound(5_000))).firstChunkId <= firstChunkId
+    ) {
       await publishAll(real.rabbit, stream, readings(50));
     }
     deliverSubscribe();

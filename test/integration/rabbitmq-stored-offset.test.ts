@@ -5,6 +5,7 @@ import { jsonMessage } from '../../src/index.js';
 import { MAX_REFERENCE_BYTES } from '../../src/common/stream-protocol.js';
 import { skipReference } from '../../src/engine/skip-request.js';
 import { publishAll, rabbitForTests } from '../support/brokers/rabbitmq.js';
+import { bound } from '../support/timing.js';
 
 const real = rabbitForTests();
 
@@ -25,7 +26,7 @@ describe('offsets stored on a RabbitMQ stream', () => {
 
   it('should keep a reference of 255 bytes and not one of 256, which the broker ignores', async () => {
     const stream = await real.newStream('stored-offset-long');
-    const source = real.rabbit.source(stream, { timeoutMs: 1_000 });
+    const source = real.rabbit.source(stream, { timeoutMs: bound(1_000) });
     const longest = 'x'.repeat(MAX_REFERENCE_BYTES);
     await source.storeOffset(longest, 3n);
     expect(await source.storedOffset(longest)).toBe(3n);
@@ -37,7 +38,7 @@ describe('offsets stored on a RabbitMQ stream', () => {
 
   it('should keep the skip request of a target and producer whose names are too long to spell out', async () => {
     const stream = await real.newStream('stored-offset-hashed');
-    const source = real.rabbit.source(stream, { timeoutMs: 5_000 });
+    const source = real.rabbit.source(stream, { timeoutMs: bound(5_000) });
     const reference = skipReference('t'.repeat(200), 'p'.repeat(100));
     await source.storeOffset(reference, 5n);
     expect(await source.storedOffset(reference)).toBe(5n);
