@@ -17,6 +17,7 @@ import { createInterface } from 'node:readline';
 import { aggregate, isRetriable } from '../../src/index.js';
 import { rabbitSource, connect, parseStreamUrl } from '../../src/rabbitmq/index.js';
 import { silentLogger } from '../../src/common/logger.js';
+import { bound } from '../support/timing.js';
 
 const [mode, url, stream] = process.argv.slice(2);
 if (url === undefined) throw new Error('usage: connection-child.ts MODE URL [STREAM]');
@@ -63,9 +64,9 @@ if (mode === 'reconnect-close' && stream !== undefined) {
   if (target === undefined)
     throw new Error('usage: connection-child.ts frozen-first URLS SOURCE TARGET');
   const started = performance.now();
-  const rabbit = await connect(url.split(','), { connectTimeoutMs: 10_000 });
+  const rabbit = await connect(url.split(','), { connectTimeoutMs: bound(10_000) });
   const connectMs = performance.now() - started;
-  await aggregate<{ n: number }>(rabbit.source(stream, { timeoutMs: 10_000 }))
+  await aggregate<{ n: number }>(rabbit.source(stream, { timeoutMs: bound(10_000) }))
     .count(5)
     .reduce((sum, m) => sum + m.n, 0)
     .to(rabbit.target(target, { producer: 'frozen-first' }))

@@ -76,7 +76,7 @@ describe('the connection to RabbitMQ', () => {
       { initialDelayMs: 50, maxDelayMs: 200 },
     );
     const stream = await newStream(ours);
-    const target = ours.target(stream, { producer: 'outage', confirmTimeoutMs: 5_000 });
+    const target = ours.target(stream, { producer: 'outage', confirmTimeoutMs: bound(5_000) });
     await target.publish(1n, [Buffer.from('one')]);
 
     proxy.refuse();

@@ -18,6 +18,7 @@ import {
 } from '../support/brokers/rabbitmq.js';
 import { stockForTests } from '../support/clients/stock-client.js';
 import { startProxy, type TcpProxy } from '../support/brokers/tcp-proxy.js';
+import { bound } from '../support/timing.js';
 
 const params = parseStreamUrl(inject('rabbitmqUrl'));
 const real = rabbitForTests();
@@ -339,7 +340,7 @@ describe('single active readers of RabbitMQ', () => {
     const watchA = await proxy();
     const a = await Subscription.open(
       { ...params, port: watchA.port },
-      { stream, from: 'first', credit: 1, singleActive: group, connectTimeoutMs: 10_000 },
+      { stream, from: 'first', credit: 1, singleActive: group, connectTimeoutMs: bound(10_000) },
     );
     const askedA: string[] = [];
     a.attach(() => {
