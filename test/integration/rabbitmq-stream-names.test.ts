@@ -2,7 +2,7 @@
 // client, which checks nothing), and our entry points refusing, before anything is sent, every
 // name it would not serve (checkStreamName; docs/internals/client-gaps-and-broker-facts.md,
 // "Stream names"). A stream whose name is too long is created, answered ok, and never served:
-// a job on it would restart for ever.
+// a job on it would restart for ever; its deletion never ends (below).
 import { afterAll, describe, expect, it } from 'vitest';
 import { aggregate, ConfigError, jsonMessage } from '../../src/index.js';
 import { rabbitForTests, publishAll, uniqueStream } from '../support/brokers/rabbitmq.js';
@@ -62,18 +62,19 @@ async function within<T>(ms: number, work: (signal: AbortSignal) => Promise<T>):
 }
 
 describe('RabbitMQ 4.0.5 and stream names (the stock client)', () => {
+  // A name of 234 is not created here: RabbitMQ 4.0.5 creates it, its writer fails
+  // (enametoolong), and after a delete its stream coordinator retries removing the member that
+  // never started, for good and across restarts. Each such stream left the coordinator busier
+  // (30 of them held an idle broker at 1.1 cores), which slowed every later test on the
+  // machine. docs/internals/client-gaps-and-broker-facts.md, "Stream names", has the fact.
   it(
-    'serves 233 characters on vhost /, and creates 234 (ASCII or é) that it never serves (no leader)',
+    'serves 233 characters on vhost /, ASCII or é',
     async () => {
       const served = [await stockCreate(named(233)), await stockCreate(named(233, 'é'))];
-      const broken = [await stockCreate(named(234)), await stockCreate(named(234, 'é'))];
-      // Created, answered ok, then its writer fails (enametoolong): no leader, for good.
-      for (const name of broken) {
-        await expect.poll(() => metadataOf(name), { timeout: bound(20_000) }).toBe('no leader');
+      // Characters (graphemes), not bytes: 233 é are 466 bytes.
+      for (const name of served) {
+        await expect.poll(() => metadataOf(name), { timeout: bound(20_000) }).toBe('served');
       }
-      // Made before those, which failed since: these are served. Characters (graphemes), not
-      // bytes: 233 é are 466 bytes.
-      for (const name of served) expect(await metadataOf(name)).toBe('served');
     },
     bound(60_000),
   );
@@ -141,9 +142,9 @@ describe('our entry points and a name RabbitMQ would not serve', () => {
     'fail a job on such a source or target, and a producer, at once instead of restarting for ever',
     async () => {
       const { rabbit } = real;
-      // A stream left by an older version, which created it: it has no leader, for good.
-      const broken = await stockCreate(named(240));
-      await expect.poll(() => metadataOf(broken), { timeout: bound(20_000) }).toBe('no leader');
+      // As a stream left by an older version would be named. It is not created (see above): the
+      // name alone is refused, before anything is sent, so the answer is the same.
+      const broken = named(240);
       const good = await real.newStream('names-good');
       await publishAll(rabbit, good, [jsonMessage({ n: 1 })]);
       const out = await real.newStream('names-out');
