@@ -10,15 +10,21 @@ export interface StartedChild {
   kill(): void;
   /** True when it was killed with SIGKILL, false when it exited with code 0; rejects otherwise. */
   readonly ended: Promise<boolean>;
+  /** Resolves once every character it printed was handed to `onMark` (may come after `ended`). */
+  readonly read: Promise<void>;
 }
 
-/** Starts `script` with `args`; `onMark` sees every character it prints on stdout. */
+/**
+ * Starts `script` with `args`: a .ts file through tsx, a bundle (`bundleChild`, plain
+ * JavaScript) as it is; `onMark` sees every character it prints on stdout.
+ */
 export function startChild(
   script: string,
   args: readonly string[],
   onMark: (mark: string) => void = () => undefined,
 ): StartedChild {
-  const proc = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const proc = spawn(process.execPath, [...loader, script, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const ended = new Promise<boolean>((resolve, reject) => {
@@ -32,11 +38,13 @@ export function startChild(
   proc.stdout.on('data', (data: Buffer) => {
     for (const mark of data.toString()) onMark(mark);
   });
+  const read = new Promise<void>((resolve) => proc.stdout.on('close', resolve));
   return {
     kill: () => {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
     },
     ended,
+    read,
   };
 }
 
