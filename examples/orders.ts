@@ -37,29 +37,24 @@ try {
   );
   await createOutboxTable(servers.port(), tables.outbox);
 
-  // 2. The chain runs while the orders come in, each part killed KILLS times and restarted.
-  lanes = ROLES.map((role) =>
-    real
-      ? killedLane(role, servers.place, servers.childEnv, random)
-      : crashingLane(role, servers, random),
-  );
-  const writers: WritersOptions = real
-    ? // Paced over about as long as the children's kills take, so that they land mid-flow.
-      {
-        writers: 6,
-        ordersTable: tables.orders,
-        outboxTable: tables.outbox,
-        pauseMs: () => random() * 100,
-        commitDelayMs: () => random() * 20,
-      }
-    : // PGlite is one connection: the writers take turns, as fast as it goes.
-      {
-        writers: 4,
-        ordersTable: tables.orders,
-        outboxTable: tables.outbox,
-        pauseMs: () => 0,
-        commitDelayMs: () => 0,
-      };
+  // 2. The chain runs while the orders come in, each part killed KILLS times and restarted
+  //    (./orders/chain-lane.ts).
+  //    Each its own generator: the parts restart in an order that timing decides.
+  lanes = ROLES.map((role) => {
+    const own = seededRandom(Math.floor(random() * 2 ** 32));
+    return real
+      ? killedLane(role, servers.place, servers.childEnv, own)
+      : crashingLane(role, servers, own);
+  });
+  const writers: WritersOptions = {
+    ordersTable: tables.orders,
+    outboxTable: tables.outbox,
+    ...(real
+      ? // At once, paced over about as long as the children's kills take: they land mid-flow.
+        { writers: 6, pauseMs: () => random() * 100, commitDelayMs: () => random() * 20 }
+      : // PGlite is one connection: the writers take turns, as fast as it goes.
+        { writers: 4, pauseMs: () => 0, commitDelayMs: () => 0 }),
+  };
   const orders = plannedOrders();
   const [written] = await Promise.all([
     placeOrders(servers.port(), orders, writers),
@@ -100,19 +95,25 @@ if (!equal) process.exitCode = 1;
 
 /** ORDERS_SEED: a run's seed (default: a new one, printed, so that a run can be repeated). */
 function seedOf(given: string | undefined): number {
-  if (given === undefined || given === '') return 1 + Math.floor(Math.random() * 2_147_483_646);
+  if (given === undefined || given === '') return Math.floor(Math.random() * 2 ** 32);
   const value = Number(given);
-  if (!Number.isSafeInteger(value) || value < 1 || value >= 2_147_483_647) {
-    throw new Error(`ORDERS_SEED must be an integer from 1 to 2147483646, given: '${given}'`);
+  if (!Number.isSafeInteger(value) || value < 0 || value >= 2 ** 32) {
+    throw new Error(`ORDERS_SEED must be an integer from 0 to 4294967295, given: '${given}'`);
   }
   return value;
 }
 
-/** Uniform in [0, 1), the MINSTD sequence from `seed`. */
+/**
+ * Uniform in [0, 1) from `seed` (mulberry32: generators seeded with one's outputs run
+ * unrelated sequences, not one sequence shifted, as a multiplicative one would).
+ */
 function seededRandom(seed: number): () => number {
-  let state = seed;
+  let state = seed >>> 0;
   return () => {
-    state = (state * 48_271) % 2_147_483_647;
-    return (state - 1) / 2_147_483_646;
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
   };
 }

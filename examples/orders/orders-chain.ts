@@ -132,7 +132,6 @@ export function orderRelay(
     table: chainTables(place).outbox,
     broker,
     to: place.ordersStream,
-    pollIntervalMs: 20,
   });
 }
 
