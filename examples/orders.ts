@@ -62,7 +62,7 @@ try {
   ]);
   for (const lane of lanes) await lane.stop();
   console.log(
-    `${writers.writers} writers placed ${orders.length} orders in ${(written.elapsedMs / 1000).toFixed(1)} s: ` +
+    `${writers.writers} writers placed ${orders.length} orders in ${seconds(written.elapsedMs)}: ` +
       `${written.committed} committed, ${written.rolledBack} rolled back (payment declined), ` +
       `${counted(written.retried, 'transaction')} retried`,
   );
@@ -77,8 +77,10 @@ try {
   console.log('');
   for (const role of ROLES) {
     const part = chainPart(role, servers);
+    const from = performance.now();
     try {
-      console.log(`${role} to the end: ${await part.run({ untilCaughtUp: true })}`);
+      const did = await part.run({ untilCaughtUp: true });
+      console.log(`${role} to the end: ${did} in ${seconds(performance.now() - from)}`);
     } finally {
       await part.close();
     }
@@ -90,8 +92,13 @@ try {
   for (const lane of lanes) await lane.stop();
   await servers.close();
 }
-console.log(`\ndone in ${((performance.now() - began) / 1000).toFixed(1)} s`);
+console.log(`\ndone in ${seconds(performance.now() - began)}`);
 if (!equal) process.exitCode = 1;
+
+/** A duration as printed: 3412 ms is '3.4 s'. */
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
 
 /** ORDERS_SEED: a run's seed (default: a new one, printed, so that a run can be repeated). */
 function seedOf(given: string | undefined): number {

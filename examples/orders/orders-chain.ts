@@ -77,6 +77,10 @@ export function chainPart(role: Role, servers: ChainServers, faults: PartFaults 
   switch (role) {
     case 'relay': {
       const relay = orderRelay(place, { target }, servers.port());
+      // Any transaction open on the server holds back the rows committed after it began.
+      relay.on('waiting', ({ rows, openTransaction }) =>
+        console.log(`relay waits: ${rows}+ rows behind transaction ${openTransaction}, still open`),
+      );
       return {
         run: async (options) => `${counted((await relay.run(options)).published, 'row')} published`,
         close: () => relay.close(),
