@@ -5,6 +5,8 @@ import { bound } from './test/support/timing.js';
 export const timeouts = { testTimeout: bound(120_000), hookTimeout: bound(180_000) };
 /** Two cores: integration tests share one broker and are heavy; keep workers bounded. */
 export const workers = { maxWorkers: 2, minWorkers: 1 };
+/** Run in every test file: names a test that holds its worker's event loop (see the file). */
+export const setupFiles = ['test/support/event-loop-watch.ts'];
 
 export default defineConfig({
   test: {
@@ -17,6 +19,7 @@ export default defineConfig({
       {
         test: {
           ...timeouts,
+          setupFiles,
           name: 'tests',
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/cluster/**'],
@@ -28,6 +31,7 @@ export default defineConfig({
         // that they run beside the other tests' forks instead of after them.
         test: {
           ...timeouts,
+          setupFiles,
           name: 'cluster',
           include: ['test/cluster/**/*.test.ts'],
           pool: 'threads',

@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { timeouts, workers } from './vitest.config.js';
+import { setupFiles, timeouts, workers } from './vitest.config.js';
 
 // `npm run test:unit`: the unit, component and property tests, without a broker (no global
 // setup): they run on the embedded broker and PGlite. test/README.md says which test goes where.
@@ -7,6 +7,7 @@ export default defineConfig({
   test: {
     ...timeouts,
     ...workers,
+    setupFiles,
     include: ['test/{unit,component,property}/**/*.test.ts'],
   },
 });
