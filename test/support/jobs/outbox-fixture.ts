@@ -2,7 +2,8 @@
 // and the check that a stream holds exactly the committed rows, once each, in relay order.
 import { expect } from 'vitest';
 import { decodeMessage } from '../../../src/codecs/amqp-message.js';
-import { OutboxProperty } from '../../../src/outbox/outbox-message.js';
+import { OutboxProperty, type RelayMark } from '../../../src/outbox/outbox-message.js';
+import { ResultProperty } from '../../../src/result-format/result-format.js';
 
 /** One relay message, decoded. */
 export interface SeenOutboxMessage {
@@ -14,6 +15,8 @@ export interface SeenOutboxMessage {
   readonly contentType: string | undefined;
   readonly creationTime: number | undefined;
   readonly body: Buffer;
+  /** What a message on a super stream carries beside the row; undefined on a stream. */
+  readonly mark: RelayMark | undefined;
 }
 
 /** Decodes one message a relay published. */
@@ -36,6 +39,14 @@ export function seenOutboxMessage(bytes: Uint8Array): SeenOutboxMessage {
     contentType: message.properties?.contentType,
     creationTime: message.properties?.creationTime,
     body: Buffer.from(body.sections[0] as Uint8Array),
+    mark:
+      properties[OutboxProperty.THROUGH] === undefined
+        ? undefined
+        : {
+            producer: String(properties[ResultProperty.producer]),
+            publishingId: BigInt(String(properties[ResultProperty.lastOffset])),
+            through: BigInt(String(properties[OutboxProperty.THROUGH])),
+          },
   };
 }
 
