@@ -473,7 +473,7 @@ export class OutboxRelay {
   /**
    * The last row up to which the destination holds every row, as `standing` tells: the row its
    * resume point names, then, on a super stream, on past each row its partition holds already
-   * (up to one batch: what was in flight when the partitions' last messages were sent).
+   * (what was in flight when the partitions' last messages were sent: about a batch).
    */
   private async positionOf(
     tx: SinkTransaction,
