@@ -139,6 +139,7 @@ export {
   type OutboxRelayOptions,
   type RelayBroker,
   type RelayTarget,
+  type RelayPartition,
   type RelayBacklog,
 } from './outbox/outbox-relay.js';
 export {

@@ -7,28 +7,26 @@ import { retryPolicy, runRetrying, type RetryPolicy } from '../common/retry-loop
 import { SingleRun } from '../common/single-run.js';
 import { JobEvents, type ListenerOptions } from '../api/job-events.js';
 import type { RunOptions } from '../api/run-options.js';
-import type { SinkDatabase } from '../database/sink-database.js';
-import type { Target } from '../ports/ports.js';
-import type { ProducerTarget } from '../producer/stream-producer.js';
+import type { SinkDatabase, SinkTransaction } from '../database/sink-database.js';
 import { plainEntriesFit } from '../ports/write-size.js';
-import { outboxMessage } from './outbox-message.js';
-import { OutboxTable, type OutboxCursor, type OutboxRecord } from './outbox-table.js';
+import { cursorAfter, OutboxTable, type OutboxCursor, type OutboxRecord } from './outbox-table.js';
 import {
   MAX_RELAY_TXID,
   MAX_ROWS_PER_TRANSACTION,
   readRelayPublishingId,
   relayPublishingId,
 } from './relay-publishing-id.js';
+import {
+  RelayDestination,
+  type RelayBroker,
+  type RelayPartition,
+  type RelayStanding,
+  type RelayTarget,
+} from './relay-destination.js';
+import { RelayFrames } from './relay-frames.js';
 import type { RelayEventMap, RelayRunSummary } from './relay-events.js';
 
-/** What a relay publishes through: a broker connection that makes named-producer targets (`connect()`'s, or the embedded broker). */
-export interface RelayBroker {
-  /** The target of `stream` under the named producer `options.producer`. */
-  target(stream: string, options: { producer: string }): RelayTarget;
-}
-
-/** A target as a relay uses it: several rows, each under its own id, in one frame where it can. */
-export type RelayTarget = Target & Partial<Pick<ProducerTarget, 'publishEach'>>;
+export type { RelayBroker, RelayPartition, RelayTarget } from './relay-destination.js';
 
 /** The options of `outboxRelay`. */
 export interface OutboxRelayOptions {
@@ -44,8 +42,14 @@ export interface OutboxRelayOptions {
   readonly table?: string;
   /** The broker to publish on: `await connect(url)` or a `MemoryBroker`. */
   readonly broker: RelayBroker;
-  /** The stream to publish to. */
-  readonly to: string;
+  /** The stream to publish to (or give `toSuperStream`). */
+  readonly to?: string;
+  /**
+   * The super stream to publish to instead of a stream: each row to the partition its key
+   * routes to, as the RabbitMQ clients route (`partitionIndexFor`), so that one key's rows stay
+   * in order in one partition. Its partitions are asked of the broker once, at the first start.
+   */
+  readonly toSuperStream?: string;
   /** Rows read from the outbox at a time (default 500). */
   readonly maxBatchRows?: number;
   /** How long the relay waits before reading again when it found nothing to publish, ms (default 100). */
@@ -64,11 +68,13 @@ export interface OutboxRelayOptions {
 
 /** Where a relay stands, read now from the broker and the database. */
 export interface RelayBacklog {
-  /** The stream the relay publishes to. */
+  /** The stream (or super stream) the relay publishes to. */
   readonly stream: string;
-  /** The producer's last publishing id on the stream (0: nothing published). */
+  /** The producer's last publishing id on the stream, the highest of the partitions' on a super stream (0: nothing published). */
   readonly lastPublishingId: bigint;
-  /** The last row the stream holds; undefined when none. */
+  /** On a super stream, each partition's standing (see `RelayPartition`). */
+  readonly partitions?: readonly RelayPartition[];
+  /** The last row up to which the stream (or every partition) holds all rows; undefined when none. */
   readonly position: OutboxCursor | undefined;
   /** Committed rows not on the stream yet. */
   readonly rows: bigint;
@@ -77,9 +83,6 @@ export interface RelayBacklog {
 }
 
 type Counters = { -readonly [K in keyof RelayRunSummary]: RelayRunSummary[K] };
-
-/** Rows per Publish frame at most: the broker target's default bound on writes in flight. */
-const ROWS_PER_FRAME = 64;
 
 /**
  * Publishes the rows services commit to an outbox table to a stream, each exactly once, the
@@ -93,16 +96,17 @@ export function outboxRelay(options: OutboxRelayOptions): OutboxRelay {
  * An outbox relay (made by `outboxRelay`). It publishes committed rows in the order of their
  * transaction id, then row id, each under a publishing id derived from that place
  * (./relay-publishing-id.ts), and passes a row only once every older transaction has ended.
- * Where it stands is the producer's last publishing id on the stream: nothing is written back
- * to the database, so a crash anywhere loses no row and duplicates none.
+ * Where it stands is read from the broker (the producer's last publishing id on the stream; on
+ * a super stream, also what the partitions' last messages record, see ./relay-destination.ts):
+ * nothing is written back to the database, so a crash anywhere loses no row and duplicates none.
  */
 export class OutboxRelay {
   /** The relay's name (its producer's). */
   readonly name: string;
-  /** The stream it publishes to. */
+  /** The stream (or super stream) it publishes to. */
   readonly stream: string;
   private readonly table: OutboxTable;
-  private readonly target: RelayTarget;
+  private readonly destination: RelayDestination;
   private readonly events: JobEvents<RelayEventMap>;
   private readonly logger: Logger;
   private readonly maxBatchRows: number;
@@ -114,7 +118,7 @@ export class OutboxRelay {
   private created: Promise<void> | undefined;
 
   constructor(private readonly options: OutboxRelayOptions) {
-    const { name, database, broker, to } = options;
+    const { name, database, broker, to, toSuperStream } = options;
     if (typeof name !== 'string' || name === '') {
       throw new ConfigError('name', 'must be a non-empty string', name);
     }
@@ -128,12 +132,28 @@ export class OutboxRelay {
     if (typeof (broker as Partial<RelayBroker> | undefined)?.target !== 'function') {
       throw new ConfigError('broker', 'must be a broker connection or a MemoryBroker', broker);
     }
-    if (typeof to !== 'string' || to === '') {
+    if ((to === undefined) === (toSuperStream === undefined)) {
+      throw new ConfigError(
+        'to',
+        'give exactly one of to (a stream) and toSuperStream (a super stream)',
+        { to, toSuperStream },
+      );
+    }
+    if (to !== undefined && (typeof to !== 'string' || to === '')) {
       throw new ConfigError('to', 'must be a non-empty stream name', to);
+    }
+    if (
+      toSuperStream !== undefined &&
+      (typeof toSuperStream !== 'string' || toSuperStream === '')
+    ) {
+      throw new ConfigError(
+        'toSuperStream',
+        'must be a non-empty super stream name',
+        toSuperStream,
+      );
     }
     this.name = name;
     this.runs = new SingleRun('relay', name);
-    this.stream = to;
     this.table = new OutboxTable(options.table);
     const maxBatchRows = options.maxBatchRows ?? 500;
     if (!Number.isSafeInteger(maxBatchRows) || maxBatchRows < 1) {
@@ -147,8 +167,12 @@ export class OutboxRelay {
     this.events = new JobEvents<RelayEventMap>((event, error) =>
       this.logger.error({ err: error, event }, `a listener of the relay's '${event}' event threw`),
     );
-    // Checks the stream's and the producer's names as the broker does, before anything is sent.
-    this.target = broker.target(to, { producer: name });
+    this.destination = new RelayDestination(
+      broker,
+      name,
+      to === undefined ? { superStream: toSuperStream as string } : { stream: to },
+    );
+    this.stream = this.destination.name;
   }
 
   /** Adds a listener of the relay's events (see `RelayEventMap`); returns the function that removes it. */
@@ -181,47 +205,52 @@ export class OutboxRelay {
    */
   async close(): Promise<void> {
     await this.runs.close();
-    await this.target.release?.();
+    await this.destination.release();
     await this.options.database.close();
   }
 
   /** Where the relay stands and how many committed rows are not on the stream yet. */
   async backlog(): Promise<RelayBacklog> {
-    const lastPublishingId = await this.lastStored();
+    const standing = await this.destination.standing(false);
     await this.createTable();
     const { database } = this.options;
     return database.transaction(async (tx) => {
-      const position = await this.cursorAt(lastPublishingId, (place) =>
-        this.table.rowAt(tx, place),
-      );
+      const position = await this.positionOf(tx, standing);
       const { rows, oldestAgeMs } = await this.table.backlog(tx, position);
-      return { stream: this.stream, lastPublishingId, position, rows, oldestAgeMs };
+      return { ...this.described(standing), position, rows, oldestAgeMs };
     });
   }
 
   /**
-   * Deletes the outbox rows the stream holds, all but those of the last transaction on it (kept:
-   * the relay finds its place among them), and the key claims no writer can need any more.
-   * Safe while relays run: it asks the broker first. Resolves with the rows deleted.
+   * Deletes the outbox rows the stream holds, all but those of the transaction of the row it
+   * resumes after (kept: the relay finds its place among them), and the key claims no writer
+   * can need any more. Safe while relays run: it asks the broker first. Resolves with the rows
+   * deleted. On a super stream, the resume point is the highest `sw-relay-through` of the
+   * partitions' last messages: a partition that gets no row holds nothing back.
    */
   async prune(): Promise<number> {
-    const place = readRelayPublishingId(await this.lastStored());
+    const place = readRelayPublishingId((await this.destination.standing(false)).resumeId);
     if (place === undefined) return 0;
     await this.createTable();
     return this.options.database.transaction((tx) => this.table.prune(tx, place.txid));
   }
 
-  /** The producer's last publishing id, asked without re-arming the target (a run may be under way). */
-  private async lastStored(): Promise<bigint> {
-    const ask = this.target.lastPublishingIdOf?.bind(this.target);
-    if (ask === undefined) {
-      throw new ConfigError(
-        'broker',
-        'must make targets that answer lastPublishingIdOf',
-        this.name,
-      );
-    }
-    return ask(this.name);
+  /** The stream, the highest last publishing id, and on a super stream each partition. */
+  private described(standing: RelayStanding): {
+    readonly stream: string;
+    readonly lastPublishingId: bigint;
+    readonly partitions?: readonly RelayPartition[];
+  } {
+    const lastPublishingId = standing.partitions.reduce(
+      (highest, partition) =>
+        partition.lastPublishingId > highest ? partition.lastPublishingId : highest,
+      0n,
+    );
+    return {
+      stream: this.stream,
+      lastPublishingId,
+      ...(this.destination.superStream ? { partitions: standing.partitions } : {}),
+    };
   }
 
   private async runLoop(options: RunOptions): Promise<RelayRunSummary> {
@@ -286,7 +315,7 @@ export class OutboxRelay {
       throw error;
     } finally {
       // The next run (or another process's relay of this name) declares the producer again.
-      await this.target.release?.().catch(() => undefined);
+      await this.destination.release().catch(() => undefined);
       this.events.emit('stopped', { summary: { ...counters }, error: failure });
     }
   }
@@ -300,24 +329,36 @@ export class OutboxRelay {
   ): Promise<void> {
     const { database } = this.options;
     await this.stage('prepare', undefined, () => this.createTable());
-    // Asking re-arms the target after a failed publish: every publish before it has settled.
-    const lastPublishingId = await this.stage('resume', undefined, () =>
-      this.target.lastPublishingId(),
+    const targets = await this.stage('prepare', undefined, () =>
+      this.destination.partitionTargets(),
     );
+    // Asking re-arms the targets after a failed publish: every publish before it has settled.
+    const standing = await this.stage('resume', undefined, () => this.destination.standing(true));
     let cursor = await this.stage('resume', undefined, () =>
-      database.transaction((tx) =>
-        this.cursorAt(lastPublishingId, (place) => this.table.rowAt(tx, place)),
-      ),
+      database.transaction((tx) => this.positionOf(tx, standing)),
     );
-    this.events.emit('started', {
-      stream: this.stream,
-      lastPublishingId,
-      from: cursor,
-      retries: counters.retries,
-    });
+    const described = this.described(standing);
+    this.events.emit('started', { ...described, from: cursor, retries: counters.retries });
+    for (const { stream, lastPublishingId, through } of described.partitions ?? []) {
+      if (through !== undefined) continue;
+      this.logger.warn(
+        { relay: this.name, stream: this.stream, partition: stream },
+        `outbox relay '${this.name}': the last message on partition '${stream}' (publishing ` +
+          `id ${lastPublishingId}) is not on it any more (retention?); the other partitions ` +
+          'tell where the relay resumes',
+      );
+    }
     this.logger.info(
-      { relay: this.name, stream: this.stream, lastPublishingId: lastPublishingId.toString() },
-      `outbox relay '${this.name}' publishes to '${this.stream}' from ` +
+      {
+        relay: this.name,
+        stream: this.stream,
+        lastPublishingId: described.lastPublishingId.toString(),
+      },
+      `outbox relay '${this.name}' publishes to ` +
+        (this.destination.superStream
+          ? `super stream '${this.stream}' (${targets.length} partitions)`
+          : `'${this.stream}'`) +
+        ' from ' +
         (cursor === undefined ? 'its first row' : `after row ${cursor.rowId}`),
     );
     let waitingFor: bigint | undefined;
@@ -348,7 +389,7 @@ export class OutboxRelay {
         continue;
       }
       waitingFor = undefined;
-      cursor = await this.publish(read.rows, cursor);
+      cursor = await this.publish(read.rows, cursor, targets);
       counters.published += read.rows.length;
       counters.batches++;
       progressed();
@@ -356,81 +397,73 @@ export class OutboxRelay {
   }
 
   /**
-   * Publishes `rows` (the rows after `after`, in relay order) and resolves once every one is
-   * confirmed, with the cursor at the last. On a failure it waits for every publish under way
-   * to settle before throwing: the target refuses all after a failed one until it is re-armed.
+   * Publishes `rows` (the rows after `after`, in relay order) to `targets`, each to its key's
+   * partition, and resolves once every one is confirmed, with the cursor at the last. Each is
+   * sent knowing every row up to `after` confirmed (a super stream's messages record it). On a
+   * failure it waits for every publish under way to settle before throwing: a target refuses
+   * all after a failed one until it is re-armed.
    */
   private async publish(
     rows: readonly OutboxRecord[],
     after: OutboxCursor | undefined,
+    targets: readonly RelayTarget[],
   ): Promise<OutboxCursor> {
+    const through = after === undefined ? 0n : relayPublishingId(after);
+    const partitions = targets.map(
+      (target) =>
+        new RelayFrames(target, (confirm) => {
+          this.unconfirmed++;
+          return confirm.finally(() => this.unconfirmed--);
+        }),
+    );
+    const settled = (): Promise<PromiseSettledResult<void>[]> =>
+      Promise.allSettled(partitions.flatMap((partition) => partition.confirms));
     let cursor = after;
-    const confirms: Promise<void>[] = [];
-    let frame: { publishingId: bigint; message: Uint8Array }[] = [];
-    /** The lengths of `frame`'s messages, as `plainEntriesFit` takes them. */
-    let lengths: number[] = [];
-    const send = (): void => {
-      const entries = frame;
-      frame = [];
-      lengths = [];
-      const sent =
-        this.target.publishEach?.(entries) ??
-        entries.map((entry) => this.target.publish(entry.publishingId, [entry.message]));
-      this.unconfirmed += sent.length;
-      for (const confirm of sent) {
-        confirms.push(confirm.finally(() => this.unconfirmed--));
-      }
-    };
-    let first: OutboxRecord | undefined;
     for (const row of rows) {
-      first ??= row;
-      const txid = BigInt(row.txid);
-      const index = cursor !== undefined && cursor.txid === txid ? cursor.index + 1 : 0;
-      const rowAt = { id: BigInt(row.id), txid };
-      if (index >= MAX_ROWS_PER_TRANSACTION || txid > MAX_RELAY_TXID) {
-        await Promise.allSettled(confirms);
+      cursor = cursorAfter(cursor, row);
+      const rowAt = { id: cursor.rowId, txid: cursor.txid };
+      if (cursor.index >= MAX_ROWS_PER_TRANSACTION || cursor.txid > MAX_RELAY_TXID) {
+        await settled();
         throw this.failure(
           'publish',
           rowAt,
           new Error(
-            index >= MAX_ROWS_PER_TRANSACTION
+            cursor.index >= MAX_ROWS_PER_TRANSACTION
               ? `a transaction with more than ${MAX_ROWS_PER_TRANSACTION} outbox rows cannot be published`
               : `transaction ids above ${MAX_RELAY_TXID} do not fit a publishing id`,
           ),
           false,
         );
       }
-      cursor = { txid, index, rowId: rowAt.id };
-      const message = outboxMessage(row);
-      if (!plainEntriesFit([message.length], this.target.maxWriteBytes)) {
-        await Promise.allSettled(confirms);
+      const publishingId = relayPublishingId(cursor);
+      // An index below the count: a key's partition.
+      const partition = partitions[
+        this.destination.route(row.key, partitions.length)
+      ] as RelayFrames;
+      const message = this.destination.message(row, publishingId, through);
+      if (!plainEntriesFit([message.length], partition.target.maxWriteBytes)) {
+        await settled();
         throw this.failure(
           'publish',
           rowAt,
           new Error(
             `its message takes ${message.length} bytes, over the broker's limit of ` +
-              `${this.target.maxWriteBytes} bytes per write: shorten the row or raise frame_max`,
+              `${partition.target.maxWriteBytes} bytes per write: shorten the row or raise frame_max`,
           ),
           false,
         );
       }
-      lengths.push(message.length);
-      if (frame.length === ROWS_PER_FRAME || !plainEntriesFit(lengths, this.target.maxWriteBytes)) {
-        send();
-        lengths.push(message.length);
-      }
-      frame.push({ publishingId: relayPublishingId(cursor), message });
+      partition.add(publishingId, message);
     }
-    if (frame.length > 0) send();
-    const settled = await Promise.allSettled(confirms);
-    const failed = settled.find((outcome) => outcome.status === 'rejected');
+    for (const partition of partitions) partition.send();
+    const failed = (await settled()).find((outcome) => outcome.status === 'rejected');
     if (failed !== undefined) throw this.asRelayError(failed.reason, 'publish');
     // A batch is never empty: the caller publishes only rows it found.
     const last = cursor as OutboxCursor;
     this.events.emit('published', {
       stream: this.stream,
       rows: rows.length,
-      firstRowId: BigInt((first as OutboxRecord).id),
+      firstRowId: BigInt((rows[0] as OutboxRecord).id),
       lastRowId: last.rowId,
       lastPublishingId: relayPublishingId(last),
     });
@@ -438,29 +471,61 @@ export class OutboxRelay {
   }
 
   /**
-   * The cursor at the row publishing id `lastPublishingId` names, found with `rowAt`; undefined
-   * for 0 (nothing published). A row the table no longer has is a permanent `RelayError`.
+   * The last row up to which the destination holds every row, as `standing` tells: the row its
+   * resume point names, then, on a super stream, on past each row its partition holds already
+   * (what was in flight when the partitions' last messages were sent: about a batch).
    */
-  private async cursorAt(
-    lastPublishingId: bigint,
-    rowAt: (place: { txid: bigint; index: number }) => Promise<bigint | undefined>,
+  private async positionOf(
+    tx: SinkTransaction,
+    standing: RelayStanding,
   ): Promise<OutboxCursor | undefined> {
-    const place = readRelayPublishingId(lastPublishingId);
-    if (place === undefined) return undefined;
-    const rowId = await rowAt(place);
-    if (rowId === undefined) {
-      throw this.failure(
-        'resume',
-        undefined,
-        new Error(
-          `the stream's last row (row ${place.index} of transaction ${place.txid}, publishing id ` +
-            `${lastPublishingId}) is not in the table: rows of it or after it were deleted, or ` +
-            'the table is not the one this relay published from; nothing was published',
-        ),
-        false,
-      );
+    let cursor = await this.cursorAt(tx, standing.resumeId);
+    if (!this.destination.superStream) return cursor;
+    for (;;) {
+      const rows = await this.table.keysAfter(tx, cursor, this.maxBatchRows);
+      for (const row of rows) {
+        const next = cursorAfter(cursor, row);
+        if (
+          next.index >= MAX_ROWS_PER_TRANSACTION ||
+          !this.destination.holds(standing, row.key, relayPublishingId(next))
+        ) {
+          return cursor;
+        }
+        cursor = next;
+      }
+      if (rows.length < this.maxBatchRows) return cursor;
     }
-    return { ...place, rowId };
+  }
+
+  /**
+   * The cursor at the row publishing id `resumeId` names, undefined for 0 (nothing published).
+   * A row the table no longer has is a permanent `RelayError`, but on a super stream when the
+   * table holds no row of its transaction or an older one: there the resume point can fall
+   * behind what an earlier `prune()` deleted (two relays of one name at once, whose batches were
+   * cut apart: a later message of one records less than an earlier of the other), and every
+   * row deleted was on the super stream, so the relay resumes from the table's first row.
+   */
+  private async cursorAt(tx: SinkTransaction, resumeId: bigint): Promise<OutboxCursor | undefined> {
+    const place = readRelayPublishingId(resumeId);
+    if (place === undefined) return undefined;
+    const rowId = await this.table.rowAt(tx, place);
+    if (rowId !== undefined) return { ...place, rowId };
+    if (this.destination.superStream && !(await this.table.holdsUpTo(tx, place.txid))) {
+      return undefined;
+    }
+    throw this.failure(
+      'resume',
+      undefined,
+      new Error(
+        (this.destination.superStream
+          ? "the row the super stream's partitions record as confirmed"
+          : "the stream's last row") +
+          ` (row ${place.index} of transaction ${place.txid}, publishing id ${resumeId}) is ` +
+          'not in the table: rows of it or after it were deleted, or the table is not the one ' +
+          'this relay published from; nothing was published',
+      ),
+      false,
+    );
   }
 
   private createTable(): Promise<void> {

@@ -38,6 +38,16 @@ export interface OutboxCursor extends RelayPosition {
   readonly rowId: bigint;
 }
 
+/** The cursor at `row`, the row after `cursor` in relay order (its index counted on from it). */
+export function cursorAfter(
+  cursor: OutboxCursor | undefined,
+  row: Pick<OutboxRecord, 'id' | 'txid'>,
+): OutboxCursor {
+  const txid = BigInt(row.txid);
+  const index = cursor !== undefined && cursor.txid === txid ? cursor.index + 1 : 0;
+  return { txid, index, rowId: BigInt(row.id) };
+}
+
 /** What one read of the outbox found. */
 export interface OutboxRead {
   /** Rows past the cursor whose transaction and every older one ended: final, in relay order. */
@@ -152,9 +162,7 @@ export class OutboxTable {
     after: OutboxCursor | undefined,
     limit: number,
   ): Promise<OutboxRead> {
-    const past = after === undefined ? 'true' : '(o.txid, o.id) > ($2::xid8, $3::bigint)';
-    const params =
-      after === undefined ? [limit] : [limit, after.txid.toString(), after.rowId.toString()];
+    const { past, params } = pastCursor(after, limit);
     const { rows } = await tx.query<OutboxRecord & { open_from: string; held: boolean }>(
       'WITH gate AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin) ' +
         'SELECT o.id::text AS id, o.txid::text AS txid, o.key, ' +
@@ -182,6 +190,33 @@ export class OutboxTable {
       [position.txid.toString(), position.index],
     );
     return rows[0] === undefined ? undefined : BigInt(rows[0].id);
+  }
+
+  /**
+   * The id, transaction and key of up to `limit` committed rows past `after`, in relay order,
+   * whether their transaction is final or not: what a relay routes by, without the bodies.
+   */
+  async keysAfter(
+    tx: SinkTransaction,
+    after: OutboxCursor | undefined,
+    limit: number,
+  ): Promise<readonly Pick<OutboxRecord, 'id' | 'txid' | 'key'>[]> {
+    const { past, params } = pastCursor(after, limit);
+    const { rows } = await tx.query<Pick<OutboxRecord, 'id' | 'txid' | 'key'>>(
+      'SELECT o.id::text AS id, o.txid::text AS txid, o.key ' +
+        `FROM ${this.table} o WHERE ${past} ORDER BY o.txid, o.id LIMIT $1`,
+      params,
+    );
+    return rows;
+  }
+
+  /** Whether the table holds a row of transaction `txid` or an older one. */
+  async holdsUpTo(tx: SinkTransaction, txid: bigint): Promise<boolean> {
+    const { rows } = await tx.query<{ held: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM ${this.table} WHERE txid <= $1::xid8) AS held`,
+      [txid.toString()],
+    );
+    return rows[0]?.held === true;
   }
 
   /** Committed rows past `after`, and the event-time age of the oldest. */
@@ -212,4 +247,17 @@ export class OutboxTable {
     await tx.query(`DELETE FROM ${this.keys} WHERE last_txid < $1::xid8`, [txid.toString()]);
     return rowCount;
   }
+}
+
+/** The condition on `o` of a read of up to `limit` ($1) rows past `after`, and its parameters. */
+function pastCursor(
+  after: OutboxCursor | undefined,
+  limit: number,
+): { readonly past: string; readonly params: readonly unknown[] } {
+  return after === undefined
+    ? { past: 'true', params: [limit] }
+    : {
+        past: '(o.txid, o.id) > ($2::xid8, $3::bigint)',
+        params: [limit, after.txid.toString(), after.rowId.toString()],
+      };
 }

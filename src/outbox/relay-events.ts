@@ -1,4 +1,5 @@
 import type { OutboxCursor } from './outbox-table.js';
+import type { RelayPartition } from './relay-destination.js';
 
 /** What a relay did in one `run()`. */
 export interface RelayRunSummary {
@@ -18,10 +19,13 @@ export interface RelayRunSummary {
 export interface RelayEventMap {
   /** The relay read where the stream stands and publishes from the row after `from`. */
   readonly started: {
+    /** The stream, or the super stream. */
     readonly stream: string;
-    /** The producer's last publishing id on the stream (0: it published nothing). */
+    /** The producer's last publishing id on the stream, the highest of the partitions' on a super stream (0: it published nothing). */
     readonly lastPublishingId: bigint;
-    /** The last row the stream holds; undefined when it holds none of this relay's. */
+    /** On a super stream, each partition's standing: what the relay resumed from. */
+    readonly partitions?: readonly RelayPartition[];
+    /** The last row up to which the stream (every partition) holds all rows; undefined when none. */
     readonly from: OutboxCursor | undefined;
     /** Retriable errors before this start, in this run. */
     readonly retries: number;

@@ -13,8 +13,12 @@ const INDEX_BITS = 20n;
 /** Rows of one transaction a relay can publish (2^20): a transaction with more stops it with a `RelayError`. */
 export const MAX_ROWS_PER_TRANSACTION = 2 ** 20;
 
-/** Highest transaction id a publishing id can carry (2^43 − 1: the id must stay below 2^63). */
-export const MAX_RELAY_TXID = 2n ** 43n - 1n;
+/**
+ * Highest transaction id a publishing id can carry (2^42 − 1): the id stays below 2^62, where a
+ * job's result ids begin, so that `readResult` reads it as a result's `sw-last-offset` and finds
+ * a super stream partition's last message by it (./outbox-message.ts).
+ */
+export const MAX_RELAY_TXID = 2n ** 42n - 1n;
 
 /** A row's place in the relay's order: its transaction, and its index among that transaction's rows. */
 export interface RelayPosition {

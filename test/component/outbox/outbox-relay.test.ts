@@ -123,6 +123,8 @@ describe('outbox relay on PGlite and the embedded broker', () => {
 
       const seen = f.seen();
       expect(seen.map((m) => m.id)).toEqual([...first, ...second].map((row) => row.id));
+      // On a stream, the row's message alone: no super stream record.
+      expect(seen.every((m) => m.mark === undefined)).toBe(true);
       expect(new Set(seen.slice(0, 4).map((m) => m.txid)).size).toBe(1);
       expect((seen[4] as SeenOutboxMessage).txid).toBeGreaterThan(
         (seen[0] as SeenOutboxMessage).txid,

@@ -2,7 +2,9 @@
 // and the check that a stream holds exactly the committed rows, once each, in relay order.
 import { expect } from 'vitest';
 import { decodeMessage } from '../../../src/codecs/amqp-message.js';
-import { OutboxProperty } from '../../../src/outbox/outbox-message.js';
+import { partitionIndexFor } from '../../../src/common/partition-routing.js';
+import { OutboxProperty, type RelayMark } from '../../../src/outbox/outbox-message.js';
+import { ResultProperty } from '../../../src/result-format/result-format.js';
 
 /** One relay message, decoded. */
 export interface SeenOutboxMessage {
@@ -14,6 +16,8 @@ export interface SeenOutboxMessage {
   readonly contentType: string | undefined;
   readonly creationTime: number | undefined;
   readonly body: Buffer;
+  /** What a message on a super stream carries beside the row; undefined on a stream. */
+  readonly mark: RelayMark | undefined;
 }
 
 /** Decodes one message a relay published. */
@@ -36,6 +40,14 @@ export function seenOutboxMessage(bytes: Uint8Array): SeenOutboxMessage {
     contentType: message.properties?.contentType,
     creationTime: message.properties?.creationTime,
     body: Buffer.from(body.sections[0] as Uint8Array),
+    mark:
+      properties[OutboxProperty.THROUGH] === undefined
+        ? undefined
+        : {
+            producer: String(properties[ResultProperty.producer]),
+            publishingId: BigInt(String(properties[ResultProperty.lastOffset])),
+            through: BigInt(String(properties[OutboxProperty.THROUGH])),
+          },
   };
 }
 
@@ -82,6 +94,44 @@ export function expectExactlyCommitted(
   for (const [key, order] of keyOrder) {
     expect(streamOrder.get(key) ?? [], `key '${key}' in commit order`).toEqual(order);
   }
+}
+
+/**
+ * Checks that each partition of a super stream (`partitions`: each one's messages, in the
+ * super stream's order) holds exactly the committed rows whose key routes to it, as
+ * `expectExactlyCommitted` checks a stream, each key's rows in `keyOrder` (default: the order
+ * of `committed`, right for one writer).
+ */
+export function expectExactlyOnPartitions(
+  partitions: readonly (readonly SeenOutboxMessage[])[],
+  committed: readonly CommittedRow[],
+  keyOrder: ReadonlyMap<string, readonly bigint[]> = keyOrderOf(committed),
+): void {
+  const routed = (key: string, index: number): boolean =>
+    partitionIndexFor(key, partitions.length) === index;
+  partitions.forEach((seen, index) => {
+    expectExactlyCommitted(
+      seen,
+      committed.filter((row) => routed(row.key, index)),
+      new Map([...keyOrder].filter(([key]) => routed(key, index))),
+    );
+  });
+}
+
+/** Each key's row ids in the order of `rows`. */
+export function keyOrderOf(rows: readonly CommittedRow[]): Map<string, bigint[]> {
+  const order = new Map<string, bigint[]>();
+  for (const row of rows) order.set(row.key, [...(order.get(row.key) ?? []), row.id]);
+  return order;
+}
+
+/** `count` keys ('key-<n>') that route to partition `partition` of `partitions`. */
+export function keysRoutedTo(partition: number, partitions: number, count: number): string[] {
+  const keys: string[] = [];
+  for (let i = 0; keys.length < count; i++) {
+    if (partitionIndexFor(`key-${i}`, partitions) === partition) keys.push(`key-${i}`);
+  }
+  return keys;
 }
 
 export function compareBigint(a: bigint, b: bigint): number {
