@@ -7,6 +7,7 @@ import { jsonMessage } from '../../src/index.js';
 import { rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
 import type { SignalChildMode, SignalEvent } from './signal-child.js';
 import { bound } from '../support/timing.js';
+import { expectSameMessages } from '../support/results/same-bytes.js';
 
 const child = fileURLToPath(new URL('./signal-child.ts', import.meta.url));
 const url = inject('rabbitmqUrl');
@@ -118,7 +119,7 @@ describe('a job on the real broker stopped by a signal', () => {
       const restarted = await runChild('rabbit', [url, source, target, 'until']);
       expect(restarted).toMatchObject({ code: 0, signal: null });
       const actual = (await readAll(real.rabbit, target)).map((bytes) => Buffer.from(bytes));
-      expect(actual).toEqual(expected);
+      expectSameMessages(actual, expected);
     },
     bound(60_000),
   );
