@@ -432,12 +432,21 @@ describe('the outbox relay under database and broker failures', () => {
         (pool, stream) => relayOn(pool, rabbit.rabbit, table, stream),
         async (_, published) => {
           for (let round = 0; round < 40; round++) {
-            const [row] = await pgt.query<{ n: number }>(
-              'SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity ' +
-                'WHERE datname = current_database() AND application_name = $1',
-              [table],
-            );
-            ended += row?.n ?? 0;
+            // The relay may be between sessions (its pool reconnecting): each round ends at
+            // least one, once there is one.
+            let n = 0;
+            const giveUp = Date.now() + bound(30_000);
+            while (n === 0) {
+              if (Date.now() > giveUp) throw new Error(`no relay session in round ${round}`);
+              const [row] = await pgt.query<{ n: number }>(
+                'SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity ' +
+                  'WHERE datname = current_database() AND application_name = $1',
+                [table],
+              );
+              n = row?.n ?? 0;
+              if (n === 0) await pause(10);
+            }
+            ended += n;
             const before = published();
             await until(() => published() > before, bound(30_000), 'the relay to publish again');
           }
