@@ -230,8 +230,11 @@ describe('outbox relay to a super stream on PostgreSQL and RabbitMQ', () => {
       );
       expectExactlyOnPartitions(seen, committed);
       expect(seen[2]?.map((message) => message.key)).toEqual([idle]);
-      // The trap was there: a frame to partition 0 dropped while the same batch stored a later
-      // row on partition 1 (up to the relay's restart).
+      // How often the trap was there: a frame to partition 0 dropped while the same batch
+      // stored a later row on partition 1 (up to the relay's restart). Counted, not required:
+      // whether a later frame goes out after the dropped one depends on timing (under two busy
+      // cores none did in 3 runs of 3). The component tests build the trap on purpose and the
+      // property test has a floor on it (outbox-relay-super-stream.test.ts in both).
       const trapped = frames.filter((frame, at) => {
         if (frame === 'start' || !frame.dropped) return false;
         const rest = frames.slice(at + 1);
@@ -245,7 +248,6 @@ describe('outbox relay to a super stream on PostgreSQL and RabbitMQ', () => {
         );
       }).length;
       expect(ends.dropped).toBeGreaterThan(0);
-      expect(trapped).toBeGreaterThan(0);
       console.log(
         `outbox super stream: ${committed.length} rows, ${lives} relays: ${ends.stopped} ` +
           `stopped, ${ends.cutMidBatch} cut with publishes in flight, ${ends.dropped} ` +
