@@ -14,7 +14,6 @@ import type { FaultPoint } from '../../src/memory/errors.js';
 import { pglite } from '../../src/pglite/index.js';
 import { OutboxRelay } from '../../src/outbox/outbox-relay.js';
 import { createOutboxTable } from '../../src/outbox/outbox-table.js';
-import { writeOutbox } from '../../src/outbox/outbox-write.js';
 import type { RelayBroker } from '../../src/outbox/relay-destination.js';
 import type { RelayEventMap } from '../../src/outbox/relay-events.js';
 import {
@@ -28,6 +27,7 @@ import {
   keysRoutedTo,
   seenOutboxMessage,
   type CommittedRow,
+  writeOnPglite,
 } from '../support/jobs/outbox-fixture.js';
 
 const PARAMETERS = propertyParameters(120);
@@ -113,8 +113,6 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 
 const scenarioArb = fc.array(stepArb, { minLength: 4, maxLength: 16 });
 
-class Rollback extends Error {}
-
 let runs = 0;
 
 describe('outbox relay to a super stream (property)', () => {
@@ -167,18 +165,13 @@ describe('outbox relay to a super stream (property)', () => {
           let n = 0;
           for (const step of steps) {
             if (step.kind === 'tx') {
-              const rows: CommittedRow[] = [];
-              try {
-                await db.transaction(async (tx) => {
-                  for (const key of step.keys) {
-                    const body = `${key}-${n++}`;
-                    const id = await writeOutbox(tx, { key, json: body }, { table });
-                    rows.push({ id, key, body: JSON.stringify(body) });
-                  }
-                  if (step.rollback) throw new Rollback();
-                });
-              } catch (error) {
-                if (!(error instanceof Rollback)) throw error;
+              const rows = await writeOnPglite(
+                db,
+                table,
+                step.keys.map((key) => ({ key, json: `${key}-${n++}` })),
+                step.rollback,
+              );
+              if (step.rollback) {
                 coverage.count('rolled back');
                 continue;
               }

@@ -13,7 +13,6 @@ import type { FaultPoint } from '../../../src/memory/errors.js';
 import { pglite } from '../../../src/pglite/index.js';
 import { OutboxRelay } from '../../../src/outbox/outbox-relay.js';
 import { createOutboxTable } from '../../../src/outbox/outbox-table.js';
-import { writeOutbox } from '../../../src/outbox/outbox-write.js';
 import { relayPublishingId } from '../../../src/outbox/relay-publishing-id.js';
 import type { RelayBroker } from '../../../src/outbox/relay-destination.js';
 import type { RelayEventMap } from '../../../src/outbox/relay-events.js';
@@ -25,12 +24,11 @@ import {
   until,
   type CommittedRow,
   type SeenOutboxMessage,
+  writeOnPglite,
 } from '../../support/jobs/outbox-fixture.js';
 import { bound } from '../../support/timing.js';
 
 const db = pgliteForTests();
-
-class Rollback extends Error {}
 
 let fixtures = 0;
 /** A fresh table, super stream and broker for one test. */
@@ -78,23 +76,13 @@ async function fresh(partitions = 3): Promise<{
         ...(logger === undefined ? {} : { logger }),
       }),
     seen,
-    write: async (keys, rollback = false) => {
-      const rows: CommittedRow[] = [];
-      try {
-        await db.transaction(async (tx) => {
-          for (const key of keys) {
-            const body = `${key}-${n++}`;
-            const id = await writeOutbox(tx, { key, json: body }, { table });
-            rows.push({ id, key, body: JSON.stringify(body) });
-          }
-          if (rollback) throw new Rollback();
-        });
-      } catch (error) {
-        if (error instanceof Rollback) return [];
-        throw error;
-      }
-      return rows;
-    },
+    write: (keys, rollback = false) =>
+      writeOnPglite(
+        db,
+        table,
+        keys.map((key) => ({ key, json: `${key}-${n++}` })),
+        rollback,
+      ),
     count: async () =>
       Number((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]?.n),
     expectExact: (committed) => {

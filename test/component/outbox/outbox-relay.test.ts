@@ -2,7 +2,6 @@
 // transactions reach the stream once each, in (txid, id) order, with their bytes and
 // properties; rolled-back rows never; restarts, crashes between publish and confirm and
 // pruning lose and duplicate nothing; bad input and rows that cannot be published are refused.
-import type { Transaction } from '@electric-sql/pglite';
 import { decode as decodeMsgpack } from '@msgpack/msgpack';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, RelayError } from '../../../src/common/errors.js';
@@ -20,6 +19,7 @@ import {
   seenOutboxMessage,
   type CommittedRow,
   type SeenOutboxMessage,
+  writeOnPglite,
 } from '../../support/jobs/outbox-fixture.js';
 import { bound } from '../../support/timing.js';
 
@@ -58,40 +58,10 @@ async function fresh(frameMax?: number): Promise<{
         retryDelayMs: 1,
       }),
     seen: () => broker.messages(stream).map((message) => seenOutboxMessage(message.bytes)),
-    write: (events, rollback = false) => writeTx(table, events, rollback),
+    write: (events, rollback = false) => writeOnPglite(db, table, events, rollback),
     count: async () =>
       Number((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]?.n),
   };
-}
-
-class Rollback extends Error {}
-
-/** Writes `events` in one transaction; returns the rows (body as text), or [] if rolled back. */
-async function writeTx(
-  table: string,
-  events: readonly OutboxEvent[],
-  rollback: boolean,
-): Promise<CommittedRow[]> {
-  const rows: CommittedRow[] = [];
-  try {
-    await db.transaction(async (tx: Transaction) => {
-      for (const event of events) {
-        const id = await writeOutbox(tx, event, { table });
-        rows.push({ id, key: event.key, body: bodyText(event) });
-      }
-      if (rollback) throw new Rollback();
-    });
-  } catch (error) {
-    if (error instanceof Rollback) return [];
-    throw error;
-  }
-  return rows;
-}
-
-function bodyText(event: OutboxEvent): string {
-  if ('json' in event && event.json !== undefined) return JSON.stringify(event.json);
-  if ('bytes' in event && event.bytes !== undefined) return Buffer.from(event.bytes).toString();
-  return '<msgpack>';
 }
 
 const json = (key: string, n: number): OutboxEvent => ({ key, json: { n } });

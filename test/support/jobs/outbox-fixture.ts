@@ -1,9 +1,11 @@
 // Helpers for the outbox relay's tests: what a relay's message says, read back from its bytes,
 // and the check that a stream holds exactly the committed rows, once each, in relay order.
+import type { PGlite } from '@electric-sql/pglite';
 import { expect } from 'vitest';
 import { decodeMessage } from '../../../src/codecs/amqp-message.js';
 import { partitionIndexFor } from '../../../src/common/partition-routing.js';
 import { OutboxProperty, type RelayMark } from '../../../src/outbox/outbox-message.js';
+import { writeOutbox, type OutboxEvent } from '../../../src/outbox/outbox-write.js';
 import { ResultProperty } from '../../../src/result-format/result-format.js';
 
 /** One relay message, decoded. */
@@ -145,4 +147,39 @@ export async function until(condition: () => boolean, ms: number, what: string):
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+}
+
+class Rollback extends Error {}
+
+/**
+ * Writes `events` to the outbox `table` in one PGlite transaction, rolled back when `rollback`.
+ * Resolves with the rows committed, each body as the stream shows it ([] when rolled back).
+ */
+export async function writeOnPglite(
+  db: PGlite,
+  table: string,
+  events: readonly OutboxEvent[],
+  rollback: boolean,
+): Promise<CommittedRow[]> {
+  const rows: CommittedRow[] = [];
+  try {
+    await db.transaction(async (tx) => {
+      for (const event of events) {
+        const id = await writeOutbox(tx, event, { table });
+        rows.push({ id, key: event.key, body: bodyText(event) });
+      }
+      if (rollback) throw new Rollback();
+    });
+  } catch (error) {
+    if (error instanceof Rollback) return [];
+    throw error;
+  }
+  return rows;
+}
+
+/** An event's body as `seenOutboxMessage` reads it back from the stream. */
+function bodyText(event: OutboxEvent): string {
+  if ('json' in event && event.json !== undefined) return JSON.stringify(event.json);
+  if ('bytes' in event && event.bytes !== undefined) return Buffer.from(event.bytes).toString();
+  return '<msgpack>';
 }
