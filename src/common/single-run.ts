@@ -6,7 +6,7 @@ const CLOSE_WAIT_MS = 5_000;
 
 /**
  * One `run()` at a time, none after `close()`: the rule a database sink and an outbox relay
- * keep alike. `signal` aborts at `close()`; a run joins it to its own.
+ * keep alike. A run's signal (`signalWith`) aborts at `close()` too.
  */
 export class SingleRun {
   private readonly closing = new AbortController();
@@ -20,9 +20,12 @@ export class SingleRun {
     private readonly name: string,
   ) {}
 
-  /** Aborts at `close()`. */
-  get signal(): AbortSignal {
-    return this.closing.signal;
+  /** A run's signal: aborts at `close()` or when any of `others` aborts. */
+  signalWith(...others: readonly (AbortSignal | undefined)[]): AbortSignal {
+    return AbortSignal.any([
+      this.closing.signal,
+      ...others.filter((other): other is AbortSignal => other !== undefined),
+    ]);
   }
 
   /** Starts `run`, or rejects with a `ConfigError` when closed or while a run is under way. */

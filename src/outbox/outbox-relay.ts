@@ -255,10 +255,7 @@ export class OutboxRelay {
 
   private async runLoop(options: RunOptions): Promise<RelayRunSummary> {
     const counters: Counters = { published: 0, batches: 0, retries: 0 };
-    const signal = AbortSignal.any([
-      this.runs.signal,
-      ...(options.signal === undefined ? [] : [options.signal]),
-    ]);
+    const signal = this.runs.signalWith(options.signal);
     let failure: unknown;
     try {
       await runRetrying(

@@ -263,11 +263,7 @@ export class DatabaseSink<V> {
       retries: 0,
     };
     const stop = new AbortController();
-    const signal = AbortSignal.any([
-      stop.signal,
-      this.runs.signal,
-      ...(options.signal === undefined ? [] : [options.signal]),
-    ]);
+    const signal = this.runs.signalWith(stop.signal, options.signal);
     let failure: unknown;
     const stopHearing = this.options.database.onIdleError?.((error) => {
       this.logger.warn(
