@@ -8,7 +8,6 @@ import { SingleRun } from '../common/single-run.js';
 import { JobEvents, type ListenerOptions } from '../api/job-events.js';
 import type { RunOptions } from '../api/run-options.js';
 import type { SinkDatabase, SinkTransaction } from '../database/sink-database.js';
-import { plainEntriesFit } from '../ports/write-size.js';
 import { cursorAfter, OutboxTable, type OutboxCursor, type OutboxRecord } from './outbox-table.js';
 import {
   MAX_RELAY_TXID,
@@ -418,12 +417,11 @@ export class OutboxRelay {
     let cursor = after;
     for (const row of rows) {
       cursor = cursorAfter(cursor, row);
-      const rowAt = { id: cursor.rowId, txid: cursor.txid };
       if (cursor.index >= MAX_ROWS_PER_TRANSACTION || cursor.txid > MAX_RELAY_TXID) {
         await settled();
         throw this.failure(
           'publish',
-          rowAt,
+          { id: cursor.rowId, txid: cursor.txid },
           new Error(
             cursor.index >= MAX_ROWS_PER_TRANSACTION
               ? `a transaction with more than ${MAX_ROWS_PER_TRANSACTION} outbox rows cannot be published`
@@ -438,11 +436,12 @@ export class OutboxRelay {
         this.destination.route(row.key, partitions.length)
       ] as RelayFrames;
       const message = this.destination.message(row, publishingId, through);
-      if (!plainEntriesFit([message.length], partition.target.maxWriteBytes)) {
+      // One plain entry fits a frame when it fits a write (ports/write-size.ts, plainEntriesFit).
+      if (message.length > partition.target.maxWriteBytes) {
         await settled();
         throw this.failure(
           'publish',
-          rowAt,
+          { id: cursor.rowId, txid: cursor.txid },
           new Error(
             `its message takes ${message.length} bytes, over the broker's limit of ` +
               `${partition.target.maxWriteBytes} bytes per write: shorten the row or raise frame_max`,
