@@ -61,10 +61,16 @@ export interface Target {
   readonly direction: 'at-least' | 'at-most';
 }
 
-/** The issues' targets (issue 4; the e2e hot-path ratio from issue 10; issue 22). */
+/**
+ * The targets the project holds (issues 4, 10, 22), and only those: a retired one printed MISS
+ * every run hides the misses that matter. Retired: 5x RxJS at 100 keys (both sides bound by the
+ * same decoding, see bench/README.md; held at 10,000 keys), and a 2-partition job at 1.7x one
+ * partition by wall time on this 2-core machine (issue 10; issue 22 found it cannot be judged
+ * with the broker on the same cores and put the `scaling` case's targets in its place).
+ */
 export const TARGETS: readonly Target[] = [
-  ratioTarget('hot-path', at100Keys, 'floor', 0.5),
-  ratioTarget('hot-path', at100Keys, 'rxjs', 5),
+  ratioTarget('hot-path', named(/\/100-keys$/), 'floor', 0.5),
+  ratioTarget('hot-path', named(/\/10000-keys$/), 'rxjs', 5),
   ratioTarget('e2e', (result) => 'rawConsume' in result.ratios, 'rawConsume', 1),
   // Issue 10: the job end to end against the same job in process, on one partition.
   ratioTarget('e2e', (result) => result.name.endsWith('/rabbitmq'), 'hotPath', 0.6),
@@ -72,8 +78,6 @@ export const TARGETS: readonly Target[] = [
   valueTarget('e2e', named(/\/rabbitmq$/), 'cpuOverParts', 'at-most', 1.15),
   // Issue 22: publishing's share of the job's wall time (results discarded against published).
   valueTarget('e2e', named(/results-discarded$/), 'publishingShareOfTime', 'at-most', 0.1),
-  // Issue 10: a 2-partition job on 2 cores against the same job on 1 partition.
-  ratioTarget('partitions', (result) => 'onePartition' in result.ratios, 'onePartition', 1.7),
   // Issue 22: PartitionWorkers, 2 threads against 1, on the embedded broker (no RabbitMQ on the cores).
   ratioTarget('scaling', (result) => 'oneThread' in result.ratios, 'oneThread', 1.8),
   // Issue 22: a restart with 100k other producers' results after its last one within 2x of one
@@ -143,10 +147,6 @@ function ratioTarget(
     bound: atLeast,
     direction: 'at-least',
   };
-}
-
-function at100Keys(result: CaseResult): boolean {
-  return result.name.endsWith('/100-keys');
 }
 
 export interface Verdict {
