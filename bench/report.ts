@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname } from 'node:path';
-import { median, perSecond } from './measure.js';
+import { median, perSecond, type Spread } from './measure.js';
 
 export type CaseKind =
   | 'hot-path'
@@ -36,6 +36,15 @@ export interface CaseResult {
   readonly values?: Readonly<Record<string, number>>;
   /** What the figures leave out and why, printed under the table (say, a broker not measured). */
   readonly notes?: readonly string[];
+}
+
+/**
+ * A ratio's min–max of the rounds (the per-round ratios, `ratioSpread`) as a case's `values`
+ * carry it: `<ratio>Min`, `<ratio>Max`. The comparison with bench/results/latest.json reads its
+ * spread there (bench/ratio-changes.ts), so every ratio a case writes should come with one.
+ */
+export function ratioRange(ratio: string, spread: Spread): Record<string, number> {
+  return { [`${ratio}Min`]: spread.min, [`${ratio}Max`]: spread.max };
 }
 
 /** The throughput fields of `messages` handled in each of the rounds' milliseconds. */
