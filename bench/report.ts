@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname } from 'node:path';
+import type { BenchConfig } from './config.js';
 import { median, perSecond, type Spread } from './measure.js';
 
 export type CaseKind =
@@ -181,25 +182,29 @@ export function verdicts(results: readonly CaseResult[]): Verdict[] {
   );
 }
 
+/**
+ * Each case's throughput and values. Its ratios, with their rounds' range, are printed beside
+ * latest.json's by bench/ratio-changes.ts, so they are left out here.
+ */
 export function formatTable(results: readonly CaseResult[]): string {
-  const rows = results.map((result) => [
-    result.kind,
-    result.name,
-    formatThroughput(result),
-    Object.entries(result.ratios)
-      .map(([name, ratio]) => `${name} ${ratio.toFixed(2)}`)
-      .join(', '),
-    Object.entries(result.values ?? {})
-      .map(([name, value]) => `${name} ${Number.isInteger(value) ? value : value.toFixed(2)}`)
-      .join(', '),
-  ]);
+  const rows = results.map((result) => {
+    const ranges = new Set(
+      Object.keys(result.ratios).flatMap((ratio) => [`${ratio}Min`, `${ratio}Max`]),
+    );
+    return [
+      result.kind,
+      result.name,
+      formatThroughput(result),
+      Object.entries(result.values ?? {})
+        .filter(([name]) => !ranges.has(name))
+        .map(([name, value]) => `${name} ${Number.isInteger(value) ? value : value.toFixed(2)}`)
+        .join(', '),
+    ];
+  });
   const notes = results.flatMap((result) =>
     (result.notes ?? []).map((note) => `${result.name}: ${note}`),
   );
-  return [
-    table(['kind', 'case', 'msgs/s median (min–max)', 'ratios', 'values'], rows),
-    ...notes,
-  ].join('\n');
+  return [table(['kind', 'case', 'msgs/s median (min–max)', 'values'], rows), ...notes].join('\n');
 }
 
 function formatThroughput(result: CaseResult): string {
@@ -212,6 +217,7 @@ function formatThroughput(result: CaseResult): string {
 }
 
 export function formatVerdicts(list: readonly Verdict[]): string {
+  if (list.length === 0) return 'targets: none applies to the cases run';
   return table(
     ['target', 'case', 'figure', ''],
     list.map((verdict) => [
@@ -237,8 +243,13 @@ export function table(header: readonly string[], rows: readonly (readonly string
   );
 }
 
-/** Writes the results file in the issue's shape, with the run's wall time (`runMs`). */
-export function writeResults(path: string, results: readonly CaseResult[], runMs: number): void {
+/** Writes the results file in the issue's shape, with the run's wall time and sizes. */
+export function writeResults(
+  path: string,
+  results: readonly CaseResult[],
+  runMs: number,
+  config: BenchConfig,
+): void {
   const cpuList = cpus();
   const machine = `${cpuList.length} cores, ${cpuList[0]?.model ?? 'unknown cpu'}, ${process.platform} ${process.arch}`;
   mkdirSync(dirname(path), { recursive: true });
@@ -250,6 +261,7 @@ export function writeResults(path: string, results: readonly CaseResult[], runMs
         node: process.version,
         date: new Date().toISOString(),
         runMs: Math.round(runMs),
+        config,
         cases: results,
       },
       null,

@@ -1,6 +1,6 @@
 // The bench's targets (bench/report.ts): which rows each judges, and which way.
 import { describe, expect, it } from 'vitest';
-import { verdicts, type CaseResult } from '../../../bench/report.js';
+import { formatVerdicts, verdicts, type CaseResult } from '../../../bench/report.js';
 
 function row(
   kind: CaseResult['kind'],
@@ -27,6 +27,11 @@ describe("the bench's targets", () => {
         'count/10000-keys: rxjs >= 5 true',
       ],
     );
+  });
+
+  it('say so when none applies to the cases run (a run of the codecs alone)', () => {
+    const results = [row('codec', 'source-decode/scanMessage', { stockClient: 17 })];
+    expect(formatVerdicts(verdicts(results))).toBe('targets: none applies to the cases run');
   });
 
   it('of issue 22 judge the restart, the event-time state and speed at 100k keys, and the publishing share', () => {
