@@ -1,7 +1,8 @@
 /**
  * npm run bench [-- <case>...]: the named cases (every case when none is named, but for the
  * slow ones only run when named: OPT_IN_KINDS, such as large-steps), a table on
- * stdout, and the results as JSON: a full run writes bench/results/latest.json (the figures
+ * stdout, each ratio beside bench/results/latest.json's (ratio-changes.ts), the targets, and
+ * the results as JSON: a full run writes bench/results/latest.json (the figures
  * the README quotes), a run of some cases bench/results/partial.json, so that a quick look at
  * one case never replaces the full run's file. Sizes come from the environment (see
  * config.ts); BENCH_MESSAGES=20000 gives a quick run.
@@ -23,6 +24,7 @@ import { restartCases } from './restart.js';
 import { scalingCases } from './scaling.js';
 import { sinkCases, sinkUnavailable } from './sink.js';
 import { writeLatestFigures } from './latest-figures.js';
+import { formatRatioChanges, ratioChanges, readBaseline } from './ratio-changes.js';
 import {
   formatMinutes,
   formatTable,
@@ -122,6 +124,8 @@ try {
   process.exit(2);
 }
 const config = benchConfig();
+// Read before a full run rewrites it: this run's ratios are printed beside the file's.
+const baseline = readBaseline();
 const results: CaseResult[] = [];
 const started = performance.now();
 
@@ -152,7 +156,9 @@ const file = new URL(
   selection.full ? './results/latest.json' : './results/partial.json',
   import.meta.url,
 );
-writeResults(file.pathname, results, runMs);
+writeResults(file.pathname, results, runMs, config);
 if (selection.full) writeLatestFigures(); // bench/README.md quotes the run that latest.json holds
-log(`\n${formatTable(results)}\n\n${formatVerdicts(verdicts(results))}\n`);
+const changes = ratioChanges(results, 'file' in baseline ? baseline.file : undefined);
+log(`\n${formatTable(results)}\n\n${formatRatioChanges(changes, baseline, config)}\n`);
+log(`\n${formatVerdicts(verdicts(results))}\n`);
 log(`the run took ${formatMinutes(runMs)}; written to ${file.pathname}`);
