@@ -65,7 +65,7 @@ export class RelayDestination {
   constructor(
     private readonly broker: RelayBroker,
     /** The relay's name: its producer's on every partition. */
-    private readonly relay: string,
+    readonly relay: string,
     to: RelayDestinationName,
   ) {
     if ('superStream' in to) {
@@ -117,6 +117,24 @@ export class RelayDestination {
         )
       : (partitions[0]?.lastPublishingId ?? 0n);
     return { resumeId, partitions };
+  }
+
+  /** The destination's name, the highest last publishing id of `standing`, and on a super stream each partition. */
+  described(standing: RelayStanding): {
+    readonly stream: string;
+    readonly lastPublishingId: bigint;
+    readonly partitions?: readonly RelayPartition[];
+  } {
+    const lastPublishingId = standing.partitions.reduce(
+      (highest, partition) =>
+        partition.lastPublishingId > highest ? partition.lastPublishingId : highest,
+      0n,
+    );
+    return {
+      stream: this.name,
+      lastPublishingId,
+      ...(this.superStream ? { partitions: standing.partitions } : {}),
+    };
   }
 
   /** The index of the partition `key`'s rows go to, among `count`. */
