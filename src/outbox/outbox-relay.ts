@@ -61,6 +61,9 @@ export interface OutboxRelayOptions {
   readonly logger?: Logger;
 }
 
+/** Rows a relay reads at a time unless told (`maxBatchRows`). */
+export const DEFAULT_MAX_BATCH_ROWS = 500;
+
 type Counters = { -readonly [K in keyof RelayRunSummary]: RelayRunSummary[K] };
 
 /**
@@ -134,7 +137,7 @@ export class OutboxRelay {
     this.name = name;
     this.runs = new SingleRun('relay', name);
     this.table = new OutboxTable(options.table);
-    const maxBatchRows = options.maxBatchRows ?? 500;
+    const maxBatchRows = options.maxBatchRows ?? DEFAULT_MAX_BATCH_ROWS;
     if (!Number.isSafeInteger(maxBatchRows) || maxBatchRows < 1) {
       throw new ConfigError('maxBatchRows', 'must be an integer >= 1', maxBatchRows);
     }

@@ -1,0 +1,268 @@
+// `stream-windows status --relay` as a user runs it, against the real broker and PostgreSQL: an
+// outbox relay publishes, more rows are committed, and the command reports the relay's position
+// and the rows behind (table and JSON); while a transaction holds a gap open, the command shows
+// the rows held back and the relay's metrics count the wait (the embedded database cannot hold
+// a transaction open while the relay reads, so this is the wait's test on a real one); and how
+// the command fails: no outbox table, an unreachable database.
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type pg from 'pg';
+import { Registry } from 'prom-client';
+import { describe, expect, inject, it } from 'vitest';
+import { createOutboxTable, outboxRelay, writeOutbox } from '../../src/index.js';
+import { relayMetrics } from '../../src/metrics/index.js';
+import { postgres } from '../../src/postgres/index.js';
+import { postgresForTests } from '../support/brokers/postgres.js';
+import { rabbitForTests } from '../support/brokers/rabbitmq.js';
+import { until } from '../support/jobs/outbox-fixture.js';
+import { bound } from '../support/timing.js';
+
+const real = rabbitForTests();
+const database = postgresForTests();
+const root = fileURLToPath(new URL('../..', import.meta.url));
+/** A bound on one run of the command: far more than it needs (about a second). */
+const RUN_BOUND_MS = bound(30_000);
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the command with node and tsx, stdout and stderr in pipes. */
+function cli(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+  const { CI: _ci, NO_COLOR: _noColor, DATABASE_URL: _db, ...inherited } = process.env;
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', ...args],
+      {
+        cwd: root,
+        env: { ...inherited, RABBITMQ_STREAM_URL: inject('rabbitmqUrl'), ...env },
+        timeout: RUN_BOUND_MS,
+      },
+      (error, stdout, stderr) =>
+        resolve({
+          code: error === null ? 0 : ((error.code as number | null) ?? null),
+          stdout,
+          stderr,
+        }),
+    );
+  });
+}
+
+/** Commits one transaction of rows keyed `keys`, with event time `eventTime`. */
+async function commit(
+  pool: pg.Pool,
+  table: string,
+  keys: readonly string[],
+  eventTime = Date.now(),
+): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    for (const key of keys) await writeOutbox(client, { key, json: { key }, eventTime }, { table });
+    await client.query('COMMIT');
+  } finally {
+    client.release();
+  }
+}
+
+/** The value of the relay series `name` of `relay` on `registry`. */
+async function metric(registry: Registry, name: string, relay: string): Promise<number> {
+  const line = (await registry.metrics())
+    .split('\n')
+    .find((l) => l.startsWith(`stream_windows_relay_${name}{relay="${relay}"`));
+  return Number(line?.slice(line.lastIndexOf(' ') + 1));
+}
+
+describe('stream-windows status --relay', () => {
+  it(
+    "should report a relay's position and the rows behind it, as a table and as JSON",
+    async () => {
+      const pool = database.pool();
+      const stream = await real.newStream('relay-status');
+      await createOutboxTable(postgres(pool), 'orders_outbox');
+      await commit(pool, 'orders_outbox', ['a', 'b', 'a']);
+      const relay = outboxRelay({
+        name: 'orders-relay',
+        database: postgres(pool),
+        table: 'orders_outbox',
+        broker: real.rabbit,
+        to: stream,
+      });
+      await relay.run({ untilCaughtUp: true });
+      await commit(pool, 'orders_outbox', ['c', 'd'], Date.now() - 120_000);
+      const backlog = await relay.backlog();
+      await relay.close();
+
+      const args = ['status', '--relay', 'orders-relay', '--stream', stream];
+      const json = await cli([...args, '--json', '--table', 'orders_outbox'], {
+        DATABASE_URL: database.url,
+      });
+      expect(json.stderr).toBe('');
+      expect(json.code).toBe(0);
+      const status = JSON.parse(json.stdout) as Record<string, unknown>;
+      const position = backlog.position as NonNullable<typeof backlog.position>;
+      expect(status).toMatchObject({
+        relay: 'orders-relay',
+        table: 'orders_outbox',
+        stream,
+        lastPublishingId: String(backlog.lastPublishingId),
+        position: {
+          txid: String(position.txid),
+          index: 2,
+          rowId: String(position.rowId),
+        },
+        rows: '2',
+      });
+      expect(status['oldestAgeMs']).toBeGreaterThanOrEqual(120_000);
+
+      const table = await cli([...args, '--table', 'orders_outbox', '--database', database.url]);
+      expect(table.code).toBe(0);
+      const [header, row, read] = table.stdout.trimEnd().split('\n');
+      expect(header?.split(/\s{2,}/)).toEqual(HEADERS);
+      expect(row?.split(/\s{2,}/).slice(0, 6)).toEqual([
+        'orders-relay',
+        stream,
+        String(backlog.lastPublishingId),
+        String(position.txid),
+        String(position.rowId),
+        '2',
+      ]);
+      expect(row).toMatch(/\s2m \d\ds$/);
+      const url = new URL(database.url);
+      expect(read).toBe(
+        `outbox: table orders_outbox of postgres://${url.username}@${url.host}${url.pathname}`,
+      );
+
+      // A misspelt name has published nothing: every committed row is behind it.
+      const unknown = await cli(
+        ['status', '--relay', 'orders-rleay', '--stream', stream, '--table', 'orders_outbox'],
+        { DATABASE_URL: database.url },
+      );
+      expect(unknown.code).toBe(0);
+      const lines = unknown.stdout.split('\n');
+      expect(lines[1]?.split(/\s{2,}/).slice(0, 6)).toEqual([
+        'orders-rleay',
+        stream,
+        'none',
+        '-',
+        '-',
+        '5',
+      ]);
+      expect(lines[2]).toBe(
+        `relay 'orders-rleay' has published nothing on ${stream}: it would start at the first ` +
+          'row of orders_outbox (a new relay, or a misspelt relay or stream name?)',
+      );
+    },
+    bound(120_000),
+  );
+
+  it(
+    'should show the rows a transaction holds back, and the metrics count the wait',
+    async () => {
+      const pool = database.pool();
+      const stream = await real.newStream('relay-status-gap');
+      await createOutboxTable(postgres(pool), 'gap_outbox');
+      const relay = outboxRelay({
+        name: 'gap-relay',
+        database: postgres(pool),
+        table: 'gap_outbox',
+        broker: real.rabbit,
+        to: stream,
+        pollIntervalMs: 20,
+      });
+      const registry = new Registry();
+      const metrics = relayMetrics(relay, { registry });
+      let published = 0;
+      let waiting = 0;
+      relay.on('published', (event) => (published += event.rows));
+      relay.on('waiting', () => waiting++);
+      const stop = new AbortController();
+      const run = relay.run({ signal: stop.signal });
+
+      // An older transaction writes a row and stays open; a younger one commits two.
+      const open = await pool.connect();
+      await open.query('BEGIN');
+      await writeOutbox(open, { key: 'held', json: { held: true } }, { table: 'gap_outbox' });
+      await commit(pool, 'gap_outbox', ['x', 'y']);
+      await until(() => waiting > 0, bound(20_000), "the relay's wait");
+
+      const status = await cli(
+        ['status', '--relay', 'gap-relay', '--stream', stream, '--table', 'gap_outbox', '--json'],
+        { DATABASE_URL: database.url },
+      );
+      expect(status.code).toBe(0);
+      expect(JSON.parse(status.stdout)).toMatchObject({ position: null, rows: '2' });
+      expect(await metric(registry, 'waits_total', 'gap-relay')).toBe(1);
+      expect(await metric(registry, 'backlog_rows', 'gap-relay')).toBe(2);
+      const waited = await metric(registry, 'wait_seconds_total', 'gap-relay');
+      expect(waited).toBeGreaterThan(0);
+      expect(published).toBe(0);
+
+      await open.query('COMMIT');
+      open.release();
+      await until(() => published === 3, bound(20_000), 'the three rows published');
+      const total = await metric(registry, 'wait_seconds_total', 'gap-relay');
+      expect(total).toBeGreaterThan(waited);
+      expect(await metric(registry, 'wait_seconds_total', 'gap-relay')).toBe(total);
+      expect(await metric(registry, 'rows_published_total', 'gap-relay')).toBe(3);
+      expect(await metric(registry, 'backlog_rows', 'gap-relay')).toBe(0);
+      stop.abort();
+      await run;
+      metrics.close();
+      await relay.close();
+    },
+    bound(120_000),
+  );
+
+  it('should exit 1 naming an outbox table that does not exist', async () => {
+    const stream = await real.newStream('relay-status-table');
+    const run = await cli([
+      'status',
+      '--relay',
+      'orders-relay',
+      '--stream',
+      stream,
+      '--database',
+      database.url,
+      '--table',
+      'outbox_elsewhere',
+    ]);
+    const url = new URL(database.url);
+    url.password = '';
+    expect(run).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        `stream-windows: database ${url.toString()} has no outbox table 'outbox_elsewhere': ` +
+        'no relay or writer has created it, or the relay names another (--table)\n',
+    });
+    // Asked, not created.
+    expect(await database.query(`SELECT to_regclass('outbox_elsewhere')::text AS t`)).toEqual([
+      { t: null },
+    ]);
+  });
+
+  it('should exit 1 naming an unreachable database by its host, without the password', async () => {
+    const stream = await real.newStream('relay-status-down');
+    const run = await cli([
+      'status',
+      '--relay',
+      'orders-relay',
+      '--stream',
+      stream,
+      '--database',
+      'postgres://someone:s3cret-pw@127.0.0.1:1/orders?password=s3cret-pw',
+    ]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(
+      /^stream-windows: could not read the relay's position from database postgres:\/\/someone@127\.0\.0\.1:1\/orders: .*ECONNREFUSED/,
+    );
+    expect(run.stderr).not.toContain('s3cret-pw');
+  });
+});
+
+const HEADERS = ['RELAY', 'STREAM', 'LAST ID', 'TXID', 'ROW ID', 'BEHIND', 'OLDEST'];
