@@ -1,0 +1,398 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import pg from 'pg';
+import { connect as connectStock, type Client, type Publisher } from 'rabbitmq-stream-js-client';
+import { outboxRelay } from '../src/outbox/outbox-relay.js';
+import { createOutboxTable } from '../src/outbox/outbox-table.js';
+import { postgres } from '../src/postgres/index.js';
+import { connect, parseStreamUrl, type RabbitMQ } from '../src/rabbitmq/index.js';
+import { e2eUnavailable } from './e2e.js';
+import {
+  cpuClock,
+  interleavedRounds,
+  median,
+  perSecond,
+  ratioSpread,
+  spreadOf,
+} from './measure.js';
+import { MAX_WRITERS, nowMs, type WriteRequest, type Written } from './outbox-writers.js';
+import { throughput, type CaseResult } from './report.js';
+import { sinkUnavailable } from './sink.js';
+
+/** Concurrent writers and rows per transaction measured: the issue's. */
+const WRITERS: readonly number[] = [1, MAX_WRITERS];
+const ROWS_PER_TRANSACTION: readonly number[] = [1, 100, 1_000];
+/** Rows both sides read at a time (the relay's default `maxBatchRows`). */
+const BATCH_ROWS = 500;
+/** How long both sides sleep when they find nothing (the relay's default `pollIntervalMs`). */
+const POLL_MS = 100;
+
+/** Why the outbox case cannot run here, or undefined when it can. */
+export function outboxUnavailable(): string | undefined {
+  return sinkUnavailable() ?? e2eUnavailable();
+}
+
+export interface OutboxBenchOptions {
+  /** Rows a round at 100 and 1,000 rows per transaction. */
+  readonly rows: number;
+  /** Rows a round at 1 row per transaction (each a commit: far slower to write). */
+  readonly singleRows: number;
+  readonly repeats: number;
+  readonly postgresUrl: string;
+  readonly rabbitUrl: string;
+  /** The (writers, rows per transaction) pairs; default every pair of 1 and 8 by 1, 100, 1,000. */
+  readonly shapes?: readonly { readonly writers: number; readonly rowsPerTransaction: number }[];
+}
+
+/** What one round cost and what its rows waited. */
+interface Round {
+  /** From the writers' start to the last row's confirm. */
+  readonly wallMs: number;
+  /** This process's CPU time over the same span: the relay's (the writers run in a child). */
+  readonly cpuMs: number;
+  /** The writers' own span, from their start to their last COMMIT's answer. */
+  readonly writeMs: number;
+  /** Each row's time from its COMMIT's answer to the confirm of the batch holding it, ms. */
+  readonly latenciesMs: readonly number[];
+}
+
+/**
+ * Case: rows relayed from PostgreSQL into a RabbitMQ stream while writers commit them, by
+ * `outboxRelay` against a plain hand-written loop (select the unpublished rows in id order,
+ * publish them with the stock client's producer, wait for the confirms, UPDATE them as
+ * published: the usual at-least-once relay), with 1 and 8 concurrent writers and 1, 100 and
+ * 1,000 rows per transaction, in interleaved rotating rounds. The writers run in a child process
+ * (./outbox-writers-child.ts) and start once the side is running, so each side's CPU time is
+ * its own. Both read 500 rows at a time and sleep 100 ms when idle (the relay's defaults).
+ */
+export async function outboxCases(options: OutboxBenchOptions): Promise<CaseResult[]> {
+  const shapes =
+    options.shapes ??
+    WRITERS.flatMap((writers) =>
+      ROWS_PER_TRANSACTION.map((rowsPerTransaction) => ({ writers, rowsPerTransaction })),
+    );
+  const suffix = String(process.pid);
+  const outboxTable = `bench_outbox_${suffix}`;
+  const plainTable = `bench_plain_outbox_${suffix}`;
+  const relayStream = `bench-outbox-relay-${suffix}`;
+  const plainStream = `bench-outbox-plain-${suffix}`;
+  const pool = new pg.Pool({ connectionString: options.postgresUrl, max: 4 });
+  const rabbit = await connect(options.rabbitUrl);
+  const stock = await connectStock(parseStreamUrl(options.rabbitUrl));
+  const writers = await WriterProcess.start(options.postgresUrl);
+  try {
+    await createOutboxTable(postgres(pool), outboxTable);
+    await pool.query(
+      `CREATE TABLE ${plainTable} (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, ` +
+        'key text NOT NULL, headers jsonb, content_type text NOT NULL, body bytea NOT NULL, ' +
+        'published boolean NOT NULL DEFAULT false)',
+    );
+    await pool.query(
+      `CREATE INDEX ${plainTable}_unpublished ON ${plainTable} (id) WHERE NOT published`,
+    );
+    await rabbit.createStream(relayStream);
+    await rabbit.createStream(plainStream);
+    const plain = await PlainLoop.start(stock, plainStream, pool, plainTable);
+    const results: CaseResult[] = [];
+    let relays = 0;
+    for (const { writers: count, rowsPerTransaction } of shapes) {
+      const rows = rowsPerTransaction === 1 ? options.singleRows : options.rows;
+      const request = (kind: WriteRequest['kind'], table: string): WriteRequest => ({
+        type: 'write',
+        kind,
+        table,
+        writers: count,
+        rowsPerTransaction,
+        rows,
+      });
+      const rounds = await interleavedRounds(
+        {
+          relay: async () => {
+            await pool.query(`TRUNCATE ${outboxTable}, ${outboxTable}_keys`);
+            // A name of its own each round: the truncated table no longer holds the last one's rows.
+            const name = `bench-relay-${++relays}`;
+            return relayRound(pool, rabbit, name, outboxTable, relayStream, rows, () =>
+              writers.write(request('outbox', outboxTable)),
+            );
+          },
+          plain: async () => {
+            await pool.query(`TRUNCATE ${plainTable}`);
+            return plain.round(rows, () => writers.write(request('plain', plainTable)));
+          },
+        },
+        options.repeats,
+      );
+      results.push(outboxResult(count, rowsPerTransaction, rows, rounds.relay, rounds.plain));
+    }
+    return results;
+  } finally {
+    await writers.stop();
+    await pool.query(`DROP TABLE IF EXISTS ${outboxTable}, ${outboxTable}_keys, ${plainTable}`);
+    await pool.end();
+    for (const stream of [relayStream, plainStream]) {
+      await rabbit.deleteStream(stream).catch(() => undefined);
+    }
+    await rabbit.close();
+    await stock.close();
+  }
+}
+
+/** One case's line: the relay's rows per second, its ratio to the plain loop, CPU and latency. */
+function outboxResult(
+  writers: number,
+  rowsPerTransaction: number,
+  rows: number,
+  relay: readonly Round[],
+  plain: readonly Round[],
+): CaseResult {
+  const wall = (rounds: readonly Round[]) => rounds.map((round) => round.wallMs);
+  const cpuUsPerRow = (rounds: readonly Round[]) =>
+    rounds.map((round) => (round.cpuMs * 1000) / rows);
+  const spread = ratioSpread(wall(relay), wall(plain));
+  const relayCpu = spreadOf(cpuUsPerRow(relay));
+  const plainCpu = spreadOf(cpuUsPerRow(plain));
+  const cpuRatios = cpuUsPerRow(relay).map((cpu, i) => cpu / (cpuUsPerRow(plain)[i] ?? NaN));
+  const latency = (rounds: readonly Round[]) => rounds.flatMap((round) => round.latenciesMs);
+  const p99s = relay.map((round) => percentile(round.latenciesMs, 0.99));
+  return {
+    name: `outbox/${writers}-writers/${rowsPerTransaction}-per-transaction`,
+    kind: 'outbox',
+    ...throughput(rows, wall(relay)),
+    ratios: { plain: spread.median },
+    values: {
+      plainMin: spread.min,
+      plainMax: spread.max,
+      plainRowsPerSec: perSecond(rows, median(wall(plain))),
+      cpuUsPerRow: relayCpu.median,
+      cpuUsPerRowMin: relayCpu.min,
+      cpuUsPerRowMax: relayCpu.max,
+      plainCpuUsPerRow: plainCpu.median,
+      cpuOverPlain: relayCpu.median / plainCpu.median,
+      cpuOverPlainMin: Math.min(...cpuRatios),
+      cpuOverPlainMax: Math.max(...cpuRatios),
+      latencyP50Ms: percentile(latency(relay), 0.5),
+      latencyP99Ms: percentile(latency(relay), 0.99),
+      latencyP99MsMin: Math.min(...p99s),
+      latencyP99MsMax: Math.max(...p99s),
+      plainLatencyP50Ms: percentile(latency(plain), 0.5),
+      plainLatencyP99Ms: percentile(latency(plain), 0.99),
+      writeRowsPerSec: perSecond(rows, median(relay.map((round) => round.writeMs))),
+      rows,
+    },
+  };
+}
+
+/**
+ * One relay round: a fresh relay of `name` runs until the `rows` rows the writers commit are
+ * confirmed. Its confirm times come from its `published` events, each row's place in them from
+ * the table read afterwards in the relay's order (transaction id, then row id).
+ */
+async function relayRound(
+  pool: pg.Pool,
+  rabbit: RabbitMQ,
+  name: string,
+  table: string,
+  stream: string,
+  rows: number,
+  write: () => Promise<Written>,
+): Promise<Round> {
+  const relay = outboxRelay({ name, database: postgres(pool), table, broker: rabbit, to: stream });
+  const confirms: { rows: number; at: number }[] = [];
+  let published = 0;
+  let allConfirmed!: () => void;
+  const confirmed = new Promise<void>((resolve) => (allConfirmed = resolve));
+  relay.on('published', (event) => {
+    confirms.push({ rows: event.rows, at: nowMs() });
+    published += event.rows;
+    if (published >= rows) allConfirmed();
+  });
+  const started = new Promise<void>((resolve) => relay.on('started', () => resolve()));
+  const stop = new AbortController();
+  const run = relay.run({ signal: stop.signal });
+  const stopped = stoppedEarly(run, `relay '${name}'`);
+  try {
+    await Promise.race([started, stopped]);
+    const cpu = cpuClock();
+    const writing = write();
+    // Every row confirmed; or the relay stopped, or the writers failed.
+    await Promise.race([confirmed, stopped, writing.then(() => confirmed)]);
+    const cpuMs = cpuClock() - cpu;
+    const written = await writing;
+    const { rows: order } = await pool.query<{ tag: string }>(
+      `SELECT headers->>'bench-tx' AS tag FROM ${table} ORDER BY txid, id`,
+    );
+    const committedAt = new Map(written.commits);
+    const latenciesMs: number[] = [];
+    let row = 0;
+    for (const batch of confirms) {
+      for (let i = 0; i < batch.rows; i++) {
+        const tag = order[row++]?.tag ?? '';
+        latenciesMs.push(batch.at - (committedAt.get(tag) ?? Number.NaN));
+      }
+    }
+    return {
+      wallMs: (confirms.at(-1)?.at ?? Number.NaN) - written.startedAt,
+      cpuMs,
+      writeMs: written.endedAt - written.startedAt,
+      latenciesMs,
+    };
+  } finally {
+    stop.abort();
+    await run;
+    await relay.close();
+  }
+}
+
+/** Rejects when `run` ends, as a run that ends before its rows are confirmed is a failure. */
+function stoppedEarly(run: Promise<unknown>, what: string): Promise<never> {
+  const stopped = run.then(() => Promise.reject(new Error(`${what} stopped before its rows`)));
+  stopped.catch(() => undefined); // raced, and left unsettled-for once the round is over
+  return stopped;
+}
+
+/** A row as the plain loop selects it. */
+interface PlainRow {
+  readonly id: string;
+  readonly key: string;
+  readonly headers: Record<string, string>;
+  readonly content_type: string;
+  readonly body: Buffer;
+}
+
+/**
+ * The usual at-least-once relay, written by hand: select the unpublished rows in id order,
+ * publish each with the stock client's producer, wait for every confirm, mark them published.
+ * One producer for every round (its confirms come on its connection, one listener).
+ */
+class PlainLoop {
+  private readonly waiting = new Map<bigint, { resolve: () => void; reject: (e: Error) => void }>();
+  /** Confirms that came before their publish was registered. */
+  private readonly early = new Set<bigint>();
+
+  private constructor(
+    private readonly publisher: Publisher,
+    private readonly pool: pg.Pool,
+    private readonly table: string,
+  ) {
+    publisher.on('publish_confirm', (error, ids) => {
+      for (const id of ids) {
+        const waiter = this.waiting.get(id);
+        if (waiter === undefined) {
+          this.early.add(id);
+          continue;
+        }
+        this.waiting.delete(id);
+        if (error === null) waiter.resolve();
+        else waiter.reject(new Error(`the broker refused publishing id ${id}: code ${error}`));
+      }
+    });
+  }
+
+  static async start(
+    stock: Client,
+    stream: string,
+    pool: pg.Pool,
+    table: string,
+  ): Promise<PlainLoop> {
+    return new PlainLoop(await stock.declarePublisher({ stream }), pool, table);
+  }
+
+  /** Runs the loop until `rows` rows are confirmed, while `write` commits them. */
+  async round(rows: number, write: () => Promise<Written>): Promise<Round> {
+    const client = await this.pool.connect();
+    try {
+      /** Each row's transaction tag, and when its batch was confirmed. */
+      const confirmed: [tag: string, at: number][] = [];
+      const cpu = cpuClock();
+      const writing = write();
+      let failed: Error | undefined;
+      writing.catch((error: unknown) => (failed = error as Error));
+      let last = Number.NaN;
+      while (confirmed.length < rows) {
+        const { rows: batch } = await client.query<PlainRow>(
+          `SELECT id::text AS id, key, headers, content_type, body FROM ${this.table} ` +
+            `WHERE NOT published ORDER BY id LIMIT ${BATCH_ROWS}`,
+        );
+        if (batch.length === 0) {
+          if (failed !== undefined) throw failed;
+          await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+          continue;
+        }
+        const confirms: Promise<void>[] = [];
+        for (const row of batch) {
+          const { publishingId } = await this.publisher.send(row.body, {
+            applicationProperties: { ...row.headers, key: row.key },
+            messageProperties: { contentType: row.content_type },
+          });
+          confirms.push(this.confirmOf(publishingId));
+        }
+        await this.publisher.flush();
+        await Promise.all(confirms);
+        last = nowMs();
+        for (const row of batch) confirmed.push([row.headers['bench-tx'] ?? '', last]);
+        await client.query(
+          `UPDATE ${this.table} SET published = true WHERE id = ANY($1::bigint[])`,
+          [batch.map((row) => row.id)],
+        );
+      }
+      const cpuMs = cpuClock() - cpu;
+      const written = await writing;
+      const committedAt = new Map(written.commits);
+      return {
+        wallMs: last - written.startedAt,
+        cpuMs,
+        writeMs: written.endedAt - written.startedAt,
+        latenciesMs: confirmed.map(([tag, at]) => at - (committedAt.get(tag) ?? Number.NaN)),
+      };
+    } finally {
+      client.release();
+    }
+  }
+
+  private confirmOf(id: bigint): Promise<void> {
+    if (this.early.delete(id)) return Promise.resolve();
+    return new Promise((resolve, reject) => this.waiting.set(id, { resolve, reject }));
+  }
+}
+
+/** The writers' child process (./outbox-writers-child.ts): one request at a time. */
+class WriterProcess {
+  private constructor(private readonly child: ChildProcess) {}
+
+  static async start(postgresUrl: string): Promise<WriterProcess> {
+    const child = fork(new URL('./outbox-writers-child.ts', import.meta.url), [postgresUrl], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once('message', () => resolve());
+      child.once('exit', (code) =>
+        reject(new Error(`the outbox bench's writers exited (${code})`)),
+      );
+    });
+    return new WriterProcess(child);
+  }
+
+  write(request: WriteRequest): Promise<Written> {
+    return new Promise((resolve, reject) => {
+      this.child.once('message', (message: { written?: Written; error?: string }) => {
+        if (message.written !== undefined) resolve(message.written);
+        else reject(new Error(`the outbox bench's writers failed: ${message.error ?? '?'}`));
+      });
+      this.child.send(request);
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.send({ type: 'exit' });
+    await exited;
+  }
+}
+
+/** The `p` quantile (0 to 1) of `values`, nearest rank. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] as number;
+}
