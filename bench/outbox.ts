@@ -1,6 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
+import { Registry } from 'prom-client';
 import { connect as connectStock, type Client, type Publisher } from 'rabbitmq-stream-js-client';
+import { relayMetrics } from '../src/metrics/relay-metrics.js';
 import { outboxRelay } from '../src/outbox/outbox-relay.js';
 import { createOutboxTable } from '../src/outbox/outbox-table.js';
 import { postgres } from '../src/postgres/index.js';
@@ -53,6 +55,12 @@ interface Round {
   readonly writeMs: number;
   /** Each row's time from its COMMIT's answer to the confirm of the batch holding it, ms. */
   readonly latenciesMs: readonly number[];
+  /** The relay's waits behind an open transaction (`relayMetrics`); 0 for the plain loop. */
+  readonly waits: number;
+  /** Those behind a transaction none of the round's writers ran: another database's, say. */
+  readonly foreignWaits: number;
+  /** The time the relay spent in them, ms. */
+  readonly waitedMs: number;
 }
 
 /**
@@ -63,6 +71,9 @@ interface Round {
  * 1,000 rows per transaction, in interleaved rotating rounds. The writers run in a child process
  * (./outbox-writers-child.ts) and start once the side is running, so each side's CPU time is
  * its own. Both read 500 rows at a time and sleep 100 ms when idle (the relay's defaults).
+ * The relay's waits behind open transactions are counted with `relayMetrics`, and those behind
+ * a transaction none of the writers ran: the gate is the server's oldest open transaction, so
+ * another database's (a test suite's on a shared server) holds the relay back too.
  */
 export async function outboxCases(options: OutboxBenchOptions): Promise<CaseResult[]> {
   const shapes =
@@ -176,6 +187,9 @@ function outboxResult(
       plainLatencyP50Ms: percentile(latency(plain), 0.5),
       plainLatencyP99Ms: percentile(latency(plain), 0.99),
       writeRowsPerSec: perSecond(rows, median(relay.map((round) => round.writeMs))),
+      waits: median(relay.map((round) => round.waits)),
+      foreignWaits: median(relay.map((round) => round.foreignWaits)),
+      waitedShareOfWall: median(relay.map((round) => round.waitedMs / round.wallMs)),
       rows,
     },
   };
@@ -196,6 +210,11 @@ async function relayRound(
   write: () => Promise<Written>,
 ): Promise<Round> {
   const relay = outboxRelay({ name, database: postgres(pool), table, broker: rabbit, to: stream });
+  // Its waits as an operator sees them, and the transactions it waited for.
+  const registry = new Registry();
+  const metrics = relayMetrics(relay, { registry });
+  const openTransactions: bigint[] = [];
+  relay.on('waiting', (event) => openTransactions.push(event.openTransaction));
   const confirms: { rows: number; at: number }[] = [];
   let published = 0;
   let allConfirmed!: () => void;
@@ -217,9 +236,15 @@ async function relayRound(
     await Promise.race([confirmed, stopped, writing.then(() => confirmed)]);
     const cpuMs = cpuClock() - cpu;
     const written = await writing;
-    const { rows: order } = await pool.query<{ tag: string }>(
-      `SELECT headers->>'bench-tx' AS tag FROM ${table} ORDER BY txid, id`,
+    const counter = async (metric: string): Promise<number> =>
+      (await registry.getSingleMetric(`stream_windows_relay_${metric}`)?.get())?.values[0]?.value ??
+      Number.NaN;
+    const waits = await counter('waits_total');
+    const waitedMs = (await counter('wait_seconds_total')) * 1000;
+    const { rows: order } = await pool.query<{ tag: string; txid: string }>(
+      `SELECT headers->>'bench-tx' AS tag, txid::text AS txid FROM ${table} ORDER BY txid, id`,
     );
+    const ours = new Set(order.map((row) => BigInt(row.txid)));
     const committedAt = new Map(written.commits);
     const latenciesMs: number[] = [];
     let row = 0;
@@ -234,10 +259,14 @@ async function relayRound(
       cpuMs,
       writeMs: written.endedAt - written.startedAt,
       latenciesMs,
+      waits,
+      foreignWaits: openTransactions.filter((txid) => !ours.has(txid)).length,
+      waitedMs,
     };
   } finally {
     stop.abort();
     await run;
+    metrics.close();
     await relay.close();
   }
 }
@@ -342,6 +371,9 @@ class PlainLoop {
         cpuMs,
         writeMs: written.endedAt - written.startedAt,
         latenciesMs: confirmed.map(([tag, at]) => at - (committedAt.get(tag) ?? Number.NaN)),
+        waits: 0,
+        foreignWaits: 0,
+        waitedMs: 0,
       };
     } finally {
       client.release();

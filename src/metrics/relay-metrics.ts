@@ -130,7 +130,7 @@ class RelayMetricSet {
     });
     this.waits = new Counter({
       name: 'stream_windows_relay_waits_total',
-      help: 'Open transactions the relay waited for, holding back committed rows younger than them.',
+      help: 'Times the relay began waiting behind an open transaction that holds back younger committed rows.',
       labelNames,
       registers,
     });
