@@ -137,13 +137,15 @@ export async function outboxCases(options: OutboxBenchOptions): Promise<CaseResu
     return results;
   } finally {
     await writers.stop();
+    // The stock client first, its producer's stream still there: closing a producer whose
+    // stream was deleted under it can wait for ever for an answer that never comes.
+    await stock.close();
     await pool.query(`DROP TABLE IF EXISTS ${outboxTable}, ${outboxTable}_keys, ${plainTable}`);
     await pool.end();
     for (const stream of [relayStream, plainStream]) {
       await rabbit.deleteStream(stream).catch(() => undefined);
     }
     await rabbit.close();
-    await stock.close();
   }
 }
 
