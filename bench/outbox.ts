@@ -189,6 +189,7 @@ function outboxResult(
       plainLatencyP50Ms: percentile(latency(plain), 0.5),
       plainLatencyP99Ms: percentile(latency(plain), 0.99),
       writeRowsPerSec: perSecond(rows, median(relay.map((round) => round.writeMs))),
+      plainWriteRowsPerSec: perSecond(rows, median(plain.map((round) => round.writeMs))),
       waits: median(relay.map((round) => round.waits)),
       foreignWaits: median(relay.map((round) => round.foreignWaits)),
       waitedShareOfWall: median(relay.map((round) => round.waitedMs / round.wallMs)),
