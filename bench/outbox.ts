@@ -409,7 +409,11 @@ class WriterProcess {
 
   write(request: WriteRequest): Promise<Written> {
     return new Promise((resolve, reject) => {
+      const exited = (code: number | null): void =>
+        reject(new Error(`the outbox bench's writers exited (${code}) while writing`));
+      this.child.once('exit', exited);
       this.child.once('message', (message: { written?: Written; error?: string }) => {
+        this.child.off('exit', exited);
         if (message.written !== undefined) resolve(message.written);
         else reject(new Error(`the outbox bench's writers failed: ${message.error ?? '?'}`));
       });
