@@ -37,8 +37,8 @@ export const statusCommand: Command = {
        stream-windows status --super-stream S --target T --job J [--json] [--url URL]
        stream-windows status --sink NAME (--source S | --super-stream S) [--database URL]
                              [--checkpoint-table T] [--json] [--url URL]
-       stream-windows status --relay NAME --stream S [--table T] [--database URL]
-                             [--json] [--url URL]
+       stream-windows status --relay NAME (--stream S | --super-stream S) [--table T]
+                             [--database URL] [--json] [--url URL]
 
 Where the job publishing to T as producer P stands on its source S: the producer's last
 step's last source offset ('none' when P never published on T: a new job, or a misspelt
@@ -54,7 +54,8 @@ Options:
   --source S        Source stream of the job
   --target T        Target stream of the job
   --producer P      The job's producer name on T
-  --super-stream S  Source super stream of a partitioned job (instead of --source)
+  --super-stream S  Source super stream of a partitioned job (instead of --source); with
+                    --relay, the super stream the relay publishes to (instead of --stream)
   --job J           The partitioned job's name (instead of --producer)
   --sink NAME       A database sink's name: its status instead of a job's (below)
   --database URL    With --sink or --relay: PostgreSQL URL of the sink's or the relay's
@@ -88,10 +89,14 @@ With --relay NAME, where the outbox relay NAME stands on stream S: its producer'
 publishing id on S ('none' when it published nothing there: a new relay, or a misspelt
 name), the outbox row that id names (its transaction id and row id: the last row on S), the
 committed rows of the outbox table after it (not on S yet: BEHIND) and the event-time age of
-the oldest of them (OLDEST). Read from the broker, then from the database (the 'pg' package
-too); nothing is created or changed. With --json: {"relay","table","stream",
-"lastPublishingId","position" ({"txid","index","rowId"}, null when nothing was published),
-"rows","oldestAgeMs" (null when no row is behind)}.`,
+the oldest of them (OLDEST). On super stream S, THROUGH instead of LAST ID: the publishing id
+of the row up to which every partition holds every row, where the relay resumes, and under
+it each partition's last publishing id and the THROUGH its last message records. Read from
+the broker, then from the database (the 'pg' package too); nothing is created, declared or
+changed. With --json: {"relay","table","stream","lastPublishingId" (a super stream's: the
+highest partition's),"position" ({"txid","index","rowId"}, null when nothing was published),
+"rows","oldestAgeMs" (null when no row is behind)}, on a super stream with "partitions"
+([{"stream","lastPublishingId","through" (null: its last message was removed)}]).`,
   options: {
     source: { type: 'string' },
     target: { type: 'string' },

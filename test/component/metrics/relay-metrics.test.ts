@@ -1,9 +1,8 @@
 // relayMetrics on an outbox relay over PGlite and the embedded broker: rows and batches
-// published, a retry, the backlog read at scrape time; a registry shared with a job's and a
-// sink's metrics. The waits behind an open transaction, which PGlite cannot make (one
+// published, a retry, the backlog read at scrape time, to a stream and to a super stream; a
+// registry shared with a job's and a sink's metrics. The waits behind an open transaction, which PGlite cannot make (one
 // connection: no transaction is open while the relay reads), are driven through a stand-in
 // relay that emits the real relay's events.
-import type { Transaction } from '@electric-sql/pglite';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { JobEvents } from '../../../src/api/job-events.js';
@@ -17,13 +16,13 @@ import {
 } from '../../../src/metrics/index.js';
 import { OutboxRelay } from '../../../src/outbox/outbox-relay.js';
 import { createOutboxTable } from '../../../src/outbox/outbox-table.js';
-import { writeOutbox } from '../../../src/outbox/outbox-write.js';
 import type { RelayBacklog } from '../../../src/outbox/relay-backlog.js';
 import type { RelayEventMap } from '../../../src/outbox/relay-events.js';
 import { pglite } from '../../../src/pglite/index.js';
 import { databaseSink } from '../../../src/sink/database-sink.js';
 import { eachBatch } from '../../../src/sink/each-batch.js';
 import { brokerWithCountedReadings, countJob } from '../../support/jobs/memory-job.js';
+import { keysRoutedTo, writeOnPglite } from '../../support/jobs/outbox-fixture.js';
 import { pgliteForTests } from '../../support/jobs/sink-fixture.js';
 import { bound } from '../../support/timing.js';
 
@@ -46,31 +45,37 @@ async function value(registry: Registry, name: string, labels: string): Promise<
 
 let fixtures = 0;
 
-/** A fresh outbox table and stream, and a relay over them. */
-async function fresh(name = 'relay') {
+/** A fresh outbox table and stream (or super stream of three partitions), and a relay over them. */
+async function fresh(name = 'relay', to: 'stream' | 'superStream' = 'stream') {
   fixtures++;
   const table = `metered_outbox_${fixtures}`;
   const stream = `metered-${fixtures}`;
   const broker = new MemoryBroker();
-  broker.createStream(stream);
+  if (to === 'stream') broker.createStream(stream);
+  else broker.createSuperStream(stream, { partitions: 3 });
   await createOutboxTable(pglite(db), table);
   const relay = new OutboxRelay({
     name,
     database: pglite(db),
     table,
     broker,
-    to: stream,
+    ...(to === 'stream' ? { to: stream } : { toSuperStream: stream }),
     maxBatchRows: 4,
     pollIntervalMs: 5,
     retryDelayMs: 1,
   });
-  /** Commits one transaction of `rows` rows, of event time `eventTime`. */
-  const write = (rows: number, eventTime = Date.now()) =>
-    db.transaction(async (tx: Transaction) => {
-      for (let i = 0; i < rows; i++) {
-        await writeOutbox(tx, { key: `k${i % 2}`, json: { i }, eventTime }, { table });
-      }
-    });
+  /** Commits one transaction of `rows` rows, of event time `eventTime`, keyed `keys` in turn. */
+  const write = (rows: number, eventTime = Date.now(), keys: readonly string[] = ['k0', 'k1']) =>
+    writeOnPglite(
+      db,
+      table,
+      Array.from({ length: rows }, (_, i) => ({
+        key: keys[i % keys.length] as string,
+        json: { i },
+        eventTime,
+      })),
+      false,
+    );
   return { broker, stream, relay, write, labels: `relay="${name}",stream="${stream}"` };
 }
 
@@ -127,6 +132,50 @@ describe('relayMetrics', () => {
       metrics.close();
       metrics.close(); // twice is harmless
       expect(await registry.metrics()).not.toContain('stream_windows_relay_');
+      await f.relay.close();
+    },
+    bound(30_000),
+  );
+
+  it(
+    'observes a relay to a super stream under its name, the backlog past where every partition holds every row',
+    async () => {
+      const f = await fresh('relay', 'superStream');
+      // Two keys of each partition's.
+      const keys = [0, 1, 2].flatMap((partition) => keysRoutedTo(partition, 3, 2));
+      const hourAgo = Date.now() - 3_600_000;
+      await f.write(6, hourAgo, keys);
+      await f.write(5, Date.now(), keys);
+      const registry = new Registry();
+      const metrics = relayMetrics(f.relay, { registry });
+      const of = (name: string) => value(registry, name, f.labels);
+      expect(await of('backlog_rows')).toBe(11);
+      expect(await of('backlog_oldest_age_seconds')).toBeGreaterThanOrEqual(3_600);
+
+      // A lost confirm on one partition while the others take the batch's other rows.
+      const [partition] = f.broker.partitions(f.stream);
+      const fault = f.broker.injectFault({
+        stream: partition as string,
+        producer: 'relay',
+        atPublish: 2,
+        point: 'lose-confirm',
+      });
+      const summary = await f.relay.run({ untilCaughtUp: true });
+      expect(fault.fired).toBe(true);
+      expect(await of('retries_total')).toBe(1);
+      expect(await of('rows_published_total')).toBe(summary.published);
+      expect(await of('batches_published_total')).toBe(summary.batches);
+      const onPartitions = f.broker
+        .partitions(f.stream)
+        .reduce((sum, stream) => sum + f.broker.messages(stream).length, 0);
+      expect(onPartitions).toBe(11);
+      // Caught up: the partitions' last messages record the batch before theirs, and every row
+      // after that is on its partition already.
+      expect(await of('backlog_rows')).toBe(0);
+      expect(await of('backlog_oldest_age_seconds')).toBe(0);
+      await f.write(2, hourAgo, keys);
+      expect(await of('backlog_rows')).toBe(2);
+      metrics.close();
       await f.relay.close();
     },
     bound(30_000),

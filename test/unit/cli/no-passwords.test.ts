@@ -73,6 +73,12 @@ describe('the command and passwords', () => {
       { DATABASE_URL: `mysql://u:${SECRET}@h/db` },
       'DATABASE_URL must be a postgres:// or postgresql:// URL, given mysql://...',
     ],
+    [
+      "a relay's --database that is no URL (a port in words)",
+      ['status', ...RELAY, '--database', `postgres://u:${SECRET}@h:port/db`],
+      {},
+      '--database is not a URL such as postgres://user@host:port/database (with a password: user:password@host)',
+    ],
   ])('should exit 2 on %s, masking the password', async (_, args, env, reason) => {
     const run = await runRecorded(args, env);
     expect(run.code).toBe(2);
@@ -86,6 +92,15 @@ describe('the command and passwords', () => {
     ['skip', ...JOB, '--offset', '1'],
     ['status', ...SINK, '--database', `postgres://u:${SECRET}@127.0.0.1:1/db?password=${SECRET}`],
     ['status', ...RELAY, '--database', `postgres://u:${SECRET}@127.0.0.1:1/db?password=${SECRET}`],
+    [
+      'status',
+      '--relay',
+      'r',
+      '--super-stream',
+      's',
+      '--database',
+      `postgres://u:${SECRET}@127.0.0.1:1/db?password=${SECRET}`,
+    ],
   ])('should exit 1 naming the unreachable broker by its address only: %s', async (...args) => {
     const run = await runRecorded([...args, '--url', DOWN]);
     expect(run).toEqual({
