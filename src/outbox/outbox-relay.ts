@@ -324,6 +324,17 @@ export class OutboxRelay {
     let waitingFor: bigint | undefined;
     for (;;) {
       if (signal.aborted) return;
+      // Behind an open transaction, ask only whether it is still the oldest open: reading the
+      // rows it holds back again on each poll would find none final till then.
+      if (waitingFor !== undefined) {
+        const oldest = await this.stage('read', undefined, () =>
+          database.transaction((tx) => this.table.oldestOpen(tx)),
+        );
+        if (oldest === waitingFor) {
+          await sleep(this.pollIntervalMs, signal);
+          continue;
+        }
+      }
       const read = await this.stage('read', undefined, () =>
         database.transaction((tx) => this.table.read(tx, cursor, this.maxBatchRows)),
       );
