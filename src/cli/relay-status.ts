@@ -37,6 +37,6 @@ export async function relayStatus(
     );
     return { relay, table: outbox.name, ...backlog };
   } finally {
-    await destination.release();
+    await destination.close();
   }
 }

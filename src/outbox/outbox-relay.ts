@@ -182,12 +182,13 @@ export class OutboxRelay {
   }
 
   /**
-   * Stops a run under way (as its signal would), waits for it up to 5 s, releases the producer
-   * and closes the database port (a pool given to `postgres()` stays open: it is yours).
+   * Stops a run under way (as its signal would), waits for it up to 5 s, closes the targets it
+   * made on the broker (each holds one of a connection's 256 publishers; the connection stays
+   * open: it is yours) and the database port (a pool given to `postgres()` stays open too).
    */
   async close(): Promise<void> {
     await this.runs.close();
-    await this.destination.release();
+    await this.destination.close();
     await this.options.database.close();
   }
 

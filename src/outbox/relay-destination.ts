@@ -14,8 +14,11 @@ export interface RelayBroker {
   partitions?(superStream: string): readonly string[] | Promise<readonly string[]>;
 }
 
-/** A target as a relay uses it: several rows, each under its own id, in one frame where it can. */
-export type RelayTarget = Target & Partial<Pick<ProducerTarget, 'publishEach'>>;
+/**
+ * A target as a relay uses it: several rows, each under its own id, in one frame where it can;
+ * closed when the relay is (the relay made it).
+ */
+export type RelayTarget = Target & Partial<Pick<ProducerTarget, 'publishEach' | 'close'>>;
 
 /** Where a relay publishes: one stream, or a super stream routed by each row's key. */
 export type RelayDestinationName = { readonly stream: string } | { readonly superStream: string };
@@ -164,6 +167,16 @@ export class RelayDestination {
   /** Releases every partition's producer (see the `Target` port). */
   async release(): Promise<void> {
     await Promise.all(this.made.map((target) => target.release?.() ?? Promise.resolve()));
+  }
+
+  /**
+   * Closes every target made, for good (a target without `close`: released): a connection
+   * serves a bounded number of them, and a long-lived one outlives the relay.
+   */
+  async close(): Promise<void> {
+    await Promise.all(
+      this.made.map((target) => target.close?.() ?? target.release?.() ?? Promise.resolve()),
+    );
   }
 
   private async makeTargets(): Promise<readonly RelayTarget[]> {

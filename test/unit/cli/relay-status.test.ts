@@ -11,6 +11,7 @@ import { createOutboxTable, outboxRelay } from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { pglite } from '../../../src/pglite/index.js';
 import { runRecorded } from '../../support/clients/cli-run.js';
+import { closingRelayBroker } from '../../support/doubles/closing-relay-broker.js';
 import { seenOutboxMessage, writeOnPglite } from '../../support/jobs/outbox-fixture.js';
 import { startPglite } from '../../support/jobs/sink-fixture.js';
 import { bound } from '../../support/timing.js';
@@ -241,6 +242,21 @@ describe('relayStatus', () => {
         through: 0n,
       })),
     );
+  });
+
+  it('should close every target it made, on a stream and on a super stream, and on a failure', async () => {
+    for (const to of ['stream', 'superStream'] as const) {
+      const f = await fresh(to);
+      await f.write(['a']);
+      const broker = closingRelayBroker(f.broker);
+      const destination = to === 'stream' ? { stream: 'orders' } : { superStream: 'orders' };
+      await relayStatus(pglite(db), broker, 'orders-relay', destination, f.table);
+      await expect(
+        relayStatus(pglite(db), broker, 'orders-relay', destination, 'no_such_outbox'),
+      ).rejects.toMatchObject({ code: '42P01' });
+      expect(broker.made).toHaveLength(to === 'stream' ? 2 : 6);
+      expect(broker.open()).toEqual([]);
+    }
   });
 
   it('should create nothing: a table that does not exist is the database error', async () => {
