@@ -1,7 +1,6 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { Registry } from 'prom-client';
-import { connect as connectStock, type Client, type Publisher } from 'rabbitmq-stream-js-client';
+import { connect as connectStock } from 'rabbitmq-stream-js-client';
 import { relayMetrics } from '../src/metrics/relay-metrics.js';
 import { outboxRelay } from '../src/outbox/outbox-relay.js';
 import { createOutboxTable } from '../src/outbox/outbox-table.js';
@@ -12,10 +11,14 @@ import {
   cpuClock,
   interleavedRounds,
   median,
+  percentile,
   perSecond,
   ratioSpread,
   spreadOf,
 } from './measure.js';
+import { PlainLoop } from './outbox-plain-loop.js';
+import type { Round } from './outbox-round.js';
+import { WriterProcess } from './outbox-writer-process.js';
 import { MAX_WRITERS, nowMs, type WriteRequest, type Written } from './outbox-writers.js';
 import { throughput, type CaseResult } from './report.js';
 import { sinkUnavailable } from './sink.js';
@@ -23,10 +26,6 @@ import { sinkUnavailable } from './sink.js';
 /** Concurrent writers and rows per transaction measured: the issue's. */
 const WRITERS: readonly number[] = [1, MAX_WRITERS];
 const ROWS_PER_TRANSACTION: readonly number[] = [1, 100, 1_000];
-/** Rows both sides read at a time (the relay's default `maxBatchRows`). */
-const BATCH_ROWS = 500;
-/** How long both sides sleep when they find nothing (the relay's default `pollIntervalMs`). */
-const POLL_MS = 100;
 
 /** Why the outbox case cannot run here, or undefined when it can. */
 export function outboxUnavailable(): string | undefined {
@@ -43,24 +42,6 @@ export interface OutboxBenchOptions {
   readonly rabbitUrl: string;
   /** The (writers, rows per transaction) pairs; default every pair of 1 and 8 by 1, 100, 1,000. */
   readonly shapes?: readonly { readonly writers: number; readonly rowsPerTransaction: number }[];
-}
-
-/** What one round cost and what its rows waited. */
-interface Round {
-  /** From the writers' start to the last row's confirm. */
-  readonly wallMs: number;
-  /** This process's CPU time over the same span: the relay's (the writers run in a child). */
-  readonly cpuMs: number;
-  /** The writers' own span, from their start to their last COMMIT's answer. */
-  readonly writeMs: number;
-  /** Each row's time from its COMMIT's answer to the confirm of the batch holding it, ms. */
-  readonly latenciesMs: readonly number[];
-  /** The relay's waits behind an open transaction (`relayMetrics`); 0 for the plain loop. */
-  readonly waits: number;
-  /** Those behind a transaction none of the round's writers ran: another database's, say. */
-  readonly foreignWaits: number;
-  /** The time the relay spent in them, ms. */
-  readonly waitedMs: number;
 }
 
 /**
@@ -279,159 +260,4 @@ function stoppedEarly(run: Promise<unknown>, what: string): Promise<never> {
   const stopped = run.then(() => Promise.reject(new Error(`${what} stopped before its rows`)));
   stopped.catch(() => undefined); // raced, and left unsettled-for once the round is over
   return stopped;
-}
-
-/** A row as the plain loop selects it. */
-interface PlainRow {
-  readonly id: string;
-  readonly key: string;
-  readonly headers: Record<string, string>;
-  readonly content_type: string;
-  readonly body: Buffer;
-}
-
-/**
- * The usual at-least-once relay, written by hand: select the unpublished rows in id order,
- * publish each with the stock client's producer, wait for every confirm, mark them published.
- * One producer for every round (its confirms come on its connection, one listener).
- */
-class PlainLoop {
-  private readonly waiting = new Map<bigint, { resolve: () => void; reject: (e: Error) => void }>();
-  /** Confirms that came before their publish was registered. */
-  private readonly early = new Set<bigint>();
-
-  private constructor(
-    private readonly publisher: Publisher,
-    private readonly pool: pg.Pool,
-    private readonly table: string,
-  ) {
-    publisher.on('publish_confirm', (error, ids) => {
-      for (const id of ids) {
-        const waiter = this.waiting.get(id);
-        if (waiter === undefined) {
-          this.early.add(id);
-          continue;
-        }
-        this.waiting.delete(id);
-        if (error === null) waiter.resolve();
-        else waiter.reject(new Error(`the broker refused publishing id ${id}: code ${error}`));
-      }
-    });
-  }
-
-  static async start(
-    stock: Client,
-    stream: string,
-    pool: pg.Pool,
-    table: string,
-  ): Promise<PlainLoop> {
-    return new PlainLoop(await stock.declarePublisher({ stream }), pool, table);
-  }
-
-  /** Runs the loop until `rows` rows are confirmed, while `write` commits them. */
-  async round(rows: number, write: () => Promise<Written>): Promise<Round> {
-    const client = await this.pool.connect();
-    try {
-      /** Each row's transaction tag, and when its batch was confirmed. */
-      const confirmed: [tag: string, at: number][] = [];
-      const cpu = cpuClock();
-      const writing = write();
-      let failed: Error | undefined;
-      writing.catch((error: unknown) => (failed = error as Error));
-      let last = Number.NaN;
-      while (confirmed.length < rows) {
-        const { rows: batch } = await client.query<PlainRow>(
-          `SELECT id::text AS id, key, headers, content_type, body FROM ${this.table} ` +
-            `WHERE NOT published ORDER BY id LIMIT ${BATCH_ROWS}`,
-        );
-        if (batch.length === 0) {
-          if (failed !== undefined) throw failed;
-          await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-          continue;
-        }
-        const confirms: Promise<void>[] = [];
-        for (const row of batch) {
-          const { publishingId } = await this.publisher.send(row.body, {
-            applicationProperties: { ...row.headers, key: row.key },
-            messageProperties: { contentType: row.content_type },
-          });
-          confirms.push(this.confirmOf(publishingId));
-        }
-        await this.publisher.flush();
-        await Promise.all(confirms);
-        last = nowMs();
-        for (const row of batch) confirmed.push([row.headers['bench-tx'] ?? '', last]);
-        await client.query(
-          `UPDATE ${this.table} SET published = true WHERE id = ANY($1::bigint[])`,
-          [batch.map((row) => row.id)],
-        );
-      }
-      const cpuMs = cpuClock() - cpu;
-      const written = await writing;
-      const committedAt = new Map(written.commits);
-      return {
-        wallMs: last - written.startedAt,
-        cpuMs,
-        writeMs: written.endedAt - written.startedAt,
-        latenciesMs: confirmed.map(([tag, at]) => at - (committedAt.get(tag) ?? Number.NaN)),
-        waits: 0,
-        foreignWaits: 0,
-        waitedMs: 0,
-      };
-    } finally {
-      client.release();
-    }
-  }
-
-  private confirmOf(id: bigint): Promise<void> {
-    if (this.early.delete(id)) return Promise.resolve();
-    return new Promise((resolve, reject) => this.waiting.set(id, { resolve, reject }));
-  }
-}
-
-/** The writers' child process (./outbox-writers-child.ts): one request at a time. */
-class WriterProcess {
-  private constructor(private readonly child: ChildProcess) {}
-
-  static async start(postgresUrl: string): Promise<WriterProcess> {
-    const child = fork(new URL('./outbox-writers-child.ts', import.meta.url), [postgresUrl], {
-      execArgv: ['--import', 'tsx'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    await new Promise<void>((resolve, reject) => {
-      child.once('message', () => resolve());
-      child.once('exit', (code) =>
-        reject(new Error(`the outbox bench's writers exited (${code})`)),
-      );
-    });
-    return new WriterProcess(child);
-  }
-
-  write(request: WriteRequest): Promise<Written> {
-    return new Promise((resolve, reject) => {
-      const exited = (code: number | null): void =>
-        reject(new Error(`the outbox bench's writers exited (${code}) while writing`));
-      this.child.once('exit', exited);
-      this.child.once('message', (message: { written?: Written; error?: string }) => {
-        this.child.off('exit', exited);
-        if (message.written !== undefined) resolve(message.written);
-        else reject(new Error(`the outbox bench's writers failed: ${message.error ?? '?'}`));
-      });
-      this.child.send(request);
-    });
-  }
-
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null) return;
-    const exited = new Promise((resolve) => this.child.once('exit', resolve));
-    this.child.send({ type: 'exit' });
-    await exited;
-  }
-}
-
-/** The `p` quantile (0 to 1) of `values`, nearest rank. */
-export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] as number;
 }

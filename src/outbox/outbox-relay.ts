@@ -64,6 +64,9 @@ export interface OutboxRelayOptions {
 /** Rows a relay reads at a time unless told (`maxBatchRows`). */
 export const DEFAULT_MAX_BATCH_ROWS = 500;
 
+/** How long a relay that found nothing waits before reading again unless told (`pollIntervalMs`), ms. */
+export const DEFAULT_POLL_INTERVAL_MS = 100;
+
 type Counters = { -readonly [K in keyof RelayRunSummary]: RelayRunSummary[K] };
 
 /**
@@ -142,7 +145,10 @@ export class OutboxRelay {
       throw new ConfigError('maxBatchRows', 'must be an integer >= 1', maxBatchRows);
     }
     this.maxBatchRows = maxBatchRows;
-    this.pollIntervalMs = timerMs('pollIntervalMs', options.pollIntervalMs ?? 100);
+    this.pollIntervalMs = timerMs(
+      'pollIntervalMs',
+      options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
+    );
     this.retries = retryPolicy(options);
     this.warnAfterRetries = checkWarnAfterRetries(options.warnAfterRetries);
     this.logger = checkLogger('logger', options.logger);
