@@ -20,7 +20,7 @@ import { PlainLoop } from './outbox-plain-loop.js';
 import type { Round } from './outbox-round.js';
 import { WriterProcess } from './outbox-writer-process.js';
 import { MAX_WRITERS, nowMs, type WriteRequest, type Written } from './outbox-writers.js';
-import { throughput, type CaseResult } from './report.js';
+import { ratioRange, throughput, type CaseResult } from './report.js';
 import { sinkUnavailable } from './sink.js';
 
 /** Concurrent writers and rows per transaction measured: the issue's. */
@@ -153,8 +153,7 @@ function outboxResult(
     ...throughput(rows, wall(relay)),
     ratios: { plain: spread.median },
     values: {
-      plainMin: spread.min,
-      plainMax: spread.max,
+      ...ratioRange('plain', spread),
       plainRowsPerSec: perSecond(rows, median(wall(plain))),
       cpuUsPerRow: relayCpu.median,
       cpuUsPerRowMin: relayCpu.min,

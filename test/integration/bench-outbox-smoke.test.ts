@@ -1,5 +1,6 @@
 import { describe, expect, inject, it } from 'vitest';
 import { outboxCases } from '../../bench/outbox.js';
+import { expectRatioRanges } from '../support/bench/ratio-ranges.js';
 import { postgresForTests } from '../support/brokers/postgres.js';
 import { bound } from '../support/timing.js';
 
@@ -38,6 +39,7 @@ describe('bench smoke, outbox relay', () => {
         expect(values['cpuUsPerRow']).toBeGreaterThan(0);
         expect(values['plainCpuUsPerRow']).toBeGreaterThan(0);
       }
+      expectRatioRanges(results);
       // The bench dropped what it made: its tables were its own.
       expect(
         await database.query(`SELECT tablename FROM pg_tables WHERE tablename LIKE 'bench_%'`),
