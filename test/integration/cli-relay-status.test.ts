@@ -2,19 +2,22 @@
 // outbox relay publishes, more rows are committed, and the command reports the relay's position
 // and the rows behind (table and JSON); while a transaction holds a gap open, the command shows
 // the rows held back and the relay's metrics count the wait (the embedded database cannot hold
-// a transaction open while the relay reads, so this is the wait's test on a real one); and how
-// the command fails: no outbox table, an unreachable database.
+// a transaction open while the relay reads, so this is the wait's test on a real one); a relay
+// to a super stream; how the command fails: no outbox table, an unreachable database; and that
+// no way through it, failing or not, prints the database's password.
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { Registry } from 'prom-client';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { createOutboxTable, outboxRelay, writeOutbox } from '../../src/index.js';
 import { relayMetrics } from '../../src/metrics/index.js';
 import { postgres } from '../../src/postgres/index.js';
 import { postgresForTests } from '../support/brokers/postgres.js';
-import { rabbitForTests } from '../support/brokers/rabbitmq.js';
-import { until } from '../support/jobs/outbox-fixture.js';
+import { rabbitForTests, uniqueStream } from '../support/brokers/rabbitmq.js';
+import { keysRoutedTo, until } from '../support/jobs/outbox-fixture.js';
+import { SECRET } from '../support/secrets/shown-text.js';
 import { bound } from '../support/timing.js';
 
 const real = rabbitForTests();
@@ -263,6 +266,172 @@ describe('stream-windows status --relay', () => {
     );
     expect(run.stderr).not.toContain('s3cret-pw');
   });
+});
+
+describe('stream-windows status --relay --super-stream', () => {
+  it(
+    "should show where a relay to a super stream resumes and each partition's standing",
+    async () => {
+      const pool = database.pool();
+      const superStream = uniqueStream('relay-status-super');
+      const partitions = await real.rabbit.createSuperStream(superStream, { partitions: 3 });
+      onTestFinished(() => real.rabbit.deleteSuperStream(superStream));
+      await createOutboxTable(postgres(pool), 'super_outbox');
+      // Partitions 0 and 1 get rows; partition 2 none.
+      const keys = [...keysRoutedTo(0, 3, 2), ...keysRoutedTo(1, 3, 2)];
+      await commit(pool, 'super_outbox', keys);
+      await commit(pool, 'super_outbox', keys);
+      const relay = outboxRelay({
+        name: 'super-relay',
+        database: postgres(pool),
+        table: 'super_outbox',
+        broker: real.rabbit,
+        toSuperStream: superStream,
+        maxBatchRows: 3,
+      });
+      await relay.run({ untilCaughtUp: true });
+      await commit(pool, 'super_outbox', keys.slice(0, 1), Date.now() - 120_000);
+      const backlog = await relay.backlog();
+      await relay.close();
+      const [first, second, idle] = backlog.partitions ?? [];
+      expect(idle).toEqual({ stream: partitions[2], lastPublishingId: 0n, through: 0n });
+
+      const args = ['status', '--relay', 'super-relay', '--super-stream', superStream];
+      const env = { DATABASE_URL: database.url };
+      const json = await cli([...args, '--table', 'super_outbox', '--json'], env);
+      expect(json.stderr).toBe('');
+      expect(json.code).toBe(0);
+      const position = backlog.position as NonNullable<typeof backlog.position>;
+      const text = (value: bigint | undefined) => (value === undefined ? null : String(value));
+      expect(JSON.parse(json.stdout)).toEqual({
+        relay: 'super-relay',
+        table: 'super_outbox',
+        stream: superStream,
+        lastPublishingId: String(backlog.lastPublishingId),
+        partitions: (backlog.partitions ?? []).map((partition) => ({
+          stream: partition.stream,
+          lastPublishingId: String(partition.lastPublishingId),
+          through: text(partition.through),
+        })),
+        position: {
+          txid: String(position.txid),
+          index: position.index,
+          rowId: String(position.rowId),
+        },
+        rows: '1',
+        oldestAgeMs: expect.any(Number) as number,
+      });
+
+      const table = await cli([...args, '--table', 'super_outbox'], env);
+      expect(table.code).toBe(0);
+      const lines = table.stdout.trimEnd().split('\n');
+      expect(lines[0]?.split(/\s{2,}/)).toEqual([
+        'RELAY',
+        'SUPER STREAM',
+        'THROUGH',
+        'TXID',
+        'ROW ID',
+        'BEHIND',
+        'OLDEST',
+      ]);
+      // Where it resumes: after its last row, every partition holding every row up to it.
+      expect(lines[1]?.split(/\s{2,}/).slice(0, 6)).toEqual([
+        'super-relay',
+        superStream,
+        String(backlog.lastPublishingId),
+        String(position.txid),
+        String(position.rowId),
+        '1',
+      ]);
+      expect(lines.slice(2, 6).map((line) => line.split(/\s{2,}/))).toEqual([
+        ['PARTITION', 'LAST ID', 'THROUGH'],
+        [first?.stream, String(first?.lastPublishingId), String(first?.through)],
+        [second?.stream, String(second?.lastPublishingId), String(second?.through)],
+        [idle?.stream, 'none', '-'],
+      ]);
+    },
+    bound(120_000),
+  );
+});
+
+describe('stream-windows status --relay and the database password', () => {
+  it(
+    'should print no password, whatever happens: read, no table, a row gone, refused, unreachable, no such stream',
+    async () => {
+      // A role of the test's own, its password the one looked for.
+      const role = `sw_status_${randomUUID().replaceAll('-', '').slice(0, 8)}`;
+      await database.query(`CREATE ROLE ${role} LOGIN PASSWORD '${SECRET}'`);
+      onTestFinished(async () => {
+        await database.query(`REVOKE ALL ON ALL TABLES IN SCHEMA public FROM ${role}`);
+        await database.query(`DROP ROLE ${role}`);
+      });
+      const pool = database.pool();
+      const stream = await real.newStream('relay-status-secret');
+      await createOutboxTable(postgres(pool), 'secret_outbox');
+      await createOutboxTable(postgres(pool), 'emptied_outbox');
+      await commit(pool, 'secret_outbox', ['a']);
+      await commit(pool, 'emptied_outbox', ['b']);
+      for (const table of ['secret_outbox', 'emptied_outbox']) {
+        const relay = outboxRelay({
+          name: table,
+          database: postgres(pool),
+          table,
+          broker: real.rabbit,
+          to: stream,
+        });
+        await relay.run({ untilCaughtUp: true });
+        await relay.close();
+      }
+      await database.query('DELETE FROM emptied_outbox');
+      await database.query(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${role}`);
+
+      const url = new URL(database.url);
+      url.username = role;
+      url.password = SECRET;
+      const secretUrl = url.toString();
+      const refused = new URL(secretUrl);
+      refused.password = `${SECRET}-not`;
+      const inQuery = new URL(secretUrl);
+      inQuery.password = '';
+      inQuery.search = `?password=${SECRET}`;
+      const unreachable = `postgres://${role}:${SECRET}@127.0.0.1:1/db?password=${SECRET}`;
+      const relay = (name: string, table: string, to = ['--stream', stream]) => [
+        'status',
+        '--relay',
+        name,
+        ...to,
+        '--table',
+        table,
+      ];
+      const runs: [string, string[], string, number][] = [
+        ['read', relay('secret_outbox', 'secret_outbox'), secretUrl, 0],
+        ['read, as JSON', [...relay('secret_outbox', 'secret_outbox'), '--json'], secretUrl, 0],
+        ['a password in the query', relay('secret_outbox', 'secret_outbox'), inQuery.toString(), 0],
+        ['no such table', relay('secret_outbox', 'no_outbox'), secretUrl, 1],
+        ["the stream's last row gone", relay('emptied_outbox', 'emptied_outbox'), secretUrl, 1],
+        ['a password refused', relay('secret_outbox', 'secret_outbox'), refused.toString(), 1],
+        ['unreachable', relay('secret_outbox', 'secret_outbox'), unreachable, 1],
+        [
+          'no such super stream',
+          relay('secret_outbox', 'secret_outbox', ['--super-stream', 'no-such-super']),
+          secretUrl,
+          1,
+        ],
+      ];
+      // Every other one through DATABASE_URL: the same reading, from the other place.
+      for (const [i, [what, args, databaseUrl, code]] of runs.entries()) {
+        const run =
+          i % 2 === 0
+            ? await cli([...args, '--database', databaseUrl])
+            : await cli(args, { DATABASE_URL: databaseUrl });
+        expect({ what, code: run.code }, run.stderr).toEqual({ what, code });
+        expect(run.stdout + run.stderr, what).not.toContain(SECRET);
+        // A failure says why in one line (the database by its user and host, or the relay's error).
+        if (code === 1) expect(run.stderr, what).toMatch(/^stream-windows: \S.*\n$/);
+      }
+    },
+    bound(120_000),
+  );
 });
 
 const HEADERS = ['RELAY', 'STREAM', 'LAST ID', 'TXID', 'ROW ID', 'BEHIND', 'OLDEST'];
