@@ -25,8 +25,8 @@ export interface StatusReading {
 }
 
 /**
- * --database, else DATABASE_URL: one of them is needed. `holding` says what the database holds
- * for `reading`'s command ("the sink's checkpoints"), in the usage error without either.
+ * --database, else DATABASE_URL: one of them is needed. `reading` names the command and what
+ * the database holds for it ("the sink's checkpoints"), in the usage error without either.
  */
 export function databaseOption(
   values: OptionValues,

@@ -1,8 +1,7 @@
 // `stream-windows status --relay`: its command line (checked before anything connects), the
 // figures of relayStatus over a real relay's outbox (the embedded broker and PGlite), on a
 // stream and on a super stream, and the table they make.
-import type { PGlite } from '@electric-sql/pglite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { relayStatus, type RelayStatus } from '../../../src/cli/index.js';
 import { relayStatusLines } from '../../../src/cli/relay-status-command.js';
 import { styleFor } from '../../../src/cli/style.js';
@@ -13,16 +12,10 @@ import { pglite } from '../../../src/pglite/index.js';
 import { runRecorded } from '../../support/clients/cli-run.js';
 import { closingRelayBroker } from '../../support/doubles/closing-relay-broker.js';
 import { seenOutboxMessage, writeOnPglite } from '../../support/jobs/outbox-fixture.js';
-import { startPglite } from '../../support/jobs/sink-fixture.js';
+import { pgliteForTests } from '../../support/jobs/sink-fixture.js';
 import { bound } from '../../support/timing.js';
 
-let db: PGlite;
-beforeAll(async () => {
-  db = await startPglite();
-}, bound(60_000));
-afterAll(async () => {
-  await db.close();
-});
+const db = pgliteForTests();
 
 describe('status --relay, its command line', () => {
   const usage = (reason: string) => ({
