@@ -14,6 +14,7 @@ export const CASE_KINDS: readonly CaseKind[] = [
   'scaling',
   'lookup',
   'sink',
+  'outbox',
 ];
 
 /**

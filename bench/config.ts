@@ -32,6 +32,13 @@ export interface BenchConfig {
   readonly sinkMessages: number;
   readonly sinkSingleMessages: number;
   /**
+   * Rows the outbox case's writers commit per round at 100 and 1,000 rows per transaction
+   * (BENCH_OUTBOX_ROWS, default 8,000: one transaction of 1,000 per writer with 8 writers), and
+   * at 1 row per transaction (BENCH_OUTBOX_SINGLE_ROWS, default 1,000).
+   */
+  readonly outboxRows: number;
+  readonly outboxSingleRows: number;
+  /**
    * The `large-steps` case's steps, in keys (outputs) per step (BENCH_LARGE_STEP_KEYS, a
    * comma-separated list, default 10000,100000,1000000), and the step its restart is killed in
    * the middle of (BENCH_LARGE_STEP_RESTART_KEYS, default 1,000,000).
@@ -54,6 +61,8 @@ export function benchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
     frames: positive(env, 'BENCH_FRAMES', 20_000),
     sinkMessages: positive(env, 'BENCH_SINK_MESSAGES', 10_000),
     sinkSingleMessages: positive(env, 'BENCH_SINK_SINGLE_MESSAGES', 1_000),
+    outboxRows: positive(env, 'BENCH_OUTBOX_ROWS', 8_000),
+    outboxSingleRows: positive(env, 'BENCH_OUTBOX_SINGLE_ROWS', 1_000),
     largeStepKeys: positiveList(env, 'BENCH_LARGE_STEP_KEYS', [10_000, 100_000, 1_000_000]),
     largeStepRestartKeys: positive(env, 'BENCH_LARGE_STEP_RESTART_KEYS', 1_000_000),
   };

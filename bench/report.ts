@@ -16,6 +16,7 @@ export type CaseKind =
   | 'lookup'
   | 'event-time'
   | 'sink'
+  | 'outbox'
   | 'scaling'
   | 'large-steps';
 

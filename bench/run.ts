@@ -17,6 +17,7 @@ import { hotPathCases } from './hot-path/case.js';
 import { largeStepCases } from './large-steps.js';
 import { memoryCases } from './memory.js';
 import { observeCases } from './observe.js';
+import { outboxCases, outboxUnavailable } from './outbox.js';
 import { partitionCases } from './partitions.js';
 import { recoveryCases } from './recovery.js';
 import { resultLookupCases } from './result-lookup.js';
@@ -99,6 +100,19 @@ const CASES: Readonly<Record<CaseKind, BenchCase>> = {
         singleMessages: config.sinkSingleMessages,
         repeats: config.repeats,
         postgresUrl: process.env.POSTGRES_URL,
+      }),
+  },
+  outbox: {
+    title:
+      'outbox relay (rows/s from PostgreSQL into RabbitMQ while writers commit, against a plain select-publish-mark loop; CPU per row, commit-to-confirm latency)',
+    unavailable: outboxUnavailable,
+    run: (config) =>
+      outboxCases({
+        rows: config.outboxRows,
+        singleRows: config.outboxSingleRows,
+        repeats: Math.min(config.repeats, 3),
+        postgresUrl: process.env.POSTGRES_URL ?? '',
+        rabbitUrl: rabbitUrl(),
       }),
   },
   'large-steps': {

@@ -140,8 +140,8 @@ export {
   type RelayBroker,
   type RelayTarget,
   type RelayPartition,
-  type RelayBacklog,
 } from './outbox/outbox-relay.js';
+export type { RelayBacklog } from './outbox/relay-backlog.js';
 export {
   writeOutbox,
   type OutboxEvent,

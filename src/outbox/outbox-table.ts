@@ -155,7 +155,8 @@ export class OutboxTable {
    * Up to `limit` rows past `after` (all rows when undefined) whose transaction id is below
    * the oldest transaction still open: those transactions have all ended, and every later
    * writer gets a larger id, so no row can ever come before these. One statement: the
-   * snapshot that finds the rows is the one whose xmin gates them.
+   * snapshot that finds the rows is the one whose xmin gates them. The rows held back are read
+   * to be counted only: without their bodies.
    */
   async read(
     tx: SinkTransaction,
@@ -163,11 +164,13 @@ export class OutboxTable {
     limit: number,
   ): Promise<OutboxRead> {
     const { past, params } = pastCursor(after, limit);
+    // A held row's body is null: `rows` below keeps the final rows only.
     const { rows } = await tx.query<OutboxRecord & { open_from: string; held: boolean }>(
       'WITH gate AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin) ' +
         'SELECT o.id::text AS id, o.txid::text AS txid, o.key, ' +
         '(extract(epoch FROM o.event_time) * 1000)::bigint::text AS event_ms, o.headers, ' +
-        'o.content_type, o.body, gate.xmin::text AS open_from, o.txid >= gate.xmin AS held ' +
+        'o.content_type, CASE WHEN o.txid < gate.xmin THEN o.body END AS body, ' +
+        'gate.xmin::text AS open_from, o.txid >= gate.xmin AS held ' +
         `FROM ${this.table} o, gate WHERE ${past} ORDER BY o.txid, o.id LIMIT $1`,
       params,
     );
@@ -179,6 +182,18 @@ export class OutboxTable {
       waiting: held === -1 ? 0 : rows.length - held,
       openFrom: openFrom === undefined ? undefined : BigInt(openFrom),
     };
+  }
+
+  /**
+   * The oldest transaction open now (a new snapshot's xmin), as `read` tells it in `openFrom`.
+   * While it is the one a read found holding every row back, no row past them can have become
+   * final: every older transaction had ended at that read, and every new one is younger.
+   */
+  async oldestOpen(tx: SinkTransaction): Promise<bigint> {
+    const { rows } = await tx.query<{ xmin: string }>(
+      'SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin',
+    );
+    return BigInt((rows[0] as { xmin: string }).xmin);
   }
 
   /** The row id of the row at `position`; undefined when the table has no such row. */

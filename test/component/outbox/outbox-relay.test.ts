@@ -13,6 +13,7 @@ import { writeOutbox, type OutboxEvent } from '../../../src/outbox/outbox-write.
 import { relayPublishingId } from '../../../src/outbox/relay-publishing-id.js';
 import type { RelayEventMap } from '../../../src/outbox/relay-events.js';
 import type { FaultPoint } from '../../../src/memory/errors.js';
+import { closingRelayBroker } from '../../support/doubles/closing-relay-broker.js';
 import { pgliteForTests } from '../../support/jobs/sink-fixture.js';
 import {
   expectExactlyCommitted,
@@ -340,4 +341,22 @@ describe('outbox relay on PGlite and the embedded broker', () => {
     },
     bound(30_000),
   );
+
+  it('close() closes the targets the relay made: a connection serves a bounded number', async () => {
+    const f = await fresh();
+    await f.write([json('a', 1)]);
+    const broker = closingRelayBroker(f.broker);
+    const relay = new OutboxRelay({
+      name: 'relay',
+      database: pglite(db),
+      table: f.table,
+      broker,
+      to: f.stream,
+    });
+    await relay.run({ untilCaughtUp: true });
+    expect(broker.open()).toEqual([f.stream]);
+    await relay.close();
+    expect(broker.made).toEqual([f.stream]);
+    expect(broker.open()).toEqual([]);
+  });
 });
