@@ -713,11 +713,12 @@ export class SinkTableError extends StreamWindowsError {
 }
 
 /**
- * `writeOutbox` could not add its row: a younger transaction already committed a row of the
- * same key, and committing this one now would put the key's rows on the stream out of commit
- * order. Nothing of the row was written and PostgreSQL has aborted the transaction: roll it
- * back and run it again, as after a serialization failure (`retriable`). Rare: it takes two
- * transactions writing one key at once, the older one claiming the key last.
+ * `writeOutbox` could not add its row (`writeOutboxAll`: the first of its list it could not
+ * add): a younger transaction already committed a row of the same key, and committing this one
+ * now would put the key's rows on the stream out of commit order. Nothing of the row was
+ * written and PostgreSQL has aborted the transaction: roll it back and run it again, as after
+ * a serialization failure (`retriable`). Rare: it takes two transactions writing one key at
+ * once, the older one claiming the key last.
  */
 export class OutboxOrderError extends StreamWindowsError {
   override readonly name = 'OutboxOrderError';
