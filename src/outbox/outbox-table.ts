@@ -155,7 +155,8 @@ export class OutboxTable {
    *
    * Answers one row: `ids` (text, in array order) when every claim held; else `refused`, the
    * index of the first row whose key's claim failed, and nothing inserted: the caller then
-   * runs `refusalSql`, as a statement cannot both tell which row was refused and fail.
+   * inserts that row with `insertSql`, whose refusal aborts the transaction, as a statement
+   * cannot both tell which row was refused and fail.
    */
   insertAllSql(): string {
     return (
@@ -169,17 +170,6 @@ export class OutboxTable {
       'body FROM e WHERE (SELECT n FROM refused) IS NULL ORDER BY n RETURNING id) ' +
       'SELECT (SELECT n FROM refused)::int - 1 AS refused, ' +
       '(SELECT array_agg(id::text ORDER BY id) FROM written) AS ids'
-    );
-  }
-
-  /**
-   * Aborts the caller's transaction after `insertAllSql` refused a key (`$1`): the row without
-   * a transaction id, which PostgreSQL refuses with SQLSTATE 23502 as it refuses `insertSql`'s.
-   */
-  refusalSql(): string {
-    return (
-      `INSERT INTO ${this.table} (txid, key, event_time, content_type, body) ` +
-      "VALUES (NULL, $1, now(), '', '')"
     );
   }
 

@@ -33,24 +33,7 @@ export async function writeOutbox(
   options: WriteOutboxOptions = {},
 ): Promise<bigint> {
   const row = outboxRowOf(event, 'outbox');
-  const table = new OutboxTable(options.table ?? DEFAULT_OUTBOX_TABLE);
-  try {
-    const { rows } = await tx.query(table.insertSql(), [
-      row.key,
-      row.eventMs,
-      row.headers,
-      row.contentType,
-      row.body,
-    ]);
-    return BigInt((rows[0] as { id: string }).id);
-  } catch (error) {
-    const { code, column } = (error ?? {}) as { code?: unknown; column?: unknown };
-    // The key's claim failed: txid NULL is the insert's way of refusing (see OutboxTable).
-    if (code === '23502' && (column === 'txid' || column === undefined)) {
-      throw new OutboxOrderError(table.name, row.key, error);
-    }
-    throw error;
-  }
+  return insertOne(tx, new OutboxTable(options.table ?? DEFAULT_OUTBOX_TABLE), row, undefined);
 }
 
 /**
@@ -61,8 +44,9 @@ export async function writeOutbox(
  *
  * Rejects with a `ConfigError` naming the index of an event it cannot write (`outbox
  * events[3] key …`; nothing sent to the database), and with an `OutboxOrderError` naming the
- * first event whose key a younger transaction committed meanwhile (retriable: PostgreSQL has
- * aborted the transaction; roll back, run it again); other errors are the database's.
+ * index and key of the first event whose key a younger transaction committed meanwhile
+ * (retriable: PostgreSQL has aborted the transaction; roll back, run it again); other errors
+ * are the database's.
  */
 export async function writeOutboxAll(
   tx: OutboxStatements,
@@ -77,8 +61,36 @@ export async function writeOutboxAll(
   const rows = events.map((event, index) => outboxRowOf(event, `outbox events[${index}]`));
   const table = new OutboxTable(options.table ?? DEFAULT_OUTBOX_TABLE);
   const ids: bigint[] = [];
-  for (const part of partsOf(rows)) ids.push(...(await insertAll(tx, table, part)));
+  for (const part of partsOf(rows)) ids.push(...(await insertAll(tx, table, part, ids.length)));
   return ids;
+}
+
+/** The parameters of `row` in the order both insert statements take them (see OutboxTable). */
+function paramsOf(row: OutboxRow): unknown[] {
+  return [row.key, row.eventMs, row.headers, row.contentType, row.body];
+}
+
+/**
+ * Inserts `row` (the list's `index`-th, for `writeOutboxAll`): its id, or an
+ * `OutboxOrderError` when its key's claim failed.
+ */
+async function insertOne(
+  tx: OutboxStatements,
+  table: OutboxTable,
+  row: OutboxRow,
+  index: number | undefined,
+): Promise<bigint> {
+  try {
+    const { rows } = await tx.query(table.insertSql(), paramsOf(row));
+    return BigInt((rows[0] as { id: string }).id);
+  } catch (error) {
+    const { code, column } = (error ?? {}) as { code?: unknown; column?: unknown };
+    // The key's claim failed: txid NULL is the insert's way of refusing (see OutboxTable).
+    if (code === '23502' && (column === 'txid' || column === undefined)) {
+      throw new OutboxOrderError(table.name, row.key, error, index);
+    }
+    throw error;
+  }
 }
 
 /**
@@ -108,23 +120,25 @@ function* partsOf(rows: readonly OutboxRow[]): Generator<OutboxRow[]> {
   if (part.length > 0) yield part;
 }
 
-/** Inserts `rows` in one statement: their ids, or an `OutboxOrderError`. */
+/**
+ * Inserts `rows`, the list's from index `first` on, in one statement: their ids, or an
+ * `OutboxOrderError` naming the first whose key's claim failed.
+ */
 async function insertAll(
   tx: OutboxStatements,
   table: OutboxTable,
   rows: readonly OutboxRow[],
+  first: number,
 ): Promise<bigint[]> {
-  const { rows: answer } = await tx.query(table.insertAllSql(), [
-    rows.map((row) => row.key),
-    rows.map((row) => row.eventMs),
-    rows.map((row) => row.headers),
-    rows.map((row) => row.contentType),
-    rows.map((row) => row.body),
-  ]);
+  const columns: unknown[][] = [[], [], [], [], []];
+  for (const row of rows) paramsOf(row).forEach((value, column) => columns[column]?.push(value));
+  const { rows: answer } = await tx.query(table.insertAllSql(), columns);
   const { refused, ids } = answer[0] as { refused: number | null; ids: string[] };
   if (refused === null) return ids.map((id) => BigInt(id));
-  const { key } = rows[refused] as OutboxRow;
-  // PostgreSQL's refusal of the row, which aborts the transaction (txid is NOT NULL).
-  const cause: unknown = await tx.query(table.refusalSql(), [key]).catch((error: unknown) => error);
-  throw new OutboxOrderError(table.name, key, cause);
+  const row = rows[refused] as OutboxRow;
+  // The refused row inserted as writeOutbox would: its claim fails again, as the younger
+  // transaction's claim stays (prune keeps it: the relay is held back by this one, older and
+  // open), so PostgreSQL refuses the row and aborts the transaction.
+  await insertOne(tx, table, row, first + refused);
+  throw new Error(`outbox '${table.name}': key '${row.key}' refused, then claimed`);
 }

@@ -198,12 +198,12 @@ describe('writeOutboxAll on PGlite', () => {
   );
 
   it.each([
-    [['a', 'c', 'b', 'c', 'd'], 'c'],
-    [['b', 'a', 'b'], 'b'],
-    [['a', 'a', 'd', 'c', 'b'], 'c'],
+    [['a', 'c', 'b', 'c', 'd'], 'c', 1],
+    [['b', 'a', 'b'], 'b', 0],
+    [['a', 'a', 'd', 'c', 'b'], 'c', 3],
   ])(
-    'refuses %j, whose keys b and c a younger transaction committed, with an OutboxOrderError naming %s as writeOutbox does, and aborts the transaction',
-    async (keys, refused) => {
+    'refuses %j, whose keys b and c a younger transaction committed, with an OutboxOrderError naming %s (events[%d]) as writeOutbox does, and aborts the transaction',
+    async (keys, refused, index) => {
       const table = await freshTable();
       await claimedByYounger(table, 'b');
       await claimedByYounger(table, 'c');
@@ -213,7 +213,7 @@ describe('writeOutboxAll on PGlite', () => {
         for (const event of events) await writeOutbox(tx, event, { table });
       });
       expect(singles).toBeInstanceOf(OutboxOrderError);
-      expect(singles).toMatchObject({ key: refused, table, retriable: true });
+      expect(singles).toMatchObject({ key: refused, table, retriable: true, index: undefined });
       let afterwards: unknown;
       const batch = await rolledBack(async (tx) => {
         try {
@@ -223,7 +223,8 @@ describe('writeOutboxAll on PGlite', () => {
         }
       });
       expect(batch).toBeInstanceOf(OutboxOrderError);
-      expect(batch).toMatchObject({ key: refused, table, retriable: true });
+      expect(batch).toMatchObject({ key: refused, table, retriable: true, index });
+      expect((batch as OutboxOrderError).message).toContain(`key '${refused}' (events[${index}])`);
       expect((batch as OutboxOrderError).cause).toMatchObject({ code: '23502' });
       expect(afterwards, 'the transaction is aborted').toMatchObject({ code: '25P02' });
       expect(await storedRows(db, table)).toEqual([]);
@@ -264,8 +265,8 @@ describe('writeOutboxAll on PGlite', () => {
         }).finally(() => (sent = counted.statements));
       });
       expect(refused).toBeInstanceOf(OutboxOrderError);
-      expect(refused).toMatchObject({ key: 'late' });
-      // Two events, then the third with the refused one, and the refusal that aborts.
+      expect(refused).toMatchObject({ key: 'late', index: 3 });
+      // Two events, then the third with the refused one, and the refused one's own insert.
       expect(sent).toBe(3);
       const { rows: left } = await db.query(`SELECT id FROM ${table}`);
       expect(left, 'the first list only').toHaveLength(3);
