@@ -14,6 +14,7 @@ export type CaseKind =
   | 'partitions'
   | 'lookup'
   | 'event-time'
+  | 'outbox-write'
   | 'sink'
   | 'scaling'
   | 'large-steps';
