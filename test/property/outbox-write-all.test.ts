@@ -21,21 +21,20 @@ import {
   propertyParameters,
 } from '../support/arbitraries/coverage.js';
 import { pgliteForTests } from '../support/jobs/sink-fixture.js';
+import { BAD_OUTBOX_EVENTS } from '../support/jobs/outbox-events.js';
 import {
-  BAD_OUTBOX_EVENTS,
+  claimedByYounger,
   counting,
   currentTxid,
   storedClaims,
   storedRows,
+  YOUNGER_TXID,
   type StoredOutboxRow,
 } from '../support/jobs/outbox-rows.js';
 
 const PARAMETERS = propertyParameters(100);
 
 const db = pgliteForTests();
-
-/** A younger transaction's claim, as one that committed meanwhile leaves it. */
-const YOUNGER_TXID = '1099511627776';
 
 /** The event times writeOutbox takes. */
 const [MIN_TIME_MS, MAX_TIME_MS] = [Date.UTC(-4712, 0, 1), 8.64e15];
@@ -196,13 +195,7 @@ describe('writeOutboxAll (property)', () => {
                 await writeOutbox(tx, { key, json: 'older', eventTime: 0 }, { table });
               olderTxids.push(await currentTxid(tx));
             });
-            for (const key of younger) {
-              await db.query(
-                `INSERT INTO ${table}_keys VALUES ($1, $2) ` +
-                  'ON CONFLICT (key) DO UPDATE SET last_txid = EXCLUDED.last_txid',
-                [key, YOUNGER_TXID],
-              );
-            }
+            for (const key of younger) await claimedByYounger(db, table, key);
           }
 
           const one = await side(

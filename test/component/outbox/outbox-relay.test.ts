@@ -22,7 +22,7 @@ import {
   type SeenOutboxMessage,
   writeOnPglite,
 } from '../../support/jobs/outbox-fixture.js';
-import { BAD_OUTBOX_EVENTS } from '../../support/jobs/outbox-rows.js';
+import { BAD_OUTBOX_EVENTS } from '../../support/jobs/outbox-events.js';
 import { bound } from '../../support/timing.js';
 
 const db = pgliteForTests();

@@ -1,6 +1,6 @@
 // The outbox table's rows and key claims as writers left them, in a form to compare byte for
-// byte (bodies in hex, headers as PostgreSQL's jsonb text), and a transaction that counts the
-// statements sent through it; events the writers refuse.
+// byte (bodies in hex, headers as PostgreSQL's jsonb text), a claim as a younger transaction
+// leaves it, and a transaction that counts the statements sent through it.
 import type { OutboxStatements } from '../../../src/outbox/outbox-write.js';
 
 export interface StoredOutboxRow {
@@ -37,6 +37,22 @@ export async function storedClaims(
   return rows as { key: string; last_txid: string }[];
 }
 
+/** A transaction id younger than any a test runs (2^40). */
+export const YOUNGER_TXID = '1099511627776';
+
+/** `key` claimed in `table` as a younger transaction that committed meanwhile leaves it. */
+export async function claimedByYounger(
+  db: OutboxStatements,
+  table: string,
+  key: string,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO ${table}_keys VALUES ($1, $2) ` +
+      'ON CONFLICT (key) DO UPDATE SET last_txid = EXCLUDED.last_txid',
+    [key, YOUNGER_TXID],
+  );
+}
+
 /** The current transaction's id, as text. */
 export async function currentTxid(tx: OutboxStatements): Promise<string> {
   const { rows } = await tx.query('SELECT pg_current_xact_id()::text AS txid');
@@ -54,24 +70,3 @@ export function counting(tx: OutboxStatements): OutboxStatements & { statements:
   };
   return counted;
 }
-
-/** Events `writeOutbox` refuses with a `ConfigError`, one for each of its rules. */
-export const BAD_OUTBOX_EVENTS: readonly unknown[] = [
-  null,
-  'k',
-  { key: '', json: 1 },
-  { json: 1 },
-  { key: 7, json: 1 },
-  { key: 'k', json: 1, bytes: Uint8Array.of(1) },
-  { key: 'k' },
-  { key: 'k', json: 1, headers: { 'sw-x': 'v' } },
-  { key: 'k', json: 1, headers: { n: 1 } },
-  { key: 'k', json: 1, headers: 'h' },
-  { key: 'k', json: 1, eventTime: Number.NaN },
-  { key: 'k', json: 1, eventTime: 8.64e15 + 1 },
-  { key: 'k', json: 1, eventTime: new Date(Number.NaN) },
-  { key: 'k', json: { big: 1n } },
-  { key: 'k', json: undefined },
-  { key: 'k', bytes: [1, 2] },
-  { key: 'k', bytes: Uint8Array.of(1), contentType: '' },
-];
