@@ -38,9 +38,9 @@ export async function writeOutbox(
 
 /**
  * Adds `events` to the outbox inside the caller's transaction `tx` in one statement (one per
- * 16 MB or so of events, for a larger list), as `writeOutbox` called for each in order would:
- * the same rows, their ids in the list's order, each key claimed as there. Resolves with the
- * ids, in the list's order.
+ * 16 MB or so of events, for a larger list; `writeOutbox`'s for a list of one), as
+ * `writeOutbox` called for each in order would: the same rows, their ids in the list's order,
+ * each key claimed as there. Resolves with the ids, in the list's order.
  *
  * Rejects with a `ConfigError` naming the index of an event it cannot write (`outbox
  * events[3] key …`; nothing sent to the database), and with an `OutboxOrderError` naming the
@@ -130,6 +130,9 @@ async function insertAll(
   rows: readonly OutboxRow[],
   first: number,
 ): Promise<bigint[]> {
+  // One row: writeOutbox's statement, which PostgreSQL runs faster than the list's (0.63 to
+  // 1.04 of writeOutbox's speed at one event per transaction, by the outbox-write bench).
+  if (rows.length === 1) return [await insertOne(tx, table, rows[0] as OutboxRow, first)];
   const columns: unknown[][] = [[], [], [], [], []];
   for (const row of rows) paramsOf(row).forEach((value, column) => columns[column]?.push(value));
   const { rows: answer } = await tx.query(table.insertAllSql(), columns);

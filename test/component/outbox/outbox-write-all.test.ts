@@ -181,6 +181,8 @@ describe('writeOutboxAll on PGlite', () => {
     [['a', 'c', 'b', 'c', 'd'], 'c', 1],
     [['b', 'a', 'b'], 'b', 0],
     [['a', 'a', 'd', 'c', 'b'], 'c', 3],
+    // A list of one event is sent as writeOutbox sends it.
+    [['c'], 'c', 0],
   ])(
     'refuses %j, whose keys b and c a younger transaction committed, with an OutboxOrderError naming %s (events[%d]) as writeOutbox does, and aborts the transaction',
     async (keys, refused, index) => {
