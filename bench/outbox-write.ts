@@ -34,7 +34,7 @@ const SIDES = {
 
 /**
  * Case: `writeOutboxAll` against `writeOutbox` called for each event, on PostgreSQL, at 1,
- * 100 and 10,000 events per transaction (JSON bodies of about 50 bytes, keys of 100 orders),
+ * 100 and 10,000 events per transaction (JSON bodies of about 54 bytes, keys of 100 orders),
  * one `pg` client, from each transaction's BEGIN to its COMMIT. Interleaved rotating rounds;
  * each side has its outbox table, truncated before each round, so every round writes the same
  * rows and claims the same keys; both sides' tables are checked equal before any timing.
