@@ -13,6 +13,7 @@ export const CASE_KINDS: readonly CaseKind[] = [
   'partitions',
   'scaling',
   'lookup',
+  'outbox-write',
   'sink',
   'outbox',
 ];

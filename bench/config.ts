@@ -25,6 +25,13 @@ export interface BenchConfig {
   /** Deliver-sized frames cut from socket reads (BENCH_FRAMES, default 20,000: about 850 MB). */
   readonly frames: number;
   /**
+   * Events the outbox-write case writes per round at 100 and 10,000 events per transaction
+   * (BENCH_OUTBOX_WRITE_EVENTS, default 10,000), and at 1 per transaction, a commit each
+   * (BENCH_OUTBOX_WRITE_SINGLE_EVENTS, default 1,000).
+   */
+  readonly outboxWriteEvents: number;
+  readonly outboxWriteSingleEvents: number;
+  /**
    * Rows the sink case applies per round at 100 and 1,000 messages per transaction
    * (BENCH_SINK_MESSAGES, default 10,000), and at 1 per transaction, a commit each
    * (BENCH_SINK_SINGLE_MESSAGES, default 1,000).
@@ -59,6 +66,8 @@ export function benchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
     memoryAdds: positive(env, 'BENCH_MEMORY_ADDS', 1_000_000),
     memoryKeys: positive(env, 'BENCH_MEMORY_KEYS', 10_000),
     frames: positive(env, 'BENCH_FRAMES', 20_000),
+    outboxWriteEvents: positive(env, 'BENCH_OUTBOX_WRITE_EVENTS', 10_000),
+    outboxWriteSingleEvents: positive(env, 'BENCH_OUTBOX_WRITE_SINGLE_EVENTS', 1_000),
     sinkMessages: positive(env, 'BENCH_SINK_MESSAGES', 10_000),
     sinkSingleMessages: positive(env, 'BENCH_SINK_SINGLE_MESSAGES', 1_000),
     outboxRows: positive(env, 'BENCH_OUTBOX_ROWS', 8_000),

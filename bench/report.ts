@@ -15,6 +15,7 @@ export type CaseKind =
   | 'partitions'
   | 'lookup'
   | 'event-time'
+  | 'outbox-write'
   | 'sink'
   | 'outbox'
   | 'scaling'

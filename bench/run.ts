@@ -18,6 +18,7 @@ import { largeStepCases } from './large-steps.js';
 import { memoryCases } from './memory.js';
 import { observeCases } from './observe.js';
 import { outboxCases, outboxUnavailable } from './outbox.js';
+import { outboxWriteCases } from './outbox-write.js';
 import { partitionCases } from './partitions.js';
 import { recoveryCases } from './recovery.js';
 import { resultLookupCases } from './result-lookup.js';
@@ -90,6 +91,17 @@ const CASES: Readonly<Record<CaseKind, BenchCase>> = {
       ...(await resultLookupCases(rabbitUrl(), Math.min(config.repeats, 3))),
       ...(await restartCases(rabbitUrl(), Math.min(config.repeats, 3))),
     ],
+  },
+  'outbox-write': {
+    title: 'outbox writes (writeOutboxAll against writeOutbox per event, into PostgreSQL)',
+    unavailable: sinkUnavailable,
+    run: (config) =>
+      outboxWriteCases({
+        events: config.outboxWriteEvents,
+        singleEvents: config.outboxWriteSingleEvents,
+        repeats: config.repeats,
+        postgresUrl: process.env.POSTGRES_URL ?? '',
+      }),
   },
   sink: {
     title: 'database sink (rows/s into PostgreSQL and PGlite, against a plain upsert loop)',

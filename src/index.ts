@@ -144,11 +144,11 @@ export {
 export type { RelayBacklog } from './outbox/relay-backlog.js';
 export {
   writeOutbox,
-  type OutboxEvent,
-  type OutboxBody,
+  writeOutboxAll,
   type OutboxStatements,
   type WriteOutboxOptions,
 } from './outbox/outbox-write.js';
+export { type OutboxEvent, type OutboxBody } from './outbox/outbox-event.js';
 export {
   createOutboxTable,
   outboxTableDdl,
