@@ -73,14 +73,17 @@ describe('the outbox relay while its PostgreSQL server restarts', () => {
             const [retried, interrupted] = [retries.length, writers.interrupted];
             const down = Date.now();
             await server.stop(mode);
-            await expect(server.status()).rejects.toMatchObject({ code: 1 });
-            // Both met the server gone: the relay retries, the services' transactions broke.
-            await until(
-              () => retries.length > retried && writers.interrupted > interrupted,
-              bound(30_000),
-              `a relay retry and a broken transaction after the ${mode} stop`,
-            );
-            await server.start();
+            try {
+              await expect(server.status()).rejects.toMatchObject({ code: 1 });
+              // Both met the server gone: the relay retries, the services' transactions broke.
+              await until(
+                () => retries.length > retried && writers.interrupted > interrupted,
+                bound(30_000),
+                `a relay retry and a broken transaction after the ${mode} stop`,
+              );
+            } finally {
+              await server.start();
+            }
             downMs.push(Date.now() - down);
           }
           const rows = published();

@@ -112,8 +112,15 @@ export async function disturbedRelay(options: DisturbedRelayOptions): Promise<Di
       await pause(Math.floor(random() * 10));
     }
   });
+  const disrupting = disrupt({ relay, published: () => published, retries, writers });
   try {
-    await disrupt({ relay, published: () => published, retries, writers });
+    // A run that stops meanwhile fails the test with its error, not with a wait's time-out.
+    await Promise.race([
+      disrupting,
+      running.then(() =>
+        Promise.reject(new Error('the relay stopped before the disturbance ended')),
+      ),
+    ]);
     writing = false;
     await Promise.all(services);
     // The same run catches up (its backlog, asked beside it, is empty), unless it failed.
@@ -128,7 +135,7 @@ export async function disturbedRelay(options: DisturbedRelayOptions): Promise<Di
     // After a failure too: nothing may outlive the test (its pools end after it).
     writing = false;
     controller.abort();
-    await Promise.allSettled([...services, running]);
+    await Promise.allSettled([disrupting, ...services, running]);
   }
   const summary = await running;
   const { lastPublishingId } = await relay.backlog();
