@@ -104,6 +104,7 @@ describe('the outbox relay while its PostgreSQL server restarts', () => {
       expect(writers.interrupted).toBeGreaterThanOrEqual(STOPS.length);
       expect(writers.rolledBack).toBeGreaterThan(0);
     },
-    bound(120_000),
+    // 12 to 18 s at a load average of 9 on two cores, 80 to 90 s at 25 (the server's starts).
+    bound(180_000),
   );
 });
