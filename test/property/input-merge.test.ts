@@ -7,8 +7,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InputMerge, type ReleasedItem } from '../../src/engine/merge/input-merge.js';
-import { compareMergeKeys, type MergeKey } from '../../src/engine/merge/merge-key.js';
-import type { InputFloor, MergeRecord } from '../../src/engine/merge/merge-record.js';
+import { compareMergeKeys } from '../../src/engine/merge/merge-key.js';
+import type { InputFloor, MergeKey, MergeRecord } from '../../src/result-format/merge-record.js';
 import {
   Coverage,
   PROPERTY_TIMEOUT_MS,

@@ -1,5 +1,10 @@
-import { compareMergeKeys, type MergeKey } from './merge-key.js';
-import type { InputFloor, InputRecord, MergeRecord } from './merge-record.js';
+import { compareMergeKeys } from './merge-key.js';
+import type {
+  InputFloor,
+  InputRecord,
+  MergeKey,
+  MergeRecord,
+} from '../../result-format/merge-record.js';
 
 /** An item of one input, placed in the merged sequence. */
 export interface MergedItem<T> extends MergeKey {
@@ -12,10 +17,13 @@ export interface ReleasedItem<T> extends MergedItem<T> {
   readonly position: bigint;
 }
 
-interface HeldItem<T> extends MergedItem<T> {
+/** What a record needs of an item: its key, and the latest event time of its input before it. */
+interface RecordedItem extends MergeKey {
   /** The latest event time of its input before it: what a record starting at it restores. */
   readonly maxBefore: number;
 }
+
+interface HeldItem<T> extends MergedItem<T>, RecordedItem {}
 
 /** What the merge knows of one input. */
 interface InputState {
@@ -41,8 +49,11 @@ export class InputMerge<T> {
   private readonly inputs: InputState[];
   /** Items offered and not released, as a binary min-heap by merge key. */
   private readonly held: HeldItem<T>[] = [];
-  /** Released items still needed for a record, from position `historyStart`. */
-  private history: HeldItem<T>[] = [];
+  /**
+   * Released items still needed for a record, from position `historyStart`: their keys only,
+   * so that a window open over many items does not keep their values.
+   */
+  private history: RecordedItem[] = [];
   private historyStart: bigint;
   /** The key of the item at `historyStart - 1` (absent at position 0). */
   private historyAfter: MergeKey | undefined;
@@ -172,8 +183,9 @@ export class InputMerge<T> {
     const released: ReleasedItem<T>[] = [];
     while (this.held.length > 0 && (this.held[0] as HeldItem<T>).mergeTime < bound) {
       const item = this.pop();
-      this.history.push(item);
-      released.push({ ...item, position: this.nextPosition++ });
+      const { mergeTime, input, offset, eventTime, value, maxBefore } = item;
+      this.history.push({ mergeTime, input, offset, maxBefore });
+      released.push({ mergeTime, input, offset, eventTime, value, position: this.nextPosition++ });
     }
     return released;
   }
@@ -190,19 +202,21 @@ export class InputMerge<T> {
     }
     const index = Number(position - this.historyStart);
     const after = index === 0 ? this.historyAfter : this.history[index - 1];
-    const since = this.history.slice(index);
+    // Each input's item of the lowest offset at or after `position`: one pass over both.
+    const first: (RecordedItem | undefined)[] = this.inputs.map(() => undefined);
+    const consider = (item: RecordedItem): void => {
+      const lowest = first[item.input];
+      if (lowest === undefined || item.offset < lowest.offset) first[item.input] = item;
+    };
+    for (let i = index; i < this.history.length; i++) consider(this.history[i] as RecordedItem);
+    for (const item of this.held) consider(item);
     const inputs = this.inputs.map((state, input): InputRecord => {
-      let first: HeldItem<T> | undefined;
-      for (const item of [...since, ...this.held]) {
-        if (item.input === input && (first === undefined || item.offset < first.offset)) {
-          first = item;
-        }
-      }
-      const from = first?.offset ?? state.nextOffset;
+      const lowest = first[input];
+      const from = lowest?.offset ?? state.nextOffset;
       const floors = state.floors.filter(
         (floor, i) => floor.offset >= from || (state.floors[i + 1]?.offset ?? from + 1n) > from,
       );
-      return { from, maxEventTime: first?.maxBefore ?? state.maxEventTime, floors };
+      return { from, maxEventTime: lowest?.maxBefore ?? state.maxEventTime, floors };
     });
     return {
       position,
