@@ -97,6 +97,7 @@ export {
   type CountOptions,
   type SessionOptions,
   type EventTimeWindowSpec,
+  type WatermarkWindowSpec,
   type CompactionOptions,
   type Duration,
   type TumblingSize,
