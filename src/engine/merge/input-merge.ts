@@ -113,17 +113,22 @@ export class InputMerge<T> {
 
   /**
    * The event time below which every item is released: the least watermark among the inputs
-   * not left out (-Infinity while one of them has offered nothing; kept when all are left out).
+   * not left out (-Infinity while one of them has offered nothing). When every input is left
+   * out, the merge is as one input: the highest watermark among them (or the bound reached, if
+   * higher), whichever order they were left out in.
    */
   get bound(): number {
     let least = Number.POSITIVE_INFINITY;
+    let highest = this.lastBound;
     for (const input of this.inputs) {
-      if (!input.leftOut) least = Math.min(least, this.watermarkOf(input));
+      const watermark = this.watermarkOf(input);
+      if (!input.leftOut) least = Math.min(least, watermark);
+      highest = Math.max(highest, watermark);
     }
-    return least === Number.POSITIVE_INFINITY ? this.lastBound : least;
+    return least === Number.POSITIVE_INFINITY ? highest : least;
   }
 
-  /** The bound when an input was last left out, for when every input is. */
+  /** The highest bound items were released below: an input back from idle is raised to it. */
   private lastBound = Number.NEGATIVE_INFINITY;
 
   /**
@@ -216,6 +221,15 @@ export class InputMerge<T> {
       const floors = state.floors.filter(
         (floor, i) => floor.offset >= from || (state.floors[i + 1]?.offset ?? from + 1n) > from,
       );
+      // An input left out below the bound reached: what it offers next must pass nothing
+      // released, whenever it comes back. Deciding that floor now, for a restart from this
+      // record, keeps its items read again from `from` up to here where they were (the
+      // restart reads it up to here again before its bound can pass them).
+      if (this.watermarkOf(state) < this.lastBound) {
+        const { nextOffset } = state;
+        if (floors.at(-1)?.offset === nextOffset) floors.pop();
+        floors.push({ offset: nextOffset, floor: this.lastBound });
+      }
       return { from, maxEventTime: lowest?.maxBefore ?? state.maxEventTime, floors };
     });
     return {

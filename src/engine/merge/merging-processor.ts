@@ -35,6 +35,10 @@ export class MergingProcessor<T, A, R> implements Processor<R> {
   private merge: InputMerge<DecodedMessage<T>>;
   /** Where each input is read from: its record's `from`, or 'first' when none. */
   private starts: readonly (bigint | 'first')[];
+  /** The last position published before this start: re-released, not published again. */
+  private replayThrough = NO_OFFSET;
+  /** Inputs found silent while re-releasing what was published: left out once that is done. */
+  private readonly silentInReplay = new Set<number>();
 
   constructor(private readonly config: MergingConfig<T, A, R>) {
     const { inputs, maxOutOfOrderness } = config;
@@ -81,6 +85,7 @@ export class MergingProcessor<T, A, R> implements Processor<R> {
       );
     }
     this.operator.restore(state, start.last);
+    this.replayThrough = start.last;
     this.merge = new InputMerge(inputs.length, maxOutOfOrderness, record);
     this.starts = inputs.map((_, input) => this.merge.startOffset(input));
     return Promise.resolve({
@@ -94,6 +99,7 @@ export class MergingProcessor<T, A, R> implements Processor<R> {
   /** Reads every message of `chunk` of input `input` into the merge, and processes what it releases. */
   process(chunk: SourceChunk, input = 0): void {
     if (chunk.count === 0) return;
+    this.silentInReplay.delete(input);
     const reader = this.readers[input] as MessageReader<T>;
     const bytes = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
     const { merge } = this;
@@ -110,12 +116,36 @@ export class MergingProcessor<T, A, R> implements Processor<R> {
         rejections.reject(chunk, index, reader.stage, reader.cause, NO_OFFSET); // throws: 'stop'
       }
     }
-    this.operator.processMerged(merge.release());
+    this.releaseAll();
   }
 
-  /** Input `input` was silent for `idleAfter`: the merge goes on without it until it delivers. */
+  /**
+   * Input `input` was silent for `idleAfter`: the merge goes on without it until it delivers.
+   * Not while what was published is re-released: the record's floors bring every input's
+   * bound past it once each is read to where it was, and a floor decided before then would
+   * move an item that was published.
+   */
   leaveOut(input: number): void {
+    if (this.replaying) {
+      this.silentInReplay.add(input);
+      return;
+    }
     this.merge.leaveOut(input);
+    this.releaseAll();
+  }
+
+  /** Whether the merge has still to release a position published before this start. */
+  private get replaying(): boolean {
+    return this.merge.position <= this.replayThrough;
+  }
+
+  /** Hands the operator what the merge releases, then leaves out what fell silent meanwhile. */
+  private releaseAll(): void {
+    this.operator.processMerged(this.merge.release());
+    if (this.replaying || this.silentInReplay.size === 0) return;
+    const silent = [...this.silentInReplay].sort((a, b) => a - b);
+    this.silentInReplay.clear();
+    for (const input of silent) this.merge.leaveOut(input);
     this.operator.processMerged(this.merge.release());
   }
 
