@@ -181,7 +181,7 @@ export class RunLoop<T, A, R> {
     }
     let failure: { error: unknown } | undefined;
     try {
-      if (chunk === undefined) processor.leaveOut?.((input as InputDelivery).input);
+      if (chunk === undefined) this.leaveOut((input as InputDelivery).input);
       else processor.process(chunk, input?.input);
     } catch (error) {
       failure = { error };
@@ -346,6 +346,15 @@ export class RunLoop<T, A, R> {
     this.inputsNext[input] = chunk.firstOffset + BigInt(chunk.count);
     const ends = this.inputEnds;
     return ends !== undefined && ends.every((end, i) => (this.inputsNext[i] ?? 0n) >= end);
+  }
+
+  /** Input `input` of several delivered nothing for `idleAfter`: the merge goes on without it. */
+  private leaveOut(input: number): void {
+    this.job.config.logger.info(
+      { ...this.job.where(), input: this.inputStream(input) },
+      'an input delivered nothing for idleAfter: the job goes on without it until it does',
+    );
+    this.processor.leaveOut?.(input);
   }
 
   /** The stream of input `input` of a job over several inputs. */
