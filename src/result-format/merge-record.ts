@@ -6,7 +6,9 @@
 export interface MergeKey {
   /** -Infinity for an item without an event time (filtered) before its input had one. */
   readonly mergeTime: number;
+  /** The item's input: its index in the job's order of inputs. */
   readonly input: number;
+  /** The item's offset in its input's stream. */
   readonly offset: bigint;
 }
 
@@ -44,6 +46,8 @@ export interface InputRecord {
 
 /** From `offset` on, an input's merge times and watermark are at least `floor`. */
 export interface InputFloor {
+  /** The input's offset from which it holds. */
   readonly offset: bigint;
+  /** The least merge time (and watermark) of the input's items from `offset` on, epoch ms. */
   readonly floor: number;
 }
