@@ -14,6 +14,8 @@ import {
   type LatePolicy,
   type MergeOptions,
   type Runner,
+  type Source,
+  type Target,
   type WatermarkWindowSpec,
 } from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
@@ -147,6 +149,16 @@ export function mergedJob(
   options: MergeOptions = { idleAfter: 'never' },
 ): Runner<InputMessage, number, number> {
   const sources = Array.from({ length: inputs }, (_, i) => broker.source(inputName(i)));
+  return mergedJobOver(sources, broker.target('target', { producer: 'merged-job' }), spec, options);
+}
+
+/** The job over `sources`, on either broker, publishing to `target`. */
+export function mergedJobOver(
+  sources: readonly Source[],
+  target: Target,
+  spec: MergedJobSpec,
+  options: MergeOptions = { idleAfter: 'never' },
+): Runner<InputMessage, number, number> {
   const windowed = aggregate<InputMessage>(mergeInputs(sources, options))
     .filter((message) => message.drop !== true)
     .eventTime((message) => message.time)
@@ -162,7 +174,7 @@ export function mergedJob(
       result: (sum) => sum,
       merge: (first, second) => first + second,
     })
-    .to(broker.target('target', { producer: 'merged-job' }), spec.packing);
+    .to(target, spec.packing);
 }
 
 /** The job's key of a message: its own, or one key for all. */
