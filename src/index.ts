@@ -14,6 +14,15 @@ export {
   type DeadLetterOptions,
 } from './dsl/pipeline.js';
 export { Runner, type ResultOf } from './engine/runner.js';
+// A job over several inputs: `aggregate(mergeInputs([a, b]))`, merged by event time.
+export { mergeInputs, type MergeOptions } from './dsl/merge-inputs.js';
+export { MergedInputs } from './engine/merge/merged-inputs.js';
+export type {
+  MergeRecord,
+  InputRecord,
+  InputFloor,
+  MergeKey,
+} from './result-format/merge-record.js';
 export type { RunOptions, RunSummary } from './api/run-options.js';
 // Running a job as a service: stop on SIGTERM/SIGINT, let confirms land, close, exit 128 + N.
 export {
@@ -88,6 +97,7 @@ export {
   type CountOptions,
   type SessionOptions,
   type EventTimeWindowSpec,
+  type WatermarkWindowSpec,
   type CompactionOptions,
   type Duration,
   type TumblingSize,

@@ -10,6 +10,11 @@ import { encodeCanonicalJson } from '../codecs/canonical-json.js';
  */
 export interface JobDefinitionParts {
   readonly source: string;
+  /**
+   * A job over several inputs (`mergeInputs`) only: their streams, in order (`source` names
+   * the merge). Its publishing ids are positions of the merge of exactly these.
+   */
+  readonly inputs?: readonly string[];
   /** The window's description, e.g. "tumbling(1m)" (`describe()`). */
   readonly window: string;
   /** Event-time windows only: the job's `maxOutOfOrderness`, ms. */
@@ -22,8 +27,9 @@ export interface JobDefinitionParts {
  * replayed result keeps its bytes.
  */
 export function jobDefinition(parts: JobDefinitionParts): string {
-  const { source, window, maxOutOfOrderness } = parts;
-  const fields = maxOutOfOrderness === undefined ? { source, window } : parts;
+  const { source, inputs, window, maxOutOfOrderness } = parts;
+  const fields =
+    maxOutOfOrderness === undefined && inputs === undefined ? { source, window } : parts;
   return new TextDecoder().decode(encodeCanonicalJson(fields));
 }
 
@@ -42,6 +48,9 @@ export function refusedChange(found: string, current: string): string | undefine
   const was = parseDefinition(found);
   const now = parseDefinition(current);
   if (was === undefined || now === undefined) return undefined;
+  if (was.inputs !== now.inputs) {
+    return `its publishing ids are merged positions of the inputs ${was.inputs ?? 'none'}, not of ${now.inputs ?? 'none'}`;
+  }
   if (was.source !== now.source) {
     return `its publishing ids are offsets of '${String(was.source)}', not of '${String(now.source)}'`;
   }
@@ -51,11 +60,15 @@ export function refusedChange(found: string, current: string): string | undefine
   return undefined;
 }
 
-function parseDefinition(text: string): { source: unknown; eventTime: boolean } | undefined {
+function parseDefinition(
+  text: string,
+): { source: unknown; inputs: string | undefined; eventTime: boolean } | undefined {
   try {
     const parsed: unknown = JSON.parse(text);
     if (typeof parsed !== 'object' || parsed === null || !('source' in parsed)) return undefined;
-    return { source: parsed.source, eventTime: 'maxOutOfOrderness' in parsed };
+    // The list as its JSON, to compare: order and names both count.
+    const inputs = 'inputs' in parsed ? JSON.stringify(parsed.inputs) : undefined;
+    return { source: parsed.source, inputs, eventTime: 'maxOutOfOrderness' in parsed };
   } catch {
     return undefined;
   }

@@ -46,6 +46,11 @@ export interface JobEventMap {
     readonly messages: number;
     /** The chunk's broker timestamp, epoch ms. */
     readonly timestamp: number;
+    /**
+     * A job over several inputs (`mergeInputs`) only: the input's stream the chunk came from,
+     * of which `firstOffset` is an offset (the job's own offsets are merged positions).
+     */
+    readonly stream?: string;
   };
   /** The broker confirmed a step's result (or discarded it as a duplicate). */
   readonly published: {

@@ -17,6 +17,22 @@ export interface BuilderStage {
   readonly eventTimeOrKey?: 'set' | 'not set';
   /** 'chosen' once a window method was called (`.tumbling()`, `.count()`, ...): a job has one. */
   readonly window?: 'chosen' | 'not chosen';
+  /**
+   * 'several' for a job over several inputs (`aggregate(mergeInputs([...]))`): its window must be
+   * an event-time one closed by the watermark, the merge orders their messages by event time.
+   */
+  readonly inputs?: 'one' | 'several';
+}
+
+/** What `aggregate(mergeInputs([...]))` returns: several inputs, nothing else set. */
+export interface SeveralInputs {
+  readonly inputs: 'several';
+}
+
+/** Several inputs, after `.eventTime()` or `.key()`. */
+export interface SeveralInputsEventTimeOrKeySet {
+  readonly inputs: 'several';
+  readonly eventTimeOrKey: 'set';
 }
 
 /** After `.eventTime()` or `.key()`: `.decode()`, `.filter()`, `.map()` no longer apply. */
@@ -40,15 +56,25 @@ export interface BeforeEventTimeAndKey extends BuilderStage {
   readonly eventTimeOrKey?: 'not set';
 }
 
-/** What a window method and `.compact()` need: no window chosen yet. */
+/** What an event-time window method needs: no window chosen yet. */
 export interface NoWindowYet extends BuilderStage {
   readonly window?: 'not chosen';
 }
 
-/** What `.transform()` needs: neither `.eventTime()` nor `.key()`, nor a window. */
+/**
+ * What a step or count window, and `.compact()`, need: no window chosen yet, over one input (a
+ * window of contiguous offsets has no meaning over a merge by event time).
+ */
+export interface NoWindowYetOneInput extends BuilderStage {
+  readonly window?: 'not chosen';
+  readonly inputs?: 'one';
+}
+
+/** What `.transform()` needs: neither `.eventTime()` nor `.key()`, nor a window; one input. */
 export interface BeforeEventTimeKeyAndWindow extends BuilderStage {
   readonly eventTimeOrKey?: 'not set';
   readonly window?: 'not chosen';
+  readonly inputs?: 'one';
 }
 
 /**
@@ -57,13 +83,15 @@ export interface BeforeEventTimeKeyAndWindow extends BuilderStage {
  */
 type Untracked<S> = 0 extends 1 & S ? true : false;
 
-/** The stage after `.eventTime()` or `.key()`. */
+/** The stage after `.eventTime()` or `.key()` (once a window is chosen, its inputs no longer matter). */
 export type AfterEventTimeOrKey<S extends BuilderStage> =
   Untracked<S> extends true
     ? EventTimeOrKeySet
     : S extends WindowChosen
       ? EventTimeOrKeySetAndWindowChosen
-      : EventTimeOrKeySet;
+      : S extends SeveralInputs
+        ? SeveralInputsEventTimeOrKeySet
+        : EventTimeOrKeySet;
 
 /** The stage after a window method. */
 export type AfterWindow<S extends BuilderStage> =

@@ -8,7 +8,7 @@ import {
   type TumblingOptions,
 } from '../windows/tumbling.js';
 import type { WindowSpec } from '../windows/window-spec.js';
-import type { EventTimeWindowSpec } from '../windows/event-time-spec.js';
+import type { EventTimeWindowSpec, WatermarkWindowSpec } from '../windows/event-time-spec.js';
 import { parseDuration, type Duration, type TumblingSize } from '../windows/duration.js';
 import { fold, latest, reduceFirst, type Aggregator } from '../common/aggregator.js';
 import type { KeyedOutput } from '../common/keyed-output.js';
@@ -37,6 +37,7 @@ import { ownEncoding, userEncoder, type EncodedBodies } from '../result-format/u
 import { bodyDecoder, type ValueFormat } from '../api/value-decoder.js';
 import { ResultsSource, type MessageValuesDecoder } from '../result-format/results-source.js';
 import type { ValueStage } from '../engine/value-stage.js';
+import { MergedInputs } from '../engine/merge/merged-inputs.js';
 import type {
   AfterEventTimeOrKey,
   AfterWindow,
@@ -44,11 +45,16 @@ import type {
   BeforeEventTimeKeyAndWindow,
   BuilderStage,
   NoWindowYet,
+  NoWindowYetOneInput,
+  SeveralInputs,
 } from './builder-stage.js';
 
 interface Settings<T> {
-  /** A super stream's partitions run one loop each (`.toPartitions()`). */
-  readonly source: Source | PartitionedSource;
+  /**
+   * A super stream's partitions run one loop each (`.toPartitions()`); several merged inputs
+   * one loop over the merge.
+   */
+  readonly source: Source | PartitionedSource | MergedInputs;
   readonly format: ValueFormat<unknown>;
   readonly schema: StandardSchemaV1 | undefined;
   /** Set when the source is `fromResults(...)`: its messages are read whole, by that. */
@@ -205,13 +211,18 @@ export interface FlushOptions {
  * ```
  */
 export function aggregate<V>(source: ResultsSource<V>): PipelineBuilder<V>;
+/**
+ * A job over several inputs (`mergeInputs`): its window must be an event-time one closed by
+ * the watermark (a step or count window does not compile, and is refused when it runs).
+ */
+export function aggregate<T = unknown>(inputs: MergedInputs): PipelineBuilder<T, SeveralInputs>;
 export function aggregate<T = unknown>(source: Source | PartitionedSource): PipelineBuilder<T>;
 export function aggregate<T = unknown>(
-  source: Source | PartitionedSource | ResultsSource<T>,
+  source: Source | PartitionedSource | ResultsSource<T> | MergedInputs,
 ): PipelineBuilder<T> {
   const results = source instanceof ResultsSource ? source : undefined;
   return new PipelineBuilder<T>({
-    source: results?.source ?? (source as Source | PartitionedSource),
+    source: results?.source ?? (source as Source | PartitionedSource | MergedInputs),
     format: 'json',
     readValues: results?.decode,
     schema: undefined,
@@ -378,6 +389,16 @@ export class PipelineBuilder<T, S extends BuilderStage = any> {
   tumbling(
     this: PipelineBuilder<T, NoWindowYet>,
     size: TumblingSize,
+    options: EventTimeTumblingOptions,
+  ): PipelineBuilder<T, AfterWindow<S>>;
+  tumbling(
+    this: PipelineBuilder<T, NoWindowYetOneInput>,
+    size: TumblingSize,
+    options?: TumblingOptions | EventTimeTumblingOptions,
+  ): PipelineBuilder<T, AfterWindow<S>>;
+  tumbling(
+    this: PipelineBuilder<T, NoWindowYet>,
+    size: TumblingSize,
     options?: TumblingOptions | EventTimeTumblingOptions,
   ): PipelineBuilder<T, AfterWindow<S>> {
     return this.withWindow(tumbling(size, options));
@@ -395,7 +416,7 @@ export class PipelineBuilder<T, S extends BuilderStage = any> {
 
   /** A step of `n` messages, or with `{ perKey: true }` a window per key: see `count`. */
   count(
-    this: PipelineBuilder<T, NoWindowYet>,
+    this: PipelineBuilder<T, NoWindowYetOneInput>,
     n: number,
     options?: CountOptions,
   ): PipelineBuilder<T, AfterWindow<S>> {
@@ -409,6 +430,16 @@ export class PipelineBuilder<T, S extends BuilderStage = any> {
   session(
     this: PipelineBuilder<T, NoWindowYet>,
     gap: Duration,
+    options: SessionOptions,
+  ): PipelineBuilder<T, AfterWindow<S>>;
+  session(
+    this: PipelineBuilder<T, NoWindowYetOneInput>,
+    gap: Duration,
+    options?: SessionOptions,
+  ): PipelineBuilder<T, AfterWindow<S>>;
+  session(
+    this: PipelineBuilder<T, NoWindowYet>,
+    gap: Duration,
     options?: SessionOptions,
   ): PipelineBuilder<T, AfterWindow<S>> {
     return this.withWindow(session(gap, options));
@@ -419,6 +450,14 @@ export class PipelineBuilder<T, S extends BuilderStage = any> {
    * `hopping`, `compaction`. With `grace` (or `count(n, { perKey: true })`) a window is an
    * event-time window; see the README's "Event time".
    */
+  window(
+    this: PipelineBuilder<T, NoWindowYet>,
+    spec: WatermarkWindowSpec,
+  ): PipelineBuilder<T, AfterWindow<S>>;
+  window(
+    this: PipelineBuilder<T, NoWindowYetOneInput>,
+    spec: AnyWindowSpec,
+  ): PipelineBuilder<T, AfterWindow<S>>;
   window(
     this: PipelineBuilder<T, NoWindowYet>,
     spec: AnyWindowSpec,
@@ -493,6 +532,13 @@ export class PipelineBuilder<T, S extends BuilderStage = any> {
     if (policy === 'stop' && options !== undefined) {
       throw new ConfigError('onError options', "apply to 'dead-letter' only", options);
     }
+    if (policy === 'dead-letter' && this.settings.source instanceof MergedInputs) {
+      throw new ConfigError(
+        'error policy',
+        "must be 'stop' for a job over several inputs (a dead letter of a merge is not placed yet)",
+        policy,
+      );
+    }
     const maxDeadLetters = options?.maxDeadLetters ?? DEFAULT_MAX_DEAD_LETTERS;
     if (!Number.isSafeInteger(maxDeadLetters) || maxDeadLetters < 1) {
       throw new ConfigError('maxDeadLetters', 'must be a positive integer', maxDeadLetters);
@@ -535,7 +581,7 @@ export class PipelineBuilder<T, S extends BuilderStage = any> {
    * the latest value per entity, or fold an entity's updates with `merge`.
    */
   compact(
-    this: PipelineBuilder<T, NoWindowYet>,
+    this: PipelineBuilder<T, NoWindowYetOneInput>,
     entity: (value: T) => string | number,
     options: CompactionOptions & { merge?: (previous: T, update: T) => T },
   ): AggregationBuilder<T, T, T> {
@@ -582,6 +628,13 @@ export class PipelineBuilder<T, S extends BuilderStage = any> {
   private withWindow<Next extends BuilderStage>(spec: AnyWindowSpec): PipelineBuilder<T, Next> {
     if (this.settings.window !== undefined) {
       throw new ConfigError('window', 'can be chosen once per job', spec.describe());
+    }
+    if (this.settings.source instanceof MergedInputs && !windowRules(spec).closedByWatermark) {
+      throw new ConfigError(
+        'window',
+        'must be an event-time window closed by the watermark (tumbling, hopping or session with a grace) for a job over several inputs: the merge orders their messages by event time, so a window of contiguous offsets or of counts has no meaning over it',
+        spec.describe(),
+      );
     }
     if (this.settings.late !== undefined) checkLatePolicy(this.settings.late, spec);
     if (this.settings.maxOutOfOrderness !== undefined) checkOutOfOrderness(spec);
@@ -645,7 +698,10 @@ export class AggregationBuilder<T, A, R> {
     }
   }
 
-  /** Where results go. The target's producer name must be stable and unique per target. */
+  /**
+   * Where results go. The target's producer name must be stable and unique per target. Over
+   * several inputs, every option but `flush` applies.
+   */
   to(target: Target, options: TargetOptions<R> = {}): Runner<T, A, R> {
     const { source } = this.settings;
     if (isPartitioned(source)) {
@@ -718,7 +774,7 @@ export class AggregationBuilder<T, A, R> {
    * only checks them (for `.toPartitions()`, whose targets come with the partitions).
    */
   private runner(
-    source: Source,
+    source: Source | MergedInputs,
     target: Target,
     options: TargetOptions<R>,
     formerProducer?: string,
@@ -729,7 +785,7 @@ export class AggregationBuilder<T, A, R> {
     options: TargetOptions<R>,
   ): undefined;
   private runner(
-    source: Source | PartitionedSource,
+    source: Source | PartitionedSource | MergedInputs,
     target: Target | undefined,
     options: TargetOptions<R>,
     formerProducer?: string,
@@ -809,12 +865,14 @@ export class AggregationBuilder<T, A, R> {
       );
     }
     const warnAfterRetries = checkWarnAfterRetries(options.warnAfterRetries);
-    const { caughtUp, idleMs } = flushSettings(options.flush, this.settings.source);
+    const { caughtUp, idleMs } = flushSettings(options.flush, source);
     if (target === undefined || isPartitioned(source)) return undefined;
     const { window } = this.settings;
     const described = window.describe();
+    const inputs = source instanceof MergedInputs ? source.inputs.map((s) => s.stream) : undefined;
     const definition = jobDefinition({
       source: source.stream,
+      ...(inputs === undefined ? {} : { inputs }),
       window: described,
       ...(windowRules(window).watermark
         ? { maxOutOfOrderness: this.settings.maxOutOfOrderness ?? 0 }
@@ -829,7 +887,7 @@ export class AggregationBuilder<T, A, R> {
     return new Runner({
       source,
       target,
-      processor: this.processorConfig(source.stream, window),
+      processor: this.processorConfig(source.stream, window, inputs),
       encode:
         encode === undefined
           ? (result, { previous, maxWriteBytes }) =>
@@ -850,7 +908,11 @@ export class AggregationBuilder<T, A, R> {
     });
   }
 
-  private processorConfig(stream: string, window: AnyWindowSpec): ProcessorConfig<T, A, R> {
+  private processorConfig(
+    stream: string,
+    window: AnyWindowSpec,
+    inputs: readonly string[] | undefined,
+  ): ProcessorConfig<T, A, R> {
     const { settings } = this;
     const common = {
       stream,
@@ -863,7 +925,7 @@ export class AggregationBuilder<T, A, R> {
       onError: settings.onError,
       maxDeadLetters: settings.maxDeadLetters,
     };
-    return processorConfig(common, window, settings);
+    return processorConfig(common, window, settings, inputs);
   }
 }
 
@@ -965,12 +1027,19 @@ function checkEmit(window: AnyWindowSpec): void {
  */
 function flushSettings(
   flush: FlushOptions | undefined,
-  source: Source | PartitionedSource,
+  source: Source | PartitionedSource | MergedInputs,
 ): {
   caughtUp: boolean;
   idleMs: number | undefined;
 } {
   if (flush === undefined) return { caughtUp: false, idleMs: undefined };
+  if (source instanceof MergedInputs) {
+    throw new ConfigError(
+      'flush',
+      'does not apply to a job over several inputs yet: a flush is a wall-clock decision its merge does not record',
+      flush,
+    );
+  }
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a JavaScript caller may pass anything
   if (typeof flush !== 'object' || flush === null) {
     throw new ConfigError('flush', 'must be an object { caughtUp?, idleMs?, oneInstance? }', flush);
@@ -997,7 +1066,9 @@ function flushSettings(
   return { caughtUp, idleMs };
 }
 
-function isPartitioned(source: Source | PartitionedSource): source is PartitionedSource {
+function isPartitioned(
+  source: Source | PartitionedSource | MergedInputs,
+): source is PartitionedSource {
   return 'superStream' in source && typeof source.partitions === 'function';
 }
 

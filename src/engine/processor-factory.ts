@@ -5,15 +5,20 @@ import type { WindowSpec } from '../windows/window-spec.js';
 import type { Processor } from './processor.js';
 import { StepProcessor, type StepFlushing, type StepProcessorConfig } from './step-processor.js';
 import { WindowOperator, type WindowOperatorConfig } from './window-operator.js';
+import { MergingProcessor, type MergingConfig } from './merge/merging-processor.js';
 
 /*
- * The one place that tells the two processors apart: event-time windows (their spec says so)
- * get the window operator, every other window the step processor. Everything else (the
- * runner, the resume point) sees a Processor.
+ * The one place that tells the processors apart: event-time windows (their spec says so) get
+ * the window operator, over several inputs behind the merge; every other window the step
+ * processor. Everything else (the runner, the resume point) sees a Processor.
  */
 
-/** A step processor's config, or for event-time windows a window operator's. */
-export type ProcessorConfig<T, A, R> = StepProcessorConfig<T, A, R> | WindowOperatorConfig<T, A, R>;
+/**
+ * A step processor's config, or for event-time windows a window operator's (with its inputs'
+ * streams over several inputs).
+ */
+export type ProcessorConfig<T, A, R> =
+  StepProcessorConfig<T, A, R> | WindowOperatorConfig<T, A, R> | MergingConfig<T, A, R>;
 
 /** What every processor is configured with, whatever its window. */
 export type CommonProcessorConfig<T, A, R> = Omit<StepProcessorConfig<T, A, R>, 'window' | 'late'>;
@@ -78,11 +83,15 @@ export function windowRules(window: WindowSpec | EventTimeWindowSpec): WindowRul
   };
 }
 
-/** The config of the processor `window` needs, with the defaults of its kind. */
+/**
+ * The config of the processor `window` needs, with the defaults of its kind; `inputs`: the
+ * streams of a job over several inputs (its window an event-time one, the builder checks).
+ */
 export function processorConfig<T, A, R>(
   common: CommonProcessorConfig<T, A, R>,
   window: WindowSpec | EventTimeWindowSpec,
   settings: WindowSettings,
+  inputs?: readonly string[],
 ): ProcessorConfig<T, A, R> {
   if (!isEventTimeSpec(window)) return { ...common, window, late: settings.late ?? 'side' };
   return {
@@ -91,6 +100,7 @@ export function processorConfig<T, A, R>(
     late: settings.late === 'drop' ? 'drop' : 'side',
     maxOutOfOrderness: settings.maxOutOfOrderness ?? 0,
     early: settings.early,
+    ...(inputs === undefined ? {} : { inputs }),
   };
 }
 
@@ -99,9 +109,8 @@ export function createProcessor<T, A, R>(
   config: ProcessorConfig<T, A, R>,
   flushing: StepFlushing,
 ): Processor<R> {
-  return isOperatorConfig(config)
-    ? new WindowOperator(config)
-    : new StepProcessor(config, flushing);
+  if (!isOperatorConfig(config)) return new StepProcessor(config, flushing);
+  return 'inputs' in config ? new MergingProcessor(config) : new WindowOperator(config);
 }
 
 function isOperatorConfig<T, A, R>(

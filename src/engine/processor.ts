@@ -4,12 +4,22 @@ import type { ResumeAt, ResumeStart } from './resume/resume-point.js';
 
 /**
  * What the runner asks of the synchronous heart of a job, whichever it is: the step processor
- * (contiguous steps) or the window operator (event-time windows). ./processor-factory.ts is
- * the one place that tells them apart.
+ * (contiguous steps), the window operator (event-time windows), or over several inputs the
+ * merging processor (./merge/merging-processor.ts). ./processor-factory.ts is the one place
+ * that tells them apart.
  */
 export interface Processor<R> {
-  /** Processes every message of `chunk`; throws ProcessingError under the 'stop' policy. */
-  process(chunk: SourceChunk): void;
+  /**
+   * Processes every message of `chunk`; throws ProcessingError under the 'stop' policy.
+   * `input`: over several inputs, the index of the one `chunk` comes from.
+   */
+  process(chunk: SourceChunk, input?: number): void;
+
+  /**
+   * Over several inputs: input `input` delivered nothing for `idleAfter`, and is left out of
+   * the merge's bound until it delivers again.
+   */
+  leaveOut?(input: number): void;
 
   /**
    * Hands over the results decided so far, in order, to be published. `idleFlushMayFollow`: an

@@ -1,7 +1,7 @@
 import type { RunOptions, RunSummary } from '../api/run-options.js';
 import { OutputTooLargeError, ProcessingError, SourceDeactivatedError } from '../common/errors.js';
 import type { JobEvents } from '../api/job-events.js';
-import type { GroupObserver, SourceChunk } from '../ports/ports.js';
+import type { GroupObserver, Source, SourceChunk } from '../ports/ports.js';
 import type { StepResult } from '../result-format/step-result.js';
 import { writeSize } from '../ports/write-size.js';
 import { lastWriteId, MAX_STEP_WRITES, writeId } from '../result-format/publishing-id.js';
@@ -13,6 +13,11 @@ import type { Processor } from './processor.js';
 import { skipsThrough } from './skip-request.js';
 import { resumesAtOne, type FoundStart, type ResumePoint } from './resume/resume-point.js';
 import type { RunnerConfig } from './runner.js';
+import { MergedInputs, positionAfter } from './merge/merged-inputs.js';
+import { readInputs, type InputDelivery } from './merge/read-inputs.js';
+
+/** What the loop reads: a chunk of its source, or over several inputs what their reads deliver. */
+type Delivery = SourceChunk | InputDelivery;
 
 /** What a run loop needs of its job (the Runner), which outlives every start. */
 export interface LoopJob<T, A, R> {
@@ -46,6 +51,12 @@ export class RunLoop<T, A, R> {
   /** The end when the job (re)started: `untilCaughtUp` stops there. */
   private sourceEnd: bigint | undefined;
   /**
+   * Over several inputs, each one's end when the job (re)started (their sum is `sourceEnd`),
+   * and the offset after the last message delivered of each: caught up when each reached its end.
+   */
+  private inputEnds: readonly bigint[] | undefined;
+  private readonly inputsNext: bigint[] = [];
+  /**
    * The resume point is read when the source may deliver (for a single active consumer, at
    * its activation, maybe long after this start), so that what another instance published
    * until then is where this one goes on. Everything uses the `found` read then.
@@ -68,7 +79,7 @@ export class RunLoop<T, A, R> {
   /** The publishing id of the producer's last step (`sw-previous` of a step of several writes). */
   private previousId = 0n;
   /** The read under way, kept across an idle flush: the chunk it brings is the next one. */
-  private pending: Promise<IteratorResult<SourceChunk, void>> | undefined;
+  private pending: Promise<IteratorResult<Delivery, void>> | undefined;
   private readonly countResult = (): void => {
     this.counters.results++;
     this.job.progressed();
@@ -106,7 +117,9 @@ export class RunLoop<T, A, R> {
     }
     this.job.publishing(publisher);
     const { idleMs } = this.job.config.flush;
-    const chunks = this.readFromResumePoint();
+    const { source } = this.job.config;
+    const chunks =
+      source instanceof MergedInputs ? this.readMerged(source) : this.readFromResumePoint();
     try {
       for (;;) {
         this.pending ??= chunks.next();
@@ -150,30 +163,36 @@ export class RunLoop<T, A, R> {
     }
   }
 
-  /** Processes one chunk and publishes what it decided; true when the loop stops there. */
-  private async step(chunk: SourceChunk): Promise<boolean> {
+  /** Processes one delivery and publishes what it decided; true when the loop stops there. */
+  private async step(delivery: Delivery): Promise<boolean> {
     const { events, config } = this.job;
     const { options, processor, sourceEnd } = this;
+    const input = 'input' in delivery ? delivery : undefined;
+    const chunk = input === undefined ? (delivery as SourceChunk) : input.chunk;
     // Read once per chunk: with nobody listening, observing costs no more than this.
     const readAt = events.has('published') ? performance.now() : 0;
-    if (events.has('read')) {
+    if (chunk !== undefined && events.has('read')) {
       events.emit('read', {
         firstOffset: chunk.firstOffset,
         messages: chunk.count,
         timestamp: chunk.timestamp,
+        ...(input === undefined ? {} : { stream: this.inputStream(input.input) }),
       });
     }
     let failure: { error: unknown } | undefined;
     try {
-      processor.process(chunk);
+      if (chunk === undefined) this.leaveOut((input as InputDelivery).input);
+      else processor.process(chunk, input?.input);
     } catch (error) {
       failure = { error };
     }
     const reachedEnd =
       failure === undefined &&
       !this.caughtUp &&
-      sourceEnd !== undefined &&
-      chunk.firstOffset + BigInt(chunk.count) >= sourceEnd;
+      chunk !== undefined &&
+      (input === undefined
+        ? sourceEnd !== undefined && chunk.firstOffset + BigInt(chunk.count) >= sourceEnd
+        : this.inputsReachedEnd(input.input, chunk));
     // Flushed before the chunk's results go out: a result decided at the last message read
     // takes the flushed windows too (a flush after it would have no new id to go under).
     if (reachedEnd && options.untilCaughtUp === true && config.flush.caughtUp) {
@@ -188,7 +207,8 @@ export class RunLoop<T, A, R> {
     // Steps that ended before a failing message are complete: publish them first.
     await this.publishReady(readAt, idleFlushMayFollow);
     if (failure !== undefined) throw failure.error;
-    if (reachedEnd) {
+    // The end was read at the start, or no end was reached.
+    if (reachedEnd && sourceEnd !== undefined) {
       this.caughtUp = true;
       this.reportCaughtUp(sourceEnd);
       if (options.untilCaughtUp === true) return true;
@@ -216,7 +236,11 @@ export class RunLoop<T, A, R> {
     this.reportStarted(found, sourceEnd, this.counters.restarts);
     // Nothing to read up to the end known at the start: caught up before the first chunk.
     this.caughtUp =
-      sourceEnd !== undefined && (sourceEnd === 0n || (published && last + 1n >= sourceEnd));
+      sourceEnd !== undefined &&
+      (sourceEnd === 0n ||
+        (found.inputs === undefined
+          ? published && last + 1n >= sourceEnd
+          : this.inputsStartAtEnd(found.inputs)));
     if (this.caughtUp) this.reportCaughtUp(sourceEnd ?? 0n);
     if (this.caughtUp && options.untilCaughtUp === true) {
       this.stopAtStart = true;
@@ -274,7 +298,7 @@ export class RunLoop<T, A, R> {
    * ./resume/resume-point.ts).
    */
   private async *readFromResumePoint(): AsyncGenerator<SourceChunk, void, undefined> {
-    const { source } = this.job.config;
+    const source = this.job.config.source as Source;
     const { signal } = this;
     const group: GroupObserver = { standby: (name) => this.reportStandby(name) };
     let checked = false;
@@ -294,14 +318,60 @@ export class RunLoop<T, A, R> {
   }
 
   /**
+   * Several inputs read at once (./merge/read-inputs.ts), each from where the resume point
+   * says, asked once when the first of them may deliver.
+   */
+  private readMerged(source: MergedInputs): AsyncGenerator<InputDelivery, void, undefined> {
+    let starting: Promise<FoundStart> | undefined;
+    const start = async (input: number): Promise<bigint | 'first'> => {
+      starting ??= this.resumePoint().then(() => this.found as FoundStart);
+      const from = (await starting).inputs?.[input] ?? 'first';
+      this.inputsNext[input] = from === 'first' ? 0n : from;
+      return from;
+    };
+    return readInputs(source.inputs, start, this.signal, source.idleAfterMs);
+  }
+
+  /** Over several inputs, whether each one starts at (or past) its end at the start. */
+  private inputsStartAtEnd(starts: readonly (bigint | 'first')[]): boolean {
+    const ends = this.inputEnds;
+    return (
+      ends !== undefined &&
+      starts.every((from, input) => (from === 'first' ? 0n : from) >= (ends[input] as bigint))
+    );
+  }
+
+  /** Over several inputs, whether `chunk` of `input` completes the reading of every end. */
+  private inputsReachedEnd(input: number, chunk: SourceChunk): boolean {
+    this.inputsNext[input] = chunk.firstOffset + BigInt(chunk.count);
+    const ends = this.inputEnds;
+    return ends !== undefined && ends.every((end, i) => (this.inputsNext[i] ?? 0n) >= end);
+  }
+
+  /** Input `input` of several delivered nothing for `idleAfter`: the merge goes on without it. */
+  private leaveOut(input: number): void {
+    this.job.config.logger.info(
+      { ...this.job.where(), input: this.inputStream(input) },
+      'an input delivered nothing for idleAfter: the job goes on without it until it does',
+    );
+    this.processor.leaveOut?.(input);
+  }
+
+  /** The stream of input `input` of a job over several inputs. */
+  private inputStream(input: number): string {
+    const { source } = this.job.config;
+    return source instanceof MergedInputs ? (source.inputs[input]?.stream ?? '') : source.stream;
+  }
+
+  /**
    * The source's end at the start: needed to stop `untilCaughtUp`, and asked as well when
    * someone waits for `caughtUp` — then a failure to answer costs only that event.
    */
   private async readSourceEnd(): Promise<bigint | undefined> {
-    if (this.options.untilCaughtUp === true) return this.job.config.source.endOffset();
+    if (this.options.untilCaughtUp === true) return this.sourceEndNow();
     if (!this.job.events.has('caughtUp')) return undefined;
     try {
-      return await this.job.config.source.endOffset();
+      return await this.sourceEndNow();
     } catch (error) {
       this.job.config.logger.warn(
         { ...this.job.where(), err: error },
@@ -309,6 +379,15 @@ export class RunLoop<T, A, R> {
       );
       return undefined;
     }
+  }
+
+  /** The source's end; over several inputs their sum, each one's kept in `inputEnds`. */
+  private async sourceEndNow(): Promise<bigint> {
+    const { source } = this.job.config;
+    if (!(source instanceof MergedInputs)) return source.endOffset();
+    const ends = await source.endOffsets();
+    this.inputEnds = ends;
+    return positionAfter(ends);
   }
 
   private reportStarted(found: FoundStart, sourceEnd: bigint | undefined, restarts: number): void {

@@ -22,6 +22,7 @@ import type { ProcessorConfig } from './processor-factory.js';
 import { ResumePoint } from './resume/resume-point.js';
 import type { JobDefinitionCheck } from './resume/definition-check.js';
 import { skipCommand, skipReference, stopReference } from './skip-request.js';
+import { MergedInputs } from './merge/merged-inputs.js';
 
 /**
  * The result type of a job, for typing what reads its target:
@@ -31,7 +32,8 @@ import { skipCommand, skipReference, stopReference } from './skip-request.js';
 export type ResultOf<Job> = Job extends Runner<infer _T, infer _A, infer R> ? R : never;
 
 export interface RunnerConfig<T, A, R> {
-  readonly source: Source;
+  /** One source, or several merged (`mergeInputs`), whose merged positions are the job's offsets. */
+  readonly source: Source | MergedInputs;
   readonly target: Target;
   /** A step processor's, or for event-time windows a window operator's (./processor-factory.ts). */
   readonly processor: ProcessorConfig<T, A, R>;
@@ -123,8 +125,8 @@ export class Runner<T, A, R> {
     };
   }
 
-  /** The source the job reads. */
-  get source(): Source {
+  /** The source the job reads: one stream, or several merged (`mergeInputs`). */
+  get source(): Source | MergedInputs {
     return this.config.source;
   }
 
@@ -245,7 +247,13 @@ export class Runner<T, A, R> {
    */
   private async coveringSkipRequest(error: ProcessingError): Promise<bigint | undefined> {
     const { source, target, logger } = this.config;
-    if (source.storedOffset === undefined || !this.skipSupported) return undefined;
+    if (
+      source instanceof MergedInputs ||
+      source.storedOffset === undefined ||
+      !this.skipSupported
+    ) {
+      return undefined;
+    }
     let request: bigint | undefined;
     try {
       request = await source.storedOffset(skipReference(target.stream, target.producer));
@@ -282,11 +290,11 @@ export class Runner<T, A, R> {
       );
       return error;
     }
-    if (!this.skipSupported) {
+    if (source instanceof MergedInputs || !this.skipSupported) {
       logger.error(
         where,
-        `message ${error.offset} of '${source.stream}' stopped the job (${error.stage}); ` +
-          `'stream-windows skip' does not step over a message for a job writing to a super stream`,
+        `message ${error.offset} of '${error.stream}' stopped the job (${error.stage}); ` +
+          `'stream-windows skip' does not step over a message for a job ${source instanceof MergedInputs ? 'over several inputs' : 'writing to a super stream'}`,
       );
       return error;
     }

@@ -17,6 +17,9 @@ import type { MessageValuesDecoder } from '../result-format/results-source.js';
 import { NO_OFFSET, NONE, type Processor } from './processor.js';
 import type { ResumeAt, ResumeStart } from './resume/resume-point.js';
 import { recoveryStateOf } from './resume/recovery-state.js';
+import type { MergeRecord } from '../result-format/merge-record.js';
+import type { ReleasedItem } from './merge/input-merge.js';
+import { FILTERED, type DecodedMessage } from './merge/decoded-message.js';
 
 export interface WindowOperatorConfig<T, A, R> extends Omit<
   StepProcessorConfig<T, A, R>,
@@ -28,6 +31,14 @@ export interface WindowOperatorConfig<T, A, R> extends Omit<
   readonly maxOutOfOrderness: number;
   /** When open windows are published before they close, as outputs marked not final. */
   readonly early: EarlyUpdates | undefined;
+}
+
+/** What the operator of a job over several inputs is told of them (see `processMerged`). */
+export interface MergedOperation {
+  /** The inputs' streams, by input index: a failure names its message's. */
+  readonly inputs: readonly string[];
+  /** The merge's record at a result's resume offset, which its recovery state carries. */
+  recordAt(offset: bigint): MergeRecord;
 }
 
 /**
@@ -87,7 +98,11 @@ export class WindowOperator<T, A, R> implements Processor<R> {
   /** Set by `restore`: offsets up to here were published; their results are rebuilt only. */
   private replayThrough = NO_OFFSET;
 
-  constructor(private readonly config: WindowOperatorConfig<T, A, R>) {
+  /** `merged`: the operator of a job over several inputs (see `processMerged`). */
+  constructor(
+    private readonly config: WindowOperatorConfig<T, A, R>,
+    private readonly merged?: MergedOperation,
+  ) {
     this.watermark = new Watermark(config.maxOutOfOrderness);
     this.reader = new MessageReader(
       config,
@@ -171,6 +186,38 @@ export class WindowOperator<T, A, R> implements Processor<R> {
       if (replaying && index === replayEnd) this.endReplay();
     }
     this.lastRead = firstOffset + BigInt(chunk.count - 1);
+  }
+
+  /**
+   * Processes items a merge of several inputs released (./merge/merging-processor.ts), decoded
+   * by their inputs' readers, in merged order: a merged position is an item's offset, its event
+   * time places its value, and its merge time moves the watermark (the merge sorted the items by
+   * it, so the windows it passes can take no item still to come but one late on its input).
+   */
+  processMerged(items: readonly ReleasedItem<DecodedMessage<T>>[]): void {
+    for (const item of items) {
+      const { position } = item;
+      this.chunkOffset = position;
+      this.index = 0;
+      const replaying = position <= this.replayThrough;
+      if (this.resultFirstOffset === NO_OFFSET) this.resultFirstOffset = position;
+      this.messages++;
+      const message = item.value;
+      if (message === FILTERED) {
+        this.filtered++;
+      } else {
+        try {
+          this.place(message.key, message.value, item.eventTime, replaying);
+        } catch (cause) {
+          // As `placeOrStop`, naming the input's message rather than its merged position.
+          const stream = this.merged?.inputs[item.input] ?? this.config.stream;
+          throw new ProcessingError(stream, item.offset, 'reduce', cause);
+        }
+        this.closeWindows(item.mergeTime, replaying);
+      }
+      if (replaying && position === this.replayThrough) this.endReplay();
+      this.lastRead = position;
+    }
   }
 
   /** The offset of the message being processed. */
@@ -272,7 +319,10 @@ export class WindowOperator<T, A, R> implements Processor<R> {
     }
   }
 
-  /** After a message: the watermark moves, and every window it passed closes in one result. */
+  /**
+   * After a message: the watermark moves to `time` (less the disorder allowed), and every
+   * window it passed closes in one result.
+   */
   private closeWindows(time: number, replaying: boolean): void {
     this.watermark.advance(time);
     this.kind.closeDue(this.closing);
@@ -455,7 +505,8 @@ export class WindowOperator<T, A, R> implements Processor<R> {
       ...(this.lastFlush === NO_OFFSET ? {} : { lastFlush: this.lastFlush }),
     };
     const own = this.kind.recovery?.();
-    return own === undefined ? base : { ...base, ...own };
+    const state = own === undefined ? base : { ...base, ...own };
+    return this.merged === undefined ? state : { ...state, merge: this.merged.recordAt(offset) };
   }
 
   /** The last published offset was re-read: from here on, results are new. */

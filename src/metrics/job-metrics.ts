@@ -119,7 +119,9 @@ export function jobMetrics(job: ObservedJob, options: JobMetricsOptions): JobMet
     }),
     job.on('read', (event) => {
       bound.messagesRead.inc(event.messages);
-      nextOffset = event.firstOffset + BigInt(event.messages);
+      // Over several inputs a chunk's offsets are its input's, not the job's: no lag yet.
+      nextOffset =
+        event.stream === undefined ? event.firstOffset + BigInt(event.messages) : undefined;
     }),
     job.on('published', (event) => {
       if (event.duplicate) {

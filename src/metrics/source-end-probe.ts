@@ -17,7 +17,7 @@ export class SourceEndProbe {
   private asking: Promise<bigint | 'error'> | undefined;
 
   constructor(
-    private readonly source: Source,
+    private readonly source: Pick<Source, 'endOffset'>,
     private readonly timeoutMs: number,
     private readonly maxAgeMs: number,
   ) {}

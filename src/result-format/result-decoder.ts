@@ -10,6 +10,7 @@ import {
 } from '../common/errors.js';
 import type { DeadLetter, RecoveryState } from './step-result.js';
 import { readStepId } from './publishing-id.js';
+import { readMergeRecord } from './merge-record-text.js';
 import {
   PARTED_FORMAT_VERSION,
   RESULT_FORMAT_VERSION,
@@ -208,17 +209,20 @@ function readRecovery(properties: ResultProperties, sliced: boolean): RecoverySt
   const counts = sliced ? undefined : properties.optional(ResultProperty.openCounts);
   const lastFlush = properties.optional(ResultProperty.lastFlush);
   const watermark = properties.optional(ResultProperty.watermark);
+  const merge = properties.optional(ResultProperty.merge);
+  const offset = properties.offset(ResultProperty.resumeOffset);
   const state = {
     watermark:
       watermark === undefined
         ? Number.NEGATIVE_INFINITY
         : properties.integer(ResultProperty.watermark),
-    offset: properties.offset(ResultProperty.resumeOffset),
+    offset,
     offsetWatermark:
       resumeWatermark === undefined
         ? Number.NEGATIVE_INFINITY
         : properties.integer(ResultProperty.resumeWatermark),
     ...(lastFlush === undefined ? {} : { lastFlush: properties.offset(ResultProperty.lastFlush) }),
+    ...(merge === undefined ? {} : { merge: readMergeRecord(merge, offset) }),
   };
   if (counts === undefined) return state;
   return { ...state, openCounts: readOpenCounts(counts) };

@@ -9,6 +9,7 @@ import { CodecError } from '../codecs/codec-error.js';
 import type { Key } from '../common/keyed-output.js';
 import { type ProcessingStage } from '../common/errors.js';
 import type { RecoveryState, StepResult } from './step-result.js';
+import { mergeRecordText } from './merge-record-text.js';
 import {
   HOLDS_NOTHING,
   ResultProperty,
@@ -160,6 +161,7 @@ function recoveryProperties(state: RecoveryState): Record<string, string> {
   if (state.openCounts !== undefined) {
     properties[ResultProperty.openCounts] = openCountsText(state.openCounts);
   }
+  if (state.merge !== undefined) properties[ResultProperty.merge] = mergeRecordText(state.merge);
   return properties;
 }
 

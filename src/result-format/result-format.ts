@@ -122,6 +122,11 @@ export const ResultProperty = {
   flushed: 'sw-flushed',
   /** Event-time windows: the offset of the last flush, when a restart must repeat it. */
   lastFlush: 'sw-last-flush',
+  /**
+   * A job over several inputs (`mergeInputs`) only: the merge record at the resume offset, a
+   * merged position (./merge-record-text.ts); absent on every other result.
+   */
+  merge: 'sw-merge',
 } as const;
 
 /** A result's properties, decoded: where it came from, its window and its offsets. */

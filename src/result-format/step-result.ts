@@ -1,5 +1,6 @@
 import type { Key, KeyedOutput } from '../common/keyed-output.js';
 import type { ProcessingStage } from '../common/errors.js';
+import type { MergeRecord } from './merge-record.js';
 
 /** A source message that could not be processed, kept whole in its step's result. */
 export interface DeadLetter {
@@ -68,4 +69,9 @@ export interface RecoveryState {
    * there is none.
    */
   readonly lastFlush?: bigint;
+  /**
+   * A job over several inputs (`mergeInputs`) only, whose offsets are merged positions: the
+   * merge's record at `offset`, from which a restart reads every input again. Absent otherwise.
+   */
+  readonly merge?: MergeRecord;
 }

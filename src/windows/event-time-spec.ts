@@ -33,3 +33,11 @@ export function isClosed(end: number, grace: number, watermark: number): boolean
 export function isEventTimeSpec(spec: object): spec is EventTimeWindowSpec {
   return 'assignment' in spec;
 }
+
+/**
+ * An event-time window the watermark closes (tumbling, hopping, session with a grace), not a
+ * count per key: what a job over several inputs takes, its merge ordering by event time.
+ */
+export type WatermarkWindowSpec = EventTimeWindowSpec & {
+  readonly assignment: Exclude<WindowAssignment, { readonly type: 'count' }>;
+};

@@ -24,6 +24,11 @@ export type { SessionSpec, KeyedSessionSpec } from './session.js';
 export { hopping, type HoppingOptions } from './hopping.js';
 export type { HoppingSpec } from './hopping.js';
 export type { EventTimeTumblingSpec } from './event-time-tumbling.js';
-export type { EventTimeWindowSpec, WindowAssignment, AlignedAssigner } from './event-time-spec.js';
+export type {
+  EventTimeWindowSpec,
+  WatermarkWindowSpec,
+  WindowAssignment,
+  AlignedAssigner,
+} from './event-time-spec.js';
 export { compaction, type CompactionOptions } from './compaction.js';
 export type { CompactionSpec } from './compaction.js';

@@ -7,8 +7,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InputMerge, type ReleasedItem } from '../../src/engine/merge/input-merge.js';
-import { compareMergeKeys, type MergeKey } from '../../src/engine/merge/merge-key.js';
-import type { InputFloor, MergeRecord } from '../../src/engine/merge/merge-record.js';
+import { compareMergeKeys } from '../../src/engine/merge/merge-key.js';
+import type { InputFloor, MergeKey, MergeRecord } from '../../src/result-format/merge-record.js';
 import {
   Coverage,
   PROPERTY_TIMEOUT_MS,
@@ -96,9 +96,10 @@ function actionsArb(inputs: number): fc.Arbitrary<Action[]> {
 }
 
 /**
- * Runs `actions` over `data` from `from` (per input), then reads the rest and releases. An
- * input is left out as idle only when it has read all that has arrived, as a caller watching
- * a caught-up source would. `allArrived`: the whole inputs are there from the start (a restart).
+ * Runs `actions` over `data` from `from` (per input), then (`finish`) reads the rest and
+ * releases. An input is left out as idle only when it has read all that has arrived, as a
+ * caller watching a caught-up source would. `allArrived`: the whole inputs are there from the
+ * start (a restart).
  */
 function drive(
   merge: InputMerge<null>,
@@ -107,6 +108,7 @@ function drive(
   from: readonly bigint[],
   allArrived: boolean,
   seen: { skipped: number; mostHeld: number },
+  finish = true,
 ): ReleasedItem<null>[] {
   const arrived = data.map((input, i) => (allArrived ? input.length : Number(from[i])));
   const read = from.map(Number);
@@ -134,6 +136,7 @@ function drive(
     }
     if (action.kind === 'release') released.push(...merge.release());
   }
+  if (!finish) return released;
   data.forEach((input, i) => readUpTo(i, input.length));
   released.push(...merge.release());
   return released;
@@ -229,6 +232,58 @@ describe('the merge of several inputs', () => {
         'a restart in the middle': 0.5,
         'a restart re-read items released before it': 0.2,
         'several inputs': 0.6,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
+    'restarts from a record taken with inputs read in part and some left out: the same items at every position released by then, in merge-key order with the floors it took',
+    () => {
+      const coverage = new Coverage('input merge restarted mid-run');
+      fc.assert(
+        fc.property(scenarioArb, ({ maxOutOfOrderness, data, first, again, resumeAt }) => {
+          coverage.run();
+          const inputs = data.length;
+          const seen = { skipped: 0, mostHeld: 0 };
+          const merge = new InputMerge<null>(inputs, maxOutOfOrderness);
+          const zeros = data.map(() => 0n);
+          // The record is taken where the first actions leave the merge: nothing read after.
+          const released = drive(merge, data, first, zeros, false, seen, false);
+          const resume = BigInt(Math.floor(resumeAt * released.length));
+          const record = merge.recordAt(resume);
+          const restarted = new InputMerge<null>(inputs, maxOutOfOrderness, record);
+          const froms = data.map((_, i) => restarted.startOffset(i));
+          const replayed = drive(restarted, data, again, froms, true, seen);
+          // Every position released before the record was taken comes out again as it was.
+          const before = released.slice(Number(resume)).map(keyOf);
+          expect(replayed.slice(0, before.length).map(keyOf)).toEqual(before);
+          // And the whole sequence is the sort by merge key, with the floors the restart took.
+          const floors = restarted.recordAt(resume).inputs.map((input) => input.floors);
+          const after = record.after;
+          const expected = reference(data, maxOutOfOrderness, floors).filter(
+            (key) => after === undefined || compareMergeKeys(key, after) > 0,
+          );
+          expect(replayed.map(keyOf)).toEqual(expected.slice(0, replayed.length));
+
+          const leftOutBelow = record.inputs.some((input, i) => {
+            const last = input.floors.at(-1);
+            return last !== undefined && last.offset >= BigInt(data[i]?.length ?? 0) - 1n
+              ? false
+              : last !== undefined && last.offset > input.from;
+          });
+          coverage.count('a restart re-releasing positions', before.length > 0);
+          coverage.count(
+            'a record with a floor ahead of its from (an input left out)',
+            leftOutBelow,
+          );
+          coverage.count('a restart re-read items released before it', seen.skipped > 0);
+        }),
+        PARAMETERS,
+      );
+      coverage.expectRates({
+        'a restart re-releasing positions': 0.5,
+        'a record with a floor ahead of its from (an input left out)': 0.2,
+        'a restart re-read items released before it': 0.2,
       });
     },
     PROPERTY_TIMEOUT_MS,

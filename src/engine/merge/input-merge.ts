@@ -1,5 +1,10 @@
-import { compareMergeKeys, type MergeKey } from './merge-key.js';
-import type { InputFloor, InputRecord, MergeRecord } from './merge-record.js';
+import { compareMergeKeys } from './merge-key.js';
+import type {
+  InputFloor,
+  InputRecord,
+  MergeKey,
+  MergeRecord,
+} from '../../result-format/merge-record.js';
 
 /** An item of one input, placed in the merged sequence. */
 export interface MergedItem<T> extends MergeKey {
@@ -12,10 +17,13 @@ export interface ReleasedItem<T> extends MergedItem<T> {
   readonly position: bigint;
 }
 
-interface HeldItem<T> extends MergedItem<T> {
+/** What a record needs of an item: its key, and the latest event time of its input before it. */
+interface RecordedItem extends MergeKey {
   /** The latest event time of its input before it: what a record starting at it restores. */
   readonly maxBefore: number;
 }
+
+interface HeldItem<T> extends MergedItem<T>, RecordedItem {}
 
 /** What the merge knows of one input. */
 interface InputState {
@@ -41,8 +49,11 @@ export class InputMerge<T> {
   private readonly inputs: InputState[];
   /** Items offered and not released, as a binary min-heap by merge key. */
   private readonly held: HeldItem<T>[] = [];
-  /** Released items still needed for a record, from position `historyStart`. */
-  private history: HeldItem<T>[] = [];
+  /**
+   * Released items still needed for a record, from position `historyStart`: their keys only,
+   * so that a window open over many items does not keep their values.
+   */
+  private history: RecordedItem[] = [];
   private historyStart: bigint;
   /** The key of the item at `historyStart - 1` (absent at position 0). */
   private historyAfter: MergeKey | undefined;
@@ -102,17 +113,22 @@ export class InputMerge<T> {
 
   /**
    * The event time below which every item is released: the least watermark among the inputs
-   * not left out (-Infinity while one of them has offered nothing; kept when all are left out).
+   * not left out (-Infinity while one of them has offered nothing). When every input is left
+   * out, the merge is as one input: the highest watermark among them (or the bound reached, if
+   * higher), whichever order they were left out in.
    */
   get bound(): number {
     let least = Number.POSITIVE_INFINITY;
+    let highest = this.lastBound;
     for (const input of this.inputs) {
-      if (!input.leftOut) least = Math.min(least, this.watermarkOf(input));
+      const watermark = this.watermarkOf(input);
+      if (!input.leftOut) least = Math.min(least, watermark);
+      highest = Math.max(highest, watermark);
     }
-    return least === Number.POSITIVE_INFINITY ? this.lastBound : least;
+    return least === Number.POSITIVE_INFINITY ? highest : least;
   }
 
-  /** The bound when an input was last left out, for when every input is. */
+  /** The highest bound items were released below: an input back from idle is raised to it. */
   private lastBound = Number.NEGATIVE_INFINITY;
 
   /**
@@ -172,8 +188,9 @@ export class InputMerge<T> {
     const released: ReleasedItem<T>[] = [];
     while (this.held.length > 0 && (this.held[0] as HeldItem<T>).mergeTime < bound) {
       const item = this.pop();
-      this.history.push(item);
-      released.push({ ...item, position: this.nextPosition++ });
+      const { mergeTime, input, offset, eventTime, value, maxBefore } = item;
+      this.history.push({ mergeTime, input, offset, maxBefore });
+      released.push({ mergeTime, input, offset, eventTime, value, position: this.nextPosition++ });
     }
     return released;
   }
@@ -190,19 +207,30 @@ export class InputMerge<T> {
     }
     const index = Number(position - this.historyStart);
     const after = index === 0 ? this.historyAfter : this.history[index - 1];
-    const since = this.history.slice(index);
+    // Each input's item of the lowest offset at or after `position`: one pass over both.
+    const first: (RecordedItem | undefined)[] = this.inputs.map(() => undefined);
+    const consider = (item: RecordedItem): void => {
+      const lowest = first[item.input];
+      if (lowest === undefined || item.offset < lowest.offset) first[item.input] = item;
+    };
+    for (let i = index; i < this.history.length; i++) consider(this.history[i] as RecordedItem);
+    for (const item of this.held) consider(item);
     const inputs = this.inputs.map((state, input): InputRecord => {
-      let first: HeldItem<T> | undefined;
-      for (const item of [...since, ...this.held]) {
-        if (item.input === input && (first === undefined || item.offset < first.offset)) {
-          first = item;
-        }
-      }
-      const from = first?.offset ?? state.nextOffset;
+      const lowest = first[input];
+      const from = lowest?.offset ?? state.nextOffset;
       const floors = state.floors.filter(
         (floor, i) => floor.offset >= from || (state.floors[i + 1]?.offset ?? from + 1n) > from,
       );
-      return { from, maxEventTime: first?.maxBefore ?? state.maxEventTime, floors };
+      // An input left out below the bound reached: what it offers next must pass nothing
+      // released, whenever it comes back. Deciding that floor now, for a restart from this
+      // record, keeps its items read again from `from` up to here where they were (the
+      // restart reads it up to here again before its bound can pass them).
+      if (this.watermarkOf(state) < this.lastBound) {
+        const { nextOffset } = state;
+        if (floors.at(-1)?.offset === nextOffset) floors.pop();
+        floors.push({ offset: nextOffset, floor: this.lastBound });
+      }
+      return { from, maxEventTime: lowest?.maxBefore ?? state.maxEventTime, floors };
     });
     return {
       position,

@@ -7,6 +7,7 @@ import { FormerProducerCheck } from './former-producer.js';
 import { readLastResult, withOpenCounts, type LastResult } from './last-result.js';
 import { readLastWholeStep } from './last-whole-step.js';
 import { writtenAfter } from './written-after.js';
+import { MergedInputs } from '../merge/merged-inputs.js';
 
 /*
  * Where a job resumes: the product's central promise, in one place. The rules, as a start
@@ -36,7 +37,13 @@ import { writtenAfter } from './written-after.js';
  *    one missing stops the job, a RecoveryError naming that id); the offsets up to `last` are
  *    read again only to rebuild those windows, publishing nothing. No result under a last id above 0,
  *    or one without recovery state, stops the job (RecoveryError); none under 0: never
- *    published, from 'first'.
+ *    published, from 'first'. Over several inputs (`mergeInputs`) offsets are merged positions:
+ *    the recovery state also carries the merge's record at its offset (`merge`), the merge is
+ *    rebuilt from it and every input read again from the record's `from` for it, its items
+ *    released before the record skipped; the positions up to `last` come out item for item as
+ *    they did, and rebuild the windows and the merge publishing nothing. A result without a
+ *    record of as many inputs stops the job (RecoveryError); none under 0: every input from
+ *    'first'.
  * 6. A step job that flushes reopens the window its last result flushed (a readable result of
  *    the same window), so that the next step says it continues it; a missing or unreadable
  *    result costs only that mark (a warning). A flushed step of offset 0 alone is no step a read
@@ -82,6 +89,11 @@ export interface ResumeAt {
   readonly published: boolean | undefined;
   /** Whether a read from 'first' past a removed head resumes at 1 instead (rule 7). */
   readonly atOneAfterRetention: boolean;
+  /**
+   * Over several inputs (`from` is then a merged position): where each input is read from, in
+   * the inputs' order (rule 5).
+   */
+  readonly inputs?: readonly (bigint | 'first')[];
 }
 
 /** A start's resume point: the producer's last step and where the processor resumes. */
@@ -95,8 +107,11 @@ export interface FoundStart extends ResumeAt {
 }
 
 export interface ResumePointConfig {
-  /** The job's source: when its message `last` was stored bounds where rule 4's result lies. */
-  readonly source: Source;
+  /**
+   * The job's source: when its message `last` was stored bounds where rule 4's result lies
+   * (several merged inputs give no bound: `last` is then a merged position).
+   */
+  readonly source: Source | MergedInputs;
   readonly target: Target;
   readonly logger: Logger;
   /** The fields every log line of the job carries. */
@@ -128,7 +143,7 @@ export class ResumePoint {
     const { offset: last, id: lastId } = step;
     if (lastId === 0n) await this.formerProducer.check(step.published);
     const needed = processor.readsLastResult || (definition !== undefined && lastId !== 0n);
-    const where = writtenAfter(source, last);
+    const where = source instanceof MergedInputs ? {} : writtenAfter(source, last);
     let lastResult = needed ? await readLastResult(target, lastId, where) : undefined;
     if (lastResult?.kind === 'read') {
       checkDefinition(this.config, lastResult.header.definition, lastId);

@@ -11,7 +11,8 @@
 //    touches (t <= end && t + gap >= start); touching none, it is late iff
 //    t + gap + grace <= wm, else it opens [t, t + gap).
 //    count: the key's open window takes it and closes at its n-th message.
-// 3. max time = max(max time, t) (late messages too); every open tumbling/hopping/session
+// 3. max time = max(max time, t) (late messages too; over several merged inputs, the merge
+//    time instead of t); every open tumbling/hopping/session
 //    window with end + grace <= the new wm closes.
 // 4. if a window closed, one result is published for the step ending at this offset: the closed
 //    windows sorted by (end, start, creation order), and the late / filtered messages read
@@ -27,6 +28,11 @@ export interface ReferenceMessage {
   value: number;
   /** Refused by the job's filter: counted in the result, nothing else. */
   filtered?: boolean;
+  /**
+   * Over several merged inputs (../models/merged-order.ts): the message's merge time, which
+   * moves the watermark instead of `time` (the merge sorted the messages by it). Absent: `time`.
+   */
+  watermarkTime?: number;
 }
 
 export type ReferenceWindow =
@@ -187,7 +193,7 @@ export function referenceRunDetailed(
     if (late && config.late === 'side') pending.late.push(value);
     if (late && config.late === 'drop') pending.lateDropped++;
 
-    maxTime = Math.max(maxTime, t);
+    maxTime = Math.max(maxTime, message.watermarkTime ?? t);
     if (window.type !== 'count') {
       const newWm = maxTime - maxOutOfOrderness;
       const grace = window.grace;

@@ -32,6 +32,39 @@ describe('the merge of several inputs, by example', () => {
     expect(merge.recordAt(merge.position).inputs[0]?.floors).toEqual([{ offset: 2n, floor: 190 }]);
   });
 
+  it('releases below the highest watermark once every input is left out, in either order', () => {
+    const released = (order: readonly number[]): string[] => {
+      const merge = new InputMerge<string>(2, 0);
+      merge.offer(0, 0n, 100, 'a100');
+      merge.offer(0, 1n, 300, 'a300');
+      merge.offer(1, 0n, 200, 'b200');
+      const values: string[] = [];
+      for (const input of order) {
+        merge.leaveOut(input);
+        values.push(...merge.release().map((item) => item.value));
+      }
+      return values;
+    };
+    expect(released([0, 1])).toEqual(['a100', 'b200']);
+    expect(released([1, 0])).toEqual(['a100', 'b200']);
+  });
+
+  it('records a floor at the next offset of an input left out below the bound reached', () => {
+    const merge = new InputMerge<string>(2, 0);
+    merge.offer(0, 0n, 100, 'a100');
+    merge.offer(1, 0n, 50, 'b50');
+    merge.leaveOut(1);
+    merge.release();
+    merge.offer(0, 1n, 400, 'a400');
+    merge.release(); // below 400: a100 (b50 first)
+    // A restart reads input 1 again from 1: what it offers there must come after a100.
+    expect(merge.recordAt(merge.position).inputs[1]).toEqual({
+      from: 1n,
+      maxEventTime: 50,
+      floors: [{ offset: 1n, floor: 400 }],
+    });
+  });
+
   it('refuses what no caller may ask', () => {
     expect(() => new InputMerge(0, 0)).toThrow('a merge needs at least one input, given: 0');
     const merge = new InputMerge<null>(1, 0);

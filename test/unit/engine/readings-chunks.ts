@@ -44,6 +44,8 @@ export function processorFor(
     readonly aggregator?: Aggregator<Reading, number, number>;
     readonly onError?: ErrorPolicy;
     readonly flushing?: StepFlushing;
+    /** A job over several inputs: their streams. */
+    readonly inputs?: readonly string[];
   } = {},
 ): Processor<number> {
   const config = processorConfig<Reading, number, number>(
@@ -59,6 +61,7 @@ export function processorFor(
     },
     window,
     { late: undefined, maxOutOfOrderness: undefined, early: undefined },
+    options.inputs,
   );
   return createProcessor(config, options.flushing ?? { flushes: false, resultFormat: true });
 }

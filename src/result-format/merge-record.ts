@@ -1,9 +1,22 @@
-import type { MergeKey } from './merge-key.js';
+/**
+ * Where an item of one input goes in the merged sequence of several (docs/internals/many-inputs.md):
+ * by its merge time (its event time, raised to its input's watermark and floor when it is late),
+ * then by input, then by offset. Unique, since an input's offsets are.
+ */
+export interface MergeKey {
+  /** -Infinity for an item without an event time (filtered) before its input had one. */
+  readonly mergeTime: number;
+  /** The item's input: its index in the job's order of inputs. */
+  readonly input: number;
+  /** The item's offset in its input's stream. */
+  readonly offset: bigint;
+}
 
 /**
  * What a result records of a merge of several inputs, so that a restart rebuilds the merged
  * sequence from `position` on, item for item (docs/internals/many-inputs.md, "The resume
- * point of N inputs").
+ * point of N inputs"). A result carries it in `sw-merge` (./merge-record-text.ts) at its
+ * recovery state's offset.
  */
 export interface MergeRecord {
   /** The first merged position the restart must produce again. */
@@ -33,6 +46,8 @@ export interface InputRecord {
 
 /** From `offset` on, an input's merge times and watermark are at least `floor`. */
 export interface InputFloor {
+  /** The input's offset from which it holds. */
   readonly offset: bigint;
+  /** The least merge time (and watermark) of the input's items from `offset` on, epoch ms. */
   readonly floor: number;
 }

@@ -1,0 +1,101 @@
+import { ConfigError } from '../common/errors.js';
+import { timerMs } from '../common/timer-duration.js';
+import { MergedInputs } from '../engine/merge/merged-inputs.js';
+import type { Source } from '../ports/ports.js';
+import { ResultsSource } from '../result-format/results-source.js';
+import { parseDuration, type Duration } from '../windows/duration.js';
+
+/** The options of `mergeInputs(sources, options)`. */
+export interface MergeOptions {
+  /**
+   * How long an input may deliver nothing (wall clock) before the job goes on without it
+   * (default '30s'; 'never': an input without messages holds every window open). An input left
+   * out no longer holds the clock back: the others' windows close by their event times. When it
+   * delivers again, its messages are merged from where the others had got (earlier event times
+   * are late), and that decision is recorded in the results, so a restart repeats it.
+   */
+  readonly idleAfter?: Duration | 'never';
+}
+
+/** The default `idleAfter`: an empty input holds results back for at most this long. */
+const DEFAULT_IDLE_AFTER: Duration = '30s';
+
+/**
+ * Several sources as ONE input of a job: `aggregate<T>(mergeInputs([a, b]))`. Their messages
+ * are merged by event time (then input, then offset) and released once every input's
+ * watermark has passed them, so a restart after a crash rebuilds the same sequence and
+ * publishes the same bytes; each result records every input's position. The job's window must
+ * be an event-time one closed by the watermark (tumbling, hopping or session with a grace).
+ * The inputs' order and streams are part of the job's definition: a job started with another
+ * list stops before publishing (JobDefinitionError). Each input is a plain stream source
+ * (`broker.source(stream)`), read without a consumer group.
+ *
+ * @example
+ * ```ts
+ * import { aggregate, mergeInputs } from 'stream-windows';
+ * import { MemoryBroker } from 'stream-windows/memory';
+ *
+ * const broker = new MemoryBroker();
+ * for (const name of ['orders-eu', 'orders-us', 'revenue']) broker.createStream(name);
+ *
+ * // One total per minute over both regions, by the orders' own times.
+ * const job = aggregate<{ at: number; amount: number }>(
+ *   mergeInputs([broker.source('orders-eu'), broker.source('orders-us')]),
+ * )
+ *   .eventTime((order) => order.at)
+ *   .tumbling('1m', { grace: '5s' })
+ *   .reduce((sum, order) => sum + order.amount, 0)
+ *   .to(broker.target('revenue', { producer: 'revenue-per-minute' }));
+ * await job.run({ untilCaughtUp: true });
+ * ```
+ */
+export function mergeInputs(sources: readonly Source[], options: MergeOptions = {}): MergedInputs {
+  if (!Array.isArray(sources) || sources.length === 0) {
+    throw new ConfigError('mergeInputs', 'must be given a non-empty array of sources', sources);
+  }
+  const streams = new Set<string>();
+  for (const source of sources as readonly unknown[]) {
+    const stream = checkInput(source);
+    if (streams.has(stream)) {
+      throw new ConfigError(
+        'mergeInputs',
+        'must name each stream once: an input read twice would count its messages twice',
+        stream,
+      );
+    }
+    streams.add(stream);
+  }
+  return new MergedInputs(sources, idleAfterMs(options.idleAfter ?? DEFAULT_IDLE_AFTER));
+}
+
+/** The stream of one input, checked: a plain source, without a consumer group. */
+function checkInput(source: unknown): string {
+  if (source instanceof ResultsSource) {
+    throw new ConfigError(
+      'mergeInputs',
+      'does not take a fromResults source yet: merge plain stream sources',
+      source.source.stream,
+    );
+  }
+  const candidate = source as Partial<Source> | null;
+  if (typeof candidate?.read !== 'function' || typeof candidate.stream !== 'string') {
+    throw new ConfigError(
+      'mergeInputs',
+      "takes stream sources (broker.source(stream)); a super stream's partitions, listed as sources, too",
+      source,
+    );
+  }
+  if (candidate.group !== undefined) {
+    throw new ConfigError(
+      'mergeInputs',
+      `does not take a single active consumer source yet ('${candidate.stream}' in group '${candidate.group}'): each input would be activated on its own`,
+      candidate.stream,
+    );
+  }
+  return candidate.stream;
+}
+
+function idleAfterMs(idleAfter: Duration | 'never'): number | undefined {
+  if (idleAfter === 'never') return undefined;
+  return timerMs('idleAfter', parseDuration('idleAfter', idleAfter));
+}
