@@ -63,6 +63,11 @@ export class CanonicalMsgpackWriter {
     else this.copy(encodeCanonicalAt(value, depth));
   }
 
+  /** How many bytes were written since `start`. */
+  get size(): number {
+    return this.length;
+  }
+
   /** The bytes written since `start`, copied out. */
   finish(): Uint8Array {
     return this.bytes.slice(0, this.length);

@@ -6,7 +6,7 @@ import {
 } from '../codecs/canonical-msgpack-writer.js';
 import { encodeMessage } from '../codecs/amqp-message.js';
 import { CodecError } from '../codecs/codec-error.js';
-import type { Key } from '../common/keyed-output.js';
+import type { Key, KeyedOutput } from '../common/keyed-output.js';
 import { type ProcessingStage } from '../common/errors.js';
 import type { RecoveryState, StepResult } from './step-result.js';
 import { mergeRecordText } from './merge-record-text.js';
@@ -36,7 +36,45 @@ export function encodeResult<R>(
   pack: PackMode,
   format: SingleFormat = 'msgpack',
 ): Uint8Array[] {
-  return encodeMessages(sectionValues(result), stepProperties(result, metadata), pack, format);
+  const properties = stepProperties(result, metadata);
+  if (pack === 'single' && format === 'msgpack') {
+    return [encodeSingleWithin(result, properties, Number.POSITIVE_INFINITY) as Uint8Array];
+  }
+  return encodeMessages(sectionValues(result), properties, pack, format);
+}
+
+/**
+ * The one message of `pack: 'single'` in msgpack, its array written straight from the result
+ * (no section value per output, each output's map written once); undefined as soon as the
+ * array passes `budget` bytes, so that a step too large for one write costs no more than that.
+ */
+export function encodeSingleWithin<R>(
+  result: StepResult<R>,
+  properties: Record<string, string>,
+  budget: number,
+): Uint8Array | undefined {
+  const { outputs, window } = result;
+  const others = otherSections(result);
+  const windowStart = window === null ? null : window.start;
+  const windowEnd = window === null ? null : window.end;
+  writer.start();
+  writer.arrayHeader(outputs.length + others.length);
+  for (let index = 0; index < outputs.length; index++) {
+    const output = outputs[index] as KeyedOutput<R>;
+    writeOutput(output, output.start ?? windowStart, output.end ?? windowEnd, 2);
+    if (writer.size > budget) return undefined;
+  }
+  for (const section of others) writeSection(section, 2);
+  if (writer.size > budget) return undefined;
+  const types = others.map((section) => section.type);
+  return encodeMessage({
+    properties: { contentType: SingleContentType.msgpack },
+    applicationProperties: {
+      ...properties,
+      [ResultProperty.holds]: holdsOfTypes(outputs.length > 0 ? ['output', ...types] : types),
+    },
+    body: { type: 'data', sections: [writer.finish()] },
+  });
 }
 
 /** The step's messages, `pack`ed, all with `properties`. */
@@ -124,7 +162,12 @@ export function stepProperties<R>(
 
 /** `sw-holds` of a whole result: its section types in order, each once. */
 export function holdsOf(values: readonly SectionValue[]): string {
-  const types = [...new Set(values.map((value) => value.type))];
+  return holdsOfTypes(values.map((value) => value.type));
+}
+
+/** `sw-holds` of sections of these types, in order. */
+function holdsOfTypes(sectionTypes: readonly SectionValue['type'][]): string {
+  const types = [...new Set(sectionTypes)];
   return types.length === 0 ? HOLDS_NOTHING : types.join(',');
 }
 
@@ -227,6 +270,13 @@ export function sectionValues<R>(result: StepResult<R>): SectionValue[] {
       ...(output.continues === true ? { continues: true } : {}),
     });
   }
+  sections.push(...otherSections(result));
+  return sections;
+}
+
+/** The sections after the outputs: the late values and the dead letters, each when any. */
+function otherSections<R>(result: StepResult<R>): SectionValue[] {
+  const sections: SectionValue[] = [];
   if (result.late.length > 0) sections.push({ type: 'late', values: result.late });
   if (result.deadLetters.length > 0) {
     sections.push({
@@ -273,38 +323,50 @@ export function encodeSection(value: SectionValue): Uint8Array {
   return writer.finish();
 }
 
-/**
- * A section at `depth`: an output's map with its keys in canonical order, those whose value
- * is undefined left out as the canonical encoder leaves them; the other sections as they are.
- */
+/** `encodeSection(value).length`, without copying the bytes out. */
+export function encodedSectionSize(value: SectionValue): number {
+  writer.start();
+  writeSection(value, 1);
+  return writer.size;
+}
+
+/** A section at `depth`: an output's map by `writeOutput`, the other sections as they are. */
 function writeSection(section: SectionValue, depth: number): void {
-  if (section.type !== 'output') {
-    writer.value(section, depth);
-    return;
-  }
-  const { final, continues, value } = section;
-  writer.mapHeader(
-    5 +
-      (final === undefined ? 0 : 1) +
-      (continues === undefined ? 0 : 1) +
-      (value === undefined ? 0 : 1),
-  );
-  if (continues !== undefined) {
+  if (section.type === 'output') writeOutput(section, section.start, section.end, depth);
+  else writer.value(section, depth);
+}
+
+/**
+ * An output's map at `depth` with its keys in canonical order, those whose value is undefined
+ * left out as the canonical encoder leaves them: `final` written only for an early update and
+ * `continues` only for a continuation, so that other outputs keep their bytes.
+ */
+function writeOutput(
+  output: Omit<KeyedOutput<unknown>, 'start' | 'end'>,
+  start: number | null,
+  end: number | null,
+  depth: number,
+): void {
+  const { value } = output;
+  const early = output.final === false;
+  const continues = output.continues === true;
+  writer.mapHeader(5 + (early ? 1 : 0) + (continues ? 1 : 0) + (value === undefined ? 0 : 1));
+  if (continues) {
     writer.preEncoded(OutputKey.continues);
-    writer.value(continues, depth + 1);
+    writer.value(true, depth + 1);
   }
   writer.preEncoded(OutputKey.count);
-  writer.value(section.count, depth + 1);
+  writer.value(output.count, depth + 1);
   writer.preEncoded(OutputKey.end);
-  writer.value(section.end, depth + 1);
-  if (final !== undefined) {
+  writer.value(end, depth + 1);
+  if (early) {
     writer.preEncoded(OutputKey.final);
-    writer.value(final, depth + 1);
+    writer.value(false, depth + 1);
   }
   writer.preEncoded(OutputKey.key);
-  writer.value(section.key, depth + 1);
+  writer.value(output.key, depth + 1);
   writer.preEncoded(OutputKey.start);
-  writer.value(section.start, depth + 1);
+  writer.value(start, depth + 1);
   writer.preEncoded(OutputKey.type);
   writer.preEncoded(OUTPUT_TYPE);
   if (value !== undefined) {

@@ -18,6 +18,8 @@ import {
   encodeMessages,
   encodeSection,
   encodeSections,
+  encodeSingleWithin,
+  encodedSectionSize,
   holdsOf,
   sectionValues,
   stepProperties,
@@ -48,32 +50,40 @@ export function encodeStep<R>(
   maxWriteBytes: number,
   previous: bigint,
 ): Uint8Array[][] {
-  const values = sectionValues(result);
   const properties = stepProperties(result, metadata);
+  // A message is larger than its sections' bytes and its open counts' text (on every message,
+  // 'batch': every part): over the limit by those alone, the step cannot fit one write.
+  const counts = properties[ResultProperty.openCounts];
+  const countBytes = counts === undefined ? 0 : counts.length;
+  const json = pack === 'single' && format === 'json';
+  if (pack === 'single' && !json) {
+    // Written once, straight from the result, and given up as soon as it cannot fit.
+    const whole = encodeSingleWithin(result, properties, maxWriteBytes - countBytes);
+    if (whole !== undefined && writeSize([whole]) <= maxWriteBytes) return [[whole]];
+  }
+  const values = sectionValues(result);
   // Each section's bytes, measured once: they decide whether the step can fit one write, and
   // how it is cut when it cannot.
   const measured = new Map<SectionValue, number>();
-  const json = pack === 'single' && format === 'json';
   const bytesOf = (value: SectionValue): number => {
     let bytes = measured.get(value);
     if (bytes === undefined) {
-      bytes = (json ? encodeCanonicalJson(value) : encodeSection(value)).length;
+      bytes = json ? encodeCanonicalJson(value).length : encodedSectionSize(value);
       measured.set(value, bytes);
     }
     return bytes;
   };
-  // A message is larger than its sections' bytes and its open counts' text (on every message,
-  // 'batch': every part): over the limit by those alone, the step cannot fit one write.
-  const counts = properties[ResultProperty.openCounts];
-  const copies = pack === 'batch' ? Math.max(1, values.length) : 1;
-  let sectionBytes = counts === undefined ? 0 : counts.length * copies;
-  for (const value of values) {
-    if (sectionBytes > maxWriteBytes) break;
-    sectionBytes += bytesOf(value);
-  }
-  if (sectionBytes <= maxWriteBytes) {
-    const whole = encodeMessages(values, properties, pack, format);
-    if (writeSize(whole) <= maxWriteBytes) return [whole];
+  if (pack !== 'single' || json) {
+    const copies = pack === 'batch' ? Math.max(1, values.length) : 1;
+    let sectionBytes = countBytes * copies;
+    for (const value of values) {
+      if (sectionBytes > maxWriteBytes) break;
+      sectionBytes += bytesOf(value);
+    }
+    if (sectionBytes <= maxWriteBytes) {
+      const whole = encodeMessages(values, properties, pack, format);
+      if (writeSize(whole) <= maxWriteBytes) return [whole];
+    }
   }
   const parted: Record<string, string> = {
     ...properties,

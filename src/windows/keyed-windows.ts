@@ -38,12 +38,24 @@ const SKIP = 3;
 const KEY_SLOT = 4;
 
 /**
- * A key with open windows: an index into `firstOfSlot`, which names its first window. The
- * key index maps a key to its slot, which stays the same while the key has windows, so that
- * a window's removal finds its key's list without hashing the key.
+ * A key seen lately: an index into `firstOfSlot`, which names its first window (NO_WINDOW
+ * while it has none: the slot is idle). The key index maps a key to its slot, which stays
+ * the same while the key has windows, so that a window's removal finds its key's list
+ * without hashing the key, and stays across a key's gaps between windows (a key whose
+ * windows all closed usually comes back: hopping keys at every burst), so that the key is
+ * hashed once per message and not twice more per gap.
  */
 type KeySlot = number;
 const NO_SLOT: KeySlot = -1;
+
+/**
+ * Slots idle since before the last sweep are dropped from the key index at the next one, a
+ * sweep coming after as many slots went idle as the most keys with windows at once since the
+ * last (this many at least): the index holds the keys with windows and those that went idle
+ * in the last two such periods, at most twice the most keys with windows (a burst's keys,
+ * which go idle together when it closes and come back with the next, are never dropped).
+ */
+const MIN_SWEEP_PERIOD = 1024;
 
 // A window's flags: one byte in `flags`.
 const OPEN = 1;
@@ -86,12 +98,22 @@ export class KeyedWindows<A> {
   private freeCount = 0;
   /** Removed windows whose slots `recycle` frees. */
   private readonly removed: WindowId[] = [];
-  /** The key index: a slot per key with open windows; the key is hashed when it gets one, when it loses its last window, and when a message of it comes. */
+  /** The key index: a slot per key with open windows or idle lately (see MIN_SWEEP_PERIOD). */
   private readonly slotOfKey = new Map<Key, KeySlot>();
-  /** Per key slot, the key's first window; a free slot's next free one. */
+  /** Per key slot, the key's first window (NO_WINDOW: idle); a free slot's next free one. */
   private firstOfSlot = new Int32Array(0);
+  /** Per idle key slot, the sweep period it went idle in. */
+  private idleSince = new Int32Array(0);
   private slotsUsed = 0;
   private freeSlot = NO_SLOT;
+  /** Sweeps of the key index so far, the period slots go idle in. */
+  private sweeps = 0;
+  /** Slots gone idle since the last sweep, and how many make the next one due. */
+  private idled = 0;
+  private sweepAfter = MIN_SWEEP_PERIOD;
+  /** Keys with windows now, and at most since the last sweep. */
+  private keysWithWindows = 0;
+  private mostKeysWithWindows = 0;
   /**
    * The last key looked up and its slot: a message's windows are all of one key, so `first`
    * and the `create`s after it look the key up once.
@@ -153,6 +175,11 @@ export class KeyedWindows<A> {
     if (slot === NO_SLOT) {
       this.flags[window] = OPEN | FIRST;
       links[link + KEY_SLOT] = this.newSlot(key, window);
+    } else if (this.firstOfSlot[slot] === NO_WINDOW) {
+      this.flags[window] = OPEN | FIRST;
+      links[link + KEY_SLOT] = slot;
+      this.firstOfSlot[slot] = window;
+      this.keyGotWindows();
     } else {
       this.flags[window] = OPEN;
       links[link + KEY_SLOT] = slot;
@@ -192,7 +219,10 @@ export class KeyedWindows<A> {
       while (this.nextOfKey(before) !== window) before = this.nextOfKey(before);
       links[before * LINKS + NEXT_OF_KEY] = next;
     } else if (next === NO_WINDOW) {
-      this.freeKeySlot(this.keys[window] as Key, slot);
+      this.firstOfSlot[slot] = NO_WINDOW;
+      this.idleSince[slot] = this.sweeps;
+      this.idled++;
+      this.keysWithWindows--;
     } else {
       this.firstOfSlot[slot] = next;
       this.flags[next] = (this.flags[next] as number) | FIRST;
@@ -224,6 +254,12 @@ export class KeyedWindows<A> {
     }
     this.freeCount += removed.length;
     removed.length = 0;
+    if (this.idled >= this.sweepAfter) this.sweepKeys();
+  }
+
+  /** Keys in the key index: those with open windows, and those idle lately. */
+  get indexedKeys(): number {
+    return this.slotOfKey.size;
   }
 
   /**
@@ -421,9 +457,13 @@ export class KeyedWindows<A> {
     let slot = this.freeSlot;
     if (slot === NO_SLOT) {
       if (this.slotsUsed === this.firstOfSlot.length) {
-        const grown = new Int32Array(Math.max(16, Math.ceil(this.slotsUsed * 1.25)));
+        const capacity = Math.max(16, Math.ceil(this.slotsUsed * 1.25));
+        const grown = new Int32Array(capacity);
         grown.set(this.firstOfSlot);
         this.firstOfSlot = grown;
+        const idleSince = new Int32Array(capacity);
+        idleSince.set(this.idleSince);
+        this.idleSince = idleSince;
       }
       slot = this.slotsUsed++;
     } else {
@@ -431,18 +471,35 @@ export class KeyedWindows<A> {
     }
     this.firstOfSlot[slot] = window;
     this.slotOfKey.set(key, slot);
+    this.keyGotWindows();
     this.lookedUp = key;
     this.lookedUpSlot = slot;
     return slot;
   }
 
-  /** `key` lost its last window: out of the key index, its slot free for another key. */
-  private freeKeySlot(key: Key, slot: KeySlot): void {
-    this.slotOfKey.delete(key);
-    this.firstOfSlot[slot] = this.freeSlot;
-    this.freeSlot = slot;
-    this.lookedUp = key;
-    this.lookedUpSlot = NO_SLOT;
+  /**
+   * Drops from the key index the keys idle since before the last sweep, their slots free for
+   * other keys: the index follows the keys seen lately, whatever the keys seen ever.
+   */
+  private sweepKeys(): void {
+    const { firstOfSlot, idleSince, sweeps } = this;
+    for (const [key, slot] of this.slotOfKey) {
+      if (firstOfSlot[slot] !== NO_WINDOW || (idleSince[slot] as number) >= sweeps) continue;
+      this.slotOfKey.delete(key);
+      firstOfSlot[slot] = this.freeSlot;
+      this.freeSlot = slot;
+    }
+    this.lookedUp = NO_KEY; // its slot may be one just freed
+    this.sweeps++;
+    this.idled = 0;
+    this.sweepAfter = Math.max(MIN_SWEEP_PERIOD, this.mostKeysWithWindows);
+    this.mostKeysWithWindows = this.keysWithWindows;
+  }
+
+  private keyGotWindows(): void {
+    if (++this.keysWithWindows > this.mostKeysWithWindows) {
+      this.mostKeysWithWindows = this.keysWithWindows;
+    }
   }
 
   /** The open window created after `window`, or NO_WINDOW. */

@@ -3,6 +3,7 @@
 // back, together, to every output, late value and dead letter of the step, in order.
 import { describe, expect, it } from 'vitest';
 import { decodeResult, writeId, type DecodedResult } from '../../../src/index.js';
+import { encodeResult } from '../../../src/result-format/result-encoder.js';
 import { encodeStep } from '../../../src/result-format/step-writes.js';
 import { type PackMode } from '../../../src/result-format/result-format.js';
 import type { StepResult } from '../../../src/result-format/step-result.js';
@@ -86,4 +87,16 @@ describe('a step of several writes', () => {
     const ids = writes.map((messages) => propertiesOf(messages[0] as Uint8Array)['sw-write-id']);
     expect(ids).toEqual(writes.map((_, w) => String(writeId(99n, w, writes.length))));
   });
+
+  // 'single' msgpack is written once and given up as soon as it passes the limit: the step
+  // must still take one write exactly when its one message fits, as in the other packings.
+  it.each([...packings, ['batch', 'msgpack'] as const])(
+    "in '%s' (%s) takes one write exactly when the whole step's messages fit",
+    (pack, format) => {
+      const whole = encodeResult(step, metadata, pack, format);
+      const limit = writeSize(whole);
+      expect(encodeStep(step, metadata, pack, format, limit, 7n)).toEqual([whole]);
+      expect(encodeStep(step, metadata, pack, format, limit - 1, 7n).length).toBeGreaterThan(1);
+    },
+  );
 });

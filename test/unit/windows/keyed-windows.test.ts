@@ -109,6 +109,61 @@ describe('the keyed windows of event-time jobs', () => {
     expect(windows.first('b')).toBe(again);
     expect(windows.nextOfKey(again)).toBe(NO_WINDOW);
   });
+  it('keeps the slot of a key whose windows all closed, and drops keys idle through a sweep period', () => {
+    const windows = new KeyedWindows<number>();
+    const window = windows.create('back', 0, 10, 0n, 0);
+    windows.remove(window);
+    windows.recycle();
+    expect(windows.indexedKeys).toBe(1); // idle, not dropped: it usually comes back
+    expect(windows.first('back')).toBe(NO_WINDOW);
+    const again = windows.create('back', 10, 20, 1n, 0);
+    expect(windows.first('back')).toBe(again);
+    expect(windows.indexedKeys).toBe(1);
+    // 100,000 keys that never come back: swept, so the index follows the keys seen lately.
+    let most = 0;
+    for (let i = 0; i < 100_000; i++) {
+      windows.remove(windows.create(`gone-${i}`, i, i + 10, BigInt(i), i));
+      windows.recycle();
+      most = Math.max(most, windows.indexedKeys);
+    }
+    expect(most).toBeGreaterThan(1_024); // a sweep period passed at least once
+    expect(most).toBeLessThanOrEqual(2 * 1_024 + 2); // and 'back', and the key being created
+    expect(windows.first('back')).toBe(again); // a key with windows is never dropped
+  });
+  it("finds each key's windows across sweeps of the key index, as groups of keys come, go and come back", () => {
+    // Three groups of 2,000 keys take turns: each round, one group opens a window per key,
+    // then closes them all (its keys go idle together, as a burst's do). A group is idle for
+    // two rounds: swept once a full period passed, then back on new slots.
+    const windows = new KeyedWindows<number>();
+    const GROUP = 2_000;
+    const keyOf = (group: number, i: number): string => `g${group}-${i}`;
+    let swept = 0;
+    for (let round = 0; round < 12; round++) {
+      const group = round % 3;
+      const opened: WindowId[] = [];
+      for (let i = 0; i < GROUP; i++) {
+        const key = keyOf(group, i);
+        // A lookup cached before the create, as the operator makes it (the sweep comes
+        // between recycles, when a key of the group may be the cached one).
+        windows.first(key);
+        opened.push(windows.create(key, round, round + 1, BigInt(round * GROUP + i), round));
+        if (i % 2 === 0) opened.push(windows.create(key, round, round + 2, 0n, round));
+      }
+      for (let i = 0; i < GROUP; i += 97) {
+        const first = windows.first(keyOf(group, i));
+        expect(windows.key(first)).toBe(keyOf(group, i));
+        expect(windows.nextOfKey(first) !== NO_WINDOW).toBe(i % 2 === 0);
+        expect(windows.first(keyOf((group + 1) % 3, i))).toBe(NO_WINDOW);
+      }
+      const before = windows.indexedKeys;
+      for (const window of opened) windows.remove(window);
+      windows.recycle();
+      if (windows.indexedKeys < before) swept += before - windows.indexedKeys;
+      expect(windows.indexedKeys).toBeLessThanOrEqual(3 * GROUP);
+      expect(windows.size).toBe(0);
+    }
+    expect(swept).toBeGreaterThanOrEqual(4 * GROUP); // groups were dropped and came back
+  });
   it('closes windows by end, then start, then creation, whether or not the end queue hands them out so', () => {
     const windows = new KeyedWindows<number>();
     const created: WindowId[] = [];
