@@ -110,6 +110,42 @@ describe('databaseSink: the checkpoint', () => {
     expect(await checkpointOf(db, table, 'in')).toBe(6n);
   });
 
+  it('claims the checkpoint of a batch after it in one statement, before the batch is applied', async () => {
+    const table = await freshTable();
+    const broker = brokerWith([1, 2, 3, 4, 5, 6], 2);
+    const inner = pglite(db);
+    const transactions: string[][] = [];
+    const database: SinkDatabase = {
+      ...inner,
+      transaction: (work) => {
+        const sent: string[] = [];
+        transactions.push(sent);
+        return inner.transaction((tx) =>
+          work({
+            query: (sql, params) => {
+              sent.push(sql.split(' ', 1)[0] as string);
+              return tx.query(sql, params);
+            },
+          }),
+        );
+      },
+    };
+    await sinkInto(table, { source: broker.source('in'), database, maxBatchMessages: 2 }).run({
+      untilCaughtUp: true,
+    });
+
+    expect(await tableOf(table)).toEqual(expected([1, 2, 3, 4, 5, 6]));
+    expect(await checkpointOf(db, table, 'in')).toBe(5n);
+    const batches = transactions.filter((sent) => sent.includes('INSERT') && sent[0] === 'UPDATE');
+    // The first finds no row (the update moves nothing): inserted, locked, then moved.
+    expect(batches[0]).toEqual(['UPDATE', 'INSERT', 'SELECT', 'UPDATE', 'INSERT', 'INSERT']);
+    // Every later one: one update, moving the checkpoint, then the batch's own statements.
+    expect(batches.slice(1)).toEqual([
+      ['UPDATE', 'INSERT', 'INSERT'],
+      ['UPDATE', 'INSERT', 'INSERT'],
+    ]);
+  });
+
   it('passes over the messages at or below the checkpoint another instance stored meanwhile, counted', async () => {
     const table = await freshTable();
     const broker = brokerWith([1, 2, 3, 4, 5, 6]);
