@@ -1,7 +1,7 @@
 // stream-windows/postgres: the database sink's real database, PostgreSQL through node-postgres
 // (`pg`, an optional peer dependency).
 import pg from 'pg';
-import type { Pool, PoolClient, PoolConfig } from 'pg';
+import type { Pool, PoolClient, PoolConfig, QueryResult } from 'pg';
 import { ConfigError } from '../common/errors.js';
 import type { SinkDatabase, SinkTransaction } from '../database/sink-database.js';
 import { isRetriableSqlState } from '../database/retriable-sqlstate.js';
@@ -151,8 +151,8 @@ async function inTransaction<T>(
   const { client } = guarded;
   const statements = statementsOf(client);
   try {
-    await client.query('BEGIN');
     const result = await work(statements);
+    if (!statements.begun) return result; // no statement: nothing to commit
     const commit = await client.query('COMMIT');
     // A statement that failed inside the work, its error caught there, leaves the transaction
     // aborted: the server answers COMMIT with ROLLBACK, and nothing of it holds.
@@ -164,7 +164,7 @@ async function inTransaction<T>(
     if (guarded.broken === undefined && (statements.pending > 0 || isLostConnection(error))) {
       guarded.broken = error instanceof Error ? error : new Error(String(error));
     }
-    if (guarded.broken === undefined) {
+    if (guarded.broken === undefined && statements.begun) {
       await client.query('ROLLBACK').catch((rollbackFailed: unknown) => {
         guarded.broken =
           rollbackFailed instanceof Error ? rollbackFailed : new Error(String(rollbackFailed));
@@ -181,18 +181,39 @@ async function inTransaction<T>(
 /** As PGlite words it, so both adapters say the same. */
 const ROLLED_BACK = 'Transaction was rolled back instead of committed';
 
-/** The statements of a transaction on `client`, counting those under way. */
-function statementsOf(client: PoolClient): SinkTransaction & { readonly pending: number } {
+/**
+ * The statements of a transaction on `client`, counting those under way. BEGIN goes with the
+ * first: in the same round trip when that one has no parameters (a simple query of the two,
+ * which PostgreSQL runs in order, the second inside the transaction the first began), before
+ * it otherwise.
+ */
+function statementsOf(
+  client: PoolClient,
+): SinkTransaction & { readonly pending: number; readonly begun: boolean } {
   let pending = 0;
+  let begun = false;
   return {
     get pending() {
       return pending;
+    },
+    get begun() {
+      return begun;
     },
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names its rows' type, as pg's query<R>
     query: async <Row>(sql: string, params?: readonly unknown[]) => {
       pending++;
       try {
-        const result = await client.query(sql, params === undefined ? undefined : [...params]);
+        let result: QueryResult;
+        if (!begun && (params === undefined || params.length === 0)) {
+          begun = true;
+          result = lastOf(await client.query(`BEGIN; ${sql}`));
+        } else {
+          if (!begun) {
+            begun = true;
+            await client.query('BEGIN');
+          }
+          result = lastOf(await client.query(sql, params === undefined ? undefined : [...params]));
+        }
         // rowCount is null for commands without a count (as PGlite's is undefined).
         return { rows: result.rows as Row[], rowCount: result.rowCount ?? result.rows.length };
       } finally {
@@ -200,4 +221,9 @@ function statementsOf(client: PoolClient): SinkTransaction & { readonly pending:
       }
     },
   };
+}
+
+/** pg answers a simple query of several statements with one result each: the last one's. */
+function lastOf(results: QueryResult | QueryResult[]): QueryResult {
+  return Array.isArray(results) ? (results.at(-1) as QueryResult) : results;
 }

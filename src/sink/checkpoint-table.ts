@@ -1,6 +1,7 @@
 import type { SinkDatabase, SinkTransaction } from '../database/sink-database.js';
 import { createIfMissing } from '../database/create-if-missing.js';
 import { quoteIdentifier } from '../database/sql-identifier.js';
+import { quoteLiteral } from '../database/sql-literal.js';
 
 /** The checkpoint table's default name. */
 export const DEFAULT_CHECKPOINT_TABLE = 'stream_windows_checkpoints';
@@ -68,11 +69,12 @@ export class CheckpointTable {
     lastOffset: bigint,
   ): Promise<bigint> {
     // Under READ COMMITTED, an update that waited on another instance's lock checks its WHERE
-    // again on the row that instance committed.
+    // again on the row that instance committed. Without parameters, the adapter may send it
+    // with the transaction's BEGIN, in one round trip.
     const moved = await tx.query(
-      `UPDATE ${this.table} SET last_offset = $3, updated_at = now() ` +
-        'WHERE sink = $1 AND stream = $2 AND last_offset < $4',
-      [sink, stream, lastOffset.toString(), firstOffset.toString()],
+      `UPDATE ${this.table} SET last_offset = ${lastOffset}, updated_at = now() ` +
+        `WHERE sink = ${quoteLiteral(sink)} AND stream = ${quoteLiteral(stream)} ` +
+        `AND last_offset < ${firstOffset}`,
     );
     if (moved.rowCount === 1) return firstOffset - 1n;
     await tx.query(
