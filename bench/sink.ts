@@ -31,10 +31,21 @@ export function sinkUnavailable(): string | undefined {
     : undefined;
 }
 
+/** What a sink side runs: this tree's library, or an older copy's (bench/ab-sink.ts). */
+export interface SinkLibrary {
+  readonly databaseSink: typeof databaseSink;
+  readonly windowOutputs: typeof windowOutputs;
+  readonly postgres: typeof postgres;
+  readonly pglite: typeof pglite;
+}
+
+export const THIS_TREE: SinkLibrary = { databaseSink, windowOutputs, postgres, pglite };
+
 /** A database every side writes to: the sink through its adapter, the plain loops by hand. */
 export interface BenchDatabase {
   readonly name: string;
-  readonly sink: SinkDatabase;
+  /** The database as `library`'s adapter gives it to a sink. */
+  readonly sinkDatabase: (library: SinkLibrary) => SinkDatabase;
   /**
    * Runs `loop.before`, then each batch's statements in a transaction of its own, in order, on
    * one connection, without any checkpoint.
@@ -195,7 +206,9 @@ export function sinkSides(
   source: BenchSource,
   size: number,
   messages: number,
+  library = THIS_TREE,
 ): SinkSides {
+  const sinkDatabase = database.sinkDatabase(library);
   const suffix = `${process.pid}_${++sidesMade}`;
   const checkpoints = `bench_sink_checkpoints_${suffix}`;
   const tables: Record<Side, string> = {
@@ -218,11 +231,11 @@ export function sinkSides(
   let sinkRuns = 0;
   const runSink = async (): Promise<RoundCost> => {
     await database.query(`TRUNCATE ${tables.sink}`);
-    const sink = databaseSink({
+    const sink = library.databaseSink({
       name: `bench-${++sinkRuns}`, // a checkpoint row of its own: every run starts afresh
       source: source.broker.source(`results-${messages}`),
-      database: database.sink,
-      into: windowOutputs<number>({ table: tables.sink }),
+      database: sinkDatabase,
+      into: library.windowOutputs<number>({ table: tables.sink }),
       maxBatchMessages: size,
       checkpointTable: checkpoints,
     });
@@ -374,7 +387,7 @@ export function postgresDatabase(url: string): BenchDatabase {
   const lastTicks = new Map<number, number>();
   return {
     name: 'postgres',
-    sink: postgres(pool),
+    sinkDatabase: (library) => library.postgres(pool),
     async plainLoop(loop, batches) {
       const client = await pool.connect();
       try {
@@ -406,7 +419,7 @@ export async function pgliteDatabase(): Promise<BenchDatabase> {
   await db.waitReady;
   return {
     name: 'pglite',
-    sink: pglite(db),
+    sinkDatabase: (library) => library.pglite(db),
     async plainLoop(loop, batches) {
       for (const sql of loop.before) await db.query(sql);
       for (const rows of batches) {
