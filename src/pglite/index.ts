@@ -7,7 +7,8 @@ import { isRetriableSqlState } from '../database/retriable-sqlstate.js';
 
 /**
  * A sink database over a PGlite instance. The instance stays the caller's: `close()` leaves it
- * open (close it yourself when done with it).
+ * open (close it yourself when done with it). A statement without parameters runs as one
+ * simple query (PGlite's `exec`; a statement of several answers with the last one's rows).
  *
  * In memory (`new PGlite()`) nothing outlives the process. With a data directory on disk
  * (`new PGlite('./data')`) one process at a time may open it (PGlite takes no lock: two

@@ -10,8 +10,11 @@ import { isLostConnection } from './lost-connection.js';
 /**
  * A sink database over a `pg` pool: each transaction takes one client of the pool (BEGIN,
  * the work, COMMIT; ROLLBACK when the work throws) and gives it back, or destroys it when its
- * connection broke. Given a pool, `close()` leaves it open (it is the caller's); given a
- * configuration, the adapter makes the pool and `close()` ends it.
+ * connection broke. BEGIN goes in the round trip of the work's first statement when that one
+ * has no parameters (a simple query of the two; a statement of several answers with the last
+ * one's rows); a work that sends no statement sends nothing. Given a pool, `close()` leaves it
+ * open (it is the caller's); given a configuration, the adapter makes the pool and `close()`
+ * ends it.
  *
  * Either way the adapter listens to the pool's `'error'` event, which `pg` emits when an idle
  * connection breaks (a server restart, `pg_terminate_backend`, SQLSTATE 57P01) and which would
