@@ -11,6 +11,8 @@ import {
   sectionMayFollow,
 } from './section-descriptor.js';
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
  * A few application properties of AMQP 1.0 messages, the others passed over: each key is
  * compared by its bytes with the names asked for, and only their values are decoded; every
@@ -88,7 +90,7 @@ export class ApplicationPropertyScan {
         if (found[index] !== undefined) {
           throw new CodecError('application-properties has a key twice', at);
         }
-        found[index] = decodeAmqpValue(bytes, keyEnd, valueEnd);
+        found[index] = valueAt(bytes, keyEnd, valueEnd);
       }
       at = valueEnd;
     }
@@ -106,5 +108,19 @@ export class ApplicationPropertyScan {
       if (same) return index;
     }
     return -1;
+  }
+}
+
+/**
+ * The value framed at `bytes[start, end)`: a string decoded at once (the properties a reader
+ * routes on are), any other through the decoder.
+ */
+function valueAt(bytes: Uint8Array, start: number, end: number): AmqpValue {
+  const code = bytes[start];
+  if (code !== Code.Str8 && code !== Code.Str32) return decodeAmqpValue(bytes, start, end);
+  try {
+    return utf8.decode(bytes.subarray(start + (code === Code.Str8 ? 2 : 5), end));
+  } catch {
+    throw new CodecError('string is not valid UTF-8', start);
   }
 }

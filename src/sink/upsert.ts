@@ -1,4 +1,5 @@
 import type { SinkTransaction } from '../database/sink-database.js';
+import { jsonText } from '../common/json-text.js';
 import { quoteIdentifier } from '../database/sql-identifier.js';
 
 /** PostgreSQL's bound on one statement's parameters is 65,535; stay well below it. */
@@ -120,15 +121,15 @@ function columnArrays(
     if (type === undefined) return undefined;
     types.push(type);
   }
-  const values = columns.map(() => new Array<unknown>(rows.length));
-  for (const [index, row] of rows.entries()) {
+  const values = columns.map((): unknown[] => []);
+  for (const row of rows) {
     checkColumns(row, columns);
     for (const [c, column] of columns.entries()) {
       const value = row[column];
       if (typeof value === 'object' && (Array.isArray(value) || ArrayBuffer.isView(value))) {
         return undefined;
       }
-      (values[c] as unknown[])[index] = value;
+      (values[c] as unknown[]).push(value);
     }
   }
   return { types, values };
@@ -153,12 +154,20 @@ type Row = Readonly<Record<string, unknown>>;
  */
 function rounds(target: UpsertTarget, rows: readonly Row[]): Row[][] {
   const { guard } = target;
+  if (guard === undefined) {
+    const last = new Map<string, Row>();
+    for (const row of rows) {
+      const key = keyOf(target.conflict, row);
+      last.delete(key); // re-inserted last: the statement's rows keep the batch's order
+      last.set(key, row);
+    }
+    return [[...last.values()]];
+  }
   const byKey = new Map<string, Row[]>();
   for (const row of rows) {
-    const key = JSON.stringify(target.conflict.map((c) => keyPart(row[c])));
+    const key = keyOf(target.conflict, row);
     const kept = byKey.get(key);
-    if (kept === undefined || guard === undefined) {
-      byKey.delete(key); // re-inserted last: the statement's rows keep the batch's order
+    if (kept === undefined) {
       byKey.set(key, [row]);
       continue;
     }
@@ -172,6 +181,25 @@ function rounds(target: UpsertTarget, rows: readonly Row[]): Row[][] {
     kept.forEach((row, round) => (result[round] ??= []).push(row));
   }
   return result;
+}
+
+/**
+ * The row's key as one text, equal for two rows where their key columns are equal as JSON
+ * holds them (`keyPart`): a string by its length and characters, a finite number by its
+ * digits, anything else by its JSON text (null, and undefined as null), each tagged.
+ */
+function keyOf(columns: readonly string[], row: Row): string {
+  let key = '';
+  for (const column of columns) {
+    const part = keyPart(row[column]);
+    if (typeof part === 'string') key += `s${part.length}:${part}`;
+    else if (typeof part === 'number' && Number.isFinite(part)) key += `n${part};`;
+    else {
+      const json = jsonText(part) ?? 'null';
+      key += `j${json.length}:${json}`;
+    }
+  }
+  return key;
 }
 
 /** A key column's value as JSON can hold it (a Date by its time, a bigint by its digits). */
