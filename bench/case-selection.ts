@@ -13,7 +13,9 @@ export const CASE_KINDS: readonly CaseKind[] = [
   'partitions',
   'scaling',
   'lookup',
+  'outbox-write',
   'sink',
+  'outbox',
 ];
 
 /**

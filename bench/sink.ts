@@ -133,8 +133,9 @@ export async function sinkCases(options: SinkBenchOptions): Promise<CaseResult[]
 
 /**
  * The sink's rows/s at one size, its ratio to each plain loop and to the best (`best`: the
- * plain loop of the highest median rows/s; min–max of the per-round ratios in `bestMin`,
- * `bestMax`), and by CPU per row (`bestByCpu`: to the plain loop of the least CPU per row).
+ * plain loop of the highest median rows/s), each with the min–max of its per-round ratios
+ * (`<ratio>Min`, `<ratio>Max`), and by CPU per row (`bestByCpu`: to the plain loop of the
+ * least CPU per row).
  */
 function sinkResult(
   database: string,
@@ -160,7 +161,10 @@ function sinkResult(
     cpuUsPerRow: usPerRow('sink'),
   };
   for (const plain of PLAINS) {
-    ratios[plain] = median(wall(plain)) / median(wall('sink'));
+    const to = ratioSpread(wall('sink'), wall(plain));
+    ratios[plain] = to.median;
+    values[`${plain}Min`] = to.min;
+    values[`${plain}Max`] = to.max;
     values[`${plain}RowsPerSec`] = perSecond(side.messages, median(wall(plain)));
     values[`${plain}CpuUsPerRow`] = usPerRow(plain);
   }

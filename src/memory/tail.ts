@@ -28,8 +28,17 @@ export function sliceFrom(chunk: SourceChunk, from: bigint): SourceChunk {
 }
 
 /**
+ * Chunks delivered between two turns of the event loop. Delivery and confirms here are
+ * microtasks only, so a reader that never waits would hold the process (timers, sockets, an
+ * HTTP server beside the job) until it caught up.
+ */
+const CHUNKS_PER_TURN = 16;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
  * Every chunk from `from` on, in order, waiting (without polling) for new ones until `signal`
- * aborts; then it simply ends. Throws `StreamNotFoundError` once the stream is deleted, as a
+ * aborts; then it simply ends. Every `CHUNKS_PER_TURN` chunks it lets the event loop turn. Throws `StreamNotFoundError` once the stream is deleted, as a
  * RabbitMQ subscription ends when its stream goes away, and `RetentionGapError` when the next
  * offset to deliver was removed by retention (before the read or while it paused).
  */
@@ -39,7 +48,9 @@ export async function* tail(
   signal: AbortSignal,
 ): AsyncGenerator<{ chunk: SourceChunk; writer: LogChunk['writer'] }> {
   let next = from < 0n ? 0n : from;
+  let delivered = 0;
   while (!signal.aborted) {
+    if (++delivered % CHUNKS_PER_TURN === 0) await nextTurn();
     log.assertExists();
     // Looked up by offset each time, not by index: retention shifts the chunk list.
     const chunk = log.chunks[log.chunkIndexAt(next)];

@@ -88,30 +88,33 @@ async function runThrough(outages: readonly Outage[], source: string, target: st
   const stop = new AbortController();
   const running = job.run({ signal: stop.signal });
   const stopped: ClusterNode[] = [];
+  /** Waits for 20 more results; fails naming `when`, the feeder's and the job's last words. */
+  const twentyMore = async (when: string): Promise<void> => {
+    const before = published;
+    const giveUp = Date.now() + bound(60_000);
+    while (published < before + 20 && Date.now() < giveUp) await sleep(20);
+    const recent = logger.lines.slice(-6).map(([level, fields, message]) => {
+      const { cause } = fields as { cause?: string };
+      return `${level} ${message}${cause === undefined ? '' : ` (${cause})`}`;
+    });
+    expect(
+      published,
+      `the job published ${published - before} of 20 results ${when} within ` +
+        `${bound(60_000)} ms (nodes stopped so far: ${stopped.join(', ')}; feeder at ` +
+        `${feed.appended}, ${feed.failures} retries; job restarts: ` +
+        `${restarts.slice(-3).join(', ')}; source: ${recent.join(' | ')})`,
+    ).toBeGreaterThanOrEqual(before + 20);
+  };
   try {
     for (const outage of outages) {
       // The job publishes when its node is stopped: it has results under way.
-      const before = published;
-      while (published < before + 20) await sleep(20);
+      await twentyMore('before the next node was stopped');
       const node = await outage.node();
       stopped.push(node);
       await stopNode(node);
       try {
         // It goes on without the node: new results confirmed by the other two.
-        const during = published;
-        const giveUp = Date.now() + bound(60_000);
-        while (published < during + 20 && Date.now() < giveUp) await sleep(50);
-        const appendedBefore = feed.appended;
-        const recent = logger.lines.slice(-6).map(([level, fields, message]) => {
-          const { cause } = fields as { cause?: string };
-          return `${level} ${message}${cause === undefined ? '' : ` (${cause})`}`;
-        });
-        expect(
-          published,
-          `the job published nothing while node ${node} was down (feeder at ${appendedBefore}, ` +
-            `${feed.failures} retries; job restarts: ${restarts.slice(-3).join(', ')}; source: ` +
-            `${recent.join(' | ')})`,
-        ).toBeGreaterThan(during);
+        await twentyMore(`while node ${node} was down`);
       } finally {
         await startNode(node); // whatever happened: the next test needs the whole cluster
       }
@@ -279,7 +282,8 @@ describe('a job on a 3-node RabbitMQ cluster', () => {
       expect(run.actual.length).toBeGreaterThan(0);
       expectSameMessages(run.actual, run.expected);
     },
-    bound(240_000),
+    // Above the sum of the waits' own bounds, so that one of them names what was late.
+    bound(480_000),
   );
 
   it(
@@ -296,7 +300,8 @@ describe('a job on a 3-node RabbitMQ cluster', () => {
       expect(run.actual.length).toBeGreaterThan(0);
       expectSameMessages(run.actual, run.expected);
     },
-    bound(240_000),
+    // Above the sum of the waits' own bounds, so that one of them names what was late.
+    bound(480_000),
   );
 
   it(

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { InputMerge } from '../../../src/engine/merge/input-merge.js';
+
+describe('the merge of several inputs, by example', () => {
+  it('holds a fast input back until the slow one passes, then releases by event time', () => {
+    const merge = new InputMerge<string>(2, 0);
+    merge.offer(1, 0n, 50, 'b50');
+    merge.offer(1, 1n, 90, 'b90');
+    expect(merge.release()).toEqual([]); // input 0 has said nothing yet
+    merge.offer(0, 0n, 60, 'a60');
+    expect(merge.release().map((item) => item.value)).toEqual(['b50']);
+    merge.offer(0, 1n, 100, 'a100');
+    // The bound is 90 (input 1's watermark): an item at it could still be passed.
+    expect(merge.release().map((item) => [item.position, item.value])).toEqual([[1n, 'a60']]);
+    merge.offer(1, 2n, 120, 'b120');
+    expect(merge.release().map((item) => [item.position, item.value])).toEqual([[2n, 'b90']]);
+  });
+
+  it('raises a late item to its input watermark, and an input back from idle to a floor', () => {
+    const merge = new InputMerge<string>(2, 10);
+    merge.offer(0, 0n, 100, 'a100');
+    merge.offer(0, 1n, 20, 'late'); // below 100 - 10
+    merge.offer(1, 0n, 200, 'b200');
+    merge.leaveOut(0);
+    const released = merge.release();
+    expect(released.map((item) => [item.value, item.mergeTime])).toEqual([
+      ['late', 90],
+      ['a100', 100],
+    ]);
+    merge.leaveOut(1);
+    merge.offer(0, 2n, 150, 'back'); // the bound reached meanwhile: 190
+    expect(merge.recordAt(merge.position).inputs[0]?.floors).toEqual([{ offset: 2n, floor: 190 }]);
+  });
+
+  it('refuses what no caller may ask', () => {
+    expect(() => new InputMerge(0, 0)).toThrow('a merge needs at least one input, given: 0');
+    const merge = new InputMerge<null>(1, 0);
+    expect(() => merge.offer(1, 0n, 0, null)).toThrow("input 1 is not one of the merge's 1");
+    merge.offer(0, 5n, 0, null);
+    expect(() => merge.offer(0, 5n, 1, null)).toThrow(
+      'input 0: offset 5 offered after 5; offsets must increase',
+    );
+    expect(() => merge.recordAt(1n)).toThrow('a record at position 1: only 0..0 can be recorded');
+    expect(() => new InputMerge(2, 0, merge.recordAt(0n))).toThrow(
+      'the record holds 1 inputs, the merge has 2',
+    );
+  });
+});
