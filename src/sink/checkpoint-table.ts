@@ -73,7 +73,7 @@ export class CheckpointTable {
     // with the transaction's BEGIN, in one round trip.
     const moved = await tx.query(
       `UPDATE ${this.table} SET last_offset = ${lastOffset}, updated_at = now() ` +
-        `WHERE sink = ${quoteLiteral(sink)} AND stream = ${quoteLiteral(stream)} ` +
+        `WHERE sink = ${quoteLiteral('name', sink)} AND stream = ${quoteLiteral('stream', stream)} ` +
         `AND last_offset < ${firstOffset}`,
     );
     if (moved.rowCount === 1) return firstOffset - 1n;

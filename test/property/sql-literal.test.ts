@@ -6,6 +6,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/common/errors.js';
 import { quoteLiteral } from '../../src/database/sql-literal.js';
 import { Coverage, propertyParameters } from '../support/arbitraries/coverage.js';
 import { startPglite } from '../support/jobs/sink-fixture.js';
@@ -32,11 +33,15 @@ const PARAMETERS = propertyParameters(200);
 
 describe('quoteLiteral', () => {
   it('writes the literals pg writes: quotes doubled, an E literal with doubled backslashes', () => {
-    expect(quoteLiteral("it's")).toBe("'it''s'");
-    expect(quoteLiteral('a\\b')).toBe("E'a\\\\b'");
-    expect(quoteLiteral("\\'")).toBe("E'\\\\'''");
-    expect(quoteLiteral('')).toBe("''");
-    expect(() => quoteLiteral('a\0b')).toThrow(/NUL/);
+    expect(quoteLiteral('name', "it's")).toBe("'it''s'");
+    expect(quoteLiteral('name', 'a\\b')).toBe("E'a\\\\b'");
+    expect(quoteLiteral('name', "\\'")).toBe("E'\\\\'''");
+    expect(quoteLiteral('name', '')).toBe("''");
+  });
+
+  it('refuses a NUL with a ConfigError naming the setting', () => {
+    expect(() => quoteLiteral('stream', 'a\0b')).toThrow(ConfigError);
+    expect(() => quoteLiteral('stream', 'a\0b')).toThrow(/^stream must not hold a NUL character/);
   });
 
   for (const setting of ['on', 'off'] as const) {
@@ -48,7 +53,9 @@ describe('quoteLiteral', () => {
           coverage.run();
           coverage.count('a quote', text.includes("'"));
           coverage.count('a backslash', text.includes('\\'));
-          const { rows } = await db.query<{ text: string }>(`SELECT ${quoteLiteral(text)} AS text`);
+          const { rows } = await db.query<{ text: string }>(
+            `SELECT ${quoteLiteral('text', text)} AS text`,
+          );
           expect(rows[0]?.text).toBe(text);
         }),
         PARAMETERS,

@@ -182,6 +182,40 @@ describe('databaseSink: the checkpoint', () => {
     expect(await tableOf(table)).toEqual(expected([1, 2, 3, 4, 5, 6]));
   });
 
+  it("applies the part of a batch past the checkpoint another instance stored inside it, and moves it to the batch's end", async () => {
+    const table = await freshTable();
+    const broker = brokerWith([1, 2, 3, 4, 5, 6]);
+    // Another instance commits offsets 0..1 between this one's start and its batch (0..2): the
+    // one-statement claim (checkpoint below the batch's first offset) does not hold.
+    const inner = pglite(db);
+    let moved = false;
+    const database: SinkDatabase = {
+      ...inner,
+      transaction: async (work) => {
+        if (started.length > 0 && !moved) {
+          moved = true;
+          await db.exec(`INSERT INTO ${table} VALUES (0, 1), (1, 2)`);
+          await db.exec(
+            `INSERT INTO stream_windows_checkpoints (sink, stream, last_offset) ` +
+              `VALUES ('${table}', 'in', 1)`,
+          );
+        }
+        return inner.transaction(work);
+      },
+    };
+    const sink = sinkInto(table, { source: broker.source('in'), database, maxBatchMessages: 3 });
+    const started = collect(sink, 'started');
+    const applied = collect(sink, 'applied');
+    const summary = await sink.run({ untilCaughtUp: true });
+    expect(applied.map((a) => [a.firstOffset, a.lastOffset, a.messages, a.skipped])).toEqual([
+      [0n, 2n, 1, 2],
+      [3n, 5n, 3, 0],
+    ]);
+    expect(summary).toMatchObject({ applied: 4, skipped: 2, transactions: 2 });
+    expect(await tableOf(table)).toEqual(expected([1, 2, 3, 4, 5, 6]));
+    expect(await checkpointOf(db, table, 'in')).toBe(5n);
+  });
+
   it('writes no dead letter again that another instance wrote at or below the checkpoint', async () => {
     const table = await freshTable();
     const broker = brokerWith([]);
@@ -712,6 +746,10 @@ describe('databaseSink: running', () => {
       into: eachBatch({ apply: () => Promise.resolve() }),
     };
     expect(() => databaseSink({ ...base, name: '' })).toThrow(/^name must be a non-empty string/);
+    // Its checkpoint row is claimed by a statement holding the name as a literal.
+    expect(() => databaseSink({ ...base, name: 'a\0b' })).toThrow(
+      /^name must not hold a NUL character/,
+    );
     expect(() => databaseSink({ ...base, maxBatchMessages: 0 })).toThrow(ConfigError);
     expect(() => databaseSink({ ...base, maxBatchDelayMs: -1 })).toThrow(/maxBatchDelayMs/);
     expect(() => databaseSink({ ...base, checkpointTable: 'a.b.c' })).toThrow(
