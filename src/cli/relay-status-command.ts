@@ -9,7 +9,7 @@ import {
   type OptionValues,
 } from './command.js';
 import { toJson } from './json.js';
-import { refuseOthersOptions } from './status-options.js';
+import { checkStatusOptions } from './status-options.js';
 import { relayStatus, type RelayStatus } from './relay-status.js';
 import {
   databaseOption,
@@ -20,7 +20,6 @@ import {
 import { styleFor, type Style } from './style.js';
 import { lagTable } from './stream-lag.js';
 import { humanDuration, table } from './table.js';
-import { UsageError } from './usage-error.js';
 
 const HEADERS = ['RELAY', 'STREAM', 'LAST ID', 'TXID', 'ROW ID', 'BEHIND', 'OLDEST'] as const;
 
@@ -61,18 +60,11 @@ export async function runRelayStatus(
   { io, urls, json, colour }: CommandContext,
 ): Promise<number> {
   const relay = requiredOption(values, 'relay', 'status');
-  const jobOptions = JOB_OPTIONS.filter((name) => values[name] !== undefined);
-  if (jobOptions.length > 0) {
-    throw new UsageError(
-      "status --relay takes --stream or --super-stream, not a job's " +
-        jobOptions.map((name) => `--${name}`).join(', '),
-      'status',
-    );
-  }
-  refuseOthersOptions(values, ['database', 'stream', 'table']);
-  if ((values['stream'] === undefined) === (values['super-stream'] === undefined)) {
-    throw new UsageError('status --relay takes one of --stream and --super-stream', 'status');
-  }
+  checkStatusOptions(values, 'relay', {
+    jobOptions: JOB_OPTIONS,
+    allowed: ['database', 'stream', 'table'],
+    oneOf: ['stream', 'super-stream'],
+  });
   const to =
     values['stream'] === undefined
       ? { superStream: streamOption(values, 'super-stream', 'status', urls) }

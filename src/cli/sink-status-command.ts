@@ -14,12 +14,11 @@ import {
   type OptionValues,
 } from './command.js';
 import { toJson } from './json.js';
-import { refuseOthersOptions } from './status-options.js';
+import { checkStatusOptions } from './status-options.js';
 import { sinkStatus, type SinkStatus } from './sink-status.js';
 import { styleFor, type Style } from './style.js';
 import { chunkTimesLine, lagTable } from './stream-lag.js';
 import { humanDuration } from './table.js';
-import { UsageError } from './usage-error.js';
 
 const HEADERS = [
   'SINK',
@@ -51,18 +50,11 @@ export async function runSinkStatus(
   { io, urls, json, colour }: CommandContext,
 ): Promise<number> {
   const sink = requiredOption(values, 'sink', 'status');
-  const jobOptions = JOB_OPTIONS.filter((name) => values[name] !== undefined);
-  if (jobOptions.length > 0) {
-    throw new UsageError(
-      "status --sink takes --source or --super-stream, not a job's " +
-        jobOptions.map((name) => `--${name}`).join(', '),
-      'status',
-    );
-  }
-  refuseOthersOptions(values, ['database', 'checkpoint-table']);
-  if ((values['source'] === undefined) === (values['super-stream'] === undefined)) {
-    throw new UsageError('status --sink takes one of --source and --super-stream', 'status');
-  }
+  checkStatusOptions(values, 'sink', {
+    jobOptions: JOB_OPTIONS,
+    allowed: ['database', 'checkpoint-table'],
+    oneOf: ['source', 'super-stream'],
+  });
   const superStream =
     values['super-stream'] === undefined
       ? undefined

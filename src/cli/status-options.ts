@@ -25,3 +25,37 @@ export function refuseOthersOptions(values: OptionValues, allowed: readonly stri
   });
   throw new UsageError(`status takes ${parts.join(', ')}`, 'status');
 }
+
+/** What one kind of `status` takes and refuses. */
+export interface StatusOptionRules {
+  /** The options of a job's status, refused. */
+  readonly jobOptions: readonly string[];
+  /** Its own of the options `refuseOthersOptions` knows. */
+  readonly allowed: readonly string[];
+  /** The two options of which it takes exactly one. */
+  readonly oneOf: readonly [string, string];
+}
+
+/**
+ * Checks the options of `status --<kind>`, in this order: none of a job's `jobOptions` ("status
+ * --sink takes --source or --super-stream, not a job's --target"), none of another kind's (see
+ * `refuseOthersOptions`, `allowed` its own), and exactly one of `either` and `or`.
+ */
+export function checkStatusOptions(
+  values: OptionValues,
+  kind: 'sink' | 'relay',
+  { jobOptions, allowed, oneOf: [either, or] }: StatusOptionRules,
+): void {
+  const given = jobOptions.filter((name) => values[name] !== undefined);
+  if (given.length > 0) {
+    throw new UsageError(
+      `status --${kind} takes --${either} or --${or}, not a job's ` +
+        given.map((name) => `--${name}`).join(', '),
+      'status',
+    );
+  }
+  refuseOthersOptions(values, allowed);
+  if ((values[either] === undefined) === (values[or] === undefined)) {
+    throw new UsageError(`status --${kind} takes one of --${either} and --${or}`, 'status');
+  }
+}

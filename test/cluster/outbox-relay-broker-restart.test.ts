@@ -21,7 +21,9 @@ import { uniqueStream } from '../support/brokers/rabbitmq.js';
 import {
   clusterUrls,
   nodeOfPort,
+  START_NODE_MS,
   startNode,
+  STOP_NODE_MS,
   stopNode,
   type ClusterNode,
 } from '../support/brokers/rabbitmq-cluster.js';
@@ -35,6 +37,12 @@ const RESTARTS = 3;
 /** Rows the relay publishes, and transactions the services commit, between two restarts. */
 const ROWS_BETWEEN = 100;
 const COMMITS_BETWEEN = 10;
+/** The bounds of one restart's waits: for rows and commits, the stop, a relay retry, the start. */
+const PUBLISH_MS = bound(60_000);
+const RETRY_MS = bound(30_000);
+const RESTART_MS = PUBLISH_MS + STOP_NODE_MS + RETRY_MS + START_NODE_MS;
+/** Above the sum of every wait's bound: a wait that fails says which, not a bare test timeout. */
+const TEST_MS = RESTARTS * RESTART_MS + 2 * PUBLISH_MS + bound(60_000);
 
 const pgt = postgresForTests();
 const SEED = Number(process.env.OUTBOX_SEED ?? Date.now() % 2 ** 31);
@@ -90,22 +98,26 @@ describe('the outbox relay while its broker restarts', () => {
               () =>
                 published() >= rows + ROWS_BETWEEN &&
                 writers.committed >= commits + COMMITS_BETWEEN,
-              bound(60_000),
-              'the relay to publish and the services to commit',
+              PUBLISH_MS,
+              `the relay to publish and the services to commit before restart ${restart + 1}`,
             );
             const retried = retries.length;
             const down = Date.now();
             await stopNode(NODE);
             try {
               // The relay met its broker gone.
-              await until(() => retries.length > retried, bound(30_000), 'a relay retry');
+              await until(
+                () => retries.length > retried,
+                RETRY_MS,
+                `a relay retry at restart ${restart + 1}`,
+              );
             } finally {
               await startNode(NODE); // whatever happened: the next cluster test needs the node
             }
             downMs.push(Date.now() - down);
           }
           const rows = published();
-          await until(() => published() > rows, bound(60_000), 'the relay to publish again');
+          await until(() => published() > rows, PUBLISH_MS, 'the relay to publish again');
         },
       });
       // Nothing the relay lost or doubled: disturbedRelay checked the stream against the tables.
@@ -120,7 +132,7 @@ describe('the outbox relay while its broker restarts', () => {
       expect(writers.rolledBack).toBeGreaterThan(0);
     },
     // Each restart is a stop and a start of the node by scripts/rabbitmq.sh: 10 to 60 s each
-    // at a load average of 5 to 10 on two cores.
-    bound(300_000),
+    // at a load average of 5 to 10 on two cores, more at 20 and above.
+    TEST_MS,
   );
 });

@@ -8,17 +8,18 @@ import { inject } from 'vitest';
 import type { Connection } from 'rabbitmq-stream-js-client/dist/connection.js';
 import { MetadataRequest } from 'rabbitmq-stream-js-client/dist/requests/metadata_request.js';
 import type { MetadataResponse } from 'rabbitmq-stream-js-client/dist/responses/metadata_response.js';
+import { bound } from '../timing.js';
 
 /** A node of the cluster: 1, 2 or 3, in the order of `clusterUrls()`. */
 export type ClusterNode = 1 | 2 | 3;
 
 const script = fileURLToPath(new URL('../../../scripts/rabbitmq.sh', import.meta.url));
-// rabbitmqctl stop waits for the node to shut down (a few seconds).
-const stopTimeoutMs = 60_000;
-// start-node waits for the boot (up to the script's 120 s) and the rejoin.
-const startTimeoutMs = 180_000;
+/** The bound on stopping a node: rabbitmqctl stop waits for it to shut down (a few seconds). */
+export const STOP_NODE_MS = bound(60_000);
+/** The bound on starting a node: start-node waits for the boot (up to the script's 120 s) and the rejoin. */
+export const START_NODE_MS = bound(180_000);
 // A rabbitmqctl command starts a VM of its own: a second or two.
-const ctlTimeoutMs = 30_000;
+const ctlTimeoutMs = bound(30_000);
 
 /** The stream URLs of the cluster's nodes, node 1 first. */
 export function clusterUrls(): string[] {
@@ -36,12 +37,12 @@ export function nodeOfPort(port: number): ClusterNode {
 
 /** Stops node `n` cleanly (`rabbitmqctl stop`); resolves once it is down. */
 export function stopNode(n: ClusterNode): Promise<void> {
-  return runClusterScript(['stop-node', String(n)], `stopping cluster node ${n}`, stopTimeoutMs);
+  return runClusterScript(['stop-node', String(n)], `stopping cluster node ${n}`, STOP_NODE_MS);
 }
 
 /** Starts node `n` again; resolves once it is fully booted and back in the cluster. */
 export function startNode(n: ClusterNode): Promise<void> {
-  return runClusterScript(['start-node', String(n)], `starting cluster node ${n}`, startTimeoutMs);
+  return runClusterScript(['start-node', String(n)], `starting cluster node ${n}`, START_NODE_MS);
 }
 
 /** Runs `rabbitmqctl args...` against node `n` (`scripts/rabbitmq.sh cluster ctl`). */
