@@ -68,11 +68,11 @@ function taggedPids(root: string, tag: string): number[] {
 }
 
 /**
- * utime + stime of the processes, in ms. One that exited (or whose pid was taken by a newer
+ * utime + stime of the processes, in ms (Linux `/proc`). One that exited (or whose pid was taken by a newer
  * process) counts at its last reading in `lastTicks`, so the sum never falls between the two
  * readings of a round.
  */
-function cpuMsOf(pids: readonly number[], lastTicks: Map<number, number>): number {
+export function cpuMsOf(pids: Iterable<number>, lastTicks: Map<number, number>): number {
   let ticks = 0;
   for (const pid of pids) {
     const stat = readText(`/proc/${pid}/stat`);

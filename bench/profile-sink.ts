@@ -2,13 +2,13 @@
  * A CPU profile of one side of the sink case, of its timed rounds only:
  *   npx tsx bench/profile-sink.ts sink postgres 1 2000   # writes /tmp/sink.cpuprofile
  *   npx tsx bench/profile-summary.ts /tmp/sink.cpuprofile
- * Arguments: sink | plain, postgres (POSTGRES_URL) | pglite, messages per transaction
+ * Arguments: sink | values | unnest | copy (a plain loop), postgres (POSTGRES_URL) | pglite, messages per transaction
  * (default 1), rows (default 2,000), rounds (default 3), output file. The tables are checked
  * equal first, as the bench does.
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { benchSource, pgliteDatabase, postgresDatabase, sinkSides } from './sink.js';
+import { benchSource, pgliteDatabase, postgresDatabase, sinkSides, type Side } from './sink.js';
 
 const [
   side = 'sink',
@@ -18,7 +18,8 @@ const [
   roundsArg = '3',
   output = '/tmp/sink.cpuprofile',
 ] = process.argv.slice(2);
-if (side !== 'sink' && side !== 'plain') throw new Error('the side must be sink or plain');
+const SIDES: readonly string[] = ['sink', 'values', 'unnest', 'copy'];
+if (!SIDES.includes(side)) throw new Error(`the side must be one of ${SIDES.join(', ')}`);
 const url = process.env.POSTGRES_URL;
 if (databaseName === 'postgres' && (url === undefined || url === '')) {
   throw new Error('set POSTGRES_URL');
@@ -30,13 +31,13 @@ const sides = sinkSides(database, await benchSource([rows]), Number(sizeArg), ro
 try {
   await sides.create();
   await sides.checkSameTables();
-  const run = side === 'sink' ? sides.runSink : sides.runPlain;
+  const run = sides.runs[side as Side];
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
   await session.post('Profiler.start');
   let timed = 0;
-  for (let round = 0; round < Number(roundsArg); round++) timed += await run();
+  for (let round = 0; round < Number(roundsArg); round++) timed += (await run()).wallMs;
   const { profile } = await session.post('Profiler.stop');
   writeFileSync(output, JSON.stringify(profile));
   session.disconnect();

@@ -6,10 +6,13 @@ import { decodeResult } from '../src/result-format/result-decoder.js';
 import { MemoryBroker } from '../src/memory/broker.js';
 import { pglite } from '../src/pglite/index.js';
 import { postgres } from '../src/postgres/index.js';
-import { databaseSink } from '../src/sink/database-sink.js';
+import { databaseSink, type SinkRunSummary } from '../src/sink/database-sink.js';
 import type { SinkDatabase } from '../src/database/sink-database.js';
 import { windowOutputs } from '../src/sink/window-outputs.js';
-import { interleavedRounds, median, perSecond, ratioSpread } from './measure.js';
+import { cpuMsOf } from './broker-cpu.js';
+import { cpuClock, interleavedRounds, median, perSecond, ratioSpread } from './measure.js';
+import { copyIn } from './pg-copy-in.js';
+import { plainLoop, PLAINS, type Plain, type PlainLoop, type Row } from './plain-upserts.js';
 import { throughput, type CaseResult } from './report.js';
 
 /** Messages per transaction measured, the issue's three. */
@@ -28,29 +31,45 @@ export function sinkUnavailable(): string | undefined {
     : undefined;
 }
 
-/** One window output as a row of the table both sides write. */
-interface Row {
-  readonly value: number;
-  readonly key: string;
-  readonly window_start: Date;
-  readonly window_end: Date;
-  readonly count: number;
+/** What a sink side runs: this tree's library, or an older copy's (bench/ab-sink.ts). */
+export interface SinkLibrary {
+  readonly databaseSink: typeof databaseSink;
+  readonly windowOutputs: typeof windowOutputs;
+  readonly postgres: typeof postgres;
+  readonly pglite: typeof pglite;
 }
 
-/** A database both sides write to: the sink through its adapter, the plain loop by hand. */
+export const THIS_TREE: SinkLibrary = { databaseSink, windowOutputs, postgres, pglite };
+
+/** A database every side writes to: the sink through its adapter, the plain loops by hand. */
 export interface BenchDatabase {
   readonly name: string;
-  readonly sink: SinkDatabase;
-  /** Sends each statement in a transaction of its own, in order, without any checkpoint. */
-  readonly plainLoop: (transactions: Iterable<Statement>) => Promise<void>;
+  /** The database as `library`'s adapter gives it to a sink. */
+  readonly sinkDatabase: (library: SinkLibrary) => SinkDatabase;
+  /**
+   * Runs `loop.before`, then each batch's statements in a transaction of its own, in order, on
+   * one connection, without any checkpoint.
+   */
+  readonly plainLoop: (loop: PlainLoop, batches: Iterable<readonly Row[]>) => Promise<void>;
   readonly query: (sql: string) => Promise<readonly Record<string, unknown>[]>;
+  /**
+   * CPU ms used so far by this process and by the database's own processes serving it:
+   * PostgreSQL's backends of the bench's connections (their utime + stime from /proc); PGlite
+   * runs in this process.
+   */
+  readonly cpuMs: () => number;
   readonly close: () => Promise<void>;
 }
 
-interface Statement {
-  readonly sql: string;
-  readonly params: readonly unknown[];
+/** What one round of a side cost: wall time, and CPU time of this process and the database's. */
+export interface RoundCost {
+  readonly wallMs: number;
+  readonly cpuMs: number;
 }
+
+/** The sides of the case: the sink, and each plain loop. */
+export type Side = 'sink' | Plain;
+const SIDES: readonly Side[] = ['sink', ...PLAINS];
 
 export interface SinkBenchOptions {
   /** Rows per round at every size but 1 message per transaction. */
@@ -67,13 +86,15 @@ export interface SinkBenchOptions {
 /**
  * Case: a job's results (one window output per message: hourly totals of 100 customers) on
  * the embedded broker, applied by `databaseSink` with `windowOutputs` at 1, 100 and 1,000
- * messages per transaction, against a hand-written loop over the same result messages (held
- * in memory, not read from the broker) that decodes them with `decodeResult` and sends the same
- * upsert statement in transactions of the same sizes, without a checkpoint. Into PostgreSQL and into PGlite, each against its own loop,
- * in interleaved rotating rounds; the tables are truncated before each round, so every round
- * inserts the same rows. Both sides' tables are checked equal before any timing. Wall time:
- * the database works in another process (PostgreSQL) or on this thread (PGlite), and rows per
- * second is what a user waits for.
+ * messages per transaction, against three hand-written loops over the same result messages
+ * (held in memory, not read from the broker) that decode them with `decodeResult` and upsert
+ * them in transactions of the same sizes, without a checkpoint: multi-row VALUES, unnest
+ * arrays, and COPY into a temporary table (`bench/plain-upserts.ts`). Into PostgreSQL and
+ * into PGlite, in interleaved rotating rounds; the tables are truncated before each round, so
+ * every round inserts the same rows. Every table is checked equal to the sink's before any
+ * timing. Rows per second by wall time (what a user waits for), and CPU time per row of this
+ * process and the database's processes (steadier on a shared machine); the sink's ratio to the
+ * best plain loop by each.
  */
 export async function sinkCases(options: SinkBenchOptions): Promise<CaseResult[]> {
   const sizes = options.sizes ?? SINK_BATCH_SIZES;
@@ -88,32 +109,17 @@ export async function sinkCases(options: SinkBenchOptions): Promise<CaseResult[]
         sinkSides(database, source, size, messagesAt(size, options)),
       );
       try {
-        const tasks: Record<string, () => Promise<number>> = {};
+        const tasks: Record<string, () => Promise<RoundCost>> = {};
         for (const side of sides) {
           await side.create();
           await side.checkSameTables(); // before anything is timed; the warm-up too
-          tasks[`sink-${side.size}`] = side.runSink;
-          tasks[`plain-${side.size}`] = side.runPlain;
+          for (const name of SIDES) tasks[`${name}-${side.size}`] = side.runs[name];
         }
         const rounds = await interleavedRounds(tasks, options.repeats, 0);
         results.push(
-          ...sides.map((side): CaseResult => {
-            const sinkRounds = rounds[`sink-${side.size}`] ?? [];
-            const plainRounds = rounds[`plain-${side.size}`] ?? [];
-            const spread = ratioSpread(sinkRounds, plainRounds);
-            return {
-              name: `sink/${database.name}/${side.size}-per-transaction`,
-              kind: 'sink',
-              ...throughput(side.messages, sinkRounds),
-              ratios: { plain: spread.median },
-              values: {
-                plainMin: spread.min,
-                plainMax: spread.max,
-                plainRowsPerSec: perSecond(side.messages, median(plainRounds)),
-                rows: side.messages,
-              },
-            };
-          }),
+          ...sides.map((side) =>
+            sinkResult(database.name, side, (name) => rounds[`${name}-${side.size}`] ?? []),
+          ),
         );
       } finally {
         for (const side of sides) await side.drop();
@@ -123,6 +129,54 @@ export async function sinkCases(options: SinkBenchOptions): Promise<CaseResult[]
   } finally {
     for (const database of databases) await database.close();
   }
+}
+
+/**
+ * The sink's rows/s at one size, its ratio to each plain loop and to the best (`best`: the
+ * plain loop of the highest median rows/s), each with the min–max of its per-round ratios
+ * (`<ratio>Min`, `<ratio>Max`), and by CPU per row (`bestByCpu`: to the plain loop of the
+ * least CPU per row).
+ */
+function sinkResult(
+  database: string,
+  side: SinkSides,
+  roundsOf: (name: Side) => readonly RoundCost[],
+): CaseResult {
+  const wall = (name: Side): number[] => roundsOf(name).map((round) => round.wallMs);
+  const cpu = (name: Side): number[] => roundsOf(name).map((round) => round.cpuMs);
+  const least = (of: (name: Side) => number[]): Plain =>
+    PLAINS.reduce((best, plain) => (median(of(plain)) < median(of(best)) ? plain : best));
+  const best = least(wall);
+  const bestByCpu = least(cpu);
+  const byWall = ratioSpread(wall('sink'), wall(best));
+  const byCpu = ratioSpread(cpu('sink'), cpu(bestByCpu));
+  const usPerRow = (name: Side): number => (median(cpu(name)) * 1000) / side.messages;
+  const ratios: Record<string, number> = { best: byWall.median };
+  const values: Record<string, number> = {
+    bestMin: byWall.min,
+    bestMax: byWall.max,
+    bestByCpu: byCpu.median,
+    bestByCpuMin: byCpu.min,
+    bestByCpuMax: byCpu.max,
+    cpuUsPerRow: usPerRow('sink'),
+  };
+  for (const plain of PLAINS) {
+    const to = ratioSpread(wall('sink'), wall(plain));
+    ratios[plain] = to.median;
+    values[`${plain}Min`] = to.min;
+    values[`${plain}Max`] = to.max;
+    values[`${plain}RowsPerSec`] = perSecond(side.messages, median(wall(plain)));
+    values[`${plain}CpuUsPerRow`] = usPerRow(plain);
+  }
+  values.rows = side.messages;
+  return {
+    name: `sink/${database}/${side.size}-per-transaction`,
+    kind: 'sink',
+    ...throughput(side.messages, wall('sink')),
+    ratios,
+    values,
+    notes: [`the best plain loop: ${best} by rows/s, ${bestByCpu} by CPU per row`],
+  };
 }
 
 /** A job's results on the embedded broker, and their bytes in offset order. */
@@ -138,15 +192,14 @@ export async function benchSource(messages: readonly number[]): Promise<BenchSou
   return { broker, results: broker.messages('results').map(({ bytes }) => bytes) };
 }
 
-/** The two sides at one batch size: each run truncates its table and times itself. */
+/** The sides at one batch size: each run truncates its table and times itself. */
 export interface SinkSides {
   readonly size: number;
   readonly messages: number;
   create(): Promise<void>;
-  /** Runs both sides once and throws unless their tables are equal, `messages` rows each. */
+  /** Runs every side once and throws unless their tables are equal, `messages` rows each. */
   checkSameTables(): Promise<void>;
-  readonly runSink: () => Promise<number>;
-  readonly runPlain: () => Promise<number>;
+  readonly runs: Readonly<Record<Side, () => Promise<RoundCost>>>;
   drop(): Promise<void>;
 }
 
@@ -157,51 +210,68 @@ export function sinkSides(
   source: BenchSource,
   size: number,
   messages: number,
+  library = THIS_TREE,
 ): SinkSides {
+  const sinkDatabase = database.sinkDatabase(library);
   const suffix = `${process.pid}_${++sidesMade}`;
   const checkpoints = `bench_sink_checkpoints_${suffix}`;
-  const sinkTable = `bench_sink_${suffix}`;
-  const plainTable = `bench_plain_${suffix}`;
+  const tables: Record<Side, string> = {
+    sink: `bench_sink_${suffix}`,
+    values: `bench_values_${suffix}`,
+    unnest: `bench_unnest_${suffix}`,
+    copy: `bench_copy_${suffix}`,
+  };
   const plainBatches = batches(source.results.slice(0, messages), size);
-  // What a hand-written loop does with each batch: decode the results, one upsert statement.
-  function* statements(): Generator<Statement> {
-    for (const batch of plainBatches) yield upsert(plainTable, batch.flatMap(rowsOf));
+  // What a hand-written loop does with each batch: decode the results, then its statements.
+  function* decoded(): Generator<Row[]> {
+    for (const batch of plainBatches) yield batch.flatMap(rowsOf);
   }
+  const timed = async (work: () => Promise<void>): Promise<RoundCost> => {
+    const cpu = database.cpuMs();
+    const started = performance.now();
+    await work();
+    return { wallMs: performance.now() - started, cpuMs: database.cpuMs() - cpu };
+  };
   let sinkRuns = 0;
-  const runSink = async (): Promise<number> => {
-    await database.query(`TRUNCATE ${sinkTable}`);
-    const sink = databaseSink({
+  const runSink = async (): Promise<RoundCost> => {
+    await database.query(`TRUNCATE ${tables.sink}`);
+    const sink = library.databaseSink({
       name: `bench-${++sinkRuns}`, // a checkpoint row of its own: every run starts afresh
       source: source.broker.source(`results-${messages}`),
-      database: database.sink,
-      into: windowOutputs<number>({ table: sinkTable }),
+      database: sinkDatabase,
+      into: library.windowOutputs<number>({ table: tables.sink }),
       maxBatchMessages: size,
       checkpointTable: checkpoints,
     });
-    const started = performance.now();
-    const summary = await sink.run({ untilCaughtUp: true });
-    const ms = performance.now() - started;
-    if (summary.applied !== messages || summary.transactions !== Math.ceil(messages / size)) {
+    let summary: SinkRunSummary | undefined;
+    const cost = await timed(async () => {
+      summary = await sink.run({ untilCaughtUp: true });
+    });
+    if (summary?.applied !== messages || summary.transactions !== Math.ceil(messages / size)) {
       throw new Error(
-        `sink bench: the sink applied ${summary.applied} messages in ${summary.transactions} ` +
+        `sink bench: the sink applied ${summary?.applied} messages in ${summary?.transactions} ` +
           `transactions, not ${messages} in ${Math.ceil(messages / size)}`,
       );
     }
-    return ms;
+    return cost;
   };
-  const runPlain = async (): Promise<number> => {
-    await database.query(`TRUNCATE ${plainTable}`);
-    const started = performance.now();
-    await database.plainLoop(statements());
-    return performance.now() - started;
+  const runPlain = (plain: Plain) => async (): Promise<RoundCost> => {
+    await database.query(`TRUNCATE ${tables[plain]}`);
+    const loop = plainLoop(plain, tables[plain]);
+    return timed(() => database.plainLoop(loop, decoded()));
+  };
+  const runs: Record<Side, () => Promise<RoundCost>> = {
+    sink: runSink,
+    values: runPlain('values'),
+    unnest: runPlain('unnest'),
+    copy: runPlain('copy'),
   };
   return {
     size,
     messages,
-    runSink,
-    runPlain,
+    runs,
     async create() {
-      for (const table of [sinkTable, plainTable]) {
+      for (const table of Object.values(tables)) {
         await database.query(
           `CREATE TABLE ${table} (key text NOT NULL, window_start timestamptz NOT NULL, ` +
             'window_end timestamptz NOT NULL, count integer NOT NULL, value bigint NOT NULL, ' +
@@ -210,19 +280,20 @@ export function sinkSides(
       }
     },
     async checkSameTables() {
-      await runSink();
-      await runPlain();
-      const sunk = await tableText(database, sinkTable);
-      const plain = await tableText(database, plainTable);
-      if (sunk.rows !== messages || sunk.text !== plain.text) {
-        throw new Error(
-          `sink bench (${database.name}, ${size} per transaction): the sink's table ` +
-            `(${sunk.rows} rows) differs from the plain loop's (${plain.rows} rows)`,
-        );
+      for (const side of SIDES) await runs[side]();
+      const sunk = await tableText(database, tables.sink);
+      for (const plain of PLAINS) {
+        const plainTable = await tableText(database, tables[plain]);
+        if (sunk.rows !== messages || sunk.text !== plainTable.text) {
+          throw new Error(
+            `sink bench (${database.name}, ${size} per transaction): the sink's table ` +
+              `(${sunk.rows} rows) differs from the ${plain} loop's (${plainTable.rows} rows)`,
+          );
+        }
       }
     },
     async drop() {
-      for (const table of [sinkTable, plainTable, checkpoints]) {
+      for (const table of [...Object.values(tables), checkpoints]) {
         await database.query(`DROP TABLE IF EXISTS ${table}`);
       }
     },
@@ -297,24 +368,7 @@ function batches<T>(items: readonly T[], size: number): T[][] {
   return list;
 }
 
-/** The statement a hand-written loop would send: one multi-row upsert per transaction. */
-function upsert(table: string, rows: readonly Row[]): Statement {
-  const params: unknown[] = [];
-  const values = rows.map(
-    (row) =>
-      `($${params.push(row.value)}, $${params.push(row.key)}, $${params.push(row.window_start)}, ` +
-      `$${params.push(row.window_end)}, $${params.push(row.count)})`,
-  );
-  return {
-    sql:
-      `INSERT INTO ${table} (value, key, window_start, window_end, count) VALUES ${values.join(', ')} ` +
-      'ON CONFLICT (key, window_start) DO UPDATE SET value = EXCLUDED.value, ' +
-      'window_end = EXCLUDED.window_end, count = EXCLUDED.count',
-    params,
-  };
-}
-
-/** A table as text in a fixed order, to compare the two sides' tables. */
+/** A table as text in a fixed order, to compare the sides' tables. */
 async function tableText(
   database: BenchDatabase,
   table: string,
@@ -328,16 +382,30 @@ async function tableText(
 }
 
 export function postgresDatabase(url: string): BenchDatabase {
-  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  // Idle connections are kept: a backend that exits takes its CPU figure with it.
+  const pool = new pg.Pool({ connectionString: url, max: 2, idleTimeoutMillis: 0 });
+  const backends = new Set<number>();
+  pool.on('connect', (client) => {
+    backends.add((client as unknown as { processID: number }).processID);
+  });
+  const lastTicks = new Map<number, number>();
   return {
     name: 'postgres',
-    sink: postgres(pool),
-    async plainLoop(transactions) {
+    sinkDatabase: (library) => library.postgres(pool),
+    async plainLoop(loop, batches) {
       const client = await pool.connect();
       try {
-        for (const { sql, params } of transactions) {
+        for (const sql of loop.before) await client.query(sql);
+        for (const rows of batches) {
           await client.query('BEGIN');
-          await client.query(sql, [...params]);
+          for (const statement of loop.transaction(rows)) {
+            if ('copyInto' in statement) {
+              const { copyInto, columns, text } = statement;
+              await copyIn(client, `COPY ${copyInto} (${columns.join(', ')}) FROM STDIN`, text);
+            } else {
+              await client.query(statement.sql, [...statement.params]);
+            }
+          }
           await client.query('COMMIT');
         }
       } finally {
@@ -345,6 +413,7 @@ export function postgresDatabase(url: string): BenchDatabase {
       }
     },
     query: async (sql) => (await pool.query(sql)).rows as Record<string, unknown>[],
+    cpuMs: () => cpuClock() + cpuMsOf(backends, lastTicks),
     close: () => pool.end(),
   };
 }
@@ -354,15 +423,26 @@ export async function pgliteDatabase(): Promise<BenchDatabase> {
   await db.waitReady;
   return {
     name: 'pglite',
-    sink: pglite(db),
-    async plainLoop(transactions) {
-      for (const { sql, params } of transactions) {
+    sinkDatabase: (library) => library.pglite(db),
+    async plainLoop(loop, batches) {
+      for (const sql of loop.before) await db.query(sql);
+      for (const rows of batches) {
         await db.transaction(async (tx) => {
-          await tx.query(sql, [...params]);
+          for (const statement of loop.transaction(rows)) {
+            if ('copyInto' in statement) {
+              const { copyInto, columns, text } = statement;
+              await tx.query(`COPY ${copyInto} (${columns.join(', ')}) FROM '/dev/blob'`, [], {
+                blob: new Blob([text]),
+              });
+            } else {
+              await tx.query(statement.sql, [...statement.params]);
+            }
+          }
         });
       }
     },
     query: async (sql) => (await db.query<Record<string, unknown>>(sql)).rows,
+    cpuMs: cpuClock,
     close: () => db.close(),
   };
 }

@@ -223,7 +223,7 @@ const WIDTHS = ((): Int8Array => {
 })();
 
 /** Returns the end of the encoded value at `pos`, checking only its framing. */
-function skipValue(bytes: Uint8Array, pos: number, end: number, depth: number): number {
+export function skipValue(bytes: Uint8Array, pos: number, end: number, depth: number): number {
   if (pos >= end) throw new CodecError('truncated: expected a format code', pos);
   const code = bytes[pos] as number;
   if (code === Code.Described) {

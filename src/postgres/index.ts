@@ -1,7 +1,7 @@
 // stream-windows/postgres: the database sink's real database, PostgreSQL through node-postgres
 // (`pg`, an optional peer dependency).
 import pg from 'pg';
-import type { Pool, PoolClient, PoolConfig } from 'pg';
+import type { Pool, PoolClient, PoolConfig, QueryResult } from 'pg';
 import { ConfigError } from '../common/errors.js';
 import type { SinkDatabase, SinkTransaction } from '../database/sink-database.js';
 import { isRetriableSqlState } from '../database/retriable-sqlstate.js';
@@ -10,8 +10,11 @@ import { isLostConnection } from './lost-connection.js';
 /**
  * A sink database over a `pg` pool: each transaction takes one client of the pool (BEGIN,
  * the work, COMMIT; ROLLBACK when the work throws) and gives it back, or destroys it when its
- * connection broke. Given a pool, `close()` leaves it open (it is the caller's); given a
- * configuration, the adapter makes the pool and `close()` ends it.
+ * connection broke. BEGIN goes in the round trip of the work's first statement when that one
+ * has no parameters (a simple query of the two; a statement of several answers with the last
+ * one's rows); a work that sends no statement sends nothing. Given a pool, `close()` leaves it
+ * open (it is the caller's); given a configuration, the adapter makes the pool and `close()`
+ * ends it.
  *
  * Either way the adapter listens to the pool's `'error'` event, which `pg` emits when an idle
  * connection breaks (a server restart, `pg_terminate_backend`, SQLSTATE 57P01) and which would
@@ -151,8 +154,8 @@ async function inTransaction<T>(
   const { client } = guarded;
   const statements = statementsOf(client);
   try {
-    await client.query('BEGIN');
     const result = await work(statements);
+    if (!statements.begun) return result; // no statement: nothing to commit
     const commit = await client.query('COMMIT');
     // A statement that failed inside the work, its error caught there, leaves the transaction
     // aborted: the server answers COMMIT with ROLLBACK, and nothing of it holds.
@@ -164,7 +167,7 @@ async function inTransaction<T>(
     if (guarded.broken === undefined && (statements.pending > 0 || isLostConnection(error))) {
       guarded.broken = error instanceof Error ? error : new Error(String(error));
     }
-    if (guarded.broken === undefined) {
+    if (guarded.broken === undefined && statements.begun) {
       await client.query('ROLLBACK').catch((rollbackFailed: unknown) => {
         guarded.broken =
           rollbackFailed instanceof Error ? rollbackFailed : new Error(String(rollbackFailed));
@@ -181,18 +184,39 @@ async function inTransaction<T>(
 /** As PGlite words it, so both adapters say the same. */
 const ROLLED_BACK = 'Transaction was rolled back instead of committed';
 
-/** The statements of a transaction on `client`, counting those under way. */
-function statementsOf(client: PoolClient): SinkTransaction & { readonly pending: number } {
+/**
+ * The statements of a transaction on `client`, counting those under way. BEGIN goes with the
+ * first: in the same round trip when that one has no parameters (a simple query of the two,
+ * which PostgreSQL runs in order, the second inside the transaction the first began), before
+ * it otherwise.
+ */
+function statementsOf(
+  client: PoolClient,
+): SinkTransaction & { readonly pending: number; readonly begun: boolean } {
   let pending = 0;
+  let begun = false;
   return {
     get pending() {
       return pending;
+    },
+    get begun() {
+      return begun;
     },
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names its rows' type, as pg's query<R>
     query: async <Row>(sql: string, params?: readonly unknown[]) => {
       pending++;
       try {
-        const result = await client.query(sql, params === undefined ? undefined : [...params]);
+        let result: QueryResult;
+        if (!begun && (params === undefined || params.length === 0)) {
+          begun = true;
+          result = lastOf(await client.query(`BEGIN; ${sql}`));
+        } else {
+          if (!begun) {
+            begun = true;
+            await client.query('BEGIN');
+          }
+          result = lastOf(await client.query(sql, params === undefined ? undefined : [...params]));
+        }
         // rowCount is null for commands without a count (as PGlite's is undefined).
         return { rows: result.rows as Row[], rowCount: result.rowCount ?? result.rows.length };
       } finally {
@@ -200,4 +224,9 @@ function statementsOf(client: PoolClient): SinkTransaction & { readonly pending:
       }
     },
   };
+}
+
+/** pg answers a simple query of several statements with one result each: the last one's. */
+function lastOf(results: QueryResult | QueryResult[]): QueryResult {
+  return Array.isArray(results) ? (results.at(-1) as QueryResult) : results;
 }

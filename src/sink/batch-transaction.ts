@@ -19,7 +19,10 @@ export interface BatchOutcome {
   readonly skipped: number;
   /** The dead letters it wrote (those past the checkpoint). */
   readonly deadLettered: readonly RejectedMessage[];
-  /** The checkpoint found under the lock. */
+  /**
+   * The checkpoint found under the lock, or `firstOffset - 1` where all that was found is that
+   * it was below the batch (`CheckpointTable.claim`).
+   */
   readonly checkpoint: bigint;
   readonly transactionMs: number;
 }
@@ -47,9 +50,9 @@ const QUERY_CANCELED = '57014';
 
 /**
  * Applies offsets `firstOffset`..`lastOffset` of `stream` in ONE transaction with the
- * checkpoint: the checkpoint row is locked first (FOR UPDATE), messages at or below it are
- * passed over (another instance applied them), the rest applied, and the checkpoint set to
- * `lastOffset`. Throws a `SinkError` naming the range: nothing of it was applied.
+ * checkpoint: the checkpoint row is locked and moved to `lastOffset` first (one statement
+ * for a batch after it: `CheckpointTable.claim`), messages at or below the checkpoint it held
+ * are passed over (another instance applied them), the rest applied. Throws a `SinkError` naming the range: nothing of it was applied.
  */
 export async function applyBatch<V>(
   context: BatchContext<V>,
@@ -70,7 +73,7 @@ export async function applyBatch<V>(
       // No check that the batch starts at checkpoint + 1: offsets have gaps (RabbitMQ's
       // tracking chunks take one and are never delivered), and the source itself fails a read
       // that retention cut short (RetentionGapError).
-      const checkpoint = await checkpoints.lock(tx, sink, stream);
+      const checkpoint = await checkpoints.claim(tx, sink, stream, firstOffset, lastOffset);
       const fresh = messages.filter((m) => m.offset > checkpoint);
       const deadLettered = rejected.filter((m) => m.offset > checkpoint);
       const first = fresh[0];
@@ -86,8 +89,7 @@ export async function applyBatch<V>(
       }
       for (const message of deadLettered)
         await context.deadLetters?.insert(tx, sink, stream, message);
-      stage = 'checkpoint';
-      if (lastOffset > checkpoint) await checkpoints.advance(tx, sink, stream, lastOffset);
+      stage = 'checkpoint'; // what fails from here on is the commit, which moves the checkpoint
       return {
         applied: fresh.length,
         skipped: messages.length + rejected.length - fresh.length - deadLettered.length,

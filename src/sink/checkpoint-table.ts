@@ -1,6 +1,7 @@
 import type { SinkDatabase, SinkTransaction } from '../database/sink-database.js';
 import { createIfMissing } from '../database/create-if-missing.js';
 import { quoteIdentifier } from '../database/sql-identifier.js';
+import { quoteLiteral } from '../database/sql-literal.js';
 
 /** The checkpoint table's default name. */
 export const DEFAULT_CHECKPOINT_TABLE = 'stream_windows_checkpoints';
@@ -49,10 +50,33 @@ export class CheckpointTable {
   }
 
   /**
-   * The last offset applied, the row locked until the transaction ends (created first when
-   * missing): another instance of the sink waits here, then sees what this one committed.
+   * Takes the row for the batch `firstOffset`..`lastOffset`: locks it until the transaction
+   * ends, moves it to `lastOffset`, and resolves with the checkpoint it held (the batch's
+   * messages at or below it were applied already). A batch after the checkpoint, the common
+   * case, takes ONE statement, which tells only that the checkpoint was below `firstOffset`: it
+   * resolves with `firstOffset - 1`, which passes over the same messages (none). Otherwise (no
+   * row yet, or another instance applied part of the batch) the row is inserted when missing,
+   * read under its lock, and moved when `lastOffset` is past it. Another instance of the sink
+   * waits on the lock, then sees what this one committed. Moving the checkpoint before the
+   * batch's statements rather than after them changes nothing: the row and the batch commit
+   * together or not at all.
    */
-  async lock(tx: SinkTransaction, sink: string, stream: string): Promise<bigint> {
+  async claim(
+    tx: SinkTransaction,
+    sink: string,
+    stream: string,
+    firstOffset: bigint,
+    lastOffset: bigint,
+  ): Promise<bigint> {
+    // Under READ COMMITTED, an update that waited on another instance's lock checks its WHERE
+    // again on the row that instance committed. Without parameters, the adapter may send it
+    // with the transaction's BEGIN, in one round trip.
+    const moved = await tx.query(
+      `UPDATE ${this.table} SET last_offset = ${lastOffset}, updated_at = now() ` +
+        `WHERE sink = ${quoteLiteral('name', sink)} AND stream = ${quoteLiteral('stream', stream)} ` +
+        `AND last_offset < ${firstOffset}`,
+    );
+    if (moved.rowCount === 1) return firstOffset - 1n;
     await tx.query(
       `INSERT INTO ${this.table} (sink, stream, last_offset) VALUES ($1, $2, $3) ` +
         'ON CONFLICT (sink, stream) DO NOTHING',
@@ -65,14 +89,14 @@ export class CheckpointTable {
     );
     const row = rows[0];
     if (row === undefined) throw new Error(`the checkpoint row of '${stream}' was not found`);
-    return BigInt(row.offset);
-  }
-
-  /** Records `offset` as the last applied, in the transaction holding the row's lock. */
-  async advance(tx: SinkTransaction, sink: string, stream: string, offset: bigint): Promise<void> {
-    await tx.query(
-      `UPDATE ${this.table} SET last_offset = $3, updated_at = now() WHERE sink = $1 AND stream = $2`,
-      [sink, stream, offset.toString()],
-    );
+    const checkpoint = BigInt(row.offset);
+    if (lastOffset > checkpoint) {
+      await tx.query(
+        `UPDATE ${this.table} SET last_offset = $3, updated_at = now() ` +
+          'WHERE sink = $1 AND stream = $2',
+        [sink, stream, lastOffset.toString()],
+      );
+    }
+    return checkpoint;
   }
 }

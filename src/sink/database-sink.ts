@@ -1,6 +1,7 @@
 import { retryPolicy, runRetrying, type RetryPolicy } from '../common/retry-loop.js';
 import { SingleRun } from '../common/single-run.js';
 import { ConfigError, isRetriable, SinkError } from '../common/errors.js';
+import { quoteLiteral } from '../database/sql-literal.js';
 import { checkLogger, type Logger } from '../common/logger.js';
 import { checkWarnAfterRetries, RetryWarning } from '../common/retry-warning.js';
 import { timerMs } from '../common/timer-duration.js';
@@ -143,6 +144,7 @@ export class DatabaseSink<V> {
     if (typeof name !== 'string' || name === '') {
       throw new ConfigError('name', 'must be a non-empty string', name);
     }
+    quoteLiteral('name', name); // its checkpoint rows are claimed with the name as a literal
     this.name = name;
     this.runs = new SingleRun('sink', name);
     if (

@@ -27,6 +27,18 @@ export interface ExpectedTable {
   readonly notCreatable?: string;
 }
 
+/** A table's columns as the database names their types (`format_type`). */
+export interface TableColumns {
+  /** Each column's type. */
+  readonly types: ReadonlyMap<string, string>;
+  /**
+   * The array type of each column whose values an array parameter can carry, one value an
+   * element (`UpsertTarget.arrayTypes`): not a column of an array type, nor of a type without
+   * an array type or whose arrays take another delimiter than ',' (`box`).
+   */
+  readonly arrayTypes: ReadonlyMap<string, string>;
+}
+
 /**
  * Creates `expected` when missing (`CREATE TABLE IF NOT EXISTS`, so an existing table is left
  * as it is), then checks the table there: each expected column present with its type or an
@@ -38,14 +50,23 @@ export interface ExpectedTable {
 export async function ensureTable(
   tx: SinkTransaction,
   expected: ExpectedTable,
-): Promise<ReadonlyMap<string, string>> {
+): Promise<TableColumns> {
   const { name, quoted, columns, unique = [], notCreatable } = expected;
   if (notCreatable === undefined) await tx.query(createStatement(expected));
-  const { rows } = await tx.query<{ found: boolean; column: string | null; type: string | null }>(
+  const { rows } = await tx.query<{
+    found: boolean;
+    column: string | null;
+    type: string | null;
+    array_type: string | null;
+  }>(
     'SELECT c.oid IS NOT NULL AS found, a.attname::text AS column, ' +
-      'format_type(a.atttypid, NULL) AS type ' +
+      'format_type(a.atttypid, NULL) AS type, ' +
+      // Its typmod given as -1: `bpchar[]`, not `character[]`, which is char(1)[].
+      "CASE WHEN t.typcategory <> 'A' AND t.typdelim = ',' " +
+      'THEN format_type(NULLIF(t.typarray, 0), -1) END AS array_type ' +
       'FROM (SELECT to_regclass($1) AS oid) AS c LEFT JOIN pg_attribute AS a ' +
-      'ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped',
+      'ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped ' +
+      'LEFT JOIN pg_type AS t ON t.oid = a.atttypid',
     [quoted],
   );
   if (rows[0]?.found !== true) {
@@ -64,7 +85,11 @@ export async function ensureTable(
     }
   }
   if (unique.length > 0) await checkUniqueKey(tx, expected, unique);
-  return found;
+  const arrayTypes = new Map<string, string>();
+  for (const row of rows) {
+    if (row.column !== null && row.array_type !== null) arrayTypes.set(row.column, row.array_type);
+  }
+  return { types: found, arrayTypes };
 }
 
 /** The statement creating `table` when missing. */

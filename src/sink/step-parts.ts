@@ -1,16 +1,25 @@
-import { decodeApplicationProperties } from '../codecs/amqp-message.js';
+import { ApplicationPropertyScan } from '../codecs/application-property-scan.js';
 import { CodecError } from '../codecs/codec-error.js';
 import { ResultProperty } from '../result-format/result-format.js';
 
 const DECIMAL = /^(0|[1-9][0-9]*)$/;
+
+/** The four properties of a result that say whether it leaves its producer's step open. */
+const PART_PROPERTIES = new ApplicationPropertyScan([
+  ResultProperty.producer,
+  ResultProperty.format,
+  ResultProperty.part,
+  ResultProperty.parts,
+]);
 
 /**
  * Where a batch of a job's results may end: after a message past which every step whose parts
  * were read is whole. A step of several messages (`sw-part`/`sw-parts`: a 'batch' step's, or
  * any step's that took several writes) has its parts one after another per producer, other
  * producers' messages possibly between them; so a producer's step is open from a part that is
- * not its last until the producer's next message. Only application properties are read, the
- * bodies never. A message that is not a result, or a result of one message, opens nothing.
+ * not its last until the producer's next message. Only four application properties are read
+ * (the others skipped), the bodies never. A message that is not a result, or a result of one
+ * message, opens nothing.
  */
 export class OpenSteps {
   /** The producers whose last message read is a part of a step, not its last. */
@@ -33,19 +42,15 @@ export class OpenSteps {
    * last. Undefined for a message that is not a result.
    */
   private readPart(bytes: Uint8Array): { name: string; open: boolean } | undefined {
-    let properties: Record<string, unknown> | undefined;
+    let found: unknown[];
     try {
-      properties = decodeApplicationProperties(bytes);
+      found = PART_PROPERTIES.read(bytes);
     } catch (error) {
       if (error instanceof CodecError) return undefined; // not an AMQP 1.0 message
       throw error;
     }
-    const name = properties?.[ResultProperty.producer];
-    if (typeof name !== 'string' || properties?.[ResultProperty.format] === undefined) {
-      return undefined;
-    }
-    const part = properties[ResultProperty.part];
-    const parts = properties[ResultProperty.parts];
+    const [name, format, part, parts] = found;
+    if (typeof name !== 'string' || format === undefined) return undefined;
     const open =
       typeof part === 'string' &&
       typeof parts === 'string' &&

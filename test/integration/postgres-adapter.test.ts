@@ -72,6 +72,41 @@ describe('postgres(): a transaction', () => {
     expect(await totals()).toEqual([]);
   });
 
+  it('sends BEGIN in the round trip of a first statement without parameters, which runs inside the transaction', async () => {
+    const pool = db.pool({ max: 1 });
+    const sent: unknown[] = [];
+    pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      Object.assign(client, {
+        query: (...args: unknown[]) => {
+          sent.push(args[0]);
+          return query(...args);
+        },
+      });
+    });
+    const one = postgres(pool);
+    // SAVEPOINT fails outside a transaction block (25P01): it ran inside the one BEGIN began.
+    await one.transaction(async (tx) => {
+      await tx.query('SAVEPOINT first');
+      await tx.query('INSERT INTO totals VALUES ($1, 1)', ['a']);
+    });
+    await one.transaction((tx) => tx.query('INSERT INTO totals VALUES ($1, 2)', ['b']));
+    await one.transaction(() => Promise.resolve()); // no statement: no round trip
+
+    expect(sent).toEqual([
+      'BEGIN; SAVEPOINT first',
+      'INSERT INTO totals VALUES ($1, 1)',
+      'COMMIT',
+      'BEGIN',
+      'INSERT INTO totals VALUES ($1, 2)',
+      'COMMIT',
+    ]);
+    expect(await totals()).toEqual([
+      { customer: 'a', cents: '1' },
+      { customer: 'b', cents: '2' },
+    ]);
+  });
+
   it('gives its client back to the pool, ready for the next one', async () => {
     const pool = db.pool({ max: 1 });
     const one = postgres(pool);

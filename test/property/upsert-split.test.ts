@@ -117,3 +117,76 @@ describe('upsertRows with a version guard', () => {
     PROPERTY_TIMEOUT_MS,
   );
 });
+
+/** A key as JSON holds it, the way upsertRows tells keys apart (a Date by its time, a bigint by its digits). */
+const asJson = (value: unknown): string =>
+  JSON.stringify([
+    value instanceof Date ? value.getTime() : typeof value === 'bigint' ? value.toString() : value,
+  ]);
+
+const keyArb: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constantFrom(
+    '1',
+    'a',
+    '',
+    'n1;',
+    's1:a',
+    1,
+    0,
+    -0,
+    Number.NaN,
+    Infinity,
+    1n,
+    null,
+    undefined,
+    true,
+  ),
+  fc.integer({ min: 0, max: 3 }).map((n) => new Date(n)),
+  fc.integer({ min: 0, max: 3 }),
+  fc.integer({ min: 0, max: 3 }).map(String),
+  fc.constantFrom({ a: 1 }, [1], ['1']),
+);
+
+describe('upsertRows without a guard', () => {
+  it('sends the last row of each key, keys told apart as JSON holds them (property)', async () => {
+    const coverage = new Coverage('keys of one statement');
+    await fc.assert(
+      fc.asyncProperty(fc.array(keyArb, { minLength: 1, maxLength: 12 }), async (keys) => {
+        coverage.run();
+        const sent: unknown[][] = [];
+        const tx = {
+          query: (_: string, params?: readonly unknown[]) => {
+            sent.push([...(params ?? [])]);
+            return Promise.resolve({ rows: [], rowCount: 0 });
+          },
+        };
+        await upsertRows(
+          tx,
+          { table: 't', conflict: ['k'] },
+          keys.map((k, v) => ({ k, v })),
+        );
+        // The last row of each key, in the order of those last rows.
+        const lastOf = new Map<string, number>();
+        keys.forEach((k, v) => {
+          lastOf.delete(asJson(k));
+          lastOf.set(asJson(k), v);
+        });
+        coverage.count('two keys alike as JSON', lastOf.size < keys.length);
+        const kind = (k: unknown) => (k instanceof Date ? 'date' : k === null ? 'null' : typeof k);
+        coverage.count(
+          'two keys of two kinds alike as JSON (1n and "1", a Date and its time, NaN and null)',
+          keys.some((a, i) =>
+            keys.some((b, j) => i < j && asJson(a) === asJson(b) && kind(a) !== kind(b)),
+          ),
+        );
+        const values = (sent[0] ?? []).filter((_, i) => i % 2 === 1);
+        expect(values).toEqual([...lastOf.values()]);
+      }),
+      propertyParameters(300),
+    );
+    coverage.expectRates({
+      'two keys alike as JSON': 0.3,
+      'two keys of two kinds alike as JSON (1n and "1", a Date and its time, NaN and null)': 0.05,
+    });
+  });
+});

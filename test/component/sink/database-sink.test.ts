@@ -110,6 +110,42 @@ describe('databaseSink: the checkpoint', () => {
     expect(await checkpointOf(db, table, 'in')).toBe(6n);
   });
 
+  it('claims the checkpoint of a batch after it in one statement, before the batch is applied', async () => {
+    const table = await freshTable();
+    const broker = brokerWith([1, 2, 3, 4, 5, 6], 2);
+    const inner = pglite(db);
+    const transactions: string[][] = [];
+    const database: SinkDatabase = {
+      ...inner,
+      transaction: (work) => {
+        const sent: string[] = [];
+        transactions.push(sent);
+        return inner.transaction((tx) =>
+          work({
+            query: (sql, params) => {
+              sent.push(sql.split(' ', 1)[0] as string);
+              return tx.query(sql, params);
+            },
+          }),
+        );
+      },
+    };
+    await sinkInto(table, { source: broker.source('in'), database, maxBatchMessages: 2 }).run({
+      untilCaughtUp: true,
+    });
+
+    expect(await tableOf(table)).toEqual(expected([1, 2, 3, 4, 5, 6]));
+    expect(await checkpointOf(db, table, 'in')).toBe(5n);
+    const batches = transactions.filter((sent) => sent.includes('INSERT') && sent[0] === 'UPDATE');
+    // The first finds no row (the update moves nothing): inserted, locked, then moved.
+    expect(batches[0]).toEqual(['UPDATE', 'INSERT', 'SELECT', 'UPDATE', 'INSERT', 'INSERT']);
+    // Every later one: one update, moving the checkpoint, then the batch's own statements.
+    expect(batches.slice(1)).toEqual([
+      ['UPDATE', 'INSERT', 'INSERT'],
+      ['UPDATE', 'INSERT', 'INSERT'],
+    ]);
+  });
+
   it('passes over the messages at or below the checkpoint another instance stored meanwhile, counted', async () => {
     const table = await freshTable();
     const broker = brokerWith([1, 2, 3, 4, 5, 6]);
@@ -144,6 +180,40 @@ describe('databaseSink: the checkpoint', () => {
     ]);
     expect(summary).toMatchObject({ applied: 2, skipped: 4, transactions: 2 });
     expect(await tableOf(table)).toEqual(expected([1, 2, 3, 4, 5, 6]));
+  });
+
+  it("applies the part of a batch past the checkpoint another instance stored inside it, and moves it to the batch's end", async () => {
+    const table = await freshTable();
+    const broker = brokerWith([1, 2, 3, 4, 5, 6]);
+    // Another instance commits offsets 0..1 between this one's start and its batch (0..2): the
+    // one-statement claim (checkpoint below the batch's first offset) does not hold.
+    const inner = pglite(db);
+    let moved = false;
+    const database: SinkDatabase = {
+      ...inner,
+      transaction: async (work) => {
+        if (started.length > 0 && !moved) {
+          moved = true;
+          await db.exec(`INSERT INTO ${table} VALUES (0, 1), (1, 2)`);
+          await db.exec(
+            `INSERT INTO stream_windows_checkpoints (sink, stream, last_offset) ` +
+              `VALUES ('${table}', 'in', 1)`,
+          );
+        }
+        return inner.transaction(work);
+      },
+    };
+    const sink = sinkInto(table, { source: broker.source('in'), database, maxBatchMessages: 3 });
+    const started = collect(sink, 'started');
+    const applied = collect(sink, 'applied');
+    const summary = await sink.run({ untilCaughtUp: true });
+    expect(applied.map((a) => [a.firstOffset, a.lastOffset, a.messages, a.skipped])).toEqual([
+      [0n, 2n, 1, 2],
+      [3n, 5n, 3, 0],
+    ]);
+    expect(summary).toMatchObject({ applied: 4, skipped: 2, transactions: 2 });
+    expect(await tableOf(table)).toEqual(expected([1, 2, 3, 4, 5, 6]));
+    expect(await checkpointOf(db, table, 'in')).toBe(5n);
   });
 
   it('writes no dead letter again that another instance wrote at or below the checkpoint', async () => {
@@ -676,6 +746,10 @@ describe('databaseSink: running', () => {
       into: eachBatch({ apply: () => Promise.resolve() }),
     };
     expect(() => databaseSink({ ...base, name: '' })).toThrow(/^name must be a non-empty string/);
+    // Its checkpoint row is claimed by a statement holding the name as a literal.
+    expect(() => databaseSink({ ...base, name: 'a\0b' })).toThrow(
+      /^name must not hold a NUL character/,
+    );
     expect(() => databaseSink({ ...base, maxBatchMessages: 0 })).toThrow(ConfigError);
     expect(() => databaseSink({ ...base, maxBatchDelayMs: -1 })).toThrow(/maxBatchDelayMs/);
     expect(() => databaseSink({ ...base, checkpointTable: 'a.b.c' })).toThrow(

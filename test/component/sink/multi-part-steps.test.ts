@@ -13,7 +13,12 @@ import { eachBatch } from '../../../src/sink/each-batch.js';
 import type { SinkDatabase } from '../../../src/database/sink-database.js';
 import type { DecodedResult } from '../../../src/result-format/result-format.js';
 import { windowOutputs } from '../../../src/sink/window-outputs.js';
-import { checkpointOf, pgliteForTests, rows } from '../../support/jobs/sink-fixture.js';
+import {
+  checkpointOf,
+  claimsCheckpoint,
+  pgliteForTests,
+  rows,
+} from '../../support/jobs/sink-fixture.js';
 
 const db = pgliteForTests();
 
@@ -78,7 +83,7 @@ function observing(
       const result = await inner.transaction((tx) =>
         work({
           query: (sql, params) => {
-            if (sql.includes('FOR UPDATE')) locked.checkpoint = true;
+            if (claimsCheckpoint(sql)) locked.checkpoint = true;
             return tx.query(sql, params);
           },
         }),

@@ -12,6 +12,8 @@ import {
   scanMessage,
   type AmqpMessage,
 } from '../../../src/codecs/index.js';
+import { decodeApplicationProperties } from '../../../src/codecs/amqp-message.js';
+import { ApplicationPropertyScan } from '../../../src/codecs/application-property-scan.js';
 import { message, value } from './arbitraries.js';
 
 const RUNS = { numRuns: Number(process.env.PROPERTY_RUNS ?? 300) };
@@ -24,6 +26,14 @@ function onlyCodecErrors(decode: () => unknown): void {
     if (!(error instanceof CodecError)) throw error;
     expect(error.position).toBeGreaterThanOrEqual(0);
   }
+}
+
+/** What `decodeApplicationProperties` gives for each of `names`: undefined where absent. */
+function propertiesOf(bytes: Uint8Array, names: readonly string[]): unknown[] {
+  const properties = decodeApplicationProperties(bytes);
+  return names.map((name) =>
+    properties !== undefined && Object.hasOwn(properties, name) ? properties[name] : undefined,
+  );
 }
 
 /** A valid encoded message with some bytes overwritten at random positions. */
@@ -106,6 +116,34 @@ describe('AMQP 1.0 codec properties', () => {
     );
   });
 
+  it('should make ApplicationPropertyScan give the values decodeApplicationProperties gives', () => {
+    let found = 0;
+    fc.assert(
+      fc.property(
+        message,
+        fc.nat(8),
+        fc.array(fc.string({ maxLength: 6 }), { maxLength: 3 }),
+        (m, offset, others) => {
+          const encoded = encodeMessage(m);
+          const buffer = new Uint8Array(offset + encoded.length + 3);
+          buffer.set(encoded, offset);
+          // Some of its properties, and names it may not have.
+          const keys = Object.keys(m.applicationProperties ?? {}).filter((_, i) => i % 2 === 0);
+          const names = [...new Set([...keys, ...others])];
+          const read = new ApplicationPropertyScan(names).read(
+            buffer,
+            offset,
+            offset + encoded.length,
+          );
+          expect(read).toEqual(propertiesOf(encoded, names));
+          if (read.some((v) => v !== undefined)) found++;
+        },
+      ),
+      RUNS,
+    );
+    expect(found).toBeGreaterThan(RUNS.numRuns / 5);
+  });
+
   it('should throw only CodecError when decoding random bytes', () => {
     const scan = createMessageScan();
     fc.assert(
@@ -116,6 +154,7 @@ describe('AMQP 1.0 codec properties', () => {
           scanMessage(bytes, 0, bytes.length, scan);
         });
         onlyCodecErrors(() => dataSections(bytes));
+        onlyCodecErrors(() => new ApplicationPropertyScan(['a', '']).read(bytes));
       }),
       { numRuns: 2000 },
     );
@@ -128,6 +167,7 @@ describe('AMQP 1.0 codec properties', () => {
       fc.property(section, fc.uint8Array({ maxLength: 120 }), (code, tail) => {
         const bytes = new Uint8Array([0x00, 0x53, code, ...tail]);
         onlyCodecErrors(() => decodeMessage(bytes));
+        onlyCodecErrors(() => new ApplicationPropertyScan(['a']).read(bytes));
         onlyCodecErrors(() => {
           scanMessage(bytes, 0, bytes.length, scan);
         });
@@ -151,7 +191,7 @@ describe('AMQP 1.0 codec properties', () => {
     );
   });
 
-  it('should scan every message that decodes, even after random corruption', () => {
+  it('should scan every message that decodes, even after random corruption (and read its properties)', () => {
     const scan = createMessageScan();
     fc.assert(
       fc.property(mutatedMessage, (bytes) => {
@@ -169,6 +209,8 @@ describe('AMQP 1.0 codec properties', () => {
         expect(scan.creationTime).toEqual(decoded.properties?.creationTime ?? NaN);
         const sections = decoded.body?.type === 'data' ? decoded.body.sections : [];
         expect(scan.dataSections).toBe(sections.length);
+        const names = Object.keys(decoded.applicationProperties ?? {});
+        expect(new ApplicationPropertyScan(names).read(bytes)).toEqual(propertiesOf(bytes, names));
       }),
       RUNS,
     );

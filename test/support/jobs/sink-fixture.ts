@@ -70,6 +70,11 @@ export async function checkpointOf(db: PGlite, sink: string, stream: string): Pr
   return found[0] === undefined ? -1n : BigInt(found[0].o);
 }
 
+/** Whether `sql` is a batch transaction's first statement: its claim of the checkpoint row. */
+export function claimsCheckpoint(sql: string): boolean {
+  return sql.startsWith('UPDATE') && sql.includes('last_offset');
+}
+
 /** An error as PostgreSQL reports it, with its SQLSTATE. */
 export function sqlError(code: string, message = `simulated ${code}`): Error {
   return Object.assign(new Error(message), { code });
@@ -77,7 +82,7 @@ export function sqlError(code: string, message = `simulated ${code}`): Error {
 
 /**
  * A SinkDatabase over `db` whose `fault(n)` decides a failure of its n-th batch transaction
- * (one that locks a checkpoint row; counted from 1): 'before' throws inside the transaction
+ * (one that claims a checkpoint row; counted from 1): 'before' throws inside the transaction
  * once the work ran (all of it rolled back: a crash before the commit), 'after' throws once it
  * committed (a crash between the commit and the next read, or a connection lost while the
  * commit's answer was on its way).
@@ -98,7 +103,7 @@ export function faultyDatabase(
         let isBatch = false;
         const value = await work({
           query: (sql, params) => {
-            if (!isBatch && sql.includes('FOR UPDATE')) {
+            if (!isBatch && claimsCheckpoint(sql)) {
               isBatch = true;
               planned = fault(++batches);
             }

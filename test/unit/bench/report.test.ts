@@ -70,3 +70,22 @@ describe("the bench's targets", () => {
     );
   });
 });
+
+describe("the bench's issue-31 targets", () => {
+  it('judge the sink at 100 and 1,000 rows per transaction against the best plain loop, by rows/s and CPU', () => {
+    const results = [
+      row('sink', 'sink/postgres/1-per-transaction', { best: 0.5 }, { bestByCpu: 0.5 }),
+      row('sink', 'sink/postgres/100-per-transaction', { best: 0.95 }, { bestByCpu: 0.85 }),
+      row('sink', 'sink/pglite/1000-per-transaction', { best: 0.8 }, { bestByCpu: 1.1 }),
+    ];
+
+    expect(verdicts(results).map(({ name, target, pass }) => `${name}: ${target} ${pass}`)).toEqual(
+      [
+        'sink/postgres/100-per-transaction: best >= 0.9 true',
+        'sink/pglite/1000-per-transaction: best >= 0.9 false',
+        'sink/postgres/100-per-transaction: bestByCpu >= 0.9 false',
+        'sink/pglite/1000-per-transaction: bestByCpu >= 0.9 true',
+      ],
+    );
+  });
+});
