@@ -21,7 +21,9 @@ if (beforeDir === undefined || url === undefined) {
   throw new Error('usage: RABBITMQ_STREAM_URL=... ab-failover.ts <before dir> [kills per tree]');
 }
 const trees = { before: `${beforeDir}/bench/partition-child.ts`, after: PARTITION_CHILD };
-const samples = await failoverSamples(url, 2 * Number(killsArg), Object.values(trees));
+const samples = await failoverSamples(url, 2 * Number(killsArg), {
+  trees: Object.values(trees),
+});
 Object.keys(trees).forEach((tree, i) => {
   const kills = samples[i] ?? [];
   const total = spreadOf(kills.map((sample) => sample.totalMs));

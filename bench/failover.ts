@@ -55,19 +55,34 @@ export interface FailoverSample {
   readonly timestampAt: Span;
 }
 
+/** How `failoverSamples` kills. */
+export interface KillOptions {
+  /**
+   * The instance scripts (./partition-child.ts of this tree, or of another tree for a
+   * before/after run, see ./ab-failover.ts); the standby of kill k is started from
+   * `trees[k % trees.length]`, so the trees' kills interleave. Default: this tree's.
+   */
+  readonly trees?: readonly string[];
+  /**
+   * SIGKILL (default): the process ends and its host closes its connections, which the broker
+   * sees at once. SIGSTOP: the process freezes with its connections open, as a host that went
+   * silent, which the broker notices only by missed heartbeats (./failover-frozen.ts); it is
+   * killed once the standby published.
+   */
+  readonly signal?: 'SIGKILL' | 'SIGSTOP';
+}
+
 /**
  * The failover time on the real broker: an active instance (a child process, single active
- * consumer on a 1-partition super stream) is killed with SIGKILL at its first result of a
- * fresh 100,000-message block; the time from the kill to the first result the standby
- * publishes, with its parts (`FAILOVER_PARTS`). After one warm-up kill, `kills` kills.
- * `trees`: the instance scripts (./partition-child.ts of this tree, or of another tree for a
- * before/after run, see ./ab-failover.ts); the standby of kill k is started from
- * `trees[k % trees.length]`, so the trees' kills interleave. The samples, per tree.
+ * consumer on a 1-partition super stream) is killed at its first result of a fresh
+ * 100,000-message block; the time from the kill to the first result the standby publishes,
+ * with its parts (`FAILOVER_PARTS`). After one warm-up kill (SIGKILL), `kills` kills. The
+ * samples, per tree.
  */
 export async function failoverSamples(
   url: string,
   kills: number,
-  trees: readonly string[] = [PARTITION_CHILD],
+  options: KillOptions = {},
 ): Promise<FailoverSample[][]> {
   const rabbit = await connect(url);
   const superStream = `bench-failover-${process.pid}`;
@@ -80,7 +95,7 @@ export async function failoverSamples(
       url,
       { partition: partition as string, superStream, target },
       kills,
-      trees,
+      options,
     );
   } finally {
     await rabbit.deleteStream(target).catch(() => undefined);
@@ -162,12 +177,15 @@ interface Streams {
   readonly target: string;
 }
 
+/** Bound on the wait for the standby's first result: a frozen instance takes missed heartbeats. */
+const LATE_MS = { SIGKILL: 30_000, SIGSTOP: 600_000 } as const;
+
 async function killRounds(
   rabbit: RabbitMQ,
   url: string,
   streams: Streams,
   kills: number,
-  trees: readonly string[],
+  { trees = [PARTITION_CHILD], signal = 'SIGKILL' }: KillOptions,
 ): Promise<FailoverSample[][]> {
   const start = (tree: string): Child =>
     startChild(url, streams.superStream, streams.target, ['--single-active', '--probe'], tree);
@@ -193,12 +211,20 @@ async function killRounds(
     await working;
     const firstOfStandby = standby.nextConfirm();
     const killedAt = performance.timeOrigin + performance.now();
-    active.kill();
-    const late = sleep(30_000).then(() => {
-      throw new Error('failover bench: the standby published nothing within 30 s of the kill');
+    const how = kill > 0 ? signal : 'SIGKILL';
+    active.kill(how);
+    const waiting = new AbortController();
+    const late = sleep(LATE_MS[how], undefined, { signal: waiting.signal }).then(() => {
+      throw new Error(
+        `failover bench: the standby published nothing within ${LATE_MS[how]} ms of the ${how}`,
+      );
     });
-    await Promise.race([firstOfStandby, late]);
+    await Promise.race([firstOfStandby, late]).finally(() => {
+      waiting.abort();
+      late.catch(() => undefined); // aborted
+    });
     const heardAt = performance.timeOrigin + performance.now();
+    if (how === 'SIGSTOP') active.kill();
     // The first kill warms up.
     if (kill > 0) samples[tree]?.push(sampleOf(killedAt, heardAt, moments));
     await active.exited;

@@ -16,7 +16,8 @@ export interface Child {
   nextConfirm(): Promise<void>;
   /** Hears every line the child writes (the probe's among them). */
   onLine(listener: (line: string) => void): void;
-  kill(): void;
+  /** SIGKILL, or SIGSTOP: frozen, its connections left open (a host gone silent). */
+  kill(signal?: 'SIGKILL' | 'SIGSTOP'): void;
   stop(): void;
 }
 
@@ -65,9 +66,9 @@ export function startChild(
     go: () => proc.stdin.write('go\n'),
     nextConfirm: () => new Promise((resolve) => confirmWaits.push(resolve)),
     onLine: (listener) => listeners.push(listener),
-    kill: () => {
+    kill: (signal = 'SIGKILL') => {
       ending = true;
-      proc.kill('SIGKILL');
+      proc.kill(signal);
     },
     stop: () => {
       ending = true;
