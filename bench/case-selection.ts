@@ -14,7 +14,9 @@ export const CASE_KINDS: readonly CaseKind[] = [
   'partitions',
   'scaling',
   'lookup',
+  'outbox-write',
   'sink',
+  'outbox',
 ];
 
 /**

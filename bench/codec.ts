@@ -6,7 +6,7 @@ import { encodeResult } from '../src/result-format/result-encoder.js';
 import type { StepResult } from '../src/result-format/step-result.js';
 import { buildChunks, corpusShape, CHUNK_MESSAGES } from './corpus.js';
 import type { Spread } from './measure.js';
-import type { CaseResult } from './report.js';
+import { ratioRange, type CaseResult } from './report.js';
 import { deliverFrame, stockDecoder } from './stock-decoder.js';
 
 export const RESULT_SECTIONS = [1, 10, 1_000] as const;
@@ -81,15 +81,40 @@ export async function codecCases(timeMs: number): Promise<CaseResult[]> {
   bench.add('source/stock', () => stock.decode(frame));
   await bench.run();
 
-  /** Calls per second: the median sample's, and the slowest and fastest sample's. */
-  const rates = (name: string): Spread => {
+  const latency = (name: string) => {
     const result = bench.getTask(name)?.result;
     if (result === undefined || !('latency' in result)) {
       throw new Error(`codec bench: task ${name} did not complete`);
     }
-    const { p50, min, max } = result.latency;
+    return result.latency;
+  };
+  /** Calls per second: the median sample's, and the slowest and fastest sample's. */
+  const rates = (name: string): Spread => {
+    const { p50, min, max } = latency(name);
     // A sample under the timer's resolution reads 0 ms: no fastest rate then.
     return { median: 1000 / p50, min: 1000 / max, max: min > 0 ? 1000 / min : Number.NaN };
+  };
+  /**
+   * Calls per second within one median absolute deviation of the median sample: tinybench's
+   * samples are no rounds to pair, and their slowest and fastest are outliers (a collection).
+   */
+  const band = (name: string): Spread => {
+    const { p50, mad } = latency(name);
+    return {
+      median: 1000 / p50,
+      min: 1000 / (p50 + mad),
+      max: p50 > mad ? 1000 / (p50 - mad) : Number.NaN,
+    };
+  };
+  /** `name`'s rate over `baseline`'s, its min–max from the bands: slowest over fastest, and back. */
+  const ratioOfBands = (name: string, baseline: string): Spread => {
+    const task = band(name);
+    const base = band(baseline);
+    return {
+      median: task.median / base.median,
+      min: task.min / base.max,
+      max: task.max / base.min,
+    };
   };
   const opsPerSec = (name: string): number => rates(name).median;
   const spread = (name: string, scale = 1): Pick<CaseResult, 'msgsPerSecMin' | 'msgsPerSecMax'> => {
@@ -112,13 +137,14 @@ export async function codecCases(timeMs: number): Promise<CaseResult[]> {
   }
   const stockPerSec = opsPerSec('source/stock') * chunk.count;
   for (const decoder of ['decodeMessage', 'scanMessage'] as const) {
-    const perSec = opsPerSec(`source/${decoder}`) * chunk.count;
+    const stockClient = ratioOfBands(`source/${decoder}`, 'source/stock');
     results.push({
       name: `source-decode/${decoder}`,
       kind: 'codec',
-      msgsPerSec: perSec,
+      msgsPerSec: opsPerSec(`source/${decoder}`) * chunk.count,
       ...spread(`source/${decoder}`, chunk.count),
-      ratios: { stockClient: perSec / stockPerSec },
+      ratios: { stockClient: stockClient.median },
+      values: ratioRange('stockClient', stockClient),
     });
   }
   results.push({

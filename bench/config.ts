@@ -27,12 +27,26 @@ export interface BenchConfig {
   /** Deliver-sized frames cut from socket reads (BENCH_FRAMES, default 20,000: about 850 MB). */
   readonly frames: number;
   /**
+   * Events the outbox-write case writes per round at 100 and 10,000 events per transaction
+   * (BENCH_OUTBOX_WRITE_EVENTS, default 10,000), and at 1 per transaction, a commit each
+   * (BENCH_OUTBOX_WRITE_SINGLE_EVENTS, default 1,000).
+   */
+  readonly outboxWriteEvents: number;
+  readonly outboxWriteSingleEvents: number;
+  /**
    * Rows the sink case applies per round at 100 and 1,000 messages per transaction
    * (BENCH_SINK_MESSAGES, default 10,000), and at 1 per transaction, a commit each
    * (BENCH_SINK_SINGLE_MESSAGES, default 1,000).
    */
   readonly sinkMessages: number;
   readonly sinkSingleMessages: number;
+  /**
+   * Rows the outbox case's writers commit per round at 100 and 1,000 rows per transaction
+   * (BENCH_OUTBOX_ROWS, default 8,000: one transaction of 1,000 per writer with 8 writers), and
+   * at 1 row per transaction (BENCH_OUTBOX_SINGLE_ROWS, default 1,000).
+   */
+  readonly outboxRows: number;
+  readonly outboxSingleRows: number;
   /**
    * The `large-steps` case's steps, in keys (outputs) per step (BENCH_LARGE_STEP_KEYS, a
    * comma-separated list, default 10000,100000,1000000), and the step its restart is killed in
@@ -55,8 +69,12 @@ export function benchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
     memoryAdds: positive(env, 'BENCH_MEMORY_ADDS', 1_000_000),
     memoryKeys: positive(env, 'BENCH_MEMORY_KEYS', 10_000),
     frames: positive(env, 'BENCH_FRAMES', 20_000),
+    outboxWriteEvents: positive(env, 'BENCH_OUTBOX_WRITE_EVENTS', 10_000),
+    outboxWriteSingleEvents: positive(env, 'BENCH_OUTBOX_WRITE_SINGLE_EVENTS', 1_000),
     sinkMessages: positive(env, 'BENCH_SINK_MESSAGES', 10_000),
     sinkSingleMessages: positive(env, 'BENCH_SINK_SINGLE_MESSAGES', 1_000),
+    outboxRows: positive(env, 'BENCH_OUTBOX_ROWS', 8_000),
+    outboxSingleRows: positive(env, 'BENCH_OUTBOX_SINGLE_ROWS', 1_000),
     largeStepKeys: positiveList(env, 'BENCH_LARGE_STEP_KEYS', [10_000, 100_000, 1_000_000]),
     largeStepRestartKeys: positive(env, 'BENCH_LARGE_STEP_RESTART_KEYS', 1_000_000),
   };

@@ -1,6 +1,6 @@
-import { median, perSecond } from './measure.js';
+import { median, ratioSpread } from './measure.js';
 import { runInChild } from './child.js';
-import { throughput, type CaseResult } from './report.js';
+import { ratioRange, throughput, type CaseResult } from './report.js';
 
 /** What frame-assembly-probe.ts measures; see there for the method. */
 export interface FrameAssemblyProbe {
@@ -28,8 +28,7 @@ export async function frameAssemblyCases(frames: number, repeats: number): Promi
     [String(frames), String(repeats)],
     [],
   );
-  const perSec = (router: Router): number =>
-    perSecond(probe.frames, median(probe.roundsMs[router]));
+  const concat = ratioSpread(probe.roundsMs.assembler, probe.roundsMs.concat);
   const values = (router: Router) => ({
     medianMs: median(probe.roundsMs[router]),
     copiedMB: probe.copiedBytes[router] / 1e6,
@@ -40,8 +39,8 @@ export async function frameAssemblyCases(frames: number, repeats: number): Promi
       name: 'frame-assembly/assembler',
       kind: 'frames',
       ...throughput(probe.frames, probe.roundsMs.assembler),
-      ratios: { concat: perSec('assembler') / perSec('concat') },
-      values: values('assembler'),
+      ratios: { concat: concat.median },
+      values: { ...ratioRange('concat', concat), ...values('assembler') },
     },
     {
       name: 'frame-assembly/concat',

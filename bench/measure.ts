@@ -110,6 +110,13 @@ export function median(values: readonly number[]): number {
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
+/** The `p` quantile (0 to 1) of `values`, nearest rank. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] as number;
+}
+
 /** Throughput of `count` items done in `ms` milliseconds. */
 export function perSecond(count: number, ms: number): number {
   return (count * 1000) / ms;

@@ -1,11 +1,11 @@
 import { PartitionWorkers } from '../src/partitioning/partition-workers.js';
 import { connect, type RabbitMQ } from '../src/rabbitmq/index.js';
 import { encodeReading, readings } from './corpus.js';
-import { median, perSecond } from './measure.js';
+import { median, perSecond, ratioSpread } from './measure.js';
 import { startChild } from './partition-child-process.js';
 import { partitionsJob } from './partitions-job.js';
 import type { PartitionsWorkerConfig } from './partitions-worker.js';
-import { throughput, type CaseResult } from './report.js';
+import { ratioRange, throughput, type CaseResult } from './report.js';
 
 const WORKER = new URL('./partitions-worker.ts', import.meta.url);
 /** Worker threads on Node 20 do not inherit `--import tsx`: this registers it in each. */
@@ -135,15 +135,14 @@ function scaling(
   onePartition: readonly number[],
   twoPartitions: readonly number[],
 ): CaseResult {
-  const perRound = onePartition.map((ms, round) => ms / (twoPartitions[round] ?? Number.NaN));
+  const spread = ratioSpread(twoPartitions, onePartition);
   return {
     name: `partitions/2-vs-1/${mode}`,
     kind: 'partitions',
     ...throughput(messages, twoPartitions),
-    ratios: { onePartition: median(onePartition) / median(twoPartitions) },
+    ratios: { onePartition: spread.median },
     values: {
-      ratioMin: Math.min(...perRound),
-      ratioMax: Math.max(...perRound),
+      ...ratioRange('onePartition', spread),
       onePartitionMsgsPerSec: perSecond(messages, median(onePartition)),
     },
   };

@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname } from 'node:path';
-import { median, perSecond } from './measure.js';
+import type { BenchConfig } from './config.js';
+import { median, perSecond, type Spread } from './measure.js';
 
 export type CaseKind =
   | 'hot-path'
@@ -15,7 +16,9 @@ export type CaseKind =
   | 'partitions'
   | 'lookup'
   | 'event-time'
+  | 'outbox-write'
   | 'sink'
+  | 'outbox'
   | 'scaling'
   | 'large-steps';
 
@@ -37,6 +40,15 @@ export interface CaseResult {
   readonly values?: Readonly<Record<string, number>>;
   /** What the figures leave out and why, printed under the table (say, a broker not measured). */
   readonly notes?: readonly string[];
+}
+
+/**
+ * A ratio's min–max of the rounds (the per-round ratios, `ratioSpread`) as a case's `values`
+ * carry it: `<ratio>Min`, `<ratio>Max`. The comparison with bench/results/latest.json reads its
+ * spread there (bench/ratio-changes.ts), so every ratio a case writes should come with one.
+ */
+export function ratioRange(ratio: string, spread: Spread): Record<string, number> {
+  return { [`${ratio}Min`]: spread.min, [`${ratio}Max`]: spread.max };
 }
 
 /** The throughput fields of `messages` handled in each of the rounds' milliseconds. */
@@ -62,10 +74,16 @@ export interface Target {
   readonly direction: 'at-least' | 'at-most';
 }
 
-/** The issues' targets (issue 4; the e2e hot-path ratio from issue 10; issue 22). */
+/**
+ * The targets the project holds (issues 4, 10, 22, 31), and only those: a retired one printed MISS
+ * every run hides the misses that matter. Retired: 5x RxJS at 100 keys (both sides bound by the
+ * same decoding, see bench/README.md; held at 10,000 keys), and a 2-partition job at 1.7x one
+ * partition by wall time on this 2-core machine (issue 10; issue 22 found it cannot be judged
+ * with the broker on the same cores and put the `scaling` case's targets in its place).
+ */
 export const TARGETS: readonly Target[] = [
-  ratioTarget('hot-path', at100Keys, 'floor', 0.5),
-  ratioTarget('hot-path', at100Keys, 'rxjs', 5),
+  ratioTarget('hot-path', named(/\/100-keys$/), 'floor', 0.5),
+  ratioTarget('hot-path', named(/\/10000-keys$/), 'rxjs', 5),
   ratioTarget('e2e', (result) => 'rawConsume' in result.ratios, 'rawConsume', 1),
   // Issue 10: the job end to end against the same job in process, on one partition.
   ratioTarget('e2e', (result) => result.name.endsWith('/rabbitmq'), 'hotPath', 0.6),
@@ -75,8 +93,6 @@ export const TARGETS: readonly Target[] = [
   valueTarget('e2e', named(/results-discarded$/), 'publishingShareOfTime', 'at-most', 0.1),
   // Issue 31: SIGKILL of the active instance to the standby's first result, median.
   valueTarget('failover', () => true, 'msMedian', 'at-most', 150),
-  // Issue 10: a 2-partition job on 2 cores against the same job on 1 partition.
-  ratioTarget('partitions', (result) => 'onePartition' in result.ratios, 'onePartition', 1.7),
   // Issue 22: PartitionWorkers, 2 threads against 1, on the embedded broker (no RabbitMQ on the cores).
   ratioTarget('scaling', (result) => 'oneThread' in result.ratios, 'oneThread', 1.8),
   // Issue 22: a restart with 100k other producers' results after its last one within 2x of one
@@ -148,10 +164,6 @@ function ratioTarget(
   };
 }
 
-function at100Keys(result: CaseResult): boolean {
-  return result.name.endsWith('/100-keys');
-}
-
 export interface Verdict {
   readonly name: string;
   readonly target: string;
@@ -175,25 +187,29 @@ export function verdicts(results: readonly CaseResult[]): Verdict[] {
   );
 }
 
+/**
+ * Each case's throughput and values. Its ratios, with their rounds' range, are printed beside
+ * latest.json's by bench/ratio-changes.ts, so they are left out here.
+ */
 export function formatTable(results: readonly CaseResult[]): string {
-  const rows = results.map((result) => [
-    result.kind,
-    result.name,
-    formatThroughput(result),
-    Object.entries(result.ratios)
-      .map(([name, ratio]) => `${name} ${ratio.toFixed(2)}`)
-      .join(', '),
-    Object.entries(result.values ?? {})
-      .map(([name, value]) => `${name} ${Number.isInteger(value) ? value : value.toFixed(2)}`)
-      .join(', '),
-  ]);
+  const rows = results.map((result) => {
+    const ranges = new Set(
+      Object.keys(result.ratios).flatMap((ratio) => [`${ratio}Min`, `${ratio}Max`]),
+    );
+    return [
+      result.kind,
+      result.name,
+      formatThroughput(result),
+      Object.entries(result.values ?? {})
+        .filter(([name]) => !ranges.has(name))
+        .map(([name, value]) => `${name} ${Number.isInteger(value) ? value : value.toFixed(2)}`)
+        .join(', '),
+    ];
+  });
   const notes = results.flatMap((result) =>
     (result.notes ?? []).map((note) => `${result.name}: ${note}`),
   );
-  return [
-    table(['kind', 'case', 'msgs/s median (min–max)', 'ratios', 'values'], rows),
-    ...notes,
-  ].join('\n');
+  return [table(['kind', 'case', 'msgs/s median (min–max)', 'values'], rows), ...notes].join('\n');
 }
 
 function formatThroughput(result: CaseResult): string {
@@ -206,6 +222,7 @@ function formatThroughput(result: CaseResult): string {
 }
 
 export function formatVerdicts(list: readonly Verdict[]): string {
+  if (list.length === 0) return 'targets: none applies to the cases run';
   return table(
     ['target', 'case', 'figure', ''],
     list.map((verdict) => [
@@ -231,8 +248,13 @@ export function table(header: readonly string[], rows: readonly (readonly string
   );
 }
 
-/** Writes the results file in the issue's shape, with the run's wall time (`runMs`). */
-export function writeResults(path: string, results: readonly CaseResult[], runMs: number): void {
+/** Writes the results file in the issue's shape, with the run's wall time and sizes. */
+export function writeResults(
+  path: string,
+  results: readonly CaseResult[],
+  runMs: number,
+  config: BenchConfig,
+): void {
   const cpuList = cpus();
   const machine = `${cpuList.length} cores, ${cpuList[0]?.model ?? 'unknown cpu'}, ${process.platform} ${process.arch}`;
   mkdirSync(dirname(path), { recursive: true });
@@ -244,6 +266,7 @@ export function writeResults(path: string, results: readonly CaseResult[], runMs
         node: process.version,
         date: new Date().toISOString(),
         runMs: Math.round(runMs),
+        config,
         cases: results,
       },
       null,

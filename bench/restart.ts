@@ -15,8 +15,8 @@ import {
   producerTargets,
   publishResults,
 } from '../test/support/results/stored-results.js';
-import { interleavedRounds, median } from './measure.js';
-import type { CaseResult } from './report.js';
+import { interleavedRounds, median, ratioSpread } from './measure.js';
+import { ratioRange, type CaseResult } from './report.js';
 
 /** Results of other producers stored after the job's last one, one target stream each. */
 export const RESTART_DISTANCES = [0, 10_000, 100_000] as const;
@@ -156,13 +156,15 @@ export async function restartCases(
       const times = rounds[variant.name] ?? [];
       const ms = median(times);
       const base = variants.find((v) => v.distance === smallest && v.hinted === variant.hinted);
-      const baseline = median(rounds[base?.name ?? ''] ?? []);
+      const spread = ratioSpread(times, rounds[base?.name ?? ''] ?? []);
+      const ratio = `distance-${smallest}`;
       return {
         name: `restart/${variant.name}`,
         kind: 'lookup',
         msgsPerSec: Number.NaN,
-        ratios: { [`distance-${smallest}`]: baseline / ms },
+        ratios: { [ratio]: spread.median },
         values: {
+          ...ratioRange(ratio, spread),
           ms,
           minMs: Math.min(...times),
           maxMs: Math.max(...times),

@@ -11,8 +11,8 @@ import {
   resultMessages,
   type ResultWrite,
 } from '../test/support/results/stored-results.js';
-import { interleavedRounds, median } from './measure.js';
-import { throughput, type CaseResult } from './report.js';
+import { interleavedRounds, median, ratioSpread } from './measure.js';
+import { ratioRange, throughput, type CaseResult } from './report.js';
 
 /** Results of other producers stored after ours, one target stream each. */
 export const LOOKUP_DISTANCES = [0, 1_000, 10_000, 100_000] as const;
@@ -72,17 +72,20 @@ export async function resultLookupCases(
       ]),
     );
     const rounds = await interleavedRounds(tasks, repeats);
-    const baseline = median(rounds[String(distances[0])] ?? []);
+    const baseline = rounds[String(distances[0])] ?? [];
+    const ratio = `distance-${distances[0]}`;
     return distances.map((distance) => {
       const times = rounds[String(distance)] ?? [];
       const ms = median(times);
       const lookup = found.get(distance);
+      const spread = ratioSpread(times, baseline);
       return {
         name: `result-lookup/${distance}-after`,
         kind: 'lookup',
         ...throughput(lookup?.messagesRead ?? 0, times),
-        ratios: { [`distance-${distances[0]}`]: baseline / ms },
+        ratios: { [ratio]: spread.median },
         values: {
+          ...ratioRange(ratio, spread),
           ms,
           minMs: Math.min(...times),
           maxMs: Math.max(...times),

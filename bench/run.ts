@@ -1,7 +1,8 @@
 /**
  * npm run bench [-- <case>...]: the named cases (every case when none is named, but for the
  * slow ones only run when named: OPT_IN_KINDS, such as large-steps), a table on
- * stdout, and the results as JSON: a full run writes bench/results/latest.json (the figures
+ * stdout, each ratio beside bench/results/latest.json's (ratio-changes.ts), the targets, and
+ * the results as JSON: a full run writes bench/results/latest.json (the figures
  * the README quotes), a run of some cases bench/results/partial.json, so that a quick look at
  * one case never replaces the full run's file. Sizes come from the environment (see
  * config.ts); BENCH_MESSAGES=20000 gives a quick run.
@@ -17,6 +18,8 @@ import { hotPathCases } from './hot-path/case.js';
 import { largeStepCases } from './large-steps.js';
 import { memoryCases } from './memory.js';
 import { observeCases } from './observe.js';
+import { outboxCases, outboxUnavailable } from './outbox.js';
+import { outboxWriteCases } from './outbox-write.js';
 import { partitionCases } from './partitions.js';
 import { recoveryCases } from './recovery.js';
 import { resultLookupCases } from './result-lookup.js';
@@ -24,6 +27,7 @@ import { restartCases } from './restart.js';
 import { scalingCases } from './scaling.js';
 import { sinkCases, sinkUnavailable } from './sink.js';
 import { writeLatestFigures } from './latest-figures.js';
+import { formatRatioChanges, ratioChanges, readBaseline } from './ratio-changes.js';
 import {
   formatMinutes,
   formatTable,
@@ -94,6 +98,17 @@ const CASES: Readonly<Record<CaseKind, BenchCase>> = {
       ...(await restartCases(rabbitUrl(), Math.min(config.repeats, 3))),
     ],
   },
+  'outbox-write': {
+    title: 'outbox writes (writeOutboxAll against writeOutbox per event, into PostgreSQL)',
+    unavailable: sinkUnavailable,
+    run: (config) =>
+      outboxWriteCases({
+        events: config.outboxWriteEvents,
+        singleEvents: config.outboxWriteSingleEvents,
+        repeats: config.repeats,
+        postgresUrl: process.env.POSTGRES_URL ?? '',
+      }),
+  },
   sink: {
     title: 'database sink (rows/s into PostgreSQL and PGlite, against a plain upsert loop)',
     unavailable: sinkUnavailable,
@@ -103,6 +118,19 @@ const CASES: Readonly<Record<CaseKind, BenchCase>> = {
         singleMessages: config.sinkSingleMessages,
         repeats: config.repeats,
         postgresUrl: process.env.POSTGRES_URL,
+      }),
+  },
+  outbox: {
+    title:
+      'outbox relay (rows/s from PostgreSQL into RabbitMQ while writers commit, against a plain select-publish-mark loop; CPU per row, commit-to-confirm latency)',
+    unavailable: outboxUnavailable,
+    run: (config) =>
+      outboxCases({
+        rows: config.outboxRows,
+        singleRows: config.outboxSingleRows,
+        repeats: Math.min(config.repeats, 3),
+        postgresUrl: process.env.POSTGRES_URL ?? '',
+        rabbitUrl: rabbitUrl(),
       }),
   },
   'large-steps': {
@@ -128,6 +156,8 @@ try {
   process.exit(2);
 }
 const config = benchConfig();
+// Read before a full run rewrites it: this run's ratios are printed beside the file's.
+const baseline = readBaseline();
 const results: CaseResult[] = [];
 const started = performance.now();
 
@@ -158,7 +188,9 @@ const file = new URL(
   selection.full ? './results/latest.json' : './results/partial.json',
   import.meta.url,
 );
-writeResults(file.pathname, results, runMs);
+writeResults(file.pathname, results, runMs, config);
 if (selection.full) writeLatestFigures(); // bench/README.md quotes the run that latest.json holds
-log(`\n${formatTable(results)}\n\n${formatVerdicts(verdicts(results))}\n`);
+const changes = ratioChanges(results, 'file' in baseline ? baseline.file : undefined);
+log(`\n${formatTable(results)}\n\n${formatRatioChanges(changes, baseline, config)}\n`);
+log(`\n${formatVerdicts(verdicts(results))}\n`);
 log(`the run took ${formatMinutes(runMs)}; written to ${file.pathname}`);

@@ -2,10 +2,17 @@ import { cpus, loadavg } from 'node:os';
 import { PartitionWorkers } from '../src/partitioning/partition-workers.js';
 import { connect } from '../src/rabbitmq/index.js';
 import { brokerCpu, notMeasured } from './broker-cpu.js';
-import { cpuClock, interleavedRounds, median, spreadOf, type Cost } from './measure.js';
+import {
+  cpuClock,
+  interleavedRounds,
+  median,
+  ratioSpread,
+  spreadOf,
+  type Cost,
+} from './measure.js';
 import { fill } from './partitions.js';
 import type { PartitionsWorkerConfig } from './partitions-worker.js';
-import { throughput, type CaseResult } from './report.js';
+import { ratioRange, throughput, type CaseResult } from './report.js';
 import type { ScalingWorkerConfig } from './scaling-worker.js';
 
 const EMBEDDED_WORKER = new URL('./scaling-worker.ts', import.meta.url);
@@ -138,12 +145,14 @@ export async function rabbitScalingCases(
         const brokerMs = cost.brokerCpuMs ?? Number.NaN;
         return brokerMs / (brokerMs + cost.cpuMs);
       });
+      const onePartition = ratioSpread(wall(costs), wall(base));
       return {
         name: `scaling/rabbitmq/${partitions}-partitions`,
         kind: 'scaling',
         ...throughput(total, wall(costs)),
-        ratios: partitions === 1 ? {} : { onePartition: median(wall(base)) / median(wall(costs)) },
+        ratios: partitions === 1 ? {} : { onePartition: onePartition.median },
         values: {
+          ...(partitions === 1 ? {} : ratioRange('onePartition', onePartition)),
           ...perMessage('cpuUsPerMsg', costs, total, (cost) => cost.cpuMs),
           cpuPerMsgOverOnePartition: median(cpu(costs)) / median(cpu(base)),
           coresUsed: median(costs.map((cost) => cost.cpuMs / cost.wallMs)),

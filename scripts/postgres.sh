@@ -5,6 +5,9 @@
 #                                postgres://stream_windows:stream_windows@127.0.0.1:5433/stream_windows
 #   scripts/postgres.sh stop     stop the server (fast shutdown: open sessions are ended, what
 #                                they committed stays) and anything of its own left behind
+#   scripts/postgres.sh stop immediate
+#                                the same with an immediate shutdown: every process quits at
+#                                once, as in a crash (the next start recovers from the WAL)
 #   scripts/postgres.sh status   exit 0 and print the URL when running, exit 1 otherwise
 #   scripts/postgres.sh url      print the URL the server listens on
 #
@@ -60,7 +63,7 @@ die() {
 }
 
 usage() {
-  echo "usage: $0 start|stop|status|url" >&2
+  echo "usage: $0 start|stop [fast|immediate]|status|url" >&2
   exit 2
 }
 
@@ -137,18 +140,19 @@ init_data() {
   mv "$ROOT$partial" "$ROOT$DATA"
 }
 
-# Stops this port's processes: a fast shutdown of the postmaster, then KILL of whatever of
-# ours is left after STOP_TIMEOUT_S.
+# Stops this port's processes: a fast shutdown of the postmaster (SIGINT; SIGQUIT, immediate,
+# with 'immediate'), then KILL of whatever of ours is left after STOP_TIMEOUT_S.
 stop_server() {
-  local pids pid
+  local signal=INT pids pid
+  [[ ${1:-fast} == immediate ]] && signal=QUIT
   pids=$(tagged_pids "$ROOT" "$TAG" none)
   [[ -z $pids ]] && return 0
   pid=$(head -1 "$ROOT$DATA/postmaster.pid" 2>/dev/null || true)
   if [[ -n $pid ]] && grep -qx "$pid" <<<"$pids"; then
-    kill -INT "$pid" 2>/dev/null || true
+    kill -"$signal" "$pid" 2>/dev/null || true
   else
     # shellcheck disable=SC2086
-    kill -INT $pids 2>/dev/null || true
+    kill -"$signal" $pids 2>/dev/null || true
   fi
   for _ in $(seq $((STOP_TIMEOUT_S * 4))); do
     [[ -z $(tagged_pids "$ROOT" "$TAG" none) ]] && return 0
@@ -192,16 +196,17 @@ start() {
 
 stop() {
   require_root
+  [[ ${1:-fast} == @(fast|immediate) ]] || usage
   [[ -d $ROOT ]] || return 0
   mkdir -p "$CACHE"
   exec 9>"$LOCK"
   flock 9
-  stop_server
+  stop_server "${1:-fast}"
 }
 
 case "${1:-}" in
   start) start ;;
-  stop) stop ;;
+  stop) stop "${2:-}" ;;
   status)
     if running; then echo "$URL"; else
       echo "postgres.sh: not running" >&2

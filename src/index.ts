@@ -140,15 +140,15 @@ export {
   type RelayBroker,
   type RelayTarget,
   type RelayPartition,
-  type RelayBacklog,
 } from './outbox/outbox-relay.js';
+export type { RelayBacklog } from './outbox/relay-backlog.js';
 export {
   writeOutbox,
-  type OutboxEvent,
-  type OutboxBody,
+  writeOutboxAll,
   type OutboxStatements,
   type WriteOutboxOptions,
 } from './outbox/outbox-write.js';
+export { type OutboxEvent, type OutboxBody } from './outbox/outbox-event.js';
 export {
   createOutboxTable,
   outboxTableDdl,

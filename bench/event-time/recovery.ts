@@ -7,8 +7,8 @@ import { tumbling } from '../../src/windows/tumbling.js';
 import { forwarding } from '../../test/support/doubles/forwarding-target.js';
 import { CHUNK_MESSAGES, type Reading } from '../corpus.js';
 import { crashBeforeSecondResult } from '../crash.js';
-import { interleavedRounds, median } from '../measure.js';
-import type { CaseResult } from '../report.js';
+import { interleavedRounds, median, ratioSpread } from '../measure.js';
+import { ratioRange, type CaseResult } from '../report.js';
 import { fillSource, type OpenKeysShape } from './corpus.js';
 import { sumOfValues } from './jobs.js';
 import { LARGE_FRAME_MAX } from './throughput.js';
@@ -107,10 +107,12 @@ export async function eventTimeRecoveryCases(
     await interleavedRounds({ restart, uninterrupted }, repeats);
     const restarts = timelines.restart.slice(1);
     const firstRuns = timelines.uninterrupted.slice(1);
-    const reRead = median(restarts.map((t) => t.reReadDoneMs - t.firstReadMs));
-    const sameSpan = median(firstRuns.map((t) => t.reReadDoneMs - t.resumePointReadMs));
-    const caughtUp = median(restarts.map((t) => t.caughtUpMs));
-    const uninterruptedCaughtUp = median(firstRuns.map((t) => t.caughtUpMs));
+    const reReads = restarts.map((t) => t.reReadDoneMs - t.firstReadMs);
+    const sameSpans = firstRuns.map((t) => t.reReadDoneMs - t.resumePointReadMs);
+    const caughtUps = restarts.map((t) => t.caughtUpMs);
+    const uninterruptedCaughtUps = firstRuns.map((t) => t.caughtUpMs);
+    const uninterruptedSpan = ratioSpread(reReads, sameSpans);
+    const uninterruptedCaughtUp = ratioSpread(caughtUps, uninterruptedCaughtUps);
     results.push({
       name: `event-time-restart/${keys}-open-windows`,
       kind: 'event-time',
@@ -118,21 +120,23 @@ export async function eventTimeRecoveryCases(
       // The uninterrupted run's time over the restart's, as a throughput ratio: above 1, the
       // restart is the faster on that span (re-read) or to caught up.
       ratios: {
-        uninterruptedSpan: sameSpan / reRead,
-        uninterruptedCaughtUp: uninterruptedCaughtUp / caughtUp,
+        uninterruptedSpan: uninterruptedSpan.median,
+        uninterruptedCaughtUp: uninterruptedCaughtUp.median,
       },
       values: {
+        ...ratioRange('uninterruptedSpan', uninterruptedSpan),
+        ...ratioRange('uninterruptedCaughtUp', uninterruptedCaughtUp),
         reReadMessages: Number(span.through - span.from + 1n),
         msToFirstResult: median(restarts.map((t) => t.firstResultMs)),
         msToFirstResultMin: Math.min(...restarts.map((t) => t.firstResultMs)),
         msToFirstResultMax: Math.max(...restarts.map((t) => t.firstResultMs)),
-        msToCaughtUp: caughtUp,
+        msToCaughtUp: median(caughtUps),
         readResultMs: median(restarts.map((t) => t.readResultMs)),
         decodeHeaderMs: median(decodeMs.slice(1)),
         msToFirstRead: median(restarts.map((t) => t.firstReadMs)),
-        reReadMs: reRead,
-        uninterruptedSpanMs: sameSpan,
-        uninterruptedCaughtUpMs: uninterruptedCaughtUp,
+        reReadMs: median(reReads),
+        uninterruptedSpanMs: median(sameSpans),
+        uninterruptedCaughtUpMs: median(uninterruptedCaughtUps),
       },
     });
   }

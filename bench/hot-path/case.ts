@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { buildChunks, corpusShape } from '../corpus.js';
-import { interleavedTimes, median } from '../measure.js';
-import { throughput, type CaseResult } from '../report.js';
+import { interleavedTimes, ratioSpread } from '../measure.js';
+import { ratioRange, throughput, type CaseResult } from '../report.js';
 import { engineConfig, runEngine } from './engine.js';
 import { runFloor } from './floor.js';
 import { runRxjs } from './rxjs.js';
@@ -44,12 +44,14 @@ export function hotPathCases(
         },
         repeats,
       );
-      const engineMs = median(rounds.engine);
+      const floor = ratioSpread(rounds.engine, rounds.floor);
+      const rxjs = ratioSpread(rounds.engine, rounds.rxjs);
       results.push({
         name,
         kind: 'hot-path',
         ...throughput(messages, rounds.engine),
-        ratios: { floor: median(rounds.floor) / engineMs, rxjs: median(rounds.rxjs) / engineMs },
+        ratios: { floor: floor.median, rxjs: rxjs.median },
+        values: { ...ratioRange('floor', floor), ...ratioRange('rxjs', rxjs) },
       });
     }
   }

@@ -27,8 +27,8 @@ const EXIT_CODES_HELP = `Exit codes:
 
 const TOP_HELP = `Usage: stream-windows <command> [options]
 
-Look at stream-windows jobs (and database sinks) on RabbitMQ Streams, and step a stopped job
-over a bad message.
+Look at stream-windows jobs (and database sinks and outbox relays) on RabbitMQ Streams, and
+step a stopped job over a bad message.
 
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(8)}${c.summary}`).join('\n')}
@@ -41,8 +41,8 @@ Options:
 Environment:
   RABBITMQ_STREAM_URL  Broker when --url is not given (default ${DEFAULT_URL}); several
                        nodes of one cluster separated by commas, as --url takes them
-  DATABASE_URL         PostgreSQL holding a database sink's checkpoints, when status --sink
-                       is given no --database
+  DATABASE_URL         PostgreSQL holding a database sink's checkpoints or an outbox relay's
+                       table, when status --sink or --relay is given no --database
   NO_COLOR             Set (non-empty) to turn colours off; they are off anyway when
                        stdout is not a terminal
 

@@ -7,6 +7,8 @@ export { showProgress, type ProgressOptions, type ObservableJob } from './progre
 export { jobStatus, type JobStatus } from './status.js';
 // Where a database sink stands, as `stream-windows status --sink` computes it, over any SinkDatabase.
 export { sinkStatus, type SinkStatus } from './sink-status.js';
+// Where an outbox relay stands, as `stream-windows status --relay` computes it, over any SinkDatabase and Target.
+export { relayStatus, type RelayStatus } from './relay-status.js';
 export type { StreamLag } from './stream-lag.js';
 // What the command fails with on a command line it does not take (exit status 2).
 export { UsageError } from './usage-error.js';

@@ -1,12 +1,11 @@
 import { connect } from '../rabbitmq/connection.js';
 import { DEFAULT_CHECKPOINT_TABLE } from '../sink/checkpoint-table.js';
-import { quoteIdentifier } from '../database/sql-identifier.js';
-import { describe } from '../common/errors.js';
 import {
-  checkpointDatabase,
-  openCheckpointDatabase,
-  type CheckpointDatabase,
-} from './checkpoint-database.js';
+  databaseOption,
+  openStatusDatabase,
+  tableOption,
+  type StatusReading,
+} from './status-database.js';
 import {
   ExitCode,
   requiredOption,
@@ -15,6 +14,7 @@ import {
   type OptionValues,
 } from './command.js';
 import { toJson } from './json.js';
+import { refuseOthersOptions } from './status-options.js';
 import { sinkStatus, type SinkStatus } from './sink-status.js';
 import { styleFor, type Style } from './style.js';
 import { chunkTimesLine, lagTable } from './stream-lag.js';
@@ -31,11 +31,15 @@ const HEADERS = [
   'LAG TIME',
 ] as const;
 
-/** The options only `status --sink` takes. */
-export const SINK_OPTIONS = ['database', 'checkpoint-table'] as const;
-
 /** The options of a job's status, which `status --sink` refuses. */
 const JOB_OPTIONS = ['target', 'producer', 'job'] as const;
+
+/** What `status --sink` reads from its database, in its messages. */
+const SINK_READING: Omit<StatusReading, 'noTable'> = {
+  command: 'status --sink',
+  reads: "the sink's checkpoints",
+  what: 'the checkpoints',
+};
 
 /**
  * `status --sink NAME`: where a database sink stands on each stream it reads, from its
@@ -55,6 +59,7 @@ export async function runSinkStatus(
       'status',
     );
   }
+  refuseOthersOptions(values, ['database', 'checkpoint-table']);
   if ((values['source'] === undefined) === (values['super-stream'] === undefined)) {
     throw new UsageError('status --sink takes one of --source and --super-stream', 'status');
   }
@@ -64,10 +69,15 @@ export async function runSinkStatus(
       : streamOption(values, 'super-stream', 'status', urls);
   const source =
     superStream === undefined ? streamOption(values, 'source', 'status', urls) : undefined;
-  const checkpointTable = tableOption(values);
-  const database = databaseOption(values, io.env);
+  const checkpointTable = tableOption(values, 'checkpoint-table', DEFAULT_CHECKPOINT_TABLE);
+  const database = databaseOption(values, io.env, SINK_READING);
 
-  const port = await openCheckpointDatabase(database, checkpointTable);
+  const port = await openStatusDatabase(database, {
+    ...SINK_READING,
+    noTable:
+      `checkpoint table '${checkpointTable}': no sink has run on it, or the sink names ` +
+      'another (--checkpoint-table)',
+  });
   let statuses: SinkStatus[];
   try {
     const rabbit = await connect(urls);
@@ -136,32 +146,4 @@ export function sinkStatusLines(
   }
   lines.push(style.dim(`checkpoints: table ${read.checkpointTable} of ${read.database}`));
   return lines;
-}
-
-/** --checkpoint-table, checked as the sink checks its `checkpointTable`; the sink's default. */
-function tableOption(values: OptionValues): string {
-  if (values['checkpoint-table'] === undefined) return DEFAULT_CHECKPOINT_TABLE;
-  const table = requiredOption(values, 'checkpoint-table', 'status');
-  try {
-    quoteIdentifier('--checkpoint-table', table, true);
-  } catch (error) {
-    throw new UsageError(describe(error), 'status');
-  }
-  return table;
-}
-
-/** --database, else DATABASE_URL: one of them is needed. */
-function databaseOption(values: OptionValues, env: NodeJS.ProcessEnv): CheckpointDatabase {
-  if (values['database'] !== undefined) {
-    return checkpointDatabase(requiredOption(values, 'database', 'status'), '--database');
-  }
-  const fromEnv = env.DATABASE_URL;
-  if (fromEnv === undefined || fromEnv === '') {
-    throw new UsageError(
-      'status --sink needs --database postgres://... or DATABASE_URL set: the database ' +
-        "holding the sink's checkpoints",
-      'status',
-    );
-  }
-  return checkpointDatabase(fromEnv, 'DATABASE_URL');
 }

@@ -10,7 +10,9 @@ import {
   type OptionValues,
 } from './command.js';
 import { UsageError } from './usage-error.js';
-import { runSinkStatus, SINK_OPTIONS } from './sink-status-command.js';
+import { runRelayStatus } from './relay-status-command.js';
+import { runSinkStatus } from './sink-status-command.js';
+import { refuseOthersOptions } from './status-options.js';
 import { toJson } from './json.js';
 import { jobStatus, type JobStatus } from './status.js';
 import { styleFor } from './style.js';
@@ -30,11 +32,13 @@ const HEADERS = [
 
 export const statusCommand: Command = {
   name: 'status',
-  summary: 'Where a job or a database sink stands: resume point, source end, lag',
+  summary: 'Where a job, a database sink or an outbox relay stands: resume point, lag',
   help: `Usage: stream-windows status --source S --target T --producer P [--json] [--url URL]
        stream-windows status --super-stream S --target T --job J [--json] [--url URL]
        stream-windows status --sink NAME (--source S | --super-stream S) [--database URL]
                              [--checkpoint-table T] [--json] [--url URL]
+       stream-windows status --relay NAME (--stream S | --super-stream S) [--table T]
+                             [--database URL] [--json] [--url URL]
 
 Where the job publishing to T as producer P stands on its source S: the producer's last
 step's last source offset ('none' when P never published on T: a new job, or a misspelt
@@ -50,12 +54,17 @@ Options:
   --source S        Source stream of the job
   --target T        Target stream of the job
   --producer P      The job's producer name on T
-  --super-stream S  Source super stream of a partitioned job (instead of --source)
+  --super-stream S  Source super stream of a partitioned job (instead of --source); with
+                    --relay, the super stream the relay publishes to (instead of --stream)
   --job J           The partitioned job's name (instead of --producer)
   --sink NAME       A database sink's name: its status instead of a job's (below)
-  --database URL    With --sink: PostgreSQL URL of the sink's database (default $DATABASE_URL)
+  --database URL    With --sink or --relay: PostgreSQL URL of the sink's or the relay's
+                    database (default $DATABASE_URL)
   --checkpoint-table T
                     With --sink: the sink's checkpointTable (default stream_windows_checkpoints)
+  --relay NAME      An outbox relay's name: its status instead of a job's (below)
+  --stream S        With --relay: the stream the relay publishes to
+  --table T         With --relay: the relay's outbox table (default stream_windows_outbox)
 
 Below the table, each stream's leader and replicas (nodes as host:port, as they advertise
 themselves): on a cluster, where writes go and where reads may come from. Which instance of a
@@ -74,7 +83,20 @@ PostgreSQL ('none' when it applied nothing there: a new sink, or a misspelt name
 resumes (checkpoint + 1, or 'first'), the source's end offset and the lag in messages and in
 time, measured as for a job. Needs the 'pg' package (an optional peer dependency). With
 --json: {"sink","source","checkpoint" (-1: nothing applied),"resumeFrom","sourceEnd",
-"lagMessages","lagMs","resumeChunkTime","lastChunkTime"}, an array for a super stream.`,
+"lagMessages","lagMs","resumeChunkTime","lastChunkTime"}, an array for a super stream.
+
+With --relay NAME, where the outbox relay NAME stands on stream S: its producer's last
+publishing id on S ('none' when it published nothing there: a new relay, or a misspelt
+name), the outbox row that id names (its transaction id and row id: the last row on S), the
+committed rows of the outbox table after it (not on S yet: BEHIND) and the event-time age of
+the oldest of them (OLDEST). On super stream S, THROUGH instead of LAST ID: the publishing id
+of the row up to which every partition holds every row, where the relay resumes, and under
+it each partition's last publishing id and the THROUGH its last message records. Read from
+the broker, then from the database (the 'pg' package too); nothing is created, declared or
+changed. With --json: {"relay","table","stream","lastPublishingId" (a super stream's: the
+highest partition's),"position" ({"txid","index","rowId"}, null when nothing was published),
+"rows","oldestAgeMs" (null when no row is behind)}, on a super stream with "partitions"
+([{"stream","lastPublishingId","through" (null: its last message was removed)}]).`,
   options: {
     source: { type: 'string' },
     target: { type: 'string' },
@@ -84,18 +106,19 @@ time, measured as for a job. Needs the 'pg' package (an optional peer dependency
     sink: { type: 'string' },
     database: { type: 'string' },
     'checkpoint-table': { type: 'string' },
+    relay: { type: 'string' },
+    stream: { type: 'string' },
+    table: { type: 'string' },
   },
   async run(values, context) {
+    if (values['sink'] !== undefined && values['relay'] !== undefined) {
+      throw new UsageError('status takes one of --sink and --relay', 'status');
+    }
     if (values['sink'] !== undefined) return runSinkStatus(values, context);
+    if (values['relay'] !== undefined) return runRelayStatus(values, context);
     const { io, urls, json, colour } = context;
     // Every option is checked before connecting: a usage error needs no broker.
-    const sinkOptions = SINK_OPTIONS.filter((name) => values[name] !== undefined);
-    if (sinkOptions.length > 0) {
-      throw new UsageError(
-        `status takes ${sinkOptions.map((name) => `--${name}`).join(' and ')} with --sink only`,
-        'status',
-      );
-    }
+    refuseOthersOptions(values, []);
     const target = streamOption(values, 'target', 'status', urls);
     const superStream = values['super-stream'];
     if (superStream !== undefined && (values['source'] ?? values['producer']) !== undefined) {

@@ -55,13 +55,14 @@ export function chunkTimesLine(stream: string, lag: StreamLag): string | undefin
 }
 
 /**
- * A status table, one row per reader: green when caught up, yellow while it lags (coloured
- * after the padding, which must count visible characters only).
+ * A status table, one row per reader (a job, a sink; a relay, its rows behind as its lag):
+ * green when caught up, yellow while it lags (coloured after the padding, which must count
+ * visible characters only).
  */
 export function lagTable(
   headers: readonly string[],
   rows: readonly (readonly string[])[],
-  lags: readonly StreamLag[],
+  lags: readonly Pick<StreamLag, 'lagMessages'>[],
   style: Style,
 ): string[] {
   const [header, ...body] = table(headers, rows, style);

@@ -713,11 +713,12 @@ export class SinkTableError extends StreamWindowsError {
 }
 
 /**
- * `writeOutbox` could not add its row: a younger transaction already committed a row of the
- * same key, and committing this one now would put the key's rows on the stream out of commit
- * order. Nothing of the row was written and PostgreSQL has aborted the transaction: roll it
- * back and run it again, as after a serialization failure (`retriable`). Rare: it takes two
- * transactions writing one key at once, the older one claiming the key last.
+ * `writeOutbox` could not add its row (`writeOutboxAll`: the first of its list it could not
+ * add, at `index`): a younger transaction already committed a row of the same key, and
+ * committing this one now would put the key's rows on the stream out of commit order. Nothing
+ * of the row was written and PostgreSQL has aborted the transaction: roll it back and run it
+ * again, as after a serialization failure (`retriable`). Rare: it takes two transactions
+ * writing one key at once, the older one claiming the key last.
  */
 export class OutboxOrderError extends StreamWindowsError {
   override readonly name = 'OutboxOrderError';
@@ -731,11 +732,14 @@ export class OutboxOrderError extends StreamWindowsError {
     readonly key: string,
     /** The database's refusal. */
     override readonly cause: unknown,
+    /** The event's index in the list given to `writeOutboxAll`; undefined for `writeOutbox`. */
+    readonly index?: number,
   ) {
     super(
-      `outbox '${table}': key '${key}' was committed by a younger transaction while this one ` +
-        'was open, so this row would reach the stream out of commit order; nothing was written ' +
-        'and the transaction is aborted: roll it back and run it again',
+      `outbox '${table}': key '${key}'${index === undefined ? '' : ` (events[${index}])`} ` +
+        'was committed by a younger transaction while this one was open, so this row would ' +
+        'reach the stream out of commit order; nothing was written and the transaction is ' +
+        'aborted: roll it back and run it again',
       { cause },
     );
   }

@@ -6,8 +6,11 @@
 export class Wakeups {
   private readonly waiters = new Set<() => void>();
 
-  /** Resolves on the next `wakeAll()`, or when `signal` (if any) aborts. */
+  /** Resolves on the next `wakeAll()`, or when `signal` (if any) aborts: at once if it has. */
   next(signal?: AbortSignal): Promise<void> {
+    // An aborted signal fires no more 'abort': a reader aborted while it let the event loop
+    // turn would wait for a change that may never come.
+    if (signal?.aborted === true) return Promise.resolve();
     return new Promise((resolve) => {
       const wake = (): void => {
         this.waiters.delete(wake);

@@ -6,6 +6,7 @@ import {
   ResumePointError,
   SourceError,
 } from '../common/errors.js';
+import { ScrapeRound } from './scrape-round.js';
 import type { NoEndOffset } from './source-end-probe.js';
 
 /** A job's constant labels: the same names for every job of one registry. */
@@ -29,6 +30,9 @@ export const LATENCY_BUCKETS: readonly number[] = [
 
 /** The names of a database sink's metrics (sink-metrics.ts): job metrics share a registry with them. */
 export const SINK_METRIC_PREFIX = 'stream_windows_sink_';
+
+/** The names of an outbox relay's metrics (relay-metrics.ts), which share a registry the same way. */
+export const RELAY_METRIC_PREFIX = 'stream_windows_relay_';
 
 /**
  * The error classes a restart is counted by: the runner restarts only on these (isRetriable),
@@ -89,7 +93,11 @@ export class JobMetricSet {
   /** The `node` label each job's target series has now, to remove it when it moves. */
   private readonly shownNodes = new Map<ScrapedJob, string>();
   private readonly jobs = new Map<string, ScrapedJob>();
-  private round: Promise<void> | undefined;
+  /**
+   * The lag and its failures of one scrape, one round for both metrics, so that a failure is
+   * counted in the scrape that missed its lag.
+   */
+  private readonly lagRound = new ScrapeRound(() => this.collectSourceLag());
   /** Every metric of the set, with its name (prom-client keeps it private). */
   private readonly all: { readonly metric: AnyMetric; readonly name: string }[] = [];
   /** The counters with a label of their own, and every value it takes. */
@@ -162,7 +170,7 @@ export class JobMetricSet {
       'stream_windows_source_lag_failures_total',
       "Scrapes without a source lag: the source's end offset timed out or failed.",
       ['reason'],
-      () => this.lagRound(),
+      () => this.lagRound.join(),
     );
     this.lastPublishedOffset = gauge(
       'stream_windows_last_published_offset',
@@ -184,7 +192,7 @@ export class JobMetricSet {
     this.sourceLag = gauge(
       'stream_windows_source_lag_messages',
       'Source end offset minus the next offset the job reads.',
-      () => this.lagRound(),
+      () => this.lagRound.join(),
     );
     this.targetNode = kept(
       'stream_windows_target_node_info',
@@ -241,7 +249,8 @@ export class JobMetricSet {
         .find(
           (metric) =>
             metric.name.startsWith('stream_windows_') &&
-            !metric.name.startsWith(SINK_METRIC_PREFIX),
+            !metric.name.startsWith(SINK_METRIC_PREFIX) &&
+            !metric.name.startsWith(RELAY_METRIC_PREFIX),
         );
       if (foreign !== undefined) {
         // Registering would throw half-way; most likely a second copy of this library.
@@ -342,24 +351,6 @@ export class JobMetricSet {
 
   private collectInFlight(): void {
     for (const job of this.jobs.values()) this.inFlight.set(job.labels, job.inFlight());
-  }
-
-  /**
-   * The lag and its failures of one scrape: the two metrics' collects start together (the
-   * registry asks every metric at once), so the first starts the round and the other joins it,
-   * and a failure is counted in the scrape that missed its lag.
-   */
-  private lagRound(): Promise<void> {
-    if (this.round === undefined) {
-      const round = this.collectSourceLag();
-      this.round = round;
-      const over = (): void => {
-        if (this.round === round) this.round = undefined;
-      };
-      // Both ways: a derived promise left rejected would be an unhandled rejection.
-      round.then(over, over);
-    }
-    return this.round;
   }
 
   /** Asks every job at once: one slow source delays the scrape by its bound, not by the sum. */

@@ -7,7 +7,7 @@ import { retryPolicy, runRetrying, type RetryPolicy } from '../common/retry-loop
 import { SingleRun } from '../common/single-run.js';
 import { JobEvents, type ListenerOptions } from '../api/job-events.js';
 import type { RunOptions } from '../api/run-options.js';
-import type { SinkDatabase, SinkTransaction } from '../database/sink-database.js';
+import type { SinkDatabase } from '../database/sink-database.js';
 import { cursorAfter, OutboxTable, type OutboxCursor, type OutboxRecord } from './outbox-table.js';
 import {
   MAX_RELAY_TXID,
@@ -15,13 +15,9 @@ import {
   readRelayPublishingId,
   relayPublishingId,
 } from './relay-publishing-id.js';
-import {
-  RelayDestination,
-  type RelayBroker,
-  type RelayPartition,
-  type RelayStanding,
-  type RelayTarget,
-} from './relay-destination.js';
+import { RelayDestination, type RelayBroker, type RelayTarget } from './relay-destination.js';
+import { readRelayBacklog, type RelayBacklog } from './relay-backlog.js';
+import { relayPosition } from './relay-position.js';
 import { RelayFrames } from './relay-frames.js';
 import type { RelayEventMap, RelayRunSummary } from './relay-events.js';
 
@@ -65,21 +61,11 @@ export interface OutboxRelayOptions {
   readonly logger?: Logger;
 }
 
-/** Where a relay stands, read now from the broker and the database. */
-export interface RelayBacklog {
-  /** The stream (or super stream) the relay publishes to. */
-  readonly stream: string;
-  /** The producer's last publishing id on the stream, the highest of the partitions' on a super stream (0: nothing published). */
-  readonly lastPublishingId: bigint;
-  /** On a super stream, each partition's standing (see `RelayPartition`). */
-  readonly partitions?: readonly RelayPartition[];
-  /** The last row up to which the stream (or every partition) holds all rows; undefined when none. */
-  readonly position: OutboxCursor | undefined;
-  /** Committed rows not on the stream yet. */
-  readonly rows: bigint;
-  /** The event-time age of the oldest of them, ms; undefined when there is none. */
-  readonly oldestAgeMs: number | undefined;
-}
+/** Rows a relay reads at a time unless told (`maxBatchRows`). */
+export const DEFAULT_MAX_BATCH_ROWS = 500;
+
+/** How long a relay that found nothing waits before reading again unless told (`pollIntervalMs`), ms. */
+export const DEFAULT_POLL_INTERVAL_MS = 100;
 
 type Counters = { -readonly [K in keyof RelayRunSummary]: RelayRunSummary[K] };
 
@@ -154,12 +140,15 @@ export class OutboxRelay {
     this.name = name;
     this.runs = new SingleRun('relay', name);
     this.table = new OutboxTable(options.table);
-    const maxBatchRows = options.maxBatchRows ?? 500;
+    const maxBatchRows = options.maxBatchRows ?? DEFAULT_MAX_BATCH_ROWS;
     if (!Number.isSafeInteger(maxBatchRows) || maxBatchRows < 1) {
       throw new ConfigError('maxBatchRows', 'must be an integer >= 1', maxBatchRows);
     }
     this.maxBatchRows = maxBatchRows;
-    this.pollIntervalMs = timerMs('pollIntervalMs', options.pollIntervalMs ?? 100);
+    this.pollIntervalMs = timerMs(
+      'pollIntervalMs',
+      options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
+    );
     this.retries = retryPolicy(options);
     this.warnAfterRetries = checkWarnAfterRetries(options.warnAfterRetries);
     this.logger = checkLogger('logger', options.logger);
@@ -199,12 +188,13 @@ export class OutboxRelay {
   }
 
   /**
-   * Stops a run under way (as its signal would), waits for it up to 5 s, releases the producer
-   * and closes the database port (a pool given to `postgres()` stays open: it is yours).
+   * Stops a run under way (as its signal would), waits for it up to 5 s, closes the targets it
+   * made on the broker (each holds one of a connection's 256 publishers; the connection stays
+   * open: it is yours) and the database port (a pool given to `postgres()` stays open too).
    */
   async close(): Promise<void> {
     await this.runs.close();
-    await this.destination.release();
+    await this.destination.close();
     await this.options.database.close();
   }
 
@@ -212,12 +202,9 @@ export class OutboxRelay {
   async backlog(): Promise<RelayBacklog> {
     const standing = await this.destination.standing(false);
     await this.createTable();
-    const { database } = this.options;
-    return database.transaction(async (tx) => {
-      const position = await this.positionOf(tx, standing);
-      const { rows, oldestAgeMs } = await this.table.backlog(tx, position);
-      return { ...this.described(standing), position, rows, oldestAgeMs };
-    });
+    return this.options.database.transaction((tx) =>
+      readRelayBacklog(tx, this.table, this.destination, standing, this.maxBatchRows),
+    );
   }
 
   /**
@@ -232,24 +219,6 @@ export class OutboxRelay {
     if (place === undefined) return 0;
     await this.createTable();
     return this.options.database.transaction((tx) => this.table.prune(tx, place.txid));
-  }
-
-  /** The stream, the highest last publishing id, and on a super stream each partition. */
-  private described(standing: RelayStanding): {
-    readonly stream: string;
-    readonly lastPublishingId: bigint;
-    readonly partitions?: readonly RelayPartition[];
-  } {
-    const lastPublishingId = standing.partitions.reduce(
-      (highest, partition) =>
-        partition.lastPublishingId > highest ? partition.lastPublishingId : highest,
-      0n,
-    );
-    return {
-      stream: this.stream,
-      lastPublishingId,
-      ...(this.destination.superStream ? { partitions: standing.partitions } : {}),
-    };
   }
 
   private async runLoop(options: RunOptions): Promise<RelayRunSummary> {
@@ -331,9 +300,11 @@ export class OutboxRelay {
     // Asking re-arms the targets after a failed publish: every publish before it has settled.
     const standing = await this.stage('resume', undefined, () => this.destination.standing(true));
     let cursor = await this.stage('resume', undefined, () =>
-      database.transaction((tx) => this.positionOf(tx, standing)),
+      database.transaction((tx) =>
+        relayPosition(tx, this.table, this.destination, standing, this.maxBatchRows),
+      ),
     );
-    const described = this.described(standing);
+    const described = this.destination.described(standing);
     this.events.emit('started', { ...described, from: cursor, retries: counters.retries });
     for (const { stream, lastPublishingId, through } of described.partitions ?? []) {
       if (through !== undefined) continue;
@@ -360,6 +331,17 @@ export class OutboxRelay {
     let waitingFor: bigint | undefined;
     for (;;) {
       if (signal.aborted) return;
+      // Behind an open transaction, ask only whether it is still the oldest open: reading the
+      // rows it holds back again on each poll would find none final till then.
+      if (waitingFor !== undefined) {
+        const oldest = await this.stage('read', undefined, () =>
+          database.transaction((tx) => this.table.oldestOpen(tx)),
+        );
+        if (oldest === waitingFor) {
+          await sleep(this.pollIntervalMs, signal);
+          continue;
+        }
+      }
       const read = await this.stage('read', undefined, () =>
         database.transaction((tx) => this.table.read(tx, cursor, this.maxBatchRows)),
       );
@@ -464,64 +446,6 @@ export class OutboxRelay {
       lastPublishingId: relayPublishingId(last),
     });
     return last;
-  }
-
-  /**
-   * The last row up to which the destination holds every row, as `standing` tells: the row its
-   * resume point names, then, on a super stream, on past each row its partition holds already
-   * (what was in flight when the partitions' last messages were sent: about a batch).
-   */
-  private async positionOf(
-    tx: SinkTransaction,
-    standing: RelayStanding,
-  ): Promise<OutboxCursor | undefined> {
-    let cursor = await this.cursorAt(tx, standing.resumeId);
-    if (!this.destination.superStream) return cursor;
-    for (;;) {
-      const rows = await this.table.keysAfter(tx, cursor, this.maxBatchRows);
-      for (const row of rows) {
-        const next = cursorAfter(cursor, row);
-        if (
-          next.index >= MAX_ROWS_PER_TRANSACTION ||
-          !this.destination.holds(standing, row.key, relayPublishingId(next))
-        ) {
-          return cursor;
-        }
-        cursor = next;
-      }
-      if (rows.length < this.maxBatchRows) return cursor;
-    }
-  }
-
-  /**
-   * The cursor at the row publishing id `resumeId` names, undefined for 0 (nothing published).
-   * A row the table no longer has is a permanent `RelayError`, but on a super stream when the
-   * table holds no row of its transaction or an older one: there the resume point can fall
-   * behind what an earlier `prune()` deleted (two relays of one name at once, whose batches were
-   * cut apart: a later message of one records less than an earlier of the other), and every
-   * row deleted was on the super stream, so the relay resumes from the table's first row.
-   */
-  private async cursorAt(tx: SinkTransaction, resumeId: bigint): Promise<OutboxCursor | undefined> {
-    const place = readRelayPublishingId(resumeId);
-    if (place === undefined) return undefined;
-    const rowId = await this.table.rowAt(tx, place);
-    if (rowId !== undefined) return { ...place, rowId };
-    if (this.destination.superStream && !(await this.table.holdsUpTo(tx, place.txid))) {
-      return undefined;
-    }
-    throw this.failure(
-      'resume',
-      undefined,
-      new Error(
-        (this.destination.superStream
-          ? "the row the super stream's partitions record as confirmed"
-          : "the stream's last row") +
-          ` (row ${place.index} of transaction ${place.txid}, publishing id ${resumeId}) is ` +
-          'not in the table: rows of it or after it were deleted, or the table is not the one ' +
-          'this relay published from; nothing was published',
-      ),
-      false,
-    );
   }
 
   private createTable(): Promise<void> {

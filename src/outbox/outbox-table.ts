@@ -134,20 +134,57 @@ export class OutboxTable {
 
   /**
    * Inserts one row in the caller's transaction, after claiming its key for this transaction
-   * in the key table. The claim fails (no row inserted, `txid` NULL, so PostgreSQL refuses the
-   * row with SQLSTATE 23502 and the transaction is aborted) when a younger transaction already
-   * committed a row of that key: committing this one now would put the key's rows out of
-   * transaction-id order. A claim held by a transaction still open waits for it to end.
+   * in the key table (see `claim`). A refused claim inserts no key row, so `txid` is NULL and
+   * PostgreSQL refuses the row with SQLSTATE 23502, which aborts the transaction.
    */
   insertSql(): string {
     return (
-      `WITH claim AS (INSERT INTO ${this.keys} AS k (key, last_txid) ` +
-      'VALUES ($1, pg_current_xact_id()) ON CONFLICT (key) DO UPDATE ' +
-      'SET last_txid = EXCLUDED.last_txid WHERE k.last_txid <= EXCLUDED.last_txid RETURNING 1) ' +
+      `WITH ${this.claim('VALUES ($1, pg_current_xact_id())')} ` +
       `INSERT INTO ${this.table} (txid, key, event_time, headers, content_type, body) ` +
-      "SELECT (SELECT pg_current_xact_id() FROM claim), $1, 'epoch'::timestamptz + " +
-      "$2::bigint * interval '1 millisecond', " +
+      `SELECT (SELECT pg_current_xact_id() FROM claim), $1, ${eventTime('$2::bigint')}, ` +
       '$3::jsonb, $4, $5 RETURNING id::text AS id'
+    );
+  }
+
+  /**
+   * Inserts rows in the caller's transaction in one statement, as `insertSql` once a row in
+   * order would: claims their keys in the order they first appear (the order that makes or
+   * avoids a deadlock), then inserts the rows in array order, so that their ids follow it. The
+   * rows come as arrays, one element a row: `$1` keys, `$2` event times (epoch ms), `$3`
+   * headers (JSON text or null), `$4` content types, `$5` bodies.
+   *
+   * Answers one row: `ids` (text, in array order) when every claim held; else `refused`, the
+   * index of the first row whose key's claim failed, and nothing inserted: the caller then
+   * inserts that row with `insertSql`, whose refusal aborts the transaction, as a statement
+   * cannot both tell which row was refused and fail.
+   */
+  insertAllSql(): string {
+    return (
+      'WITH e AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], ' +
+      '$5::bytea[]) WITH ORDINALITY AS e(key, event_ms, headers, content_type, body, n)), ' +
+      `${this.claim('SELECT key, pg_current_xact_id() FROM e GROUP BY key ORDER BY min(n)')}, ` +
+      'refused AS (SELECT min(e.n) AS n FROM e LEFT JOIN claim c ON c.key = e.key ' +
+      'WHERE c.key IS NULL), ' +
+      `written AS (INSERT INTO ${this.table} (txid, key, event_time, headers, content_type, body) ` +
+      `SELECT pg_current_xact_id(), key, ${eventTime('event_ms')}, headers::jsonb, content_type, ` +
+      'body FROM e WHERE (SELECT n FROM refused) IS NULL ORDER BY n RETURNING id) ' +
+      'SELECT (SELECT n FROM refused)::int - 1 AS refused, ' +
+      '(SELECT array_agg(id::text ORDER BY id) FROM written) AS ids'
+    );
+  }
+
+  /**
+   * The CTE `claim`: inserts the `(key, last_txid)` rows of `keys` into the key table, or
+   * updates a key's row, returning the keys claimed. A key's claim fails (it is not returned)
+   * when a younger transaction already committed a row of that key: committing this one now
+   * would put the key's rows out of transaction-id order. A claim held by a transaction still
+   * open waits for it to end.
+   */
+  private claim(keys: string): string {
+    return (
+      `claim AS (INSERT INTO ${this.keys} AS k (key, last_txid) ${keys} ` +
+      'ON CONFLICT (key) DO UPDATE SET last_txid = EXCLUDED.last_txid ' +
+      'WHERE k.last_txid <= EXCLUDED.last_txid RETURNING key)'
     );
   }
 
@@ -155,7 +192,8 @@ export class OutboxTable {
    * Up to `limit` rows past `after` (all rows when undefined) whose transaction id is below
    * the oldest transaction still open: those transactions have all ended, and every later
    * writer gets a larger id, so no row can ever come before these. One statement: the
-   * snapshot that finds the rows is the one whose xmin gates them.
+   * snapshot that finds the rows is the one whose xmin gates them. The rows held back are read
+   * to be counted only: without their bodies.
    */
   async read(
     tx: SinkTransaction,
@@ -163,11 +201,13 @@ export class OutboxTable {
     limit: number,
   ): Promise<OutboxRead> {
     const { past, params } = pastCursor(after, limit);
+    // A held row's body is null: `rows` below keeps the final rows only.
     const { rows } = await tx.query<OutboxRecord & { open_from: string; held: boolean }>(
       'WITH gate AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin) ' +
         'SELECT o.id::text AS id, o.txid::text AS txid, o.key, ' +
         '(extract(epoch FROM o.event_time) * 1000)::bigint::text AS event_ms, o.headers, ' +
-        'o.content_type, o.body, gate.xmin::text AS open_from, o.txid >= gate.xmin AS held ' +
+        'o.content_type, CASE WHEN o.txid < gate.xmin THEN o.body END AS body, ' +
+        'gate.xmin::text AS open_from, o.txid >= gate.xmin AS held ' +
         `FROM ${this.table} o, gate WHERE ${past} ORDER BY o.txid, o.id LIMIT $1`,
       params,
     );
@@ -179,6 +219,18 @@ export class OutboxTable {
       waiting: held === -1 ? 0 : rows.length - held,
       openFrom: openFrom === undefined ? undefined : BigInt(openFrom),
     };
+  }
+
+  /**
+   * The oldest transaction open now (a new snapshot's xmin), as `read` tells it in `openFrom`.
+   * While it is the one a read found holding every row back, no row past them can have become
+   * final: every older transaction had ended at that read, and every new one is younger.
+   */
+  async oldestOpen(tx: SinkTransaction): Promise<bigint> {
+    const { rows } = await tx.query<{ xmin: string }>(
+      'SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin',
+    );
+    return BigInt((rows[0] as { xmin: string }).xmin);
   }
 
   /** The row id of the row at `position`; undefined when the table has no such row. */
@@ -260,4 +312,9 @@ function pastCursor(
         past: '(o.txid, o.id) > ($2::xid8, $3::bigint)',
         params: [limit, after.txid.toString(), after.rowId.toString()],
       };
+}
+
+/** The timestamptz of `ms`, an SQL expression of epoch milliseconds. */
+function eventTime(ms: string): string {
+  return `'epoch'::timestamptz + ${ms} * interval '1 millisecond'`;
 }

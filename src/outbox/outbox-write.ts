@@ -1,6 +1,5 @@
-import { encode as encodeMsgpack } from '@msgpack/msgpack';
 import { ConfigError, OutboxOrderError } from '../common/errors.js';
-import { jsonText } from '../common/json-text.js';
+import { outboxRowOf, type OutboxEvent, type OutboxRow } from './outbox-event.js';
 import { DEFAULT_OUTBOX_TABLE, OutboxTable } from './outbox-table.js';
 
 /**
@@ -12,32 +11,7 @@ export interface OutboxStatements {
   query(sql: string, params?: unknown[]): Promise<{ readonly rows: readonly unknown[] }>;
 }
 
-/** The body of an outbox row: exactly one of `json`, `msgpack` or `bytes`. */
-export type OutboxBody =
-  | { readonly json: unknown; readonly msgpack?: never; readonly bytes?: never }
-  | { readonly msgpack: unknown; readonly json?: never; readonly bytes?: never }
-  | {
-      readonly bytes: Uint8Array;
-      /** The message's content type; default 'application/octet-stream'. */
-      readonly contentType?: string;
-      readonly json?: never;
-      readonly msgpack?: never;
-    };
-
-/** One event for the stream, written with the change it announces. */
-export type OutboxEvent = OutboxBody & {
-  /**
-   * The event's key: its rows reach the stream in the order their transactions committed, and
-   * on a super stream its partition. Required: a non-empty string.
-   */
-  readonly key: string;
-  /** Event time (epoch ms or a Date): the message's creation time, a job's default event time. Default: now. */
-  readonly eventTime?: number | Date;
-  /** Application properties of the message: string values, names not starting with 'sw-' (the library's). */
-  readonly headers?: Readonly<Record<string, string>>;
-};
-
-/** The options of `writeOutbox`: the outbox table. */
+/** The options of `writeOutbox` and `writeOutboxAll`: the outbox table. */
 export interface WriteOutboxOptions {
   /** The outbox table, as the relay's `table` option names it (default 'stream_windows_outbox'). */
   readonly table?: string;
@@ -58,95 +32,116 @@ export async function writeOutbox(
   event: OutboxEvent,
   options: WriteOutboxOptions = {},
 ): Promise<bigint> {
-  const name = options.table ?? DEFAULT_OUTBOX_TABLE;
-  // A few string operations, next to the round trip: no cache to keep.
-  const table = new OutboxTable(name);
-  const { key } = event;
-  if (typeof key !== 'string' || key === '') {
-    throw new ConfigError('outbox key', 'must be a non-empty string', key);
+  const row = outboxRowOf(event, 'outbox');
+  return insertOne(tx, new OutboxTable(options.table ?? DEFAULT_OUTBOX_TABLE), row, undefined);
+}
+
+/**
+ * Adds `events` to the outbox inside the caller's transaction `tx` in one statement (one per
+ * 16 MB or so of events, for a larger list; `writeOutbox`'s for a list of one), as
+ * `writeOutbox` called for each in order would: the same rows, their ids in the list's order,
+ * each key claimed as there. Resolves with the ids, in the list's order.
+ *
+ * Rejects with a `ConfigError` naming the index of an event it cannot write (`outbox
+ * events[3] key …`; nothing sent to the database), and with an `OutboxOrderError` naming the
+ * index and key of the first event whose key a younger transaction committed meanwhile
+ * (retriable: PostgreSQL has aborted the transaction; roll back, run it again); other errors
+ * are the database's.
+ */
+export async function writeOutboxAll(
+  tx: OutboxStatements,
+  events: readonly OutboxEvent[],
+  options: WriteOutboxOptions = {},
+): Promise<bigint[]> {
+  // A JavaScript caller may pass anything.
+  const given: unknown = events;
+  if (!Array.isArray(given)) {
+    throw new ConfigError('outbox events', 'must be an array of events', given);
   }
-  const eventTime = eventTimeOf(event.eventTime);
-  const [contentType, body] = bodyOf(event);
-  const headers = headersOf(event.headers);
+  const rows = events.map((event, index) => outboxRowOf(event, `outbox events[${index}]`));
+  const table = new OutboxTable(options.table ?? DEFAULT_OUTBOX_TABLE);
+  const ids: bigint[] = [];
+  for (const part of partsOf(rows)) ids.push(...(await insertAll(tx, table, part, ids.length)));
+  return ids;
+}
+
+/** The parameters of `row` in the order both insert statements take them (see OutboxTable). */
+function paramsOf(row: OutboxRow): unknown[] {
+  return [row.key, row.eventMs, row.headers, row.contentType, row.body];
+}
+
+/**
+ * Inserts `row` (the list's `index`-th, for `writeOutboxAll`): its id, or an
+ * `OutboxOrderError` when its key's claim failed.
+ */
+async function insertOne(
+  tx: OutboxStatements,
+  table: OutboxTable,
+  row: OutboxRow,
+  index: number | undefined,
+): Promise<bigint> {
   try {
-    const { rows } = await tx.query(table.insertSql(), [
-      key,
-      eventTime,
-      headers,
-      contentType,
-      body,
-    ]);
+    const { rows } = await tx.query(table.insertSql(), paramsOf(row));
     return BigInt((rows[0] as { id: string }).id);
   } catch (error) {
     const { code, column } = (error ?? {}) as { code?: unknown; column?: unknown };
     // The key's claim failed: txid NULL is the insert's way of refusing (see OutboxTable).
     if (code === '23502' && (column === 'txid' || column === undefined)) {
-      throw new OutboxOrderError(name, key, error);
+      throw new OutboxOrderError(table.name, row.key, error, index);
     }
     throw error;
   }
 }
 
-/** The times both a Date and PostgreSQL's timestamptz hold: from 4713 BC to +275760, epoch ms. */
-const MIN_TIME_MS = Date.UTC(-4712, 0, 1);
-const MAX_TIME_MS = 8.64e15;
+/**
+ * The parameters' size past which a list is cut into several statements: far below what a
+ * statement can carry (1 GB), and what a string of pg's can hold (512 MB; it sends bodies in
+ * hex, twice their size), and far above where one more round trip costs anything.
+ */
+const STATEMENT_BYTES = 16 * 1024 * 1024;
 
-/** `given` as epoch ms (now when absent), checked: an integer a Date holds. */
-function eventTimeOf(given: number | Date | undefined): number {
-  if (given === undefined) return Date.now();
-  const ms = given instanceof Date ? given.getTime() : given;
-  if (!Number.isSafeInteger(ms) || ms < MIN_TIME_MS || ms > MAX_TIME_MS) {
-    throw new ConfigError(
-      'outbox eventTime',
-      `must be a Date or integer epoch ms from ${MIN_TIME_MS} (4713 BC) to ${MAX_TIME_MS}`,
-      given,
-    );
+/** `rows` cut into runs of up to `STATEMENT_BYTES` each (a larger row alone), in order. */
+function* partsOf(rows: readonly OutboxRow[]): Generator<OutboxRow[]> {
+  let part: OutboxRow[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    // About the bytes of its parameters: bodies in hex, text counted twice for its quoting.
+    const size =
+      2 * (row.key.length + (row.headers?.length ?? 0) + row.contentType.length) +
+      2 * row.body.length;
+    if (part.length > 0 && bytes + size > STATEMENT_BYTES) {
+      yield part;
+      part = [];
+      bytes = 0;
+    }
+    part.push(row);
+    bytes += size;
   }
-  return ms;
+  if (part.length > 0) yield part;
 }
 
-/** The content type and bytes of `event`'s body. */
-function bodyOf(event: OutboxBody): [string, Uint8Array] {
-  const given = ['json', 'msgpack', 'bytes'].filter((field) => field in event);
-  if (given.length !== 1) {
-    throw new ConfigError('outbox body', 'must be exactly one of json, msgpack or bytes', given);
-  }
-  if ('json' in event) {
-    let text: string | undefined;
-    try {
-      text = jsonText(event.json);
-    } catch (error) {
-      throw new ConfigError('outbox json', `has no JSON form (${String(error)})`, event.json);
-    }
-    if (text === undefined) throw new ConfigError('outbox json', 'has no JSON form', event.json);
-    return ['application/json', Buffer.from(text, 'utf8')];
-  }
-  if ('msgpack' in event) return ['application/msgpack', encodeMsgpack(event.msgpack)];
-  const { bytes, contentType = 'application/octet-stream' } = event;
-  if (!(bytes instanceof Uint8Array)) {
-    throw new ConfigError('outbox bytes', 'must be a Uint8Array', bytes);
-  }
-  if (typeof contentType !== 'string' || contentType === '') {
-    throw new ConfigError('outbox contentType', 'must be a non-empty string', contentType);
-  }
-  return [contentType, bytes];
-}
-
-/** `headers` as the jsonb the table stores; null when none. */
-function headersOf(headers: Readonly<Record<string, string>> | undefined): string | null {
-  if (headers === undefined) return null;
-  // A JavaScript caller may pass anything.
-  const given: unknown = headers;
-  if (typeof given !== 'object' || given === null || Array.isArray(given)) {
-    throw new ConfigError('outbox headers', 'must be an object of string values', headers);
-  }
-  for (const [name, value] of Object.entries(headers)) {
-    if (typeof value !== 'string') {
-      throw new ConfigError(`outbox header '${name}'`, 'must be a string', value);
-    }
-    if (name.startsWith('sw-')) {
-      throw new ConfigError('outbox header', "must not start with 'sw-' (the library's)", name);
-    }
-  }
-  return JSON.stringify(headers);
+/**
+ * Inserts `rows`, the list's from index `first` on, in one statement: their ids, or an
+ * `OutboxOrderError` naming the first whose key's claim failed.
+ */
+async function insertAll(
+  tx: OutboxStatements,
+  table: OutboxTable,
+  rows: readonly OutboxRow[],
+  first: number,
+): Promise<bigint[]> {
+  // One row: writeOutbox's statement, which PostgreSQL runs faster than the list's (0.63 to
+  // 1.04 of writeOutbox's speed at one event per transaction, by the outbox-write bench).
+  if (rows.length === 1) return [await insertOne(tx, table, rows[0] as OutboxRow, first)];
+  const columns: unknown[][] = [[], [], [], [], []];
+  for (const row of rows) paramsOf(row).forEach((value, column) => columns[column]?.push(value));
+  const { rows: answer } = await tx.query(table.insertAllSql(), columns);
+  const { refused, ids } = answer[0] as { refused: number | null; ids: string[] };
+  if (refused === null) return ids.map((id) => BigInt(id));
+  const row = rows[refused] as OutboxRow;
+  // The refused row inserted as writeOutbox would: its claim fails again, as the younger
+  // transaction's claim stays (prune keeps it: the relay is held back by this one, older and
+  // open), so PostgreSQL refuses the row and aborts the transaction.
+  await insertOne(tx, table, row, first + refused);
+  throw new Error(`outbox '${table.name}': key '${row.key}' refused, then claimed`);
 }

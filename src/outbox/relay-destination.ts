@@ -14,8 +14,11 @@ export interface RelayBroker {
   partitions?(superStream: string): readonly string[] | Promise<readonly string[]>;
 }
 
-/** A target as a relay uses it: several rows, each under its own id, in one frame where it can. */
-export type RelayTarget = Target & Partial<Pick<ProducerTarget, 'publishEach'>>;
+/**
+ * A target as a relay uses it: several rows, each under its own id, in one frame where it can;
+ * closed when the relay is (the relay made it).
+ */
+export type RelayTarget = Target & Partial<Pick<ProducerTarget, 'publishEach' | 'close'>>;
 
 /** Where a relay publishes: one stream, or a super stream routed by each row's key. */
 export type RelayDestinationName = { readonly stream: string } | { readonly superStream: string };
@@ -65,7 +68,7 @@ export class RelayDestination {
   constructor(
     private readonly broker: RelayBroker,
     /** The relay's name: its producer's on every partition. */
-    private readonly relay: string,
+    readonly relay: string,
     to: RelayDestinationName,
   ) {
     if ('superStream' in to) {
@@ -119,6 +122,24 @@ export class RelayDestination {
     return { resumeId, partitions };
   }
 
+  /** The destination's name, the highest last publishing id of `standing`, and on a super stream each partition. */
+  described(standing: RelayStanding): {
+    readonly stream: string;
+    readonly lastPublishingId: bigint;
+    readonly partitions?: readonly RelayPartition[];
+  } {
+    const lastPublishingId = standing.partitions.reduce(
+      (highest, partition) =>
+        partition.lastPublishingId > highest ? partition.lastPublishingId : highest,
+      0n,
+    );
+    return {
+      stream: this.name,
+      lastPublishingId,
+      ...(this.superStream ? { partitions: standing.partitions } : {}),
+    };
+  }
+
   /** The index of the partition `key`'s rows go to, among `count`. */
   route(key: string, count: number): number {
     return this.superStream ? partitionIndexFor(key, count) : 0;
@@ -146,6 +167,16 @@ export class RelayDestination {
   /** Releases every partition's producer (see the `Target` port). */
   async release(): Promise<void> {
     await Promise.all(this.made.map((target) => target.release?.() ?? Promise.resolve()));
+  }
+
+  /**
+   * Closes every target made, for good (a target without `close`: released): a connection
+   * serves a bounded number of them, and a long-lived one outlives the relay.
+   */
+  async close(): Promise<void> {
+    await Promise.all(
+      this.made.map((target) => target.close?.() ?? target.release?.() ?? Promise.resolve()),
+    );
   }
 
   private async makeTargets(): Promise<readonly RelayTarget[]> {

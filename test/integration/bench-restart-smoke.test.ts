@@ -1,5 +1,6 @@
 import { describe, expect, inject, it } from 'vitest';
 import { restartCases } from '../../bench/restart.js';
+import { expectRatioRanges } from '../support/bench/ratio-ranges.js';
 import { bound } from '../support/timing.js';
 
 // The restart bench case (bench/restart.ts) at a tiny size against the real broker, so that it
@@ -25,6 +26,7 @@ describe('bench smoke, restart', () => {
         expect(result.values?.minMs).toBeLessThanOrEqual(result.values?.maxMs ?? 0);
         expect(Number.isFinite(result.values?.ms)).toBe(true);
       }
+      expectRatioRanges(results);
     },
     bound(120_000),
   );

@@ -1,5 +1,6 @@
 import { describe, expect, inject, it } from 'vitest';
 import { RABBITMQ_PARTITIONS, rabbitScalingCases } from '../../bench/scaling.js';
+import { expectRatioRanges } from '../support/bench/ratio-ranges.js';
 
 // The scaling case's RabbitMQ part at a tiny size (the embedded part runs in
 // test/unit/bench/bench-smoke.test.ts). Nothing here asserts a timing.
@@ -24,5 +25,6 @@ describe('bench smoke, scaling on RabbitMQ', () => {
     }
     expect(results[0]?.values?.cpuPerMsgOverOnePartition).toBe(1);
     expect(Object.keys(results[2]?.ratios ?? {})).toEqual(['onePartition']);
+    expectRatioRanges(results);
   });
 });

@@ -12,9 +12,8 @@
 // stream must hold every committed row once and nothing else, each key's rows in commit order
 // (../support/jobs/outbox-orders.ts), the producer's last id naming the table's last row.
 import { fileURLToPath } from 'node:url';
-import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished, vi } from 'vitest';
-import { outboxRelay, type OutboxRelay, type RelayBroker } from '../../src/outbox/outbox-relay.js';
+import type { RelayBroker } from '../../src/outbox/outbox-relay.js';
 import { createOutboxTable } from '../../src/outbox/outbox-table.js';
 import { readRelayPublishingId } from '../../src/outbox/relay-publishing-id.js';
 import { postgres } from '../../src/postgres/index.js';
@@ -28,6 +27,12 @@ import { bundleChild, type BundledChild } from '../support/children/bundled-chil
 import { startChild, type StartedChild } from '../support/children/killed-child.js';
 import { watchedRelayBroker } from '../support/doubles/watched-relay-broker.js';
 import { seenOutboxMessage, until } from '../support/jobs/outbox-fixture.js';
+import {
+  disturbedRelay,
+  retryingRelay,
+  type DisturbedRelayOptions,
+  type DisturbedRun,
+} from '../support/jobs/disturbed-relay.js';
 import { OrderWriters } from '../support/jobs/outbox-orders.js';
 import { bound } from '../support/timing.js';
 
@@ -364,61 +369,18 @@ describe('the outbox relay killed with SIGKILL, on PostgreSQL and RabbitMQ', () 
 });
 
 /**
- * A relay in this process (made by `relayOf` on a pool of its own, named `table`) under four
- * services' transactions until `disrupt` is done; then it runs until caught up, and the stream
- * is checked. Resolves with the relay's retry errors and the rows.
+ * `disturbedRelay` on this file's database and broker, the relay on a pool of its own whose
+ * sessions are named `table`.
  */
-async function disturbedRelay(
+async function disturbed(
   table: string,
-  relayOf: (pool: pg.Pool, stream: string) => OutboxRelay,
-  disrupt: (relay: OutboxRelay, published: () => number) => Promise<void>,
-): Promise<{ retries: Error[]; rows: number }> {
+  broker: RelayBroker,
+  disrupt: DisturbedRelayOptions['disrupt'],
+): Promise<DisturbedRun> {
   const stream = await rabbit.newStream(table.replaceAll('_', '-'));
+  const relay = retryingRelay(pgt.pool({ max: 2, application_name: table }), broker, table, stream);
   const pool = pgt.pool({ max: 4 });
-  await createOutboxTable(postgres(pool), table);
-  const writers = new OrderWriters(pool, table);
-  await writers.create();
-  const relay = relayOf(pgt.pool({ max: 2, application_name: table }), stream);
-  const retries: Error[] = [];
-  let published = 0;
-  relay.on('retry', ({ error }) => retries.push(error));
-  relay.on('published', ({ rows }) => (published += rows));
-  const controller = new AbortController();
-  const running = relay.run({ signal: controller.signal });
-  const random = seededRandom(SEED);
-  let writing = true;
-  const services = Array.from({ length: 4 }, async (_, w) => {
-    for (let t = 0; writing; t++) {
-      const keys = Array.from({ length: 1 + Math.floor(random() * 6) }, () => `k${w % 3}`);
-      await writers.run({ keys, label: `w${w}-t${t}`, rollback: random() < 0.15 });
-      await pause(Math.floor(random() * 10));
-    }
-  });
-  try {
-    await disrupt(relay, () => published);
-  } finally {
-    writing = false;
-    await Promise.all(services);
-    controller.abort();
-    await running;
-  }
-  await relay.run({ untilCaughtUp: true });
-  await relay.close();
-  return { retries, rows: await expectStream(writers, stream) };
-}
-
-function relayOn(pool: pg.Pool, broker: RelayBroker, table: string, stream: string): OutboxRelay {
-  return outboxRelay({
-    name: 'relay',
-    database: postgres(pool),
-    table,
-    broker,
-    to: stream,
-    pollIntervalMs: 10,
-    retryDelayMs: 10,
-    maxRetryDelayMs: 200,
-    warnAfterRetries: Infinity,
-  });
+  return disturbedRelay({ pool, table, relay, reader: rabbit.rabbit, seed: SEED, disrupt });
 }
 
 describe('the outbox relay under database and broker failures', () => {
@@ -427,31 +389,27 @@ describe('the outbox relay under database and broker failures', () => {
     async () => {
       const table = 'outbox_pg_restart';
       let ended = 0;
-      const { retries, rows } = await disturbedRelay(
-        table,
-        (pool, stream) => relayOn(pool, rabbit.rabbit, table, stream),
-        async (_, published) => {
-          for (let round = 0; round < 40; round++) {
-            // The relay may be between sessions (its pool reconnecting): each round ends at
-            // least one, once there is one.
-            let n = 0;
-            const giveUp = Date.now() + bound(30_000);
-            while (n === 0) {
-              if (Date.now() > giveUp) throw new Error(`no relay session in round ${round}`);
-              const [row] = await pgt.query<{ n: number }>(
-                'SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity ' +
-                  'WHERE datname = current_database() AND application_name = $1',
-                [table],
-              );
-              n = row?.n ?? 0;
-              if (n === 0) await pause(10);
-            }
-            ended += n;
-            const before = published();
-            await until(() => published() > before, bound(30_000), 'the relay to publish again');
+      const { retries, rows } = await disturbed(table, rabbit.rabbit, async ({ published }) => {
+        for (let round = 0; round < 40; round++) {
+          // The relay may be between sessions (its pool reconnecting): each round ends at
+          // least one, once there is one.
+          let n = 0;
+          const giveUp = Date.now() + bound(30_000);
+          while (n === 0) {
+            if (Date.now() > giveUp) throw new Error(`no relay session in round ${round}`);
+            const [row] = await pgt.query<{ n: number }>(
+              'SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity ' +
+                'WHERE datname = current_database() AND application_name = $1',
+              [table],
+            );
+            n = row?.n ?? 0;
+            if (n === 0) await pause(10);
           }
-        },
-      );
+          ended += n;
+          const before = published();
+          await until(() => published() > before, bound(30_000), 'the relay to publish again');
+        }
+      });
       console.log(
         `outbox relay under pg_terminate_backend: ${ended} sessions ended in 40 rounds, ` +
           `${retries.length} retries, ${rows} rows`,
@@ -495,21 +453,17 @@ describe('the outbox relay under database and broker failures', () => {
             setTimeout(() => proxy.accept(), 200);
           });
         });
-        const { retries, rows } = await disturbedRelay(
-          table,
-          (pool, stream) => relayOn(pool, broker, table, stream),
-          async (relay, published) => {
-            stored = storedOn(relay.stream);
-            for (let round = 0; round < 10; round++) {
-              // A publish confirmed first: the producer is declared on this connection, and
-              // the cut falls after the declaration (a frozen one waits out its timeout).
-              const before = published();
-              await until(() => published() > before, bound(30_000), 'the relay to publish');
-              armed = true;
-              await until(() => cuts > round, bound(30_000), 'a cut with a frame in flight');
-            }
-          },
-        );
+        const { retries, rows } = await disturbed(table, broker, async ({ relay, published }) => {
+          stored = storedOn(relay.stream);
+          for (let round = 0; round < 10; round++) {
+            // A publish confirmed first: the producer is declared on this connection, and
+            // the cut falls after the declaration (a frozen one waits out its timeout).
+            const before = published();
+            await until(() => published() > before, bound(30_000), 'the relay to publish');
+            armed = true;
+            await until(() => cuts > round, bound(30_000), 'a cut with a frame in flight');
+          }
+        });
         console.log(
           `outbox relay under broker cuts: ${cuts} cuts, ${retries.length} retries, ${rows} rows`,
         );

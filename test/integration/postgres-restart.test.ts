@@ -8,59 +8,37 @@
 // port 5434 (root needed; without it the test fails saying so), so the one the other test
 // files use is never stopped. It checks the script's start (idempotent), stop and status on
 // the way.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { databaseUrl } from '../support/brokers/postgres.js';
+import {
+  OWN_POSTGRES_PORTS,
+  ownPostgres,
+  POSTGRES_SCRIPT,
+  withClient,
+} from '../support/brokers/own-postgres.js';
 import { bound } from '../support/timing.js';
 
-const script = fileURLToPath(new URL('../../scripts/postgres.sh', import.meta.url));
 const child = fileURLToPath(new URL('./postgres-restart-child.ts', import.meta.url));
-const PORT = '5434';
 /** How long the child may take to exit after it closed: far more than it needs (< 1 s). */
 const EXIT_BOUND_MS = bound(15_000);
 
-/**
- * This test stops and starts a server, so never the one POSTGRES_URL names: a second one of
- * scripts/postgres.sh's, which builds it in a chroot, and chroot needs root. Said first, not
- * as whatever the script fails with halfway.
- */
-function requireRoot(): void {
-  if (process.getuid?.() !== 0) {
-    throw new Error(
-      'postgres-restart.test.ts runs a PostgreSQL server of its own on port 5434 ' +
-        '(scripts/postgres.sh, a chroot): run the tests as root',
-    );
-  }
-}
+// This test stops and starts a server, so never the one POSTGRES_URL names: a second one.
+const server = ownPostgres(OWN_POSTGRES_PORTS.sinkRestart, 'postgres-restart.test.ts');
 
-async function server(command: 'start' | 'stop' | 'status'): Promise<string> {
-  requireRoot();
-  const { stdout } = await promisify(execFile)(script, [command], {
-    env: { ...process.env, POSTGRES_PORT: PORT },
-    timeout: bound(300_000),
-  });
-  return stdout.trim();
-}
-
-afterAll(() => server('stop'));
+afterAll(() => server.stop());
 
 describe('a process using postgres() while the server stops and starts again', () => {
   it(
     'gets retriable errors while it is down, commits after, and exits by itself after close()',
     async () => {
-      const serverUrl = await server('start');
-      const database = `sw_restart_${process.pid}_${Date.now()}`;
-      await withClient(serverUrl, (admin) => admin.query(`CREATE DATABASE ${database}`));
-      const url = databaseUrl(serverUrl, database);
+      const serverUrl = await server.start();
+      const url = await server.createDatabase('sw_restart');
 
       const proc = spawn(process.execPath, ['--import', 'tsx', child, url], {
         stdio: ['pipe', 'pipe', 'inherit'],
@@ -73,8 +51,8 @@ describe('a process using postgres() while the server stops and starts again', (
       expect(await next()).toBe('ready');
       tell('hold');
       expect(await next()).toBe('holding');
-      await server('stop');
-      await expect(server('status')).rejects.toMatchObject({ code: 1 });
+      await server.stop();
+      await expect(server.status()).rejects.toMatchObject({ code: 1 });
       // Fast shutdown ends the session under the open transaction (57P01).
       expect(JSON.parse((await next()) ?? '')).toMatchObject({ code: '57P01', retriable: true });
       tell('stopped');
@@ -82,10 +60,10 @@ describe('a process using postgres() while the server stops and starts again', (
         code: 'ECONNREFUSED',
         retriable: true,
       });
-      expect(await server('start')).toBe(serverUrl);
+      expect(await server.start()).toBe(serverUrl);
       // Idempotent: a start of a running server only tells its URL.
-      expect(await server('start')).toBe(serverUrl);
-      expect(await server('status')).toBe(serverUrl);
+      expect(await server.start()).toBe(serverUrl);
+      expect(await server.status()).toBe(serverUrl);
       tell('started');
       expect(await next()).toBe('applied');
       expect(await next()).toBe('closed');
@@ -103,7 +81,7 @@ describe('a process using postgres() while the server stops and starts again', (
         client.query<{ n: number }>('SELECT n FROM applied ORDER BY n'),
       );
       expect(applied.rows.map((row) => row.n)).toEqual([1, 4]);
-      await withClient(serverUrl, (admin) => admin.query(`DROP DATABASE ${database} WITH (FORCE)`));
+      await server.dropDatabase(url);
     },
     bound(180_000),
   );
@@ -113,19 +91,18 @@ describe('scripts/postgres.sh start killed half-way through its first one', () =
   it(
     'is completed by the next start: the server comes up with its database',
     async () => {
-      requireRoot();
-      const port = '5435';
-      const env = { ...process.env, POSTGRES_PORT: port };
-      const root = join(
-        process.env.STREAM_WINDOWS_CACHE ?? join(homedir(), '.cache', 'stream-windows'),
-        'postgres-trixie',
-      );
-      const data = join(root, 'var/lib/postgresql/stream-windows', port);
+      const killed = ownPostgres(OWN_POSTGRES_PORTS.killedStart, 'postgres-restart.test.ts');
+      killed.requireRoot();
+      const data = killed.dataFolder;
       await rm(data, { recursive: true, force: true });
       await rm(`${data}.new`, { recursive: true, force: true });
       try {
         // Its own process group, so the kill takes initdb with it.
-        const first = spawn(script, ['start'], { env, detached: true, stdio: 'ignore' });
+        const first = spawn(POSTGRES_SCRIPT, ['start'], {
+          env: killed.env,
+          detached: true,
+          stdio: 'ignore',
+        });
         const exited = once(first, 'exit');
         // The hook: initdb has written its first file; the database is not made yet.
         while (![data, `${data}.new`].some((folder) => existsSync(join(folder, 'PG_VERSION')))) {
@@ -134,29 +111,15 @@ describe('scripts/postgres.sh start killed half-way through its first one', () =
         process.kill(-(first.pid ?? 0), 'SIGKILL');
         await exited;
 
-        const { stdout } = await promisify(execFile)(script, ['start'], {
-          env,
-          timeout: bound(300_000),
-        });
-        const rows = await withClient(stdout.trim(), (client) =>
+        const rows = await withClient(await killed.start(), (client) =>
           client.query<{ name: string }>('SELECT current_database() AS name'),
         );
         expect(rows.rows).toEqual([{ name: 'stream_windows' }]);
       } finally {
-        await promisify(execFile)(script, ['stop'], { env, timeout: bound(300_000) });
+        await killed.stop();
         await rm(data, { recursive: true, force: true });
       }
     },
     bound(300_000),
   );
 });
-
-async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client(url);
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}

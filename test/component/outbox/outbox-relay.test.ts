@@ -9,10 +9,12 @@ import { MemoryBroker } from '../../../src/memory/index.js';
 import { pglite } from '../../../src/pglite/index.js';
 import { OutboxRelay } from '../../../src/outbox/outbox-relay.js';
 import { createOutboxTable } from '../../../src/outbox/outbox-table.js';
-import { writeOutbox, type OutboxEvent } from '../../../src/outbox/outbox-write.js';
+import type { OutboxEvent } from '../../../src/outbox/outbox-event.js';
+import { writeOutbox } from '../../../src/outbox/outbox-write.js';
 import { relayPublishingId } from '../../../src/outbox/relay-publishing-id.js';
 import type { RelayEventMap } from '../../../src/outbox/relay-events.js';
 import type { FaultPoint } from '../../../src/memory/errors.js';
+import { closingRelayBroker } from '../../support/doubles/closing-relay-broker.js';
 import { pgliteForTests } from '../../support/jobs/sink-fixture.js';
 import {
   expectExactlyCommitted,
@@ -21,6 +23,7 @@ import {
   type SeenOutboxMessage,
   writeOnPglite,
 } from '../../support/jobs/outbox-fixture.js';
+import { BAD_OUTBOX_EVENTS } from '../../support/jobs/outbox-events.js';
 import { bound } from '../../support/timing.js';
 
 const db = pgliteForTests();
@@ -268,25 +271,8 @@ describe('outbox relay on PGlite and the embedded broker', () => {
     'refuses bad input to writeOutbox with a ConfigError, inserting nothing',
     async () => {
       const f = await fresh();
-      const bad: unknown[] = [
-        { key: '', json: 1 },
-        { json: 1 },
-        { key: 7, json: 1 },
-        { key: 'k', json: 1, bytes: Uint8Array.of(1) },
-        { key: 'k' },
-        { key: 'k', json: 1, headers: { 'sw-x': 'v' } },
-        { key: 'k', json: 1, headers: { n: 1 } },
-        { key: 'k', json: 1, headers: 'h' },
-        { key: 'k', json: 1, eventTime: Number.NaN },
-        { key: 'k', json: 1, eventTime: 8.64e15 + 1 },
-        { key: 'k', json: 1, eventTime: new Date(Number.NaN) },
-        { key: 'k', json: { big: 1n } },
-        { key: 'k', json: undefined },
-        { key: 'k', bytes: [1, 2] },
-        { key: 'k', bytes: Uint8Array.of(1), contentType: '' },
-      ];
       await db.transaction(async (tx) => {
-        for (const event of bad) {
+        for (const event of BAD_OUTBOX_EVENTS) {
           await expect(
             writeOutbox(tx, event as OutboxEvent, { table: f.table }),
             JSON.stringify(event, (_, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v)),
@@ -340,4 +326,22 @@ describe('outbox relay on PGlite and the embedded broker', () => {
     },
     bound(30_000),
   );
+
+  it('close() closes the targets the relay made: a connection serves a bounded number', async () => {
+    const f = await fresh();
+    await f.write([json('a', 1)]);
+    const broker = closingRelayBroker(f.broker);
+    const relay = new OutboxRelay({
+      name: 'relay',
+      database: pglite(db),
+      table: f.table,
+      broker,
+      to: f.stream,
+    });
+    await relay.run({ untilCaughtUp: true });
+    expect(broker.open()).toEqual([f.stream]);
+    await relay.close();
+    expect(broker.made).toEqual([f.stream]);
+    expect(broker.open()).toEqual([]);
+  });
 });

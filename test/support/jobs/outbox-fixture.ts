@@ -5,7 +5,8 @@ import { expect } from 'vitest';
 import { decodeMessage } from '../../../src/codecs/amqp-message.js';
 import { partitionIndexFor } from '../../../src/common/partition-routing.js';
 import { OutboxProperty, type RelayMark } from '../../../src/outbox/outbox-message.js';
-import { writeOutbox, type OutboxEvent } from '../../../src/outbox/outbox-write.js';
+import type { OutboxEvent } from '../../../src/outbox/outbox-event.js';
+import { writeOutbox } from '../../../src/outbox/outbox-write.js';
 import { ResultProperty } from '../../../src/result-format/result-format.js';
 
 /** One relay message, decoded. */

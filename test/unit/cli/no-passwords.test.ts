@@ -1,12 +1,13 @@
 // The command never prints a password it was given: a malformed --url, RABBITMQ_STREAM_URL or
-// --database, a URL where a command or an argument was expected, an unreachable broker. What
-// it prints of a URL keeps the user and masks the password.
+// --database (of a sink or a relay), a URL where a command or an argument was expected, an
+// unreachable broker. What it prints of a URL keeps the user and masks the password.
 import { describe, expect, it } from 'vitest';
 import { runRecorded } from '../../support/clients/cli-run.js';
 import { SECRET } from '../../support/secrets/shown-text.js';
 
 const JOB = ['--source', 's', '--target', 't', '--producer', 'p'];
 const SINK = ['--sink', 'b', '--source', 's'];
+const RELAY = ['--relay', 'r', '--stream', 's'];
 /** Nothing listens on port 1: the connection is refused at once. */
 const DOWN = `rabbitmq-stream://guest:${SECRET}@127.0.0.1:1/`;
 
@@ -66,6 +67,18 @@ describe('the command and passwords', () => {
       { DATABASE_URL: `mysql://u:${SECRET}@h/db` },
       'DATABASE_URL must be a postgres:// or postgresql:// URL, given mysql://...',
     ],
+    [
+      "a relay's DATABASE_URL of another scheme",
+      ['status', ...RELAY],
+      { DATABASE_URL: `mysql://u:${SECRET}@h/db` },
+      'DATABASE_URL must be a postgres:// or postgresql:// URL, given mysql://...',
+    ],
+    [
+      "a relay's --database that is no URL (a port in words)",
+      ['status', ...RELAY, '--database', `postgres://u:${SECRET}@h:port/db`],
+      {},
+      '--database is not a URL such as postgres://user@host:port/database (with a password: user:password@host)',
+    ],
   ])('should exit 2 on %s, masking the password', async (_, args, env, reason) => {
     const run = await runRecorded(args, env);
     expect(run.code).toBe(2);
@@ -78,6 +91,16 @@ describe('the command and passwords', () => {
     ['tail', '--target', 't'],
     ['skip', ...JOB, '--offset', '1'],
     ['status', ...SINK, '--database', `postgres://u:${SECRET}@127.0.0.1:1/db?password=${SECRET}`],
+    ['status', ...RELAY, '--database', `postgres://u:${SECRET}@127.0.0.1:1/db?password=${SECRET}`],
+    [
+      'status',
+      '--relay',
+      'r',
+      '--super-stream',
+      's',
+      '--database',
+      `postgres://u:${SECRET}@127.0.0.1:1/db?password=${SECRET}`,
+    ],
   ])('should exit 1 naming the unreachable broker by its address only: %s', async (...args) => {
     const run = await runRecorded([...args, '--url', DOWN]);
     expect(run).toEqual({

@@ -66,11 +66,11 @@ describe('status --sink, its command line', () => {
       ],
       [
         ['--source', 's', '--target', 't', '--producer', 'p', ...db],
-        'status takes --database with --sink only',
+        'status takes --database with --sink or --relay only',
       ],
       [
         ['--source', 's', '--target', 't', '--producer', 'p', '--checkpoint-table', 'c', ...db],
-        'status takes --database and --checkpoint-table with --sink only',
+        'status takes --database with --sink or --relay only, --checkpoint-table with --sink only',
       ],
     ];
     for (const [args, reason] of cases) {

@@ -125,7 +125,7 @@ describe('the layout of src/', () => {
     expect(pg.filter((folder) => folder !== 'postgres')).toEqual([]);
     // pg is an optional peer: a static import of the adapter would make the command need it.
     const adapter = imports.filter((i) => i.to === 'postgres' && i.from !== 'postgres');
-    expect(adapter.map((i) => i.file)).toEqual(['cli/checkpoint-database.ts']);
+    expect(adapter.map((i) => i.file)).toEqual(['cli/status-database.ts']);
     const cliTexts = texts.filter(({ folder }) => folder === 'cli').map(({ text }) => text);
     expect(cliTexts.filter((text) => /from '\.\.\/postgres\//.test(text))).toEqual([]);
   });

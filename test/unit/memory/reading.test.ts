@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryBroker, StreamNotFoundError } from '../../../src/memory/index.js';
 import { bytes, chunkTexts, settle, single, take } from './helpers.js';
+import { sleep } from '../../../src/common/waits.js';
+import { bound } from '../../support/timing.js';
 
 function setup(): MemoryBroker {
   const broker = new MemoryBroker({ now: () => 1 });
@@ -118,5 +120,22 @@ describe('reading a stream through the Source port', () => {
     const again = new AbortController();
     const replayed = single(await take(broker.source('in').read(0n, again.signal), 1, again));
     expect(chunkTexts(replayed)).toEqual([[0n, 'a']]);
+  });
+
+  it('ends a reader aborted while it lets the event loop turn, at the end of the stream', async () => {
+    const broker = setup();
+    // 15 chunks: the 16th step of the read lets the event loop turn, then finds no chunk.
+    for (let i = 0; i < 15; i++) broker.append('in', bytes(String(i)));
+    const controller = new AbortController();
+    const reader = broker.source('in').read(0n, controller.signal)[Symbol.asyncIterator]();
+    for (let i = 0; i < 15; i++) await reader.next();
+    const next = reader.next(); // now in its turn of the event loop
+    controller.abort();
+    // Before the fix it waited for the stream to change, and an aborted signal never says so.
+    const ended = await Promise.race([
+      next,
+      sleep(bound(2_000), undefined).then(() => 'still waiting'),
+    ]);
+    expect(ended).toEqual({ done: true, value: undefined });
   });
 });

@@ -1,16 +1,66 @@
+import { describe, StreamWindowsError } from '../common/errors.js';
 import type { SinkDatabase } from '../database/sink-database.js';
-import { CheckpointDatabaseError } from './checkpoint-database-error.js';
+import { quoteIdentifier } from '../database/sql-identifier.js';
+import { requiredOption, type OptionValues } from './command.js';
+import { StatusDatabaseError } from './status-database-error.js';
 import { UsageError } from './usage-error.js';
 
-/** The PostgreSQL database `status --sink` reads a sink's checkpoints from. */
-export interface CheckpointDatabase {
+/** The PostgreSQL database `status --sink` or `status --relay` reads from. */
+export interface StatusDatabase {
   readonly url: string;
   /** The URL without its password and parameters: what messages and the table name it by. */
   readonly label: string;
 }
 
+/** What a status command reads from its database, in the words of its messages. */
+export interface StatusReading {
+  /** The command: 'status --sink'. */
+  readonly command: string;
+  /** What it reads, whose: "the sink's checkpoints". */
+  readonly reads: string;
+  /** What it failed to read: "the checkpoints". */
+  readonly what: string;
+  /** Why its table is missing, after "database D has no ": "checkpoint table 'T': no sink ...". */
+  readonly noTable: string;
+}
+
+/**
+ * --database, else DATABASE_URL: one of them is needed. `reading` names the command and what
+ * the database holds for it ("the sink's checkpoints"), in the usage error without either.
+ */
+export function databaseOption(
+  values: OptionValues,
+  env: NodeJS.ProcessEnv,
+  reading: Pick<StatusReading, 'command' | 'reads'>,
+): StatusDatabase {
+  if (values['database'] !== undefined) {
+    return statusDatabase(requiredOption(values, 'database', 'status'), '--database');
+  }
+  const fromEnv = env.DATABASE_URL;
+  if (fromEnv === undefined || fromEnv === '') {
+    throw new UsageError(
+      `${reading.command} needs --database postgres://... or DATABASE_URL set: the database ` +
+        `holding ${reading.reads}`,
+      'status',
+    );
+  }
+  return statusDatabase(fromEnv, 'DATABASE_URL');
+}
+
+/** The table option `--<option>`, checked as the library checks a table name; else `fallback`. */
+export function tableOption(values: OptionValues, option: string, fallback: string): string {
+  if (values[option] === undefined) return fallback;
+  const table = requiredOption(values, option, 'status');
+  try {
+    quoteIdentifier(`--${option}`, table, true);
+  } catch (error) {
+    throw new UsageError(describe(error), 'status');
+  }
+  return table;
+}
+
 /** `text` (--database, or DATABASE_URL: `origin`) as a PostgreSQL URL; anything else is a usage error. */
-export function checkpointDatabase(text: string, origin: string): CheckpointDatabase {
+export function statusDatabase(text: string, origin: string): StatusDatabase {
   let url: URL;
   try {
     url = new URL(text);
@@ -37,19 +87,20 @@ export function checkpointDatabase(text: string, origin: string): CheckpointData
 /**
  * A port on `database` through 'stream-windows/postgres', loaded only now: `pg` is an optional
  * peer dependency, which a user of the command for jobs alone need not install. Its failures
- * (unreachable, refused, no checkpoint table `checkpointTable`) name the database, not its password.
+ * (unreachable, refused, no table) name the database, not its password, in `reading`'s words;
+ * the library's own errors (a relay's row not in its table) pass as they are.
  */
-export async function openCheckpointDatabase(
-  database: CheckpointDatabase,
-  checkpointTable: string,
+export async function openStatusDatabase(
+  database: StatusDatabase,
+  reading: StatusReading,
 ): Promise<SinkDatabase> {
   const postgres = await import('../postgres/index.js').then(
     (adapter) => adapter.postgres,
     (error: unknown) => {
       if (!isMissingPg(error)) throw error;
-      throw new CheckpointDatabaseError(
+      throw new StatusDatabaseError(
         database.label,
-        "status --sink reads the sink's checkpoints from PostgreSQL with the 'pg' package, " +
+        `${reading.command} reads ${reading.reads} from PostgreSQL with the 'pg' package, ` +
           'an optional peer dependency of stream-windows, which is not installed: npm install pg',
         error,
       );
@@ -61,15 +112,16 @@ export async function openCheckpointDatabase(
     // pg waits for ever by default: an address that drops packets would hang the command.
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
   });
-  const failure = (error: unknown): CheckpointDatabaseError =>
-    new CheckpointDatabaseError(
-      database.label,
-      (error as { code?: unknown } | null)?.code === UNDEFINED_TABLE
-        ? `database ${database.label} has no checkpoint table '${checkpointTable}': no sink ` +
-            'has run on it, or the sink names another (--checkpoint-table)'
-        : `could not read the checkpoints from database ${database.label}: ${causeOf(error)}`,
-      error,
-    );
+  const failure = (error: unknown): Error =>
+    error instanceof StreamWindowsError
+      ? error
+      : new StatusDatabaseError(
+          database.label,
+          (error as { code?: unknown } | null)?.code === UNDEFINED_TABLE
+            ? `database ${database.label} has no ${reading.noTable}`
+            : `could not read ${reading.what} from database ${database.label}: ${causeOf(error)}`,
+          error,
+        );
   return {
     transaction: (work) =>
       port.transaction(work).catch((error: unknown) => Promise.reject(failure(error))),
