@@ -35,6 +35,3 @@ export class TurnWatch {
     return performance.now() - this.turnedAt >= TURN_MS;
   }
 }
-
-/** Resolves at the next turn of the event loop, after its I/O. */
-export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
