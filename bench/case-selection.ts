@@ -10,6 +10,7 @@ export const CASE_KINDS: readonly CaseKind[] = [
   'event-time',
   'observe',
   'e2e',
+  'failover',
   'partitions',
   'scaling',
   'lookup',

@@ -18,6 +18,8 @@ export interface BenchConfig {
    * (BENCH_PARTITION_MESSAGES, default 1,000,000).
    */
   readonly partitionMessages: number;
+  /** Kills of the failover case after its warm-up kill (BENCH_FAILOVER_KILLS, default 9). */
+  readonly failoverKills: number;
   /** Adds counted for allocations per message (BENCH_MEMORY_ADDS, default 1,000,000). */
   readonly memoryAdds: number;
   /** Open keys for heap per key (BENCH_MEMORY_KEYS, default 10,000). */
@@ -63,6 +65,7 @@ export function benchConfig(env: NodeJS.ProcessEnv = process.env): BenchConfig {
     codecMs: positive(env, 'BENCH_CODEC_MS', 1_000),
     e2eMessages: positive(env, 'BENCH_E2E_MESSAGES', 1_000_000),
     partitionMessages: positive(env, 'BENCH_PARTITION_MESSAGES', 1_000_000),
+    failoverKills: positive(env, 'BENCH_FAILOVER_KILLS', 9),
     memoryAdds: positive(env, 'BENCH_MEMORY_ADDS', 1_000_000),
     memoryKeys: positive(env, 'BENCH_MEMORY_KEYS', 10_000),
     frames: positive(env, 'BENCH_FRAMES', 20_000),

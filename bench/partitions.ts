@@ -1,17 +1,12 @@
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import type { Readable, Writable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { PartitionWorkers } from '../src/partitioning/partition-workers.js';
 import { connect, type RabbitMQ } from '../src/rabbitmq/index.js';
 import { encodeReading, readings } from './corpus.js';
 import { median, perSecond, ratioSpread } from './measure.js';
+import { startChild } from './partition-child-process.js';
 import { partitionsJob } from './partitions-job.js';
 import type { PartitionsWorkerConfig } from './partitions-worker.js';
 import { ratioRange, throughput, type CaseResult } from './report.js';
 
-const CHILD = fileURLToPath(new URL('./partition-child.ts', import.meta.url));
 const WORKER = new URL('./partitions-worker.ts', import.meta.url);
 /** Worker threads on Node 20 do not inherit `--import tsx`: this registers it in each. */
 const REGISTER_TSX = new URL('../test/support/children/register-tsx.mjs', import.meta.url);
@@ -20,24 +15,15 @@ const START = Date.UTC(2025, 0, 1);
 /** As the e2e case: 1 ms of event time per message, so 1,000 messages per 1-second window. */
 const MS_PER_MESSAGE = 1;
 const PUBLISH_BATCH = 500;
-/**
- * Messages appended before each kill of the failover case: 100 results' worth, so that the
- * instance killed at its first result of the block leaves the standby most of it.
- */
-const FAILOVER_BLOCK = 100_000;
 
 /**
- * Scaling out on the real broker, in the same run:
- * - the failover time: an active instance (a child process) is killed with SIGKILL while it
- *   works through a block of new messages; the time from the kill to the first result the
- *   standby instance publishes (it is activated, reads the resume point, re-reads the open
- *   window). Median, min and max of `max(5, repeats)` kills after one warm-up kill.
- * - the 2-partition job against the same job on 1 partition (the same `messages` in all,
- *   split evenly), in interleaved rounds with a rotating order: all partitions in this one
- *   process (one core: ~1.0 expected), and one child process per partition against one child
- *   on the 1-partition stream (the process-per-partition way), and `PartitionWorkers` with 2
- *   worker threads against 1 (timed from the first loop's start, past the threads' start-up). Ratios of the round medians,
- *   with the min and max of the per-round ratios.
+ * Scaling out on the real broker (the failover time is ./failover.ts): the 2-partition job
+ * against the same job on 1 partition (the same `messages` in all, split evenly), in
+ * interleaved rounds with a rotating order: all partitions in this one process (one core: ~1.0
+ * expected), and one child process per partition against one child on the 1-partition stream
+ * (the process-per-partition way), and `PartitionWorkers` with 2 worker threads against 1
+ * (timed from the first loop's start, past the threads' start-up). Ratios of the round
+ * medians, with the min and max of the per-round ratios.
  */
 export async function partitionCases(
   url: string,
@@ -59,12 +45,6 @@ export async function partitionCases(
     return stream;
   };
   try {
-    const failover = await failoverCase(rabbit, url, await newSuperStream('bench-failover', 1), {
-      superStream: `bench-failover-${process.pid}`,
-      target: await newTarget(),
-      kills: Math.max(5, repeats),
-    });
-
     const [one] = await newSuperStream('bench-partitions-1', 1);
     const two = await newSuperStream('bench-partitions-2', 2);
     const half = Math.floor(messages / 2);
@@ -118,7 +98,6 @@ export async function partitionCases(
     const samples = await rotatingRounds(tasks, repeats);
     const total = 2 * half;
     return [
-      failover,
       scaling('one-process', total, samples.oneProcess1, samples.oneProcess2),
       scaling('process-per-partition', total, samples.perProcess1, samples.perProcess2),
       scaling('worker-threads', total, samples.workers1, samples.workers2),
@@ -148,55 +127,6 @@ export async function fill(
   }
   await Promise.all(pending);
   await feeder.close();
-}
-
-async function failoverCase(
-  rabbit: RabbitMQ,
-  url: string,
-  [partition]: string[],
-  options: { superStream: string; target: string; kills: number },
-): Promise<CaseResult> {
-  const start = (): Child =>
-    startChild(url, options.superStream, options.target, ['--single-active']);
-  let active = start();
-  await active.ready;
-  active.go();
-  let fed = 0;
-  const samples: number[] = [];
-  for (let kill = 0; kill <= options.kills; kill++) {
-    const standby = start();
-    await standby.ready;
-    standby.go();
-    await sleep(1_500); // joined the group (not timed)
-    const working = active.nextConfirm();
-    await fill(rabbit, partition as string, fed, fed + FAILOVER_BLOCK);
-    fed += FAILOVER_BLOCK;
-    await working;
-    const firstOfStandby = standby.nextConfirm();
-    const killedAt = performance.now();
-    active.kill();
-    const late = sleep(30_000).then(() => {
-      throw new Error('failover bench: the standby published nothing within 30 s of the kill');
-    });
-    await Promise.race([firstOfStandby, late]);
-    if (kill > 0) samples.push(performance.now() - killedAt); // the first one warms up
-    await active.exited;
-    active = standby;
-  }
-  active.stop();
-  await active.exited;
-  return {
-    name: 'failover/sigkill-to-first-result-of-the-standby',
-    kind: 'partitions',
-    msgsPerSec: Number.NaN,
-    ratios: {},
-    values: {
-      msMedian: median(samples),
-      msMin: Math.min(...samples),
-      msMax: Math.max(...samples),
-      kills: samples.length,
-    },
-  };
 }
 
 function scaling(
@@ -236,58 +166,4 @@ async function rotatingRounds<K extends string>(
     }
   }
   return samples;
-}
-
-interface Child {
-  readonly ready: Promise<void>;
-  readonly done: Promise<void>;
-  readonly exited: Promise<void>;
-  go(): void;
-  /** Resolves on the next result this child confirms. */
-  nextConfirm(): Promise<void>;
-  kill(): void;
-  stop(): void;
-}
-
-function startChild(url: string, superStream: string, target: string, flags: string[]): Child {
-  const proc: ChildProcessByStdio<Writable, Readable, null> = spawn(
-    process.execPath,
-    ['--import', 'tsx', CHILD, url, superStream, target, ...flags],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
-  );
-  let ready: () => void = () => undefined;
-  let done: () => void = () => undefined;
-  let failed: (error: Error) => void = () => undefined;
-  let ending = false; // killed or stopped on purpose
-  const exited = new Promise<void>((resolve) =>
-    proc.on('exit', (code, signal) => {
-      if (!ending)
-        failed(new Error(`bench child ${CHILD} ended (${code ?? signal}) before it was done`));
-      resolve();
-    }),
-  );
-  const confirmWaits: (() => void)[] = [];
-  createInterface({ input: proc.stdout }).on('line', (line) => {
-    if (line === 'ready') ready();
-    if (line === 'done') done();
-    if (line === 'confirmed') for (const wake of confirmWaits.splice(0)) wake();
-  });
-  return {
-    ready: new Promise((resolve) => (ready = resolve)),
-    done: new Promise((resolve, reject) => {
-      done = resolve;
-      failed = reject;
-    }),
-    exited,
-    go: () => proc.stdin.write('go\n'),
-    nextConfirm: () => new Promise((resolve) => confirmWaits.push(resolve)),
-    kill: () => {
-      ending = true;
-      proc.kill('SIGKILL');
-    },
-    stop: () => {
-      ending = true;
-      proc.kill('SIGTERM');
-    },
-  };
 }

@@ -12,6 +12,7 @@ export type CaseKind =
   | 'recovery'
   | 'frames'
   | 'observe'
+  | 'failover'
   | 'partitions'
   | 'lookup'
   | 'event-time'
@@ -90,6 +91,8 @@ export const TARGETS: readonly Target[] = [
   valueTarget('e2e', named(/\/rabbitmq$/), 'cpuOverParts', 'at-most', 1.15),
   // Issue 22: publishing's share of the job's wall time (results discarded against published).
   valueTarget('e2e', named(/results-discarded$/), 'publishingShareOfTime', 'at-most', 0.1),
+  // Issue 31: SIGKILL of the active instance to the standby's first result, median.
+  valueTarget('failover', () => true, 'msMedian', 'at-most', 150),
   // Issue 22: PartitionWorkers, 2 threads against 1, on the embedded broker (no RabbitMQ on the cores).
   ratioTarget('scaling', (result) => 'oneThread' in result.ratios, 'oneThread', 1.8),
   // Issue 22: a restart with 100k other producers' results after its last one within 2x of one

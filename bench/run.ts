@@ -12,6 +12,7 @@ import { codecCases } from './codec.js';
 import { benchConfig, type BenchConfig } from './config.js';
 import { brokerUrl, e2eCases, e2eUnavailable } from './e2e.js';
 import { eventTimeCases } from './event-time.js';
+import { failoverCases } from './failover.js';
 import { frameAssemblyCases } from './frame-assembly.js';
 import { hotPathCases } from './hot-path/case.js';
 import { largeStepCases } from './large-steps.js';
@@ -71,8 +72,13 @@ const CASES: Readonly<Record<CaseKind, BenchCase>> = {
     unavailable: e2eUnavailable,
     run: (config) => e2eCases(config.e2eMessages, Math.min(config.repeats, 3)),
   },
+  failover: {
+    title: "failover (SIGKILL of the active instance to the standby's first result, and its parts)",
+    unavailable: e2eUnavailable,
+    run: (config) => failoverCases(rabbitUrl(), config.failoverKills),
+  },
   partitions: {
-    title: 'partitions (failover time, 2 partitions against 1)',
+    title: 'partitions (2 partitions against 1)',
     unavailable: e2eUnavailable,
     run: (config) =>
       partitionCases(rabbitUrl(), config.partitionMessages, Math.min(config.repeats, 3)),

@@ -20,3 +20,9 @@ export async function settledWithin(
   await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
 }
+
+/**
+ * Resolves at the next turn of the event loop, after its I/O (`setImmediate`): what a loop
+ * that takes its input from promises alone awaits so that timers, sockets and confirms run.
+ */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

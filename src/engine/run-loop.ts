@@ -7,7 +7,10 @@ import { writeSize } from '../ports/write-size.js';
 import { lastWriteId, MAX_STEP_WRITES, writeId } from '../result-format/publishing-id.js';
 import { heldBy } from '../result-format/result-decoder.js';
 import { IDLE, orIdle } from '../ports/idle-timeout.js';
+import { nextTurn } from '../common/waits.js';
 import { OrderedPublisher } from './ordered-publisher.js';
+import { TurnWatch } from './turn-watch.js';
+import { sliceOf } from '../ports/chunk-slice.js';
 import { createProcessor } from './processor-factory.js';
 import type { Processor } from './processor.js';
 import { skipsThrough } from './skip-request.js';
@@ -32,6 +35,14 @@ export interface LoopJob<T, A, R> {
   progressed(): void;
 }
 
+/**
+ * The most messages the loop processes before it publishes what they decided: a chunk of
+ * RabbitMQ's may hold 16,000 (a producer's pipelined writes stored together), ~20 ms of work,
+ * and a result decided at its first message would wait for all of it. 1,000 messages are
+ * ~1.3 ms of work; a slice costs a call and a look at the ready results.
+ */
+const SLICE_MESSAGES = 1_000;
+
 /** The job's counts, kept across its starts. */
 type Counters = { -readonly [K in keyof RunSummary]: RunSummary[K] };
 
@@ -48,6 +59,7 @@ export class RunLoop<T, A, R> {
   private readonly signal: AbortSignal;
   private readonly processor: Processor<R>;
   private readonly publisher: OrderedPublisher;
+  private readonly turns = new TurnWatch();
   /** The end when the job (re)started: `untilCaughtUp` stops there. */
   private sourceEnd: bigint | undefined;
   /**
@@ -141,7 +153,10 @@ export class RunLoop<T, A, R> {
         this.pending = undefined;
         if (next === undefined) await publisher.drain(); // throws the failure
         if (next === undefined || next.done === true || this.stopAtStart) break;
+        this.turns.busy();
         if (await this.step(next.value)) break;
+        // Writes leave and confirms come in at a turn's end, not while chunks queue up.
+        if (this.turns.held) await nextTurn();
       }
       await this.publishReady(performance.now()); // a result held for an idle flush that did not come
       await publisher.drain();
@@ -179,13 +194,10 @@ export class RunLoop<T, A, R> {
         ...(input === undefined ? {} : { stream: this.inputStream(input.input) }),
       });
     }
-    let failure: { error: unknown } | undefined;
-    try {
-      if (chunk === undefined) this.leaveOut((input as InputDelivery).input);
-      else processor.process(chunk, input?.input);
-    } catch (error) {
-      failure = { error };
-    }
+    const failure =
+      chunk === undefined
+        ? this.leaveOutCaught((input as InputDelivery).input)
+        : await this.processInSlices(chunk, readAt, input?.input);
     const reachedEnd =
       failure === undefined &&
       !this.caughtUp &&
@@ -214,6 +226,33 @@ export class RunLoop<T, A, R> {
       if (options.untilCaughtUp === true) return true;
     }
     return false;
+  }
+
+  /**
+   * Processes `chunk` in slices of `SLICE_MESSAGES`, publishing what each slice but the last
+   * decided before the next, and letting the event loop turn once it was held `TURN_MS`: a
+   * result decided early in a large chunk leaves, and its confirm comes in, while the rest is
+   * processed. The last slice's results are `step`'s to publish. A processing failure ends it.
+   * Over several inputs, `input` is the chunk's.
+   */
+  private async processInSlices(
+    chunk: SourceChunk,
+    readAt: number,
+    input: number | undefined,
+  ): Promise<{ error: unknown } | undefined> {
+    const { processor, turns } = this;
+    for (let start = 0; ; start += SLICE_MESSAGES) {
+      const end = Math.min(start + SLICE_MESSAGES, chunk.count);
+      try {
+        processor.process(end - start === chunk.count ? chunk : sliceOf(chunk, start, end), input);
+      } catch (error) {
+        return { error };
+      }
+      if (end >= chunk.count) return undefined;
+      // Not the chunk's last message: no idle flush can come before the next one.
+      await this.publishReady(readAt);
+      if (turns.held) await nextTurn();
+    }
   }
 
   /**
@@ -348,13 +387,21 @@ export class RunLoop<T, A, R> {
     return ends !== undefined && ends.every((end, i) => (this.inputsNext[i] ?? 0n) >= end);
   }
 
-  /** Input `input` of several delivered nothing for `idleAfter`: the merge goes on without it. */
-  private leaveOut(input: number): void {
+  /**
+   * Input `input` of several delivered nothing for `idleAfter`: the merge goes on without it.
+   * A failure of the processor is returned, as `processInSlices` returns one.
+   */
+  private leaveOutCaught(input: number): { error: unknown } | undefined {
     this.job.config.logger.info(
       { ...this.job.where(), input: this.inputStream(input) },
       'an input delivered nothing for idleAfter: the job goes on without it until it does',
     );
-    this.processor.leaveOut?.(input);
+    try {
+      this.processor.leaveOut?.(input);
+      return undefined;
+    } catch (error) {
+      return { error };
+    }
   }
 
   /** The stream of input `input` of a job over several inputs. */

@@ -1,4 +1,5 @@
 import { RetentionGapError } from '../common/errors.js';
+import { nextTurn } from '../common/waits.js';
 import type { SourceChunk } from '../ports/ports.js';
 import type { LogChunk } from './stored-chunk.js';
 import type { StreamLog } from './stream-log.js';
@@ -33,8 +34,6 @@ export function sliceFrom(chunk: SourceChunk, from: bigint): SourceChunk {
  * HTTP server beside the job) until it caught up.
  */
 const CHUNKS_PER_TURN = 16;
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * Every chunk from `from` on, in order, waiting (without polling) for new ones until `signal`

@@ -1,4 +1,5 @@
 import type { ClientParams } from 'rabbitmq-stream-js-client';
+import type { SourceChunk } from '../../ports/ports.js';
 import type { MemberReach } from '../cluster/node-connection.js';
 import { firstChunk } from './first-chunk.js';
 import { streamStats } from './stream-stats.js';
@@ -29,12 +30,25 @@ export async function endOffset(
   timeoutMs: number,
   member: MemberReach = {},
 ): Promise<bigint> {
+  return chunkEnd(await lastChunk(params, stream, timeoutMs, member));
+}
+
+/**
+ * The last chunk of messages `endOffset` reads for the stream's end (whole, on the leader);
+ * undefined when the stream holds none.
+ */
+export async function lastChunk(
+  params: ClientParams,
+  stream: string,
+  timeoutMs: number,
+  member: MemberReach = {},
+): Promise<SourceChunk | undefined> {
   const { committedChunkId } = await streamStats(params, stream, timeoutMs, member);
-  if (committedChunkId < 0n) return 0n;
-  const chunk = await firstChunk(
-    params,
-    { stream, from: 'last', role: 'leader', ...member },
-    timeoutMs,
-  );
+  if (committedChunkId < 0n) return undefined;
+  return firstChunk(params, { stream, from: 'last', role: 'leader', ...member }, timeoutMs);
+}
+
+/** One past the last offset of `chunk`, the stream's last; 0 without one. */
+export function chunkEnd(chunk: SourceChunk | undefined): bigint {
   return chunk === undefined ? 0n : chunk.firstOffset + BigInt(chunk.count);
 }

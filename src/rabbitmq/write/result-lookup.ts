@@ -2,11 +2,13 @@ import type { ClientParams } from 'rabbitmq-stream-js-client';
 import { RetentionGapError, SourceError } from '../../common/errors.js';
 import { findResultIn } from '../../result-format/stored-result.js';
 import { messageAt } from '../../ports/chunk-message.js';
-import type { ResultWhere, Source } from '../../ports/ports.js';
+import type { ResultWhere, Source, SourceChunk } from '../../ports/ports.js';
 import type { MemberReach } from '../cluster/node-connection.js';
 import { firstOffsetAt } from '../read/chunk-at-time.js';
 import { rabbitSource } from '../read/source.js';
 import { readRange } from '../read/stream-range.js';
+import { chunkEnd, lastChunk } from '../read/source-end-offset.js';
+import { sliceOf } from '../../ports/chunk-slice.js';
 
 /** The first window: the stream's last 64 offsets. */
 const FIRST_WINDOW = 64n;
@@ -147,10 +149,21 @@ export async function lookUpResult(
           seek: (timestampMs: number) =>
             firstOffsetAt(params, stream, timestampMs, timeoutMs, reach),
         };
-  return searchResult(source, producer, publishingId, timeoutMs, hint, time);
+  const tail = (): Promise<SourceChunk | undefined> => lastChunk(params, stream, timeoutMs, reach);
+  return searchResult(source, producer, publishingId, timeoutMs, hint, time, tail);
 }
 
-/** `lookUpResult` over any source of the stream (the unit tests read an embedded one). */
+/**
+ * The stream's last chunk of messages, read for its end (../read/source-end-offset.ts), so
+ * that the search's look at the stream's last message needs no read of its own; undefined
+ * when the stream holds none.
+ */
+export type StreamTail = () => Promise<SourceChunk | undefined>;
+
+/**
+ * `lookUpResult` over any source of the stream (the unit tests read an embedded one); without
+ * `tail`, the end is the source's `endOffset()` and the last message a read of its own.
+ */
 export function searchResult(
   source: Source,
   producer: string,
@@ -158,8 +171,9 @@ export function searchResult(
   timeoutMs: number,
   hint?: bigint,
   time?: TimeBound,
+  tail?: StreamTail,
 ): Promise<ResultLookup> {
-  return new ResultSearch(source, producer, publishingId, timeoutMs).run(hint, time);
+  return new ResultSearch(source, producer, publishingId, timeoutMs).run(hint, time, tail);
 }
 
 /** `seek(timestampMs)`, undefined when it failed retriably (see TimeSeek). */
@@ -189,6 +203,15 @@ interface RangeFinding {
   readonly timestamp: number;
 }
 
+/** What one chunk held: the result, or whether an earlier or later result of ours is in it. */
+interface ChunkFinding {
+  readonly found?: Found;
+  readonly earlier: boolean;
+  readonly later: boolean;
+  readonly next: bigint;
+  readonly timestamp: number;
+}
+
 class ResultSearch {
   private messagesRead = 0;
   private windows = 0;
@@ -200,17 +223,26 @@ class ResultSearch {
     private readonly timeoutMs: number,
   ) {}
 
-  async run(hint: bigint | undefined, time: TimeBound | undefined): Promise<ResultLookup> {
-    const end = await this.source.endOffset();
+  async run(
+    hint: bigint | undefined,
+    time: TimeBound | undefined,
+    tail: StreamTail | undefined,
+  ): Promise<ResultLookup> {
+    const lastChunk = await tail?.();
+    const end = tail === undefined ? await this.source.endOffset() : chunkEnd(lastChunk);
     if (hint !== undefined && hint < end) {
       const hinted = await this.fromHint(hint, end);
       if (hinted !== undefined) return hinted;
     }
     const hintUse = hint === undefined ? {} : { hint: 'unusable' as const };
-    // The stream's last chunk first: a producer's result is most often there (a restart of
+    // The stream's last message first: a producer's result is most often there (a restart of
     // the only writer, a failover), and finding it there makes the bound needless.
     const last =
-      time === undefined || end === 0n ? undefined : await this.readOrRemoved(end - 1n, end);
+      time === undefined || end === 0n
+        ? undefined
+        : lastChunk === undefined
+          ? await this.readOrRemoved(end - 1n, end)
+          : this.look(sliceOf(lastChunk, lastChunk.count - 1, lastChunk.count));
     if (last?.found !== undefined) {
       return this.answer(await this.firstPart(last.found), { ...hintUse, time: 'after-time' });
     }
@@ -352,22 +384,37 @@ class ResultSearch {
     let next = from;
     let timestamp = Number.NaN;
     await readRange(this.source, from, until, this.timeoutMs, (chunk, count) => {
-      this.messagesRead += count;
-      next = chunk.firstOffset + BigInt(count);
-      timestamp = chunk.timestamp;
-      const finding = findResultIn(chunk, count, this.producer, this.publishingId);
-      if ('index' in finding) {
-        found = {
-          offset: chunk.firstOffset + BigInt(finding.index),
-          part: finding.part,
-          message: messageAt(chunk, finding.index),
-        };
+      const finding = this.find(chunk, count);
+      ({ next, timestamp } = finding);
+      if (finding.found !== undefined) {
+        found = finding.found;
         return true;
       }
       earlier ||= finding.earlier;
       return oneChunk || (toLater && finding.later);
     });
     return found === undefined ? { earlier, next, timestamp } : { found, earlier, next, timestamp };
+  }
+
+  /** What the messages of `chunk`, handed to the search (not read by it), hold. */
+  private look(chunk: SourceChunk): RangeFinding {
+    const { found, earlier, next, timestamp } = this.find(chunk, chunk.count);
+    return found === undefined ? { earlier, next, timestamp } : { found, earlier, next, timestamp };
+  }
+
+  /** What the first `count` messages of `chunk` hold; each counts as read. */
+  private find(chunk: SourceChunk, count: number): ChunkFinding {
+    this.messagesRead += count;
+    const next = chunk.firstOffset + BigInt(count);
+    const { timestamp } = chunk;
+    const finding = findResultIn(chunk, count, this.producer, this.publishingId);
+    if (!('index' in finding)) return { ...finding, next, timestamp };
+    const found = {
+      offset: chunk.firstOffset + BigInt(finding.index),
+      part: finding.part,
+      message: messageAt(chunk, finding.index),
+    };
+    return { found, earlier: false, later: false, next, timestamp };
   }
 
   private answer(

@@ -7,9 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { MemoryBroker } from '../../../../src/memory/index.js';
 import {
   searchResult,
+  type StreamTail,
   type TimeBound,
   type TimeUse,
 } from '../../../../src/rabbitmq/write/result-lookup.js';
+import type { SourceChunk } from '../../../../src/ports/ports.js';
 import {
   SubscribeError,
   SubscriptionLostError,
@@ -170,6 +172,29 @@ describe('the result search from a time bound', () => {
 
     expect(lookup).toMatchObject({ message: resultMessages('ours', 20n)[0], time: 'after-time' });
     expect(asked).toBe(0);
+  });
+
+  it("looks at the stream's last message in the chunk it was handed for the stream's end, without a read of its own", async () => {
+    for (const writes of [
+      [...others(50, 0n), ours(20n)],
+      [...others(50, 0n), ours(20n), ...others(30, 2_000n)],
+    ]) {
+      const { source, bound } = await streamOf(writes);
+      const tail = async (): Promise<SourceChunk | undefined> => {
+        const end = await source.endOffset();
+        const reading = new AbortController();
+        for await (const chunk of source.read(end - 1n, reading.signal)) return chunk;
+        return undefined;
+      };
+      const search = (handed?: StreamTail) =>
+        searchResult(source, 'ours', 20n, TIMEOUT_MS, undefined, bound(stampOf(40)), handed);
+      const [read, handed] = [await search(), await search(tail)];
+
+      expect(handed).toMatchObject({ message: resultMessages('ours', 20n)[0], time: 'after-time' });
+      expect(handed.message).toEqual(read.message);
+      expect(handed.messagesRead).toBe(read.messagesRead);
+      expect(handed.windows).toBe(read.windows - 1);
+    }
   });
 
   it('goes on without the bound when seeking by time fails retriably, and says the timestamp', async () => {
