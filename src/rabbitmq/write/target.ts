@@ -179,18 +179,14 @@ export class RabbitTarget implements Target {
 
   /**
    * The producer's last publishing id: the job's resume point. Answering re-arms a fenced
-   * target, unless it was fenced again while the answer was on its way, starts its result
-   * hints (`TargetOptions.resultHintMs`), and declares the producer: a job publishes next,
-   * and its first publish then does not wait for the declaration's round trip behind the
-   * chunks it processes meanwhile. A declaration that fails fences the target, as at a publish.
+   * target, unless it was fenced again while the answer was on its way, and starts its result
+   * hints (`TargetOptions.resultHintMs`).
    */
   async lastPublishingId(): Promise<bigint> {
     const epoch = this.epoch;
     const sequence = await this.lastPublishingIdOf(this.producer);
     if (this.epoch === epoch) this.fenced = undefined;
     this.hintKeeper?.enable();
-    // Its failure is the next publish's (refused by the fence), as it was when publishing declared.
-    if (this.fenced === undefined && !this.closed) this.declare().catch(() => undefined);
     return sequence;
   }
 
