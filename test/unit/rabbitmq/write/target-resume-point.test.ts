@@ -9,7 +9,7 @@ import {
   STREAM_DOES_NOT_EXIST,
   STREAM_NOT_AVAILABLE,
 } from '../../../../src/common/stream-protocol.js';
-import { ScriptedLink, scriptedTarget } from '../scripted-link.js';
+import { ScriptedLink, scriptedTarget, settle } from '../scripted-link.js';
 
 /** A job from an empty embedded stream to the scripted target: it only asks the resume point. */
 function jobAsking(link: ScriptedLink) {
@@ -35,6 +35,17 @@ describe('the resume point of a RabbitMQ target', () => {
     const link = new ScriptedLink();
     link.answerQuery({ code: 1, sequence: 41n });
     expect(await scriptedTarget(link).lastPublishingId()).toBe(41n);
+  });
+
+  it("declares no producer: a watcher with the job's producer name asks it too", async () => {
+    const link = new ScriptedLink();
+    link.answerQuery({ code: 1, sequence: 41n });
+    const target = scriptedTarget(link);
+    await target.lastPublishingId();
+    await settle();
+    expect(link.declarations).toBe(0);
+    await target.close();
+    expect(link.deletions).toBe(0);
   });
 
   it('fails with a non-retriable ResumePointError, code 2, when the stream does not exist', async () => {
