@@ -16,7 +16,7 @@ import { relayMetrics } from '../../src/metrics/index.js';
 import { postgres } from '../../src/postgres/index.js';
 import { postgresForTests } from '../support/brokers/postgres.js';
 import { rabbitForTests, uniqueStream } from '../support/brokers/rabbitmq.js';
-import { keysRoutedTo, until } from '../support/jobs/outbox-fixture.js';
+import { keysRoutedTo, relaySeries, until } from '../support/jobs/outbox-fixture.js';
 import { SECRET } from '../support/secrets/shown-text.js';
 import { bound } from '../support/timing.js';
 
@@ -69,14 +69,6 @@ async function commit(
   } finally {
     client.release();
   }
-}
-
-/** The value of the relay series `name` of `relay` on `registry`. */
-async function metric(registry: Registry, name: string, relay: string): Promise<number> {
-  const line = (await registry.metrics())
-    .split('\n')
-    .find((l) => l.startsWith(`stream_windows_relay_${name}{relay="${relay}"`));
-  return Number(line?.slice(line.lastIndexOf(' ') + 1));
 }
 
 describe('stream-windows status --relay', () => {
@@ -198,20 +190,20 @@ describe('stream-windows status --relay', () => {
       );
       expect(status.code).toBe(0);
       expect(JSON.parse(status.stdout)).toMatchObject({ position: null, rows: '2' });
-      expect(await metric(registry, 'waits_total', 'gap-relay')).toBe(1);
-      expect(await metric(registry, 'backlog_rows', 'gap-relay')).toBe(2);
-      const waited = await metric(registry, 'wait_seconds_total', 'gap-relay');
+      expect(await relaySeries(registry, 'waits_total', 'gap-relay')).toBe(1);
+      expect(await relaySeries(registry, 'backlog_rows', 'gap-relay')).toBe(2);
+      const waited = await relaySeries(registry, 'wait_seconds_total', 'gap-relay');
       expect(waited).toBeGreaterThan(0);
       expect(published).toBe(0);
 
       await open.query('COMMIT');
       open.release();
       await until(() => published === 3, bound(20_000), 'the three rows published');
-      const total = await metric(registry, 'wait_seconds_total', 'gap-relay');
+      const total = await relaySeries(registry, 'wait_seconds_total', 'gap-relay');
       expect(total).toBeGreaterThan(waited);
-      expect(await metric(registry, 'wait_seconds_total', 'gap-relay')).toBe(total);
-      expect(await metric(registry, 'rows_published_total', 'gap-relay')).toBe(3);
-      expect(await metric(registry, 'backlog_rows', 'gap-relay')).toBe(0);
+      expect(await relaySeries(registry, 'wait_seconds_total', 'gap-relay')).toBe(total);
+      expect(await relaySeries(registry, 'rows_published_total', 'gap-relay')).toBe(3);
+      expect(await relaySeries(registry, 'backlog_rows', 'gap-relay')).toBe(0);
       stop.abort();
       await run;
       metrics.close();

@@ -13,6 +13,7 @@ import { postgresForTests } from '../support/brokers/postgres.js';
 import { rabbitForTests, readAll } from '../support/brokers/rabbitmq.js';
 import {
   expectExactlyCommitted,
+  relaySeries,
   seenOutboxMessage,
   until,
   type CommittedRow,
@@ -29,14 +30,6 @@ const SAMPLE_MS = 5_000;
 const TABLE = 'minute_gap_outbox';
 
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The value of the relay series `name` on `registry` (NaN when absent). */
-async function metric(registry: Registry, name: string): Promise<number> {
-  const line = (await registry.metrics())
-    .split('\n')
-    .find((l) => l.startsWith(`stream_windows_relay_${name}{relay="minute"`));
-  return Number(line?.slice(line.lastIndexOf(' ') + 1));
-}
 
 /** Commits one transaction of `keys`' rows on `pool`; resolves with its rows. */
 async function commit(pool: pg.Pool, keys: readonly string[], label: string) {
@@ -121,9 +114,9 @@ describe('an outbox relay behind a transaction open for a minute', () => {
             atMs: performance.now() - openedAt,
             committedHeld,
             published,
-            backlogRows: await metric(registry, 'backlog_rows'),
-            oldestAgeSeconds: await metric(registry, 'backlog_oldest_age_seconds'),
-            waitSeconds: await metric(registry, 'wait_seconds_total'),
+            backlogRows: await relaySeries(registry, 'backlog_rows', 'minute'),
+            oldestAgeSeconds: await relaySeries(registry, 'backlog_oldest_age_seconds', 'minute'),
+            waitSeconds: await relaySeries(registry, 'wait_seconds_total', 'minute'),
           });
         }
         await writer;
@@ -138,8 +131,8 @@ describe('an outbox relay behind a transaction open for a minute', () => {
       committed.push({ id: heldId, key: 'held', body: JSON.stringify('held') });
       await until(() => published === committed.length, bound(60_000), 'every row published');
       const after = {
-        backlogRows: await metric(registry, 'backlog_rows'),
-        oldestAgeSeconds: await metric(registry, 'backlog_oldest_age_seconds'),
+        backlogRows: await relaySeries(registry, 'backlog_rows', 'minute'),
+        oldestAgeSeconds: await relaySeries(registry, 'backlog_oldest_age_seconds', 'minute'),
       };
       stop.abort();
       await run;

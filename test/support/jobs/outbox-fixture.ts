@@ -1,6 +1,7 @@
 // Helpers for the outbox relay's tests: what a relay's message says, read back from its bytes,
 // and the check that a stream holds exactly the committed rows, once each, in relay order.
 import type { PGlite } from '@electric-sql/pglite';
+import type { Registry } from 'prom-client';
 import { expect } from 'vitest';
 import { decodeMessage } from '../../../src/codecs/amqp-message.js';
 import { partitionIndexFor } from '../../../src/common/partition-routing.js';
@@ -183,4 +184,16 @@ function bodyText(event: OutboxEvent): string {
   if ('json' in event && event.json !== undefined) return JSON.stringify(event.json);
   if ('bytes' in event && event.bytes !== undefined) return Buffer.from(event.bytes).toString();
   return '<msgpack>';
+}
+
+/** The value of the relay series `name` of `relay` on `registry` (NaN when absent). */
+export async function relaySeries(
+  registry: Registry,
+  name: string,
+  relay: string,
+): Promise<number> {
+  const line = (await registry.metrics())
+    .split('\n')
+    .find((l) => l.startsWith(`stream_windows_relay_${name}{relay="${relay}"`));
+  return Number(line?.slice(line.lastIndexOf(' ') + 1));
 }
