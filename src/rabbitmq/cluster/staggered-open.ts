@@ -43,7 +43,9 @@ export function openStaggered<C, T>(
   options: StaggerOptions,
 ): Promise<StaggerWin<C, T>> {
   const { signal, final, allFailed } = options;
-  const deadline = Date.now() + options.timeoutMs;
+  // Set by the first attempt from the same clock reading as its own bound, so that it gets the
+  // whole timeout (a millisecond read between the two made a 300 ms bound say 299).
+  let deadline: number | undefined;
   const staggerMs = Math.min(
     options.staggerMs ?? NEXT_NODE_AFTER_MS,
     options.timeoutMs / Math.max(candidates.length, 1),
@@ -68,7 +70,9 @@ export function openStaggered<C, T>(
     const startNext = (): void => {
       clearTimeout(timer);
       const index = attempts.length;
-      const left = deadline - Date.now();
+      const now = Date.now();
+      deadline ??= now + options.timeoutMs;
+      const left = deadline - now;
       const candidate = candidates[index];
       const givenUp = signal?.aborted === true && index > 0;
       if (candidate === undefined || left <= 0 || givenUp) {

@@ -14,6 +14,7 @@ beforeEach(() => {
   vi.useFakeTimers();
 });
 afterEach(() => {
+  vi.restoreAllMocks();
   vi.useRealTimers();
 });
 
@@ -153,6 +154,18 @@ describe('openStaggered', () => {
       ['c', 2 * NEXT_NODE_AFTER_MS, TIMEOUT_MS - 2 * NEXT_NODE_AFTER_MS],
     ]);
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  // CI, 2026-12-08: a source's error read "within 299 ms" for `timeoutMs: 300`, the clock having
+  // ticked between the race's deadline and its first attempt.
+  it('should give the first node the whole timeout, however the clock ticks before it starts', async () => {
+    const net = fakeNetwork();
+    let now = Date.now();
+    vi.spyOn(Date, 'now').mockImplementation(() => now++);
+    const racing = openStaggered(['a'], net.open, net.discard, options());
+    net.socket('a').answer();
+    await racing;
+    expect(net.socket('a').timeoutMs).toBe(TIMEOUT_MS);
   });
 
   it('should shorten the stagger to the timeout shared among the nodes, so that each one is tried', async () => {
