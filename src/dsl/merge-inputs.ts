@@ -15,10 +15,22 @@ export interface MergeOptions {
    * are late), and that decision is recorded in the results, so a restart repeats it.
    */
   readonly idleAfter?: Duration | 'never';
+  /**
+   * How many messages an input may hold in the merge while they wait for a lagging input
+   * (default 10,000; an integer >= 1). An input ahead of the others by more stops being read
+   * (its source's credit holds the broker's chunks back) until they catch up, as Kafka
+   * Streams' `buffered.records.per.partition` does: memory stays bounded however far the
+   * inputs drift apart (a stage 2 started over a day of one partition's backlog). An input
+   * that holds the merge back is always read. Reads pause between chunks, so an input may hold
+   * up to one chunk more.
+   */
+  readonly maxBufferedPerInput?: number;
 }
 
 /** The default `idleAfter`: an empty input holds results back for at most this long. */
 const DEFAULT_IDLE_AFTER: Duration = '30s';
+/** The default `maxBufferedPerInput`: a few MB of decoded messages per input. */
+const DEFAULT_MAX_BUFFERED = 10_000;
 
 /**
  * Several sources as ONE input of a job: `aggregate<T>(mergeInputs([a, b]))`. Their messages
@@ -65,7 +77,15 @@ export function mergeInputs(sources: readonly Source[], options: MergeOptions = 
     }
     streams.add(stream);
   }
-  return new MergedInputs(sources, idleAfterMs(options.idleAfter ?? DEFAULT_IDLE_AFTER));
+  const maxBuffered = options.maxBufferedPerInput ?? DEFAULT_MAX_BUFFERED;
+  if (!Number.isSafeInteger(maxBuffered) || maxBuffered < 1) {
+    throw new ConfigError('maxBufferedPerInput', 'must be an integer >= 1', maxBuffered);
+  }
+  return new MergedInputs(
+    sources,
+    idleAfterMs(options.idleAfter ?? DEFAULT_IDLE_AFTER),
+    maxBuffered,
+  );
 }
 
 /** The stream of one input, checked: a plain source, without a consumer group. */

@@ -22,6 +22,12 @@ export interface Processor<R> {
   leaveOut?(input: number): void;
 
   /**
+   * Over several inputs: whether input `input` may deliver its next chunk, or waits while it
+   * holds `maxBuffered` messages ahead of the others (`MergeOptions.maxBufferedPerInput`).
+   */
+  mayRead?(input: number, maxBuffered: number): boolean;
+
+  /**
    * Hands over the results decided so far, in order, to be published. `idleFlushMayFollow`: an
    * idle flush may come before the next message, and a result it would have to join (it could
    * go under no other publishing id) stays behind until then.

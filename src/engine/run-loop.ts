@@ -368,7 +368,35 @@ export class RunLoop<T, A, R> {
       this.inputsNext[input] = from === 'first' ? 0n : from;
       return from;
     };
-    return readInputs(source.inputs, start, this.signal, source.idleAfterMs);
+    const waiting = new Set<number>();
+    const mayRead = (input: number): boolean => {
+      const may = this.mayRead(input);
+      if (may === waiting.has(input)) this.reportReadWaits(input, !may, waiting);
+      return may;
+    };
+    return readInputs(source.inputs, start, this.signal, source.idleAfterMs, mayRead);
+  }
+
+  /**
+   * Over several inputs, whether input `input` may deliver more, or waits while it holds
+   * `maxBufferedPerInput` messages ahead of the others.
+   */
+  private mayRead(input: number): boolean {
+    const { source } = this.job.config;
+    const maxBuffered = (source as MergedInputs).maxBufferedPerInput;
+    return this.processor.mayRead?.(input, maxBuffered) ?? true;
+  }
+
+  /** An input's read begins or ends waiting for the others (`maxBufferedPerInput`): logged. */
+  private reportReadWaits(input: number, waits: boolean, waiting: Set<number>): void {
+    if (waits) waiting.add(input);
+    else waiting.delete(input);
+    this.job.config.logger.debug(
+      { ...this.job.where(), input: this.inputStream(input) },
+      waits
+        ? 'an input holds maxBufferedPerInput messages ahead of the others: its read waits for them'
+        : 'the others caught up: the input is read again',
+    );
   }
 
   /** Over several inputs, whether each one starts at (or past) its end at the start. */
@@ -380,11 +408,18 @@ export class RunLoop<T, A, R> {
     );
   }
 
-  /** Over several inputs, whether `chunk` of `input` completes the reading of every end. */
+  /**
+   * Over several inputs, whether `chunk` of `input` completes the reading of every end. An
+   * input waiting for the others counts as read: while they are at their ends, reading it on
+   * would hold more of its messages and release none.
+   */
   private inputsReachedEnd(input: number, chunk: SourceChunk): boolean {
     this.inputsNext[input] = chunk.firstOffset + BigInt(chunk.count);
     const ends = this.inputEnds;
-    return ends !== undefined && ends.every((end, i) => (this.inputsNext[i] ?? 0n) >= end);
+    return (
+      ends !== undefined &&
+      ends.every((end, i) => (this.inputsNext[i] ?? 0n) >= end || !this.mayRead(i))
+    );
   }
 
   /**

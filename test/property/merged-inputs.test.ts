@@ -5,7 +5,9 @@
 // of ../support/models/merged-order.ts), and runs crashed at random publishes and restarted
 // from their results' merge records write it byte for byte. No input is left out as idle here
 // (`idleAfter: 'never'`): leaving out is a wall-clock decision, tested on its own
-// (test/component/merge/idle-inputs.test.ts).
+// (test/component/merge/idle-inputs.test.ts). The crashed runs hold at most 1 to 5 messages per
+// input ahead of the others (`maxBufferedPerInput`), so their reads wait and go on in orders the
+// uninterrupted run, which reads at will, never takes.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeResult } from '../../src/index.js';
@@ -31,6 +33,7 @@ import { mergedReference } from '../support/models/merged-order.js';
 import { referenceRun, type ReferenceWindow } from '../support/models/event-time-reference.js';
 import { expectSameMessages } from '../support/results/same-bytes.js';
 import { expectStrictlyIncreasing } from '../support/results/target-stream.js';
+import { keepingLogger, type KeepingLogger } from '../support/doubles/keeping-logger.js';
 
 // Each run is an uninterrupted job and up to nine crashed or restarted ones.
 const PARAMETERS = propertyParameters(150);
@@ -47,6 +50,13 @@ const crashArb = fc.array(
     size: 'max',
   },
 );
+
+/** How many messages an input of a crashed run may hold ahead of the others. */
+const maxBufferedArb = fc.integer({ min: 1, max: 5 });
+
+/** Whether a job's log says an input's read waited for the others. */
+const readWaited = (logger: KeepingLogger): boolean =>
+  logger.lines.some(([, , message]) => message.includes('its read waits'));
 
 function referenceWindow(window: MergedWindow): ReferenceWindow {
   const { grace } = window;
@@ -108,45 +118,54 @@ describe('a job over several inputs on the embedded broker', () => {
     async () => {
       const coverage = new Coverage('several inputs through crashes');
       await fc.assert(
-        fc.asyncProperty(mergedScenarioArb, crashArb, async (scenario, crashes) => {
-          coverage.run();
-          const { inputs, job: spec } = scenario;
-          const expected = brokerWithInputs(inputs);
-          await mergedJob(expected, inputs.length, spec).run({ untilCaughtUp: true });
-          countScenario(coverage, scenario, expected);
-          const merged = mergedReference(
-            inputs.map((input) => input.chunks.flat()),
-            spec.maxOutOfOrderness,
-            (message) => keyOf(spec, message),
-          );
-          const reference = referenceRun(merged, {
-            window: referenceWindow(spec.window),
-            maxOutOfOrderness: 0, // the merge applied it, per input
-            late: spec.late,
-          });
-          expect(asReferenceResults(targetBytes(expected))).toEqual(reference);
+        fc.asyncProperty(
+          mergedScenarioArb,
+          crashArb,
+          maxBufferedArb,
+          async (scenario, crashes, maxBuffered) => {
+            coverage.run();
+            const { inputs, job: spec } = scenario;
+            const expected = brokerWithInputs(inputs);
+            await mergedJob(expected, inputs.length, spec).run({ untilCaughtUp: true });
+            countScenario(coverage, scenario, expected);
+            const merged = mergedReference(
+              inputs.map((input) => input.chunks.flat()),
+              spec.maxOutOfOrderness,
+              (message) => keyOf(spec, message),
+            );
+            const reference = referenceRun(merged, {
+              window: referenceWindow(spec.window),
+              maxOutOfOrderness: 0, // the merge applied it, per input
+              late: spec.late,
+            });
+            expect(asReferenceResults(targetBytes(expected))).toEqual(reference);
 
-          const broker = brokerWithInputs(inputs);
-          await runThroughCrashes(
-            broker,
-            'target',
-            crashes,
-            () => {
-              countRestart(coverage, broker);
-              return mergedJob(broker, inputs.length, spec);
-            },
-            coverage,
-          );
-          expectSameMessages(targetBytes(broker), targetBytes(expected));
-          expectStrictlyIncreasing(
-            broker.chunks('target').map((chunk) => chunk.writer?.publishingId ?? -1n),
-          );
-        }),
+            const broker = brokerWithInputs(inputs);
+            const logger = keepingLogger();
+            await runThroughCrashes(
+              broker,
+              'target',
+              crashes,
+              () => {
+                countRestart(coverage, broker);
+                const options = { idleAfter: 'never', maxBufferedPerInput: maxBuffered } as const;
+                return mergedJob(broker, inputs.length, spec, options, logger);
+              },
+              coverage,
+            );
+            coverage.count('runs where an input waited for the others', readWaited(logger));
+            expectSameMessages(targetBytes(broker), targetBytes(expected));
+            expectStrictlyIncreasing(
+              broker.chunks('target').map((chunk) => chunk.writer?.publishingId ?? -1n),
+            );
+          },
+        ),
         PARAMETERS,
       );
       // Expected occurrences per run, below what 100 runs measured (see Coverage.expectRates).
       coverage.expectRates({
         'runs with >= 3 results': 0.6,
+        'runs where an input waited for the others': 0.8,
         'tumbling with >= 3 results': 0.25,
         'hopping with >= 3 results': 0.2,
         'session with >= 3 results': 0.08,

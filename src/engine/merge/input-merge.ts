@@ -35,6 +35,8 @@ interface InputState {
   leftOut: boolean;
   /** Floors in force, by offset; the last is the current one. */
   floors: InputFloor[];
+  /** Items offered and not released yet. */
+  held: number;
 }
 
 /**
@@ -81,6 +83,7 @@ export class InputMerge<T> {
         nextOffset: input?.from ?? 0n,
         leftOut: false,
         floors: [...(input?.floors ?? [])],
+        held: 0,
       };
     });
     this.nextPosition = record?.position ?? 0n;
@@ -101,9 +104,15 @@ export class InputMerge<T> {
 
   /** Items of input `input` offered and not released yet. */
   heldBy(input: number): number {
-    let count = 0;
-    for (const item of this.held) if (item.input === input) count++;
-    return count;
+    return this.stateOf(input).held;
+  }
+
+  /**
+   * Whether input `input`'s watermark is above the bound: it does not hold the merge back, so
+   * its items wait for the inputs that do (reading it further only holds more of them).
+   */
+  isAhead(input: number): boolean {
+    return this.watermarkOf(this.stateOf(input)) > this.bound;
   }
 
   /** Items offered and not released yet, over all inputs. */
@@ -276,6 +285,7 @@ export class InputMerge<T> {
   }
 
   private push(item: HeldItem<T>): void {
+    (this.inputs[item.input] as InputState).held++;
     const { held } = this;
     let index = held.push(item) - 1;
     while (index > 0) {
@@ -290,6 +300,7 @@ export class InputMerge<T> {
   private pop(): HeldItem<T> {
     const { held } = this;
     const top = held[0] as HeldItem<T>;
+    (this.inputs[top.input] as InputState).held--;
     const last = held.pop() as HeldItem<T>;
     if (held.length === 0) return top;
     let index = 0;

@@ -20,6 +20,11 @@ export class MergedInputs {
      * bound (`MergeOptions.idleAfter`); undefined: never.
      */
     readonly idleAfterMs: number | undefined,
+    /**
+     * Messages an input may hold in the merge, waiting for a lagging input, before its read
+     * pauses (`MergeOptions.maxBufferedPerInput`).
+     */
+    readonly maxBufferedPerInput: number,
   ) {
     this.stream = `merge(${inputs.map((input) => input.stream).join(',')})`;
   }

@@ -134,6 +134,15 @@ export class MergingProcessor<T, A, R> implements Processor<R> {
     this.releaseAll();
   }
 
+  /**
+   * Whether input `input` may deliver more: not while it holds `maxBuffered` items or more and
+   * is ahead of the merge's bound (its items wait for a lagging input). The inputs that hold
+   * the bound back are always read, so the merge always moves on.
+   */
+  mayRead(input: number, maxBuffered: number): boolean {
+    return this.merge.heldBy(input) < maxBuffered || !this.merge.isAhead(input);
+  }
+
   /** Whether the merge has still to release a position published before this start. */
   private get replaying(): boolean {
     return this.merge.position <= this.replayThrough;

@@ -18,12 +18,18 @@ type Delivered = { readonly input: number; readonly result: IteratorResult<Sourc
  * nothing for `idleAfterMs` since its last chunk (or its start) is reported silent once, until
  * it delivers again: one caught up has nothing to deliver, one behind delivers at once. Ends
  * when every read ends (the signal aborted); a read that fails fails the whole.
+ *
+ * An input's next chunk is asked for only while `mayRead(input)` holds, checked once the chunk
+ * before was handled: an input far ahead of the others waits, its read paused (the source's
+ * credit then holds the broker's chunks back too), until they catch up; the wait is not
+ * silence. Whatever it answers, the readers must be able to move the others on.
  */
 export async function* readInputs(
   sources: readonly Source[],
   start: (input: number) => Promise<bigint | 'first'>,
   signal: AbortSignal,
   idleAfterMs: number | undefined,
+  mayRead: (input: number) => boolean = () => true,
 ): AsyncGenerator<InputDelivery, void, undefined> {
   const reads = sources.map((source, input) =>
     source.read(() => start(input), signal)[Symbol.asyncIterator](),
@@ -38,9 +44,22 @@ export async function* readInputs(
   };
   const quietSince = sources.map(() => performance.now());
   const reported = sources.map(() => false);
+  /** Inputs whose next chunk waits for `mayRead`. */
+  const paused = new Set<number>();
+  const askIfAllowed = (input: number): void => {
+    if (!mayRead(input)) {
+      paused.add(input);
+      return;
+    }
+    paused.delete(input);
+    quietSince[input] = performance.now();
+    ask(input);
+  };
   sources.forEach((_, input) => ask(input));
   try {
-    while (pending.size > 0) {
+    for (;;) {
+      for (const input of [...paused]) askIfAllowed(input);
+      if (pending.size === 0) break;
       const next = Promise.race(pending.values());
       const silence = idleAfterMs === undefined ? undefined : untilSilent(idleAfterMs);
       const delivered = silence === undefined ? await next : await orIdle(next, silence);
@@ -54,10 +73,9 @@ export async function* readInputs(
       const { input, result } = delivered;
       pending.delete(input);
       if (result.done === true) continue;
-      quietSince[input] = performance.now();
       reported[input] = false;
       yield { input, chunk: result.value };
-      ask(input);
+      askIfAllowed(input);
     }
   } finally {
     // Left early (the job stopped, or a read failed): every read is let go, its end unheard.

@@ -12,6 +12,7 @@ import {
   session,
   tumbling,
   type LatePolicy,
+  type Logger,
   type MergeOptions,
   type Runner,
   type Source,
@@ -147,9 +148,11 @@ export function mergedJob(
   inputs: number,
   spec: MergedJobSpec,
   options: MergeOptions = { idleAfter: 'never' },
+  logger?: Logger,
 ): Runner<InputMessage, number, number> {
   const sources = Array.from({ length: inputs }, (_, i) => broker.source(inputName(i)));
-  return mergedJobOver(sources, broker.target('target', { producer: 'merged-job' }), spec, options);
+  const target = broker.target('target', { producer: 'merged-job' });
+  return mergedJobOver(sources, target, spec, options, logger);
 }
 
 /** The job over `sources`, on either broker, publishing to `target`. */
@@ -158,6 +161,7 @@ export function mergedJobOver(
   target: Target,
   spec: MergedJobSpec,
   options: MergeOptions = { idleAfter: 'never' },
+  logger?: Logger,
 ): Runner<InputMessage, number, number> {
   const windowed = aggregate<InputMessage>(mergeInputs(sources, options))
     .filter((message) => message.drop !== true)
@@ -174,7 +178,7 @@ export function mergedJobOver(
       result: (sum) => sum,
       merge: (first, second) => first + second,
     })
-    .to(target, spec.packing);
+    .to(target, { ...spec.packing, ...(logger === undefined ? {} : { logger }) });
 }
 
 /** The job's key of a message: its own, or one key for all. */

@@ -16,6 +16,22 @@ describe('the merge of several inputs, by example', () => {
     expect(merge.release().map((item) => [item.position, item.value])).toEqual([[2n, 'b90']]);
   });
 
+  it('counts what each input holds, and tells the inputs ahead of the bound from the one at it', () => {
+    const merge = new InputMerge<string>(2, 0);
+    merge.offer(0, 0n, 100, 'a100');
+    merge.offer(0, 1n, 200, 'a200');
+    merge.offer(1, 0n, 150, 'b150');
+    expect([merge.heldBy(0), merge.heldBy(1)]).toEqual([2, 1]);
+    // The bound is 150, input 1's watermark: input 0 (at 200) is ahead, input 1 holds it back.
+    expect([merge.isAhead(0), merge.isAhead(1)]).toEqual([true, false]);
+    expect(merge.release().map((item) => item.value)).toEqual(['a100']);
+    expect([merge.heldBy(0), merge.heldBy(1)]).toEqual([1, 1]);
+    merge.offer(1, 1n, 250, 'b250');
+    expect([merge.isAhead(0), merge.isAhead(1)]).toEqual([false, true]);
+    expect(merge.release().map((item) => item.value)).toEqual(['b150']);
+    expect([merge.heldBy(0), merge.heldBy(1)]).toEqual([1, 1]);
+  });
+
   it('raises a late item to its input watermark, and an input back from idle to a floor', () => {
     const merge = new InputMerge<string>(2, 10);
     merge.offer(0, 0n, 100, 'a100');
