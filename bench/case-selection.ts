@@ -13,6 +13,7 @@ export const CASE_KINDS: readonly CaseKind[] = [
   'failover',
   'partitions',
   'scaling',
+  'merge',
   'lookup',
   'outbox-write',
   'sink',

@@ -20,6 +20,7 @@ export type CaseKind =
   | 'sink'
   | 'outbox'
   | 'scaling'
+  | 'merge'
   | 'large-steps';
 
 /**

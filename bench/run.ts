@@ -17,6 +17,7 @@ import { frameAssemblyCases } from './frame-assembly.js';
 import { hotPathCases } from './hot-path/case.js';
 import { largeStepCases } from './large-steps.js';
 import { memoryCases } from './memory.js';
+import { mergeCases } from './merge.js';
 import { observeCases } from './observe.js';
 import { outboxCases, outboxUnavailable } from './outbox.js';
 import { outboxWriteCases } from './outbox-write.js';
@@ -88,6 +89,11 @@ const CASES: Readonly<Record<CaseKind, BenchCase>> = {
       'scaling by CPU (PartitionWorkers 2 threads vs 1 embedded; 1, 2, 4 partitions on RabbitMQ)',
     run: (config) =>
       scalingCases(config.partitionMessages, Math.min(config.repeats, 3), brokerUrl()),
+  },
+  merge: {
+    title:
+      'several inputs (4 inputs against 1 by CPU, and their restarts; what an input 10 s ahead holds)',
+    run: (config) => mergeCases(config.partitionMessages, Math.min(config.repeats, 3)),
   },
   lookup: {
     title:

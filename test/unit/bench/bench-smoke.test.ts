@@ -5,6 +5,7 @@ import { buildChunks, checkEncoding, corpusShape } from '../../../bench/corpus.j
 import { frameAssemblyCases } from '../../../bench/frame-assembly.js';
 import { hotPathCases } from '../../../bench/hot-path/case.js';
 import { memoryCases } from '../../../bench/memory.js';
+import { mergeCases } from '../../../bench/merge.js';
 import { observeCases } from '../../../bench/observe.js';
 import { recoveryCases } from '../../../bench/recovery.js';
 import { formatTable, throughput, verdicts, type CaseResult } from '../../../bench/report.js';
@@ -180,5 +181,20 @@ describe('bench smoke', () => {
     expect(verdicts(result === undefined ? [] : [result]).map((verdict) => verdict.target)).toEqual(
       ['oneThread >= 1.8'],
     );
+  });
+
+  it('runs the merge case: 4 inputs against 1 (their windows checked equal first), and what an input ahead holds', async () => {
+    const [inputs, skew, ...others] = await mergeCases(8_000, 1, 400); // 400 ms: 2,000 messages
+    expect(others).toEqual([]);
+    expect(inputs?.name).toBe('merge/4-inputs-vs-1');
+    expect(inputs?.ratios.oneInputByCpu).toBeGreaterThan(0);
+    expectRatioRanges([inputs]);
+    expectSpread(inputs);
+    const held = skew?.values ?? {};
+    expect(held.skewMessages).toBe(2_000);
+    // Unbounded, it holds the whole skew; bounded by 1,000, that and a chunk (500) at most.
+    expect(held.heldUnbounded).toBeGreaterThanOrEqual(2_000);
+    expect(held.held1000).toBeGreaterThanOrEqual(1_000);
+    expect(held.held1000).toBeLessThanOrEqual(1_500);
   });
 });
