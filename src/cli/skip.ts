@@ -4,6 +4,7 @@ import { skipReference, stopReference } from '../engine/skip-request.js';
 import { firstChunk } from './first-chunk.js';
 import { settled } from './settled.js';
 import { readLastWholeStep } from '../engine/resume/last-whole-step.js';
+import { publishedThrough } from '../engine/resume/published-through.js';
 
 /** What an operator's skip request (`stream-windows skip`) stored, and where the job stood. */
 export interface SkipRequest {
@@ -32,18 +33,18 @@ export interface PendingStop {
 
 /**
  * The stop and skip request stored on the source for the job of `target`'s producer, kept
- * only while the job has not published past them (`published`: it ever published).
+ * only while the job's results do not cover them (`through`: what they cover, see
+ * ../engine/resume/published-through.ts).
  */
 export async function pendingStop(
   source: Source,
   target: Target,
-  lastOffset: bigint,
-  published: boolean,
+  through: bigint,
 ): Promise<PendingStop> {
   const ask = async (reference: string): Promise<bigint | undefined> => {
     if (source.storedOffset === undefined) return undefined;
     const offset = await source.storedOffset(reference);
-    return offset !== undefined && (!published || offset > lastOffset) ? offset : undefined;
+    return offset !== undefined && offset > through ? offset : undefined;
   };
   const [stoppedAt, skipRequested] = await settled(
     ask(stopReference(target.stream, target.producer)),
@@ -85,15 +86,15 @@ export async function requestSkip(
       offset,
     );
   }
-  const published = await step.published();
-  if (published && offset <= lastOffset) {
+  const through = publishedThrough(lastOffset, await step.published());
+  if (offset <= through) {
     throw new ConfigError(
       'offset',
       `must be above the last offset ${lastOffset} that producer '${target.producer}' published on '${target.stream}': the job is past it already`,
       offset,
     );
   }
-  const { stoppedAt } = await pendingStop(source, target, lastOffset, published);
+  const { stoppedAt } = await pendingStop(source, target, through);
   if (stoppedAt !== offset) {
     const where =
       stoppedAt === undefined

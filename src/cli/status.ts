@@ -1,6 +1,7 @@
 import type { Source, Target } from '../ports/ports.js';
 import { settled } from './settled.js';
 import { readLastWholeStep } from '../engine/resume/last-whole-step.js';
+import { nextUnpublished, publishedThrough } from '../engine/resume/published-through.js';
 import { pendingStop } from './skip.js';
 import { streamLag, type StreamLag } from './stream-lag.js';
 
@@ -53,8 +54,9 @@ export async function jobStatus(source: Source, target: Target): Promise<JobStat
   );
   const published = await step.published();
   const lastOffset = step.offset;
-  const resumeFrom: bigint | 'first' = published ? lastOffset + 1n : 'first';
-  const { stoppedAt, skipRequested } = await pendingStop(source, target, lastOffset, published);
+  const through = publishedThrough(lastOffset, published);
+  const resumeFrom = nextUnpublished(through);
+  const { stoppedAt, skipRequested } = await pendingStop(source, target, through);
   return {
     source: source.stream,
     target: target.stream,

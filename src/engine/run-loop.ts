@@ -14,6 +14,7 @@ import { sliceOf } from '../ports/chunk-slice.js';
 import { createProcessor } from './processor-factory.js';
 import type { Processor } from './processor.js';
 import { skipsThrough } from './skip-request.js';
+import { publishedThrough } from './resume/published-through.js';
 import { resumesAtOne, type FoundStart, type ResumePoint } from './resume/resume-point.js';
 import type { RunnerConfig } from './runner.js';
 import { MergedInputs, positionAfter } from './merge/merged-inputs.js';
@@ -270,7 +271,7 @@ export class RunLoop<T, A, R> {
     // No step stored counts as published when the job found an earlier version's under id 0.
     const published = found.lastId !== 0n || found.published === true;
     if (config.processor.onError === 'stop') {
-      processor.skipThrough(skipsThrough(this.skipRequest, last, published));
+      processor.skipThrough(skipsThrough(this.skipRequest, publishedThrough(last, published)));
     }
     this.reportStarted(found, sourceEnd, this.counters.restarts);
     // Nothing to read up to the end known at the start: caught up before the first chunk.
@@ -278,7 +279,7 @@ export class RunLoop<T, A, R> {
       sourceEnd !== undefined &&
       (sourceEnd === 0n ||
         (found.inputs === undefined
-          ? published && last + 1n >= sourceEnd
+          ? publishedThrough(last, published) + 1n >= sourceEnd
           : this.inputsStartAtEnd(found.inputs)));
     if (this.caughtUp) this.reportCaughtUp(sourceEnd ?? 0n);
     if (this.caughtUp && options.untilCaughtUp === true) {

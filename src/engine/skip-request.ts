@@ -52,15 +52,11 @@ export function stopReference(target: string, producer: string): string {
  * operator's request, and every offset the producer already published past. A message at
  * or below the last step's last offset that fails under 'stop' was necessarily stepped over
  * before (a restart of an event-time job re-reads from before it), so it is again, whatever
- * the request says now: a replay decides what the first read decided. -1: none.
+ * the request says now: a replay decides what the first read decided. `through`: what the
+ * producer's results cover (./resume/published-through.ts). -1: none.
  */
-export function skipsThrough(
-  request: bigint | undefined,
-  lastOffset: bigint,
-  published: boolean,
-): bigint {
-  const passed = published ? lastOffset : -1n;
-  return request !== undefined && request > passed ? request : passed;
+export function skipsThrough(request: bigint | undefined, through: bigint): bigint {
+  return request !== undefined && request > through ? request : through;
 }
 
 /**
