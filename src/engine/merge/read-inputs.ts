@@ -17,7 +17,8 @@ type Delivered = { readonly input: number; readonly result: IteratorResult<Sourc
  * come, in no set order (the merge makes any order the same). An input whose read delivered
  * nothing for `idleAfterMs` since its last chunk (or its start) is reported silent once, until
  * it delivers again: one caught up has nothing to deliver, one behind delivers at once. Ends
- * when every read ends (the signal aborted); a read that fails fails the whole.
+ * when every read ends (the signal aborted); a read that fails fails the whole, the others
+ * ended first (their sources' signal aborted), so that none waits on.
  *
  * An input's next chunk is asked for only while `mayRead(input)` holds, checked once the chunk
  * before was handled: an input far ahead of the others waits, its read paused (the source's
@@ -31,8 +32,12 @@ export async function* readInputs(
   idleAfterMs: number | undefined,
   mayRead: (input: number) => boolean = () => true,
 ): AsyncGenerator<InputDelivery, void, undefined> {
+  // Ended with the whole, or when it fails: the others' reads, waiting for chunks that may
+  // never come, must end too before they can be left.
+  const ended = new AbortController();
+  const reading = AbortSignal.any([signal, ended.signal]);
   const reads = sources.map((source, input) =>
-    source.read(() => start(input), signal)[Symbol.asyncIterator](),
+    source.read(() => start(input), reading)[Symbol.asyncIterator](),
   );
   const pending = new Map<number, Promise<Delivered>>();
   const ask = (input: number): void => {
@@ -79,6 +84,7 @@ export async function* readInputs(
     }
   } finally {
     // Left early (the job stopped, or a read failed): every read is let go, its end unheard.
+    ended.abort();
     for (const read of pending.values()) read.catch(() => undefined);
     await Promise.all(reads.map((read) => leave(read)));
   }
