@@ -33,14 +33,16 @@ export interface PendingStop {
 
 /**
  * The stop and skip request stored on the source for the job of `target`'s producer, kept
- * only while the job's results do not cover them (`through`: what they cover, see
- * ../engine/resume/published-through.ts).
+ * only while the job has not published past them: above `lastOffset`, its last step's last
+ * offset, when it ever `published`.
  */
 export async function pendingStop(
   source: Source,
   target: Target,
-  through: bigint,
+  lastOffset: bigint,
+  published: boolean,
 ): Promise<PendingStop> {
+  const through = publishedThrough(lastOffset, published);
   const ask = async (reference: string): Promise<bigint | undefined> => {
     if (source.storedOffset === undefined) return undefined;
     const offset = await source.storedOffset(reference);
@@ -86,15 +88,15 @@ export async function requestSkip(
       offset,
     );
   }
-  const through = publishedThrough(lastOffset, await step.published());
-  if (offset <= through) {
+  const published = await step.published();
+  if (offset <= publishedThrough(lastOffset, published)) {
     throw new ConfigError(
       'offset',
       `must be above the last offset ${lastOffset} that producer '${target.producer}' published on '${target.stream}': the job is past it already`,
       offset,
     );
   }
-  const { stoppedAt } = await pendingStop(source, target, through);
+  const { stoppedAt } = await pendingStop(source, target, lastOffset, published);
   if (stoppedAt !== offset) {
     const where =
       stoppedAt === undefined

@@ -54,9 +54,8 @@ export async function jobStatus(source: Source, target: Target): Promise<JobStat
   );
   const published = await step.published();
   const lastOffset = step.offset;
-  const through = publishedThrough(lastOffset, published);
-  const resumeFrom = nextUnpublished(through);
-  const { stoppedAt, skipRequested } = await pendingStop(source, target, through);
+  const resumeFrom = nextUnpublished(publishedThrough(lastOffset, published));
+  const { stoppedAt, skipRequested } = await pendingStop(source, target, lastOffset, published);
   return {
     source: source.stream,
     target: target.stream,

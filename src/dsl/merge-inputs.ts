@@ -39,8 +39,10 @@ const DEFAULT_MAX_BUFFERED = 10_000;
  * publishes the same bytes; each result records every input's position. The job's window must
  * be an event-time one closed by the watermark (tumbling, hopping or session with a grace).
  * The inputs' order and streams are part of the job's definition: a job started with another
- * list stops before publishing (JobDefinitionError). Each input is a plain stream source
- * (`broker.source(stream)`), read without a consumer group.
+ * list stops before publishing (JobDefinitionError). Each input is a stream source
+ * (`broker.source(stream)`); the first may be read as a single active consumer
+ * (`{ singleActive: { name } }`): its group then elects the one instance of the job that reads
+ * every input, and a standby takes over from the last result when it goes.
  *
  * @example
  * ```ts
@@ -66,8 +68,8 @@ export function mergeInputs(sources: readonly Source[], options: MergeOptions = 
     throw new ConfigError('mergeInputs', 'must be given a non-empty array of sources', sources);
   }
   const streams = new Set<string>();
-  for (const source of sources as readonly unknown[]) {
-    const stream = checkInput(source);
+  for (const [index, source] of (sources as readonly unknown[]).entries()) {
+    const stream = checkInput(source, index);
     if (streams.has(stream)) {
       throw new ConfigError(
         'mergeInputs',
@@ -88,8 +90,11 @@ export function mergeInputs(sources: readonly Source[], options: MergeOptions = 
   );
 }
 
-/** The stream of one input, checked: a plain source, without a consumer group. */
-function checkInput(source: unknown): string {
+/**
+ * The stream of input `index`, checked: a stream source, in a consumer group only if it is
+ * the first (its group elects the instance that reads them all).
+ */
+function checkInput(source: unknown, index: number): string {
   if (source instanceof ResultsSource) {
     throw new ConfigError(
       'mergeInputs',
@@ -105,10 +110,10 @@ function checkInput(source: unknown): string {
       source,
     );
   }
-  if (candidate.group !== undefined) {
+  if (candidate.group !== undefined && index > 0) {
     throw new ConfigError(
       'mergeInputs',
-      `does not take a single active consumer source yet ('${candidate.stream}' in group '${candidate.group}'): each input would be activated on its own`,
+      `takes a single active consumer source as its first input only ('${candidate.stream}' in group '${candidate.group}' is input ${index}): the first input's group elects the instance that reads every input, and groups on several streams could elect different instances`,
       candidate.stream,
     );
   }

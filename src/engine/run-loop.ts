@@ -375,7 +375,12 @@ export class RunLoop<T, A, R> {
       if (may === waiting.has(input)) this.reportReadWaits(input, !may, waiting);
       return may;
     };
-    return readInputs(source.inputs, start, this.signal, source.idleAfterMs, mayRead);
+    const group: GroupObserver = { standby: (name) => this.reportStandby(name) };
+    return readInputs(source.inputs, start, this.signal, {
+      idleAfterMs: source.idleAfterMs,
+      mayRead,
+      group,
+    });
   }
 
   /**

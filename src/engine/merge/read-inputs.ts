@@ -1,5 +1,5 @@
 import { IDLE, orIdle } from '../../ports/idle-timeout.js';
-import type { Source, SourceChunk } from '../../ports/ports.js';
+import type { GroupObserver, Source, SourceChunk } from '../../ports/ports.js';
 
 /** What reading several inputs at once delivers: a chunk of one of them, or its silence. */
 export interface InputDelivery {
@@ -11,6 +11,19 @@ export interface InputDelivery {
 
 type Delivered = { readonly input: number; readonly result: IteratorResult<SourceChunk, void> };
 
+/** How `readInputs` reads besides its inputs and their starts. */
+export interface ReadInputsOptions {
+  /**
+   * Wall-clock ms an input's read may deliver nothing, once started, before it is reported
+   * silent; undefined: never.
+   */
+  readonly idleAfterMs: number | undefined;
+  /** Whether an input may deliver its next chunk (`maxBufferedPerInput`); default always. */
+  readonly mayRead?: (input: number) => boolean;
+  /** Told when the first input, read in a consumer group, stands by in it. */
+  readonly group?: GroupObserver;
+}
+
 /**
  * Reads every input at once, one read under way per input, each from where `start(input)`
  * says (asked when it may deliver, as `Source.read` asks), and yields their chunks as they
@@ -19,6 +32,11 @@ type Delivered = { readonly input: number; readonly result: IteratorResult<Sourc
  * it delivers again: one caught up has nothing to deliver, one behind delivers at once. Ends
  * when every read ends (the signal aborted); a read that fails fails the whole, the others
  * ended first (their sources' signal aborted), so that none waits on.
+ *
+ * A first input read in a single active consumer group (`Source.group`) elects the instance
+ * that reads them all: the other inputs are started only once it is activated, from the
+ * resume point read then, and none is silent before. Its own read ends with `signal` alone: a
+ * step-down is answered once the caller has let its confirms land and aborted `signal`.
  *
  * An input's next chunk is asked for only while `mayRead(input)` holds, checked once the chunk
  * before was handled: an input far ahead of the others waits, its read paused (the source's
@@ -29,15 +47,33 @@ export async function* readInputs(
   sources: readonly Source[],
   start: (input: number) => Promise<bigint | 'first'>,
   signal: AbortSignal,
-  idleAfterMs: number | undefined,
-  mayRead: (input: number) => boolean = () => true,
+  options: ReadInputsOptions,
 ): AsyncGenerator<InputDelivery, void, undefined> {
+  const { idleAfterMs, mayRead = () => true } = options;
+  const leader = sources[0]?.group !== undefined ? 0 : undefined;
   // Ended with the whole, or when it fails: the others' reads, waiting for chunks that may
   // never come, must end too before they can be left.
   const ended = new AbortController();
   const reading = AbortSignal.any([signal, ended.signal]);
+  let activated: () => void = () => undefined;
+  const activation = new Promise<void>((resolve) => (activated = resolve));
+  /** Since when each started input has delivered nothing; undefined until it starts. */
+  const quietSince: (number | undefined)[] = sources.map(() => undefined);
+  const startOf = async (input: number): Promise<bigint | 'first'> => {
+    if (leader !== undefined && input !== leader) {
+      await untilActivated(activation, reading);
+      // Given up before the leader was activated: the read ends on the signal, reading nothing.
+      if (reading.aborted) return 'first';
+    }
+    const from = await start(input);
+    if (input === leader) activated();
+    quietSince[input] = performance.now();
+    return from;
+  };
   const reads = sources.map((source, input) =>
-    source.read(() => start(input), reading)[Symbol.asyncIterator](),
+    input === leader
+      ? source.read(() => startOf(input), signal, options.group)[Symbol.asyncIterator]()
+      : source.read(() => startOf(input), reading)[Symbol.asyncIterator](),
   );
   const pending = new Map<number, Promise<Delivered>>();
   const ask = (input: number): void => {
@@ -47,7 +83,6 @@ export async function* readInputs(
       read.next().then((result) => ({ input, result })),
     );
   };
-  const quietSince = sources.map(() => performance.now());
   const reported = sources.map(() => false);
   /** Inputs whose next chunk waits for `mayRead`. */
   const paused = new Set<number>();
@@ -86,7 +121,11 @@ export async function* readInputs(
     // Left early (the job stopped, or a read failed): every read is let go, its end unheard.
     ended.abort();
     for (const read of pending.values()) read.catch(() => undefined);
-    await Promise.all(reads.map((read) => leave(read)));
+    // The leader's read, still waiting for a chunk, ends when the caller aborts `signal`, after
+    // its confirms landed (Source.read): waiting for it here would wait for ever.
+    const leaderWaits = leader !== undefined && pending.has(leader) && !signal.aborted;
+    const leaving = reads.map((read) => leave(read));
+    await Promise.all(leaderWaits ? leaving.filter((_, input) => input !== leader) : leaving);
   }
 
   /** Ms until the next input not reported yet has been silent `idleAfter`; undefined: none. */
@@ -94,8 +133,9 @@ export async function* readInputs(
     const now = performance.now();
     let least: number | undefined;
     for (const input of pending.keys()) {
-      if (reported[input] === true) continue;
-      const left = Math.max(0, (quietSince[input] as number) + idleAfter - now);
+      const since = quietSince[input];
+      if (reported[input] === true || since === undefined) continue;
+      const left = Math.max(0, since + idleAfter - now);
       least = least === undefined ? left : Math.min(least, left);
     }
     return least;
@@ -105,9 +145,10 @@ export async function* readInputs(
   function silentInputs(idleAfter: number): number[] {
     const now = performance.now();
     return [...pending.keys()]
-      .filter(
-        (input) => reported[input] !== true && now - (quietSince[input] as number) >= idleAfter,
-      )
+      .filter((input) => {
+        const since = quietSince[input];
+        return reported[input] !== true && since !== undefined && now - since >= idleAfter;
+      })
       .sort((a, b) => a - b);
   }
 }
@@ -119,4 +160,17 @@ async function leave(read: AsyncIterator<SourceChunk>): Promise<void> {
   } catch {
     // The read failed or was aborted: it is over either way.
   }
+}
+
+/** Resolves once `activation` does, or `signal` aborts. */
+function untilActivated(activation: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    void activation.then(done);
+  });
 }

@@ -38,36 +38,50 @@ function failingReads(
 }
 
 describe('a job over several inputs when one input fails', () => {
-  it('restarts when one read fails while another waits for chunks, and stops when asked', async () => {
-    const broker = new MemoryBroker();
-    for (const stream of ['a', 'b', 'totals']) broker.createStream(stream);
-    broker.append('a', [jsonMessage({ at: 1 }), jsonMessage({ at: 2 })]);
-    // b fails once a's chunk was read: a's read then waits for more, which never comes.
-    let aRead = 0;
-    const b = failingReads(broker.source('b'), () =>
-      until(() => aRead > 0, bound(5_000), "a's chunk read"),
-    );
-    const job = aggregate<{ at: number }>(
-      mergeInputs([broker.source('a'), b], { idleAfter: 'never' }),
-    )
-      .eventTime((reading) => reading.at)
-      .tumbling(1_000, { grace: 0 })
-      .reduce((n) => n + 1, 0)
-      .to(broker.target('totals', { producer: 'totals' }), { retryDelayMs: 1 });
-    job.on('read', ({ stream }) => {
-      if (stream === 'a') aRead++;
-    });
-    const restarts: string[] = [];
-    job.on('restart', ({ error }) => restarts.push(error.message));
-    const stop = new AbortController();
-    const running = job.run({ signal: stop.signal });
-    try {
-      await until(() => restarts.length >= 2, bound(5_000), 'two restarts');
-    } finally {
-      stop.abort();
-    }
-    await running;
-    expect(b.reads()).toBeGreaterThanOrEqual(2);
-    expect(restarts[0]).toMatch(/reading stream 'b' .*the broker went away/);
-  });
+  it.each([
+    ['a plain source', false],
+    ['a single active consumer (the first input)', true],
+  ])(
+    'restarts when one read fails while another, %s, waits for chunks, and stops when asked',
+    async (_, singleActive) => {
+      const broker = new MemoryBroker();
+      for (const stream of ['a', 'b', 'totals']) broker.createStream(stream);
+      broker.append('a', [jsonMessage({ at: 1 }), jsonMessage({ at: 2 })]);
+      // b fails once a's chunk was read: a's read then waits for more, which never comes.
+      let aRead = 0;
+      const b = failingReads(broker.source('b'), () =>
+        until(() => aRead > 0, bound(5_000), "a's chunk read"),
+      );
+      const job = aggregate<{ at: number }>(
+        mergeInputs(
+          [
+            singleActive
+              ? broker.source('a', { singleActive: { name: 'totals' } })
+              : broker.source('a'),
+            b,
+          ],
+          { idleAfter: 'never' },
+        ),
+      )
+        .eventTime((reading) => reading.at)
+        .tumbling(1_000, { grace: 0 })
+        .reduce((n) => n + 1, 0)
+        .to(broker.target('totals', { producer: 'totals' }), { retryDelayMs: 1 });
+      job.on('read', ({ stream }) => {
+        if (stream === 'a') aRead++;
+      });
+      const restarts: string[] = [];
+      job.on('restart', ({ error }) => restarts.push(error.message));
+      const stop = new AbortController();
+      const running = job.run({ signal: stop.signal });
+      try {
+        await until(() => restarts.length >= 2, bound(5_000), 'two restarts');
+      } finally {
+        stop.abort();
+      }
+      await running;
+      expect(b.reads()).toBeGreaterThanOrEqual(2);
+      expect(restarts[0]).toMatch(/reading stream 'b' .*the broker went away/);
+    },
+  );
 });

@@ -112,6 +112,11 @@ describe('mergeInputs', () => {
     expect(mergeInputs([broker.source('a')], { idleAfter: 'never' }).idleAfterMs).toBeUndefined();
   });
 
+  it('takes a first input read as a single active consumer: its group elects the instance', () => {
+    const leader = broker.source('a', { singleActive: { name: 'g' } });
+    expect(mergeInputs([leader, broker.source('b')]).inputs[0]?.group).toBe('g');
+  });
+
   it('refuses anything else, naming what and why', () => {
     const a = broker.source('a');
     const cases: [() => unknown, string][] = [
@@ -128,7 +133,7 @@ describe('mergeInputs', () => {
       ],
       [
         () => mergeInputs([a, broker.source('b', { singleActive: { name: 'g' } })]),
-        "does not take a single active consumer source yet ('b' in group 'g')",
+        "takes a single active consumer source as its first input only ('b' in group 'g' is input 1)",
       ],
       [() => mergeInputs([a], { idleAfter: 0 }), 'idleAfter'],
       [() => mergeInputs([a], { idleAfter: '1d' as never }), 'idleAfter'],
