@@ -8,6 +8,7 @@ import {
   mergeInputs,
   SourceError,
   type Source,
+  type SourceChunk,
 } from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { until } from '../../support/jobs/outbox-fixture.js';
@@ -27,12 +28,14 @@ function failingReads(
     endOffset: () => source.endOffset(),
     reads: () => reads,
     read: (from) => ({
-      async *[Symbol.asyncIterator]() {
-        if (typeof from === 'function') await from();
-        await after();
-        reads++;
-        throw new SourceError(source.stream, true, 'the broker went away');
-      },
+      [Symbol.asyncIterator]: () => ({
+        next: async (): Promise<IteratorResult<SourceChunk>> => {
+          if (typeof from === 'function') await from();
+          await after();
+          reads++;
+          throw new SourceError(source.stream, true, 'the broker went away');
+        },
+      }),
     }),
   };
 }

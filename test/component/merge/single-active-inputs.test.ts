@@ -49,8 +49,12 @@ function instance(broker: MemoryBroker) {
     seen.read++;
     if (stream === 'b') seen.readOfB++;
   });
-  job.on('standby', () => void seen.standby++);
-  job.on('started', () => void seen.started++);
+  job.on('standby', () => {
+    seen.standby++;
+  });
+  job.on('started', () => {
+    seen.started++;
+  });
   return { job, seen };
 }
 
