@@ -228,7 +228,8 @@ export class WindowOperator<T, A, R> implements Processor<R> {
     replaying: boolean,
   ): void {
     const { values, keys, times } = message;
-    if (!replaying) this.lateDropped += message.counted;
+    // Counted while replaying too: the end of the replay resets what the result holds.
+    this.lateDropped += message.counted;
     if (values.length === 0) return;
     this.kind.beginMessage?.();
     for (let i = 0; i < values.length; i++) {
