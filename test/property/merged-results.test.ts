@@ -150,6 +150,7 @@ describe('stage 2 over a partitioned stage 1 on the embedded broker', () => {
             const expected = brokerWithResults(inputs);
             await runPipeline(expected, count, one, two);
             countScenario(coverage, expected, count);
+            coverage.count(`stage 2 ${two.window.kind}`);
             coverage.count(
               'runs with inputs skewed by a window or more',
               skews.some((skew) => skew >= WINDOW_MS),
@@ -221,6 +222,9 @@ describe('stage 2 over a partitioned stage 1 on the embedded broker', () => {
         'runs where stage 2 read a result of outputs of several windows': 0.65,
         'runs where stage 2 read a result of no final output': 0.08,
         'runs of 3 or 4 inputs': 0.55,
+        'stage 2 tumbling': 0.25,
+        'stage 2 hopping': 0.25,
+        'stage 2 session': 0.25,
         'runs where stage 2 published 3 results or more': 0.9,
         'runs with inputs skewed by a window or more': 0.5,
         'runs with a crash in stage 1': 0.3,

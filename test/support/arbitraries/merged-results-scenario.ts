@@ -11,6 +11,7 @@ import {
   hopping,
   jsonMessage,
   mergeInputs,
+  session,
   tumbling,
   type LatePolicy,
   type OutputValue,
@@ -35,9 +36,12 @@ export const MARKER = 'marker';
 /** Far past any input's data (at most ~120 messages of steps up to 8 s after a 3 s skew). */
 const MARKERS_FROM = Date.UTC(2026, 0, 1) + 10_000_000;
 
-/** A tumbling window of `WINDOW_MS` or a hopping one of twice that, advancing by it. */
+/**
+ * A tumbling window of `WINDOW_MS`, a hopping one of twice that advancing by it, or (stage 2
+ * only: stage 1's sessions would not come in window order) a session of a 700 ms gap.
+ */
 export interface WindowOfStage {
-  readonly kind: 'tumbling' | 'hopping';
+  readonly kind: 'tumbling' | 'hopping' | 'session';
   readonly grace: number;
 }
 
@@ -61,13 +65,11 @@ export interface StageTwoSpec {
   readonly packing: Pick<JobSpec, 'pack' | 'format'>;
 }
 
-const windowOfStageArb: fc.Arbitrary<WindowOfStage> = fc.record({
-  kind: fc.constantFrom<WindowOfStage['kind']>('tumbling', 'hopping'),
-  grace: fc.constantFrom(0, 200, 1_000),
-});
+const windowOfStageArb = (...kinds: WindowOfStage['kind'][]): fc.Arbitrary<WindowOfStage> =>
+  fc.record({ kind: fc.constantFrom(...kinds), grace: fc.constantFrom(0, 200, 1_000) });
 
 export const stageOneArb: fc.Arbitrary<StageOneSpec> = fc.record({
-  window: windowOfStageArb,
+  window: windowOfStageArb('tumbling', 'hopping'),
   maxOutOfOrderness: fc.constantFrom(0, 300, 1_000),
   keyed: fc.boolean(),
   late: fc.constantFrom<StageOneSpec['late']>('side', 'drop'),
@@ -77,7 +79,7 @@ export const stageOneArb: fc.Arbitrary<StageOneSpec> = fc.record({
 });
 
 export const stageTwoArb: fc.Arbitrary<StageTwoSpec> = fc.record({
-  window: windowOfStageArb,
+  window: windowOfStageArb('tumbling', 'hopping', 'session'),
   maxOutOfOrderness: fc.constantFrom(0, 300, 1_000),
   keyed: fc.boolean(),
   late: fc.constantFrom<StageTwoSpec['late']>('skip', 'count'),
@@ -90,9 +92,9 @@ export const windowsPerValue = (spec: StageTwoSpec): number =>
   spec.window.kind === 'hopping' ? 2 : 1;
 
 function windowOf({ kind, grace }: WindowOfStage): WatermarkWindowSpec {
-  return kind === 'tumbling'
-    ? tumbling(WINDOW_MS, { grace })
-    : hopping(2 * WINDOW_MS, WINDOW_MS, { grace });
+  if (kind === 'tumbling') return tumbling(WINDOW_MS, { grace });
+  if (kind === 'hopping') return hopping(2 * WINDOW_MS, WINDOW_MS, { grace });
+  return session(700, { grace });
 }
 
 /** Stage 1's result stream of input `input`. */
