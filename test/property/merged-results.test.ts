@@ -6,6 +6,8 @@
 // stream byte for byte as an uninterrupted run writes it. Stage 2 counts every stage-1 output once and none
 // late: a stage-1 result is one item of the merge, placed by its least event time, so no value
 // of it can pass a window stage 2 closed (stage 1's outputs come in window order per input).
+// And stage 2 restarted from each of its results in turn (a crash right before the next one)
+// writes the same bytes: a replay from any merge record.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeResult } from '../../src/index.js';
@@ -231,6 +233,49 @@ describe('stage 2 over a partitioned stage 1 on the embedded broker', () => {
         'runs with a crash in stage 2': 0.35,
         'stage-2 restarts from a merge record': 0.9,
         'stage-2 restarts reading a result stream again from above 0': 0.8,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
+    'should write the same bytes when stage 2 restarts from any of its results',
+    async () => {
+      const coverage = new Coverage('stage 2 over merged results restarted from every result');
+      await fc.assert(
+        fc.asyncProperty(
+          mergedScenarioArb,
+          stageOneArb,
+          stageTwoArb,
+          async ({ inputs }, one, two) => {
+            coverage.run();
+            const count = inputs.length;
+            const expected = brokerWithResults(inputs);
+            await runPipeline(expected, count, one, two);
+            // One write per result (a chunk; packed as a batch, of one message per output).
+            const results = expected.chunks('target').length;
+            // A crash before its (k + 1)-th publish leaves stage 2's first k results stored.
+            for (let stored = 1; stored < results; stored++) {
+              const broker = brokerWithResults(inputs);
+              await runStageOne(broker, count, one);
+              const run = await runCrashing(
+                broker,
+                { stream: 'target', atPublish: stored + 1, point: 'before-publish' },
+                stageTwoOn(broker, two, count),
+              );
+              expect(run.crashed).toBe(true);
+              expect(broker.chunks('target').length).toBe(stored);
+              countRestart(coverage, broker);
+              await stageTwoOn(broker, two, count).run({ untilCaughtUp: true });
+              expectSameMessages(targetBytes(broker), targetBytes(expected));
+            }
+          },
+        ),
+        // Each run restarts stage 2 once per result it publishes (tens).
+        propertyParameters(25),
+      );
+      coverage.expectRates({
+        'stage-2 restarts from a merge record': 10,
+        'stage-2 restarts reading a result stream again from above 0': 8,
       });
     },
     PROPERTY_TIMEOUT_MS,
