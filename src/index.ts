@@ -17,6 +17,7 @@ export { Runner, type ResultOf } from './engine/runner.js';
 // A job over several inputs: `aggregate(mergeInputs([a, b]))`, merged by event time.
 export { mergeInputs, type MergeOptions } from './dsl/merge-inputs.js';
 export { MergedInputs } from './engine/merge/merged-inputs.js';
+export { MergedResults } from './engine/merge/merged-results.js';
 export type {
   MergeRecord,
   InputRecord,

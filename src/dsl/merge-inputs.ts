@@ -1,6 +1,7 @@
 import { ConfigError } from '../common/errors.js';
 import { timerMs } from '../common/timer-duration.js';
 import { MergedInputs } from '../engine/merge/merged-inputs.js';
+import { MergedResults } from '../engine/merge/merged-results.js';
 import type { Source } from '../ports/ports.js';
 import { ResultsSource } from '../result-format/results-source.js';
 import { parseDuration, type Duration } from '../windows/duration.js';
@@ -44,6 +45,12 @@ const DEFAULT_MAX_BUFFERED = 10_000;
  * (`{ singleActive: { name } }`): its group then elects the one instance of the job that reads
  * every input, and a standby takes over from the last result when it goes.
  *
+ * The inputs may instead all be `fromResults` sources (stage 2 over a partitioned stage 1,
+ * README "Chaining stages"): each result message is one item of the merge, placed by the
+ * least event time of its values, each value going to the windows of its own event time. A
+ * list of both kinds is refused: a job's values are either messages it decodes or another
+ * job's outputs.
+ *
  * @example
  * ```ts
  * import { aggregate, mergeInputs } from 'stream-windows';
@@ -63,12 +70,29 @@ const DEFAULT_MAX_BUFFERED = 10_000;
  * await job.run({ untilCaughtUp: true });
  * ```
  */
-export function mergeInputs(sources: readonly Source[], options: MergeOptions = {}): MergedInputs {
-  if (!Array.isArray(sources) || sources.length === 0) {
+export function mergeInputs<V>(
+  sources: readonly ResultsSource<V>[],
+  options?: MergeOptions,
+): MergedResults<V>;
+export function mergeInputs(sources: readonly Source[], options?: MergeOptions): MergedInputs;
+export function mergeInputs(
+  sources: readonly (Source | ResultsSource<unknown>)[],
+  options: MergeOptions = {},
+): MergedInputs {
+  if (!isArray(sources) || sources.length === 0) {
     throw new ConfigError('mergeInputs', 'must be given a non-empty array of sources', sources);
   }
+  const results = sources.filter(isResults);
+  if (results.length > 0 && results.length < sources.length) {
+    throw new ConfigError(
+      'mergeInputs',
+      "takes either plain stream sources or fromResults sources, not both: a job's values are either messages it decodes or another job's outputs",
+      sources.map((source) => (isResults(source) ? 'fromResults' : 'source')),
+    );
+  }
+  const plain = sources.map((source): Source => (isResults(source) ? source.source : source));
   const streams = new Set<string>();
-  for (const [index, source] of (sources as readonly unknown[]).entries()) {
+  for (const [index, source] of (plain as readonly unknown[]).entries()) {
     const stream = checkInput(source, index);
     if (streams.has(stream)) {
       throw new ConfigError(
@@ -83,25 +107,31 @@ export function mergeInputs(sources: readonly Source[], options: MergeOptions = 
   if (!Number.isSafeInteger(maxBuffered) || maxBuffered < 1) {
     throw new ConfigError('maxBufferedPerInput', 'must be an integer >= 1', maxBuffered);
   }
-  return new MergedInputs(
-    sources,
-    idleAfterMs(options.idleAfter ?? DEFAULT_IDLE_AFTER),
+  const idleAfter = idleAfterMs(options.idleAfter ?? DEFAULT_IDLE_AFTER);
+  if (results.length === 0) return new MergedInputs(plain, idleAfter, maxBuffered);
+  return new MergedResults(
+    plain,
+    idleAfter,
     maxBuffered,
+    results.map((source) => source.decode),
   );
 }
 
+/** Array.isArray without narrowing a readonly array to any[]. */
+function isArray(value: unknown): value is readonly unknown[] {
+  return Array.isArray(value);
+}
+
+function isResults(source: unknown): source is ResultsSource<unknown> {
+  return source instanceof ResultsSource;
+}
+
 /**
- * The stream of input `index`, checked: a stream source, in a consumer group only if it is
- * the first (its group elects the instance that reads them all).
+ * The stream of input `index` (a fromResults input's underlying source), checked: a stream
+ * source, in a consumer group only if it is the first (its group elects the instance that
+ * reads them all).
  */
 function checkInput(source: unknown, index: number): string {
-  if (source instanceof ResultsSource) {
-    throw new ConfigError(
-      'mergeInputs',
-      'does not take a fromResults source yet: merge plain stream sources',
-      source.source.stream,
-    );
-  }
   const candidate = source as Partial<Source> | null;
   if (typeof candidate?.read !== 'function' || typeof candidate.stream !== 'string') {
     throw new ConfigError(

@@ -38,6 +38,7 @@ import { bodyDecoder, type ValueFormat } from '../api/value-decoder.js';
 import { ResultsSource, type MessageValuesDecoder } from '../result-format/results-source.js';
 import type { ValueStage } from '../engine/value-stage.js';
 import { MergedInputs } from '../engine/merge/merged-inputs.js';
+import { MergedResults } from '../engine/merge/merged-results.js';
 import type {
   AfterEventTimeOrKey,
   AfterWindow,
@@ -211,6 +212,11 @@ export interface FlushOptions {
  * ```
  */
 export function aggregate<V>(source: ResultsSource<V>): PipelineBuilder<V>;
+/**
+ * A job over the result streams of other jobs (`mergeInputs([fromResults(...), ...])`): as a
+ * job over several inputs, receiving each result's values as `fromResults` gives them.
+ */
+export function aggregate<V>(inputs: MergedResults<V>): PipelineBuilder<V, SeveralInputs>;
 /**
  * A job over several inputs (`mergeInputs`): its window must be an event-time one closed by
  * the watermark (a step or count window does not compile, and is refused when it runs).
@@ -609,7 +615,8 @@ export class PipelineBuilder<T, S extends BuilderStage = any> {
   /** Event time and key read the value the earlier methods give, so they must come after. */
   /** A results source reads each message whole into its values: no body decoder, no stages. */
   private notOnResults(method: string, given: unknown): void {
-    if (this.settings.readValues !== undefined) {
+    const { readValues, source } = this.settings;
+    if (readValues !== undefined || source instanceof MergedResults) {
       throw new ConfigError(method, 'does not apply to a fromResults source', given);
     }
   }
@@ -887,7 +894,7 @@ export class AggregationBuilder<T, A, R> {
     return new Runner({
       source,
       target,
-      processor: this.processorConfig(source.stream, window, inputs),
+      processor: this.processorConfig(source, window, inputs),
       encode:
         encode === undefined
           ? (result, { previous, maxWriteBytes }) =>
@@ -909,13 +916,13 @@ export class AggregationBuilder<T, A, R> {
   }
 
   private processorConfig(
-    stream: string,
+    source: Source | MergedInputs,
     window: AnyWindowSpec,
     inputs: readonly string[] | undefined,
   ): ProcessorConfig<T, A, R> {
     const { settings } = this;
     const common = {
-      stream,
+      stream: source.stream,
       decode: bodyDecoder(settings.format, settings.schema),
       readValues: settings.readValues,
       stages: settings.stages,
@@ -925,7 +932,13 @@ export class AggregationBuilder<T, A, R> {
       onError: settings.onError,
       maxDeadLetters: settings.maxDeadLetters,
     };
-    return processorConfig(common, window, settings, inputs);
+    if (inputs === undefined) return processorConfig(common, window, settings);
+    // Each fromResults input's values are the job's T: `aggregate(MergedResults<T>)` typed them.
+    const inputValues =
+      source instanceof MergedResults
+        ? (source.decoders as readonly MessageValuesDecoder<T>[])
+        : undefined;
+    return processorConfig(common, window, settings, { inputs, inputValues });
   }
 }
 

@@ -84,14 +84,14 @@ export function windowRules(window: WindowSpec | EventTimeWindowSpec): WindowRul
 }
 
 /**
- * The config of the processor `window` needs, with the defaults of its kind; `inputs`: the
- * streams of a job over several inputs (its window an event-time one, the builder checks).
+ * The config of the processor `window` needs, with the defaults of its kind; `merged`: the
+ * inputs of a job over several inputs (its window an event-time one, the builder checks).
  */
 export function processorConfig<T, A, R>(
   common: CommonProcessorConfig<T, A, R>,
   window: WindowSpec | EventTimeWindowSpec,
   settings: WindowSettings,
-  inputs?: readonly string[],
+  merged?: Pick<MergingConfig<T, A, R>, 'inputs' | 'inputValues'>,
 ): ProcessorConfig<T, A, R> {
   if (!isEventTimeSpec(window)) return { ...common, window, late: settings.late ?? 'side' };
   return {
@@ -100,7 +100,7 @@ export function processorConfig<T, A, R>(
     late: settings.late === 'drop' ? 'drop' : 'side',
     maxOutOfOrderness: settings.maxOutOfOrderness ?? 0,
     early: settings.early,
-    ...(inputs === undefined ? {} : { inputs }),
+    ...merged,
   };
 }
 

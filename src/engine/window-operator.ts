@@ -19,7 +19,7 @@ import type { ResumeAt, ResumeStart } from './resume/resume-point.js';
 import { recoveryStateOf } from './resume/recovery-state.js';
 import type { MergeRecord } from '../result-format/merge-record.js';
 import type { ReleasedItem } from './merge/input-merge.js';
-import { FILTERED, type DecodedMessage } from './merge/decoded-message.js';
+import { FILTERED, type DecodedMessage, type DecodedValues } from './merge/decoded-message.js';
 
 export interface WindowOperatorConfig<T, A, R> extends Omit<
   StepProcessorConfig<T, A, R>,
@@ -205,18 +205,52 @@ export class WindowOperator<T, A, R> implements Processor<R> {
       const message = item.value;
       if (message === FILTERED) {
         this.filtered++;
+      } else if ('values' in message) {
+        this.placeValues(item, message, replaying);
       } else {
-        try {
-          this.place(message.key, message.value, item.eventTime, replaying);
-        } catch (cause) {
-          // As `placeOrStop`, naming the input's message rather than its merged position.
-          const stream = this.merged?.inputs[item.input] ?? this.config.stream;
-          throw new ProcessingError(stream, item.offset, 'reduce', cause);
-        }
+        this.placeMerged(item, message.key, message.value, item.eventTime, replaying);
         this.closeWindows(item.mergeTime, replaying);
       }
       if (replaying && position === this.replayThrough) this.endReplay();
       this.lastRead = position;
+    }
+  }
+
+  /**
+   * A result of another job released by the merge: each value to the windows of its own event
+   * time, then the item's merge time closes windows once. A value above the merge time falls
+   * into a window the merge has not passed; one below it is late only if its input's watermark
+   * had passed its window, as on one input. A result of no value closes nothing.
+   */
+  private placeValues(
+    item: ReleasedItem<DecodedMessage<T>>,
+    message: DecodedValues<T>,
+    replaying: boolean,
+  ): void {
+    const { values, keys, times } = message;
+    // Counted while replaying too: the end of the replay resets what the result holds.
+    this.lateDropped += message.counted;
+    if (values.length === 0) return;
+    this.kind.beginMessage?.();
+    for (let i = 0; i < values.length; i++) {
+      this.placeMerged(item, keys[i] ?? null, values[i] as T, times[i] as number, replaying);
+    }
+    this.closeWindows(item.mergeTime, replaying);
+  }
+
+  /** As `placeOrStop`, naming the input's message rather than its merged position. */
+  private placeMerged(
+    item: ReleasedItem<DecodedMessage<T>>,
+    key: Key,
+    value: T,
+    time: number,
+    replaying: boolean,
+  ): void {
+    try {
+      this.place(key, value, time, replaying);
+    } catch (cause) {
+      const stream = this.merged?.inputs[item.input] ?? this.config.stream;
+      throw new ProcessingError(stream, item.offset, 'reduce', cause);
     }
   }
 

@@ -6,8 +6,8 @@
 // disorder, late and filtered messages, idle stretches in event time) and never left out as
 // idle (`idleAfter: 'never'`: leaving out is a wall-clock decision, recorded in the results).
 //
-// `fromResults` sources are not inputs of a merge yet (mergeInputs refuses them), so a
-// partitioned stage 1's result streams are not tested here.
+// A partitioned stage 1's result streams as the inputs (`fromResults` sources): see
+// ./merged-results.test.ts.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeResult, jsonMessage, type Source, type Target } from '../../src/index.js';

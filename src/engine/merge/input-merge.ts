@@ -141,11 +141,19 @@ export class InputMerge<T> {
   private lastBound = Number.NEGATIVE_INFINITY;
 
   /**
-   * Takes in the next message of `input` (offsets strictly increasing per input). Returns
-   * false when the item was released before the record this merge began at (a re-read from
-   * the record's `from` meets those), true when it is held for release.
+   * Takes in the next message of `input` (offsets strictly increasing per input). `eventTime`
+   * places it; `latestEventTime` (a message of several values: the greatest of their times,
+   * `eventTime` the least) moves its input's watermark. Returns false when the item was
+   * released before the record this merge began at (a re-read from the record's `from` meets
+   * those), true when it is held for release.
    */
-  offer(input: number, offset: bigint, eventTime: number, value: T): boolean {
+  offer(
+    input: number,
+    offset: bigint,
+    eventTime: number,
+    value: T,
+    latestEventTime = eventTime,
+  ): boolean {
     const state = this.stateOf(input);
     if (offset < state.nextOffset) {
       throw new RangeError(
@@ -170,7 +178,7 @@ export class InputMerge<T> {
       value,
       maxBefore: state.maxEventTime,
     };
-    state.maxEventTime = Math.max(state.maxEventTime, eventTime);
+    state.maxEventTime = Math.max(state.maxEventTime, latestEventTime);
     state.nextOffset = offset + 1n;
     if (this.skipThrough !== undefined && compareMergeKeys(item, this.skipThrough) <= 0) {
       return false;

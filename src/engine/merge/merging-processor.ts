@@ -1,4 +1,5 @@
 import type { SourceChunk } from '../../ports/ports.js';
+import type { MessageValuesDecoder } from '../../result-format/results-source.js';
 import type { StepResult } from '../../result-format/step-result.js';
 import { eventTimeWindowRange } from '../../windows/event-time-range.js';
 import { MessageReader, ReadOutcome } from '../message-reader.js';
@@ -7,12 +8,16 @@ import { Rejections } from '../rejections.js';
 import { recoveryStateOf } from '../resume/recovery-state.js';
 import type { ResumeAt, ResumeStart } from '../resume/resume-point.js';
 import { WindowOperator, type WindowOperatorConfig } from '../window-operator.js';
-import { FILTERED, type DecodedMessage } from './decoded-message.js';
+import { FILTERED, type DecodedMessage, type DecodedValues } from './decoded-message.js';
 import { InputMerge } from './input-merge.js';
 
-/** The window operator's config for a job over several inputs: their streams, in order. */
+/**
+ * The window operator's config for a job over several inputs: their streams, in order, and for
+ * `fromResults` inputs, each one's reader of a whole result into its values.
+ */
 export interface MergingConfig<T, A, R> extends WindowOperatorConfig<T, A, R> {
   readonly inputs: readonly string[];
+  readonly inputValues?: readonly MessageValuesDecoder<T>[] | undefined;
 }
 
 /**
@@ -22,6 +27,8 @@ export interface MergingConfig<T, A, R> extends WindowOperatorConfig<T, A, R> {
  * merged positions as offsets. The merge orders by event time and keeps every input's
  * watermark (less `maxOutOfOrderness`), so the operator's watermark is the merge time of the
  * last item: windows close when the merge has passed them on every input.
+ *
+ * A `fromResults` input's message is read whole into its values, ONE item (`offerValues`).
  *
  * Each result's recovery state carries the merge's record at its resume offset; a restart
  * builds the merge from it and reads every input again from the record's `from`.
@@ -103,8 +110,13 @@ export class MergingProcessor<T, A, R> implements Processor<R> {
     const reader = this.readers[input] as MessageReader<T>;
     const bytes = Buffer.from(chunk.bytes.buffer, chunk.bytes.byteOffset, chunk.bytes.byteLength);
     const { merge } = this;
+    const readValues = this.config.inputValues?.[input];
     for (let index = 0; index < chunk.count; index++) {
       const offset = chunk.firstOffset + BigInt(index);
+      if (readValues !== undefined) {
+        this.offerValues(chunk, index, offset, input, readValues);
+        continue;
+      }
       const outcome = reader.read(chunk, bytes, index);
       if (outcome === ReadOutcome.Read) {
         merge.offer(input, offset, reader.time, { value: reader.value, key: reader.key });
@@ -117,6 +129,38 @@ export class MergingProcessor<T, A, R> implements Processor<R> {
       }
     }
     this.releaseAll();
+  }
+
+  /**
+   * A result of another job: ONE item, as it is one offset (a step never splits it). The item
+   * goes by the least event time of its values, so none of them can be placed after an item of
+   * a later time; the greatest moves its input's watermark, as it would on one input. A result
+   * of no value (only early updates, or parts skipped) goes at its input's watermark.
+   */
+  private offerValues(
+    chunk: SourceChunk,
+    index: number,
+    offset: bigint,
+    input: number,
+    readValues: MessageValuesDecoder<T>,
+  ): void {
+    const reader = this.readers[input] as MessageReader<T>;
+    if (reader.readAll(chunk, index, readValues, true) === ReadOutcome.Rejected) {
+      const rejections = this.rejections[input] as Rejections;
+      rejections.reject(chunk, index, reader.stage, reader.cause, NO_OFFSET); // throws: 'stop'
+      return;
+    }
+    const { values, keys, times, counted } = reader;
+    let least = Number.POSITIVE_INFINITY;
+    let latest = Number.NEGATIVE_INFINITY;
+    for (const time of times) {
+      if (time < least) least = time;
+      if (time > latest) latest = time;
+    }
+    // The reader's keys and times are reused for its next message: the item keeps copies.
+    const item: DecodedValues<T> = { values, keys: [...keys], times: [...times], counted };
+    if (values.length === 0) this.merge.offer(input, offset, Number.NEGATIVE_INFINITY, item);
+    else this.merge.offer(input, offset, least, item, latest);
   }
 
   /**

@@ -3,14 +3,16 @@
 // that must not compile over several inputs (a step window, a count window, `.compact()`,
 // `.transform()`), and each still throws the builder's ConfigError stating the rule when it
 // runs, for JavaScript callers and builders whose type records nothing. mergeInputs checks its
-// sources and options.
+// sources (plain ones, or fromResults ones, never both) and options.
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   aggregate,
   ConfigError,
   count,
   fromResults,
+  MergedResults,
   mergeInputs,
+  type OutputValue,
   session,
   tumbling,
   type PipelineBuilder,
@@ -104,6 +106,41 @@ describe('a job over several inputs', () => {
   });
 });
 
+describe('a job over the results of other jobs', () => {
+  const results = () =>
+    aggregate(
+      mergeInputs([
+        fromResults<number>(broker.source('a'), { late: 'skip', deadLetters: 'skip' }),
+        fromResults<number>(broker.source('b'), { late: 'count', deadLetters: 'skip' }),
+      ]),
+    );
+
+  it("receives fromResults' values, over several inputs", () => {
+    expectTypeOf(results()).toEqualTypeOf<PipelineBuilder<OutputValue<number>, SeveralInputs>>();
+    const merged = mergeInputs([
+      fromResults(broker.source('a'), { late: 'skip', deadLetters: 'skip' }),
+    ]);
+    expect(merged).toBeInstanceOf(MergedResults);
+    expect(merged.stream).toBe('merge(a)');
+    expect(() =>
+      results()
+        .key((v) => String(v.key))
+        .tumbling('1m', { grace: 0 })
+        .reduce((sum, v) => sum + v.value, 0)
+        .to(broker.target('target', { producer: 'p' })),
+    ).not.toThrow();
+  });
+
+  it('refuses what a fromResults source refuses: a decoder, a filter, a map', () => {
+    const calls = [
+      () => results().decode('msgpack'),
+      () => results().filter(() => true),
+      () => results().map((v) => v),
+    ];
+    for (const call of calls) expect(call).toThrow('does not apply to a fromResults source');
+  });
+});
+
 describe('mergeInputs', () => {
   it('takes plain stream sources, each once, and an idleAfter', () => {
     expect(mergeInputs([broker.source('a')]).stream).toBe('merge(a)');
@@ -115,6 +152,12 @@ describe('mergeInputs', () => {
   it('takes a first input read as a single active consumer: its group elects the instance', () => {
     const leader = broker.source('a', { singleActive: { name: 'g' } });
     expect(mergeInputs([leader, broker.source('b')]).inputs[0]?.group).toBe('g');
+    const options = { late: 'skip', deadLetters: 'skip' } as const;
+    const results = mergeInputs([
+      fromResults(leader, options),
+      fromResults(broker.source('b'), options),
+    ]);
+    expect(results.inputs[0]?.group).toBe('g');
   });
 
   it('refuses anything else, naming what and why', () => {
@@ -129,7 +172,26 @@ describe('mergeInputs', () => {
             a,
             fromResults(broker.source('b'), { late: 'skip', deadLetters: 'skip' }) as never,
           ]),
-        'does not take a fromResults source yet',
+        'mergeInputs takes either plain stream sources or fromResults sources, not both: a job\'s values are either messages it decodes or another job\'s outputs, given: ["source","fromResults"]',
+      ],
+      [
+        () =>
+          mergeInputs([
+            fromResults(a, { late: 'skip', deadLetters: 'skip' }),
+            fromResults(broker.source('a'), { late: 'count', deadLetters: 'skip' }),
+          ]),
+        'must name each stream once',
+      ],
+      [
+        () =>
+          mergeInputs([
+            fromResults(a, { late: 'skip', deadLetters: 'skip' }),
+            fromResults(broker.source('b', { singleActive: { name: 'g' } }), {
+              late: 'skip',
+              deadLetters: 'skip',
+            }),
+          ]),
+        "takes a single active consumer source as its first input only ('b' in group 'g' is input 1)",
       ],
       [
         () => mergeInputs([a, broker.source('b', { singleActive: { name: 'g' } })]),

@@ -48,6 +48,21 @@ describe('the merge of several inputs, by example', () => {
     expect(merge.recordAt(merge.position).inputs[0]?.floors).toEqual([{ offset: 2n, floor: 190 }]);
   });
 
+  it('places an item of several times by the least, and moves its watermark by the greatest', () => {
+    const merge = new InputMerge<string>(2, 0);
+    // A result of input 0 whose values span 10..500: placed at 10, its input's watermark 500.
+    merge.offer(0, 0n, 10, 'a10..500', 500);
+    merge.offer(1, 0n, 300, 'b300');
+    // The bound is 300 (input 1): a10..500 goes first, before b300, though it holds 500.
+    expect(merge.release().map((item) => [item.value, item.mergeTime])).toEqual([['a10..500', 10]]);
+    merge.offer(0, 1n, 200, 'a200'); // below its input's watermark (500): merged at 500
+    merge.offer(1, 1n, 600, 'b600');
+    // The bound is 500 now: b300 goes; a200, at the bound, waits.
+    expect(merge.release().map((item) => [item.value, item.mergeTime])).toEqual([['b300', 300]]);
+    // A record at a200 restores input 0's latest time before it: 500, not 10.
+    expect(merge.recordAt(2n).inputs[0]).toMatchObject({ from: 1n, maxEventTime: 500 });
+  });
+
   it('releases below the highest watermark once every input is left out, in either order', () => {
     const released = (order: readonly number[]): string[] => {
       const merge = new InputMerge<string>(2, 0);

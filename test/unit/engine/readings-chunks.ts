@@ -61,7 +61,7 @@ export function processorFor(
     },
     window,
     { late: undefined, maxOutOfOrderness: undefined, early: undefined },
-    options.inputs,
+    options.inputs === undefined ? undefined : { inputs: options.inputs },
   );
   return createProcessor(config, options.flushing ?? { flushes: false, resultFormat: true });
 }
