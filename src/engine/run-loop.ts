@@ -15,7 +15,13 @@ import { createProcessor } from './processor-factory.js';
 import type { Processor } from './processor.js';
 import { skipsThrough } from './skip-request.js';
 import { publishedThrough } from './resume/published-through.js';
-import { resumesAtOne, type FoundStart, type ResumePoint } from './resume/resume-point.js';
+import {
+  isStoredStepZero,
+  resumesAtOne,
+  stepZeroStored,
+  type FoundStart,
+  type ResumePoint,
+} from './resume/resume-point.js';
 import type { RunnerConfig } from './runner.js';
 import { MergedInputs, positionAfter } from './merge/merged-inputs.js';
 import { readInputs, type InputDelivery } from './merge/read-inputs.js';
@@ -292,24 +298,17 @@ export class RunLoop<T, A, R> {
   private readonly hasPublished = (): Promise<boolean> =>
     (this.publishedScan ??= this.job.config.target.hasPublished());
 
-  /** Whether an earlier version's result for offset 0 is stored under id 0 (rule 3). */
-  private zeroStored(found: FoundStart): Promise<boolean> {
-    const { published } = found;
-    return (this.zeroWasStored ??=
-      published === undefined ? found.hasPublished() : Promise.resolve(published));
-  }
+  /** Whether an earlier version's result for offset 0 is stored under id 0 (rule 3), once. */
+  private readonly zeroStored = (found: FoundStart): Promise<boolean> =>
+    (this.zeroWasStored ??= stepZeroStored(found));
 
   /** `idleFlushMayFollow`: a result an idle flush would join stays behind (see `step`). */
   private async publishReady(readAt: number, idleFlushMayFollow = false): Promise<void> {
     const observed = this.job.events.has('published');
     for (const result of this.processor.takeReady(idleFlushMayFollow)) {
       const { found } = this;
-      // Only on a target an earlier version wrote, whose ids were offsets (rule 3).
       const duplicate =
-        result.lastOffset === 0n &&
-        found !== undefined &&
-        found.lastId === 0n &&
-        (await this.zeroStored(found));
+        found !== undefined && (await isStoredStepZero(found, result.lastOffset, this.zeroStored));
       const count = duplicate ? this.countDuplicate : this.countResult;
       const confirmed = observed ? this.confirmObserved(result, duplicate, readAt, count) : count;
       if (duplicate) {

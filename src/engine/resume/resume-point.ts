@@ -178,6 +178,28 @@ export function afterLast(start: Pick<ResumeStart, 'last' | 'lastId'>): bigint |
 }
 
 /**
+ * Rule 3, asked of each result a start publishes: whether it is the step of offset 0 that an
+ * earlier version stored under id 0 (ids were offsets then), on a start that found no step
+ * stored. The broker would store it again under this scheme's id, above 0: it is counted as a
+ * duplicate and not published. `zeroStored` answers, once a start, `stepZeroStored`.
+ */
+export async function isStoredStepZero(
+  start: FoundStart,
+  lastOffset: bigint,
+  zeroStored: (start: FoundStart) => Promise<boolean>,
+): Promise<boolean> {
+  return lastOffset === 0n && start.lastId === 0n && (await zeroStored(start));
+}
+
+/**
+ * Rule 3's question: whether the producer stored a step under id 0, from what the processor
+ * found out, or else the target's scan (rule 8).
+ */
+export function stepZeroStored(start: FoundStart): Promise<boolean> {
+  return start.published === undefined ? start.hasPublished() : Promise.resolve(start.published);
+}
+
+/**
  * Rule 7, asked of the first chunk a read from the resume point delivers: whether the job must
  * read from 1 instead.
  */

@@ -12,7 +12,12 @@ import { CLOCK_SKEW_MARGIN_MS } from '../../../src/engine/resume/written-after.j
 import { encodeResult } from '../../../src/result-format/result-encoder.js';
 import { lastWriteId } from '../../../src/result-format/publishing-id.js';
 import type { StepResult } from '../../../src/result-format/step-result.js';
-import { ResumePoint, resumesAtOne } from '../../../src/engine/resume/resume-point.js';
+import {
+  ResumePoint,
+  isStoredStepZero,
+  resumesAtOne,
+  stepZeroStored,
+} from '../../../src/engine/resume/resume-point.js';
 import type { Processor } from '../../../src/engine/processor.js';
 import { count } from '../../../src/windows/count.js';
 import { tumbling } from '../../../src/windows/tumbling.js';
@@ -130,6 +135,16 @@ describe('the resume point of a step job', () => {
 
     const later = await resume({ last: 3n, published: true }, processorFor(count(2)));
     expect(await resumesAtOne(later.found, 5n, later.hasPublished)).toBe(false);
+  });
+
+  it('takes the step of offset 0 for one an earlier version stored under id 0 only while no step is stored and the producer published', async () => {
+    const published = await resume({ last: 0n, published: true }, processorFor(count(2)));
+    const never = await resume({ last: 0n, published: false }, processorFor(count(2)));
+    const later = await resume({ last: 3n, published: true }, processorFor(count(2)));
+    expect(await isStoredStepZero(published.found, 0n, stepZeroStored)).toBe(true);
+    expect(await isStoredStepZero(published.found, 1n, stepZeroStored)).toBe(false);
+    expect(await isStoredStepZero(never.found, 0n, stepZeroStored)).toBe(false);
+    expect(await isStoredStepZero(later.found, 0n, stepZeroStored)).toBe(false);
   });
 
   it('reads no result when neither the processor nor the definition check needs one', async () => {
