@@ -14,6 +14,8 @@ import {
   type LatePolicy,
   type Logger,
   type MergeOptions,
+  type PipelineBuilder,
+  type TargetOptions,
   type Runner,
   type Source,
   type Target,
@@ -163,10 +165,29 @@ export function mergedJobOver(
   options: MergeOptions = { idleAfter: 'never' },
   logger?: Logger,
 ): Runner<InputMessage, number, number> {
-  const windowed = aggregate<InputMessage>(mergeInputs(sources, options))
+  const messages = aggregate<InputMessage>(mergeInputs(sources, options));
+  const toOptions = { ...spec.packing, ...(logger === undefined ? {} : { logger }) };
+  return sumPerWindow(messages, spec, (message) => keyOf(spec, message), target, toOptions);
+}
+
+/** What `sumPerWindow` takes of a job's spec. */
+export type SumSpec = Pick<MergedJobSpec, 'window' | 'maxOutOfOrderness' | 'late' | 'early'>;
+
+/**
+ * The sum of the messages' values per key and window, the job of every scenario over several
+ * inputs (and their stage 1): dropped messages filtered out, each at its own time.
+ */
+export function sumPerWindow(
+  messages: PipelineBuilder<InputMessage>,
+  spec: SumSpec,
+  key: (message: InputMessage) => string,
+  target: Target,
+  toOptions: TargetOptions<number>,
+): Runner<InputMessage, number, number> {
+  const windowed = messages
     .filter((message) => message.drop !== true)
     .eventTime((message) => message.time)
-    .key((message) => keyOf(spec, message))
+    .key(key)
     .window(windowOf(spec.window))
     .maxOutOfOrderness(spec.maxOutOfOrderness)
     .late(spec.late);
@@ -178,7 +199,7 @@ export function mergedJobOver(
       result: (sum) => sum,
       merge: (first, second) => first + second,
     })
-    .to(target, { ...spec.packing, ...(logger === undefined ? {} : { logger }) });
+    .to(target, toOptions);
 }
 
 /** The job's key of a message: its own, or one key for all. */

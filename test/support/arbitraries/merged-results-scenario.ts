@@ -8,23 +8,21 @@ import fc from 'fast-check';
 import {
   aggregate,
   fromResults,
-  hopping,
   jsonMessage,
   mergeInputs,
-  session,
-  tumbling,
   type LatePolicy,
   type OutputValue,
   type Runner,
   type Source,
   type Target,
-  type WatermarkWindowSpec,
 } from '../../../src/index.js';
 import type { MemoryBroker } from '../../../src/memory/index.js';
 import {
   WINDOW_MS,
   brokerWithInputs,
   inputName,
+  sumPerWindow,
+  windowOf,
   type InputMessage,
   type InputSpec,
 } from './merged-inputs-scenario.js';
@@ -91,12 +89,6 @@ export const stageTwoArb: fc.Arbitrary<StageTwoSpec> = fc.record({
 export const windowsPerValue = (spec: StageTwoSpec): number =>
   spec.window.kind === 'hopping' ? 2 : 1;
 
-function windowOf({ kind, grace }: WindowOfStage): WatermarkWindowSpec {
-  if (kind === 'tumbling') return tumbling(WINDOW_MS, { grace });
-  if (kind === 'hopping') return hopping(2 * WINDOW_MS, WINDOW_MS, { grace });
-  return session(700, { grace });
-}
-
 /** Stage 1's result stream of input `input`. */
 export const resultsName = (input: number): string => `results-${input}`;
 
@@ -149,22 +141,13 @@ export function stageOneJob(
   source: Source,
   target: Target,
 ): Runner<InputMessage, number, number> {
-  const windowed = aggregate<InputMessage>(source)
-    .filter((message) => message.drop !== true)
-    .eventTime((message) => message.time)
-    .key((message) => (message.key === MARKER || spec.keyed ? message.key : 'all'))
-    .window(windowOf(spec.window))
-    .maxOutOfOrderness(spec.maxOutOfOrderness)
-    .late(spec.late);
-  const emitting = spec.early ? windowed.emit({ early: 'each-result' }) : windowed;
-  return emitting
-    .aggregate({
-      init: () => 0,
-      add: (sum, message) => sum + message.value,
-      result: (sum) => sum,
-      merge: (first, second) => first + second,
-    })
-    .to(target, { ...spec.packing, retryDelayMs: 0 });
+  return sumPerWindow(
+    aggregate<InputMessage>(source),
+    spec,
+    (message) => (message.key === MARKER || spec.keyed ? message.key : 'all'),
+    target,
+    { ...spec.packing, retryDelayMs: 0 },
+  );
 }
 
 /** Stage 2 over the result streams `sources`: how many source messages stage 1's outputs folded. */
