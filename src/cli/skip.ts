@@ -2,6 +2,7 @@ import { ConfigError } from '../common/errors.js';
 import type { Source, Target } from '../ports/ports.js';
 import { skipReference, stopReference } from '../engine/skip-request.js';
 import { firstChunk } from './first-chunk.js';
+import { checkResultsSource } from './results-source.js';
 import { settled } from './settled.js';
 import { readLastWholeStep } from '../engine/resume/last-whole-step.js';
 import { publishedThrough } from '../engine/resume/published-through.js';
@@ -80,6 +81,7 @@ export async function requestSkip(
     source.endOffset(),
     readLastWholeStep(target, () => target.hasPublished()),
   );
+  await checkResultsSource(source, target, step.id);
   const { lastPublishingId, offset: lastOffset } = step;
   if (offset >= sourceEnd) {
     throw new ConfigError(

@@ -2,6 +2,7 @@ import type { Source, Target } from '../ports/ports.js';
 import { settled } from './settled.js';
 import { readLastWholeStep } from '../engine/resume/last-whole-step.js';
 import { nextUnpublished, publishedThrough } from '../engine/resume/published-through.js';
+import { checkResultsSource } from './results-source.js';
 import { pendingStop } from './skip.js';
 import { streamLag, type StreamLag } from './stream-lag.js';
 
@@ -45,13 +46,16 @@ export interface JobStatus extends StreamLag {
 /**
  * Asks the broker where the job of `target`'s producer stands on `source`, through the
  * ports alone: the resume point as the runner computes it, the end offset, and the lag
- * (`streamLag`). A missing stream fails with the port's own error, which names it.
+ * (`streamLag`). A missing stream fails with the port's own error, which names it; a source
+ * the producer's last result was not read from (a job over several inputs on any of them) is
+ * a ConfigError naming the one it was.
  */
 export async function jobStatus(source: Source, target: Target): Promise<JobStatus> {
   const [step, sourceEnd] = await settled(
     readLastWholeStep(target, () => target.hasPublished()),
     source.endOffset(),
   );
+  await checkResultsSource(source, target, step.id);
   const published = await step.published();
   const lastOffset = step.offset;
   const resumeFrom = nextUnpublished(publishedThrough(lastOffset, published));

@@ -124,6 +124,8 @@ function resultOffsets(stdout: string): unknown[] {
   return [...new Set(jsonLines(stdout).map((line) => line.offset))];
 }
 
+/** The readings the job of `results` read. */
+let readings: string;
 /** Five results of three outputs (sensors a, b, c; one-minute windows) and their raw messages. */
 let results: string;
 let resultMessages: Uint8Array[];
@@ -131,6 +133,7 @@ let expected: ReadResult<number>[];
 
 beforeAll(async () => {
   const source = await real.newStream('cli-in');
+  readings = source;
   results = await real.newStream('cli-out');
   const t0 = Date.UTC(2026, 0, 1);
   await publishAll(
@@ -888,7 +891,7 @@ async function backlog(): Promise<{ source: string; target: string }> {
 
 describe('stream-windows in a terminal', () => {
   it('should print the status as a table with colours, and without them under NO_COLOR', async () => {
-    const args = ['status', '--source', results, '--target', results, '--producer', 'job'];
+    const args = ['status', '--source', readings, '--target', results, '--producer', 'job'];
     const [coloured, plain] = await Promise.all([
       inTerminal(main, args),
       inTerminal(main, args, childEnv({ NO_COLOR: '1' })),

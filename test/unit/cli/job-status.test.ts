@@ -1,8 +1,16 @@
 // jobStatus over the ports, on the embedded broker: chunk timestamps are set by the test, so
 // the lag in time is known exactly.
 import { describe, expect, it } from 'vitest';
-import { jsonMessage, lastWriteId } from '../../../src/index.js';
-import { jobStatus } from '../../../src/cli/index.js';
+import {
+  aggregate,
+  ConfigError,
+  jsonMessage,
+  lastWriteId,
+  mergeInputs,
+  type MergedInputs,
+  type Source,
+} from '../../../src/index.js';
+import { jobStatus, requestSkip } from '../../../src/cli/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -96,5 +104,50 @@ describe('jobStatus', () => {
       resumeChunkTime: undefined,
       lastChunkTime: undefined,
     });
+  });
+});
+
+describe('status and skip given a source the job does not read', () => {
+  /** A job over `inputs` (merged when several) that published its results to 'totals'. */
+  async function publishedOver(inputs: readonly string[]): Promise<MemoryBroker> {
+    const broker = new MemoryBroker({ now: () => T0 });
+    for (const stream of [...inputs, 'other', 'totals']) broker.createStream(stream);
+    for (const stream of [...inputs, 'other']) {
+      broker.append(
+        stream,
+        [0, 1_500, 3_000].map((at) => jsonMessage({ at })),
+      );
+    }
+    const sources = inputs.map((stream) => broker.source(stream));
+    const source = sources.length === 1 ? (sources[0] as Source) : mergeInputs(sources);
+    await aggregate<{ at: number }>(source as MergedInputs)
+      .eventTime((reading) => reading.at)
+      .tumbling(1_000, { grace: 0 })
+      .reduce((n) => n + 1, 0)
+      .to(broker.target('totals', { producer: 'job' }))
+      .run({ untilCaughtUp: true });
+    expect(broker.messages('totals').length).toBeGreaterThan(0);
+    return broker;
+  }
+
+  it('refuses another stream than the one the results were read from, naming it', async () => {
+    const broker = await publishedOver(['readings']);
+    const target = broker.target('totals', { producer: 'job' });
+    const asked = jobStatus(broker.source('other'), target);
+    await expect(asked).rejects.toThrow(ConfigError);
+    await expect(asked).rejects.toThrow(
+      "source must be the stream the job reads: the last result of producer 'job' on 'totals' was read from 'readings', given: 'other'",
+    );
+    await expect(jobStatus(broker.source('readings'), target)).resolves.toMatchObject({
+      lastOffset: 2n,
+    });
+  });
+
+  it('refuses each input of a job over several inputs, status and skip alike', async () => {
+    const broker = await publishedOver(['a', 'b']);
+    const target = broker.target('totals', { producer: 'job' });
+    const why = /reads several inputs \(merge\(a,b\)\), whose offsets are merged positions/;
+    await expect(jobStatus(broker.source('a'), target)).rejects.toThrow(why);
+    await expect(requestSkip(broker.source('b'), target, 0n)).rejects.toThrow(why);
   });
 });
