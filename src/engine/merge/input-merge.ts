@@ -1,4 +1,5 @@
 import { compareMergeKeys } from './merge-key.js';
+import { ReleasedKeys, type LowestItem } from './released-keys.js';
 import type {
   InputFloor,
   InputRecord,
@@ -17,13 +18,16 @@ export interface ReleasedItem<T> extends MergedItem<T> {
   readonly position: bigint;
 }
 
-/** What a record needs of an item: its key, and the latest event time of its input before it. */
-interface RecordedItem extends MergeKey {
+/**
+ * An item from its offer to its release, which hands this same object over with its position
+ * set (an object less per message).
+ */
+interface HeldItem<T> extends MergedItem<T> {
   /** The latest event time of its input before it: what a record starting at it restores. */
   readonly maxBefore: number;
+  /** Its merged position, set when it is released. */
+  position: bigint;
 }
-
-interface HeldItem<T> extends MergedItem<T>, RecordedItem {}
 
 /** What the merge knows of one input. */
 interface InputState {
@@ -51,11 +55,8 @@ export class InputMerge<T> {
   private readonly inputs: InputState[];
   /** Items offered and not released, as a binary min-heap by merge key. */
   private readonly held: HeldItem<T>[] = [];
-  /**
-   * Released items still needed for a record, from position `historyStart`: their keys only,
-   * so that a window open over many items does not keep their values.
-   */
-  private history: RecordedItem[] = [];
+  /** The keys of the released items a record may still need, from position `historyStart`. */
+  private readonly history = new ReleasedKeys();
   private historyStart: bigint;
   /** The key of the item at `historyStart - 1` (absent at position 0). */
   private historyAfter: MergeKey | undefined;
@@ -177,6 +178,7 @@ export class InputMerge<T> {
       eventTime,
       value,
       maxBefore: state.maxEventTime,
+      position: -1n,
     };
     state.maxEventTime = Math.max(state.maxEventTime, latestEventTime);
     state.nextOffset = offset + 1n;
@@ -205,9 +207,9 @@ export class InputMerge<T> {
     const released: ReleasedItem<T>[] = [];
     while (this.held.length > 0 && (this.held[0] as HeldItem<T>).mergeTime < bound) {
       const item = this.pop();
-      const { mergeTime, input, offset, eventTime, value, maxBefore } = item;
-      this.history.push({ mergeTime, input, offset, maxBefore });
-      released.push({ mergeTime, input, offset, eventTime, value, position: this.nextPosition++ });
+      this.history.push(item, item.maxBefore);
+      item.position = this.nextPosition++;
+      released.push(item);
     }
     return released;
   }
@@ -223,15 +225,14 @@ export class InputMerge<T> {
       );
     }
     const index = Number(position - this.historyStart);
-    const after = index === 0 ? this.historyAfter : this.history[index - 1];
+    const after = index === 0 ? this.historyAfter : this.history.keyAt(index - 1);
     // Each input's item of the lowest offset at or after `position`: one pass over both.
-    const first: (RecordedItem | undefined)[] = this.inputs.map(() => undefined);
-    const consider = (item: RecordedItem): void => {
+    const first: (LowestItem | undefined)[] = this.inputs.map(() => undefined);
+    this.history.lowestFrom(index, first);
+    for (const item of this.held) {
       const lowest = first[item.input];
       if (lowest === undefined || item.offset < lowest.offset) first[item.input] = item;
-    };
-    for (let i = index; i < this.history.length; i++) consider(this.history[i] as RecordedItem);
-    for (const item of this.held) consider(item);
+    }
     const inputs = this.inputs.map((state, input): InputRecord => {
       const lowest = first[input];
       const from = lowest?.offset ?? state.nextOffset;
@@ -261,8 +262,8 @@ export class InputMerge<T> {
     const drop = Number(position - this.historyStart);
     if (drop <= 0) return;
     const kept = Math.min(drop, this.history.length);
-    this.historyAfter = this.history[kept - 1] ?? this.historyAfter;
-    this.history = this.history.slice(kept);
+    if (kept > 0) this.historyAfter = this.history.keyAt(kept - 1);
+    this.history.forget(kept);
     this.historyStart += BigInt(kept);
   }
 
