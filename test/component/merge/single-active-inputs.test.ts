@@ -2,7 +2,7 @@
 // consumer on the embedded broker: the group elects the instance that reads every input; the
 // other stands by, reading none, and takes over from the last result when the first goes.
 import { describe, expect, it } from 'vitest';
-import { aggregate, jsonMessage, mergeInputs } from '../../../src/index.js';
+import { aggregate, fromResults, jsonMessage, mergeInputs } from '../../../src/index.js';
 import { MemoryBroker } from '../../../src/memory/index.js';
 import { until } from '../../support/jobs/outbox-fixture.js';
 import { bound } from '../../support/timing.js';
@@ -137,4 +137,70 @@ describe('a job over several inputs run by two instances', () => {
     await Promise.all([runningFirst, runningSecond]);
     expect(broker.consumerGroup('a', 'totals').members).toEqual([]);
   });
+
+  it('elects stage 2 over results the same way: its first result stream in the group', async () => {
+    const broker = brokerWithInputs();
+    for (const stream of ['results-a', 'results-b', 'expected']) broker.createStream(stream);
+    appendRange(broker, 'a', 0, 12_000);
+    appendRange(broker, 'b', 0, 12_000);
+    /** Stage 1 over `input`: the sum of its readings per second. */
+    const stageOne = (input: 'a' | 'b') =>
+      aggregate<Reading>(broker.source(input))
+        .eventTime((reading) => reading.at)
+        .tumbling(1_000, { grace: 0 })
+        .reduce((sum, reading) => sum + reading.value, 0)
+        .to(broker.target(`results-${input}`, { producer: `stage-1-${input}` }))
+        .run({ untilCaughtUp: true });
+    const options = { late: 'skip', deadLetters: 'skip' } as const;
+    const stageTwo = (target: string, group: boolean) => {
+      const first = group
+        ? broker.source('results-a', { singleActive: { name: 'stage-2' } })
+        : broker.source('results-a');
+      const inputs = [
+        fromResults<number>(first, options),
+        fromResults<number>(broker.source('results-b'), options),
+      ];
+      const job = aggregate(mergeInputs(inputs, { idleAfter: 'never' }))
+        .tumbling(2_000, { grace: 0 })
+        .reduce((sum, output) => sum + output.value, 0)
+        .to(broker.target(target, { producer: 'stage-2' }));
+      const seen = { published: 0, standby: 0, started: 0 };
+      job.on('published', () => {
+        seen.published++;
+      });
+      job.on('standby', () => {
+        seen.standby++;
+      });
+      job.on('started', () => {
+        seen.started++;
+      });
+      return { job, seen };
+    };
+
+    // Stage 1 over a only: the active instance reads, and holds every window for b.
+    await stageOne('a');
+    const active = stageTwo('totals', true);
+    const standby = stageTwo('totals', true);
+    const stopActive = new AbortController();
+    active.job.on('published', () => stopActive.abort()); // it goes after its first result
+    const runningActive = active.job.run({ signal: stopActive.signal });
+    await until(() => active.seen.started === 1, bound(10_000), 'the first activated');
+    const runningStandby = standby.job.run({ untilCaughtUp: true });
+    await until(() => standby.seen.standby === 1, bound(10_000), 'the second standing by');
+    await stageOne('b');
+    await runningActive;
+    await runningStandby;
+
+    await stageTwo('expected', false).job.run({ untilCaughtUp: true });
+    // Stage 1 closed 11 windows of a second on each; the merge passes the outputs before 10 s.
+    expect(broker.messages('expected')).toHaveLength(4);
+    // Each wrote a share, none twice.
+    expect(active.seen.published).toBeGreaterThan(0);
+    expect(standby.seen.published).toBeGreaterThan(0);
+    expect(active.seen.published + standby.seen.published).toBe(4);
+    expect(bytesOf(broker, 'totals')).toEqual(bytesOf(broker, 'expected'));
+  });
 });
+
+const bytesOf = (broker: MemoryBroker, stream: string) =>
+  broker.messages(stream).map((message) => Buffer.from(message.bytes));
