@@ -28,6 +28,8 @@ export interface DemoBroker {
   writePartition(name: string, index: number, messages: readonly Uint8Array[]): Promise<void>;
   /** The partitions of super stream `name` as a partitioned job reads them. */
   superStreamSource(name: string): PartitionedSource;
+  /** Partition `index` of super stream `name`, read as a plain stream. */
+  partitionSource(name: string, index: number): Source;
   /** Every message of a target stream, in offset order. */
   targetMessages(stream?: string): Promise<Uint8Array[]>;
   close(): Promise<void>;
@@ -53,6 +55,7 @@ export function memoryBroker(streams: readonly string[] = DEFAULT_STREAMS): Demo
       return Promise.resolve();
     },
     superStreamSource: (name) => broker.superStreamSource(name),
+    partitionSource: (name, index) => broker.source(broker.partitions(name)[index] ?? ''),
     targetMessages: (stream = target) =>
       Promise.resolve(broker.messages(stream).map((m) => m.bytes)),
     close: () => Promise.resolve(),
@@ -112,6 +115,8 @@ export async function rabbitBroker(
       await feeder.publish(written - 1n, messages); // one sub-entry batch
     },
     superStreamSource: (name) => rabbit.superStreamSource(named(name)),
+    partitionSource: (name, index) =>
+      rabbit.source(superStreams.get(name)?.partitions[index] ?? ''),
     targetMessages: async (stream = target) => {
       const source = rabbit.source(named(stream));
       const end = await source.endOffset();

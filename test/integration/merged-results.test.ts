@@ -6,73 +6,23 @@
 // what the readings add up to, and every stream is byte-identical to the same runs on the
 // embedded broker. Once per packing of stage 1.
 import { describe, expect, it } from 'vitest';
-import {
-  aggregate,
-  decodeResult,
-  fromResults,
-  jsonMessage,
-  mergeInputs,
-  type Source,
-  type Target,
-} from '../../src/index.js';
+import { decodeResult, jsonMessage, type Source, type Target } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
-import { packingName, packings, type JobSpec } from '../support/arbitraries/scenario.js';
+import { packingName, packings } from '../support/arbitraries/scenario.js';
 import { publishAll, rabbitForTests, readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
+import {
+  MARKERS_FROM,
+  PARTITIONS,
+  readingsOf,
+  referenceTotals,
+  stageOne,
+  stageTwo,
+  type Packing,
+} from '../support/jobs/two-stage-readings.js';
 
 const real = rabbitForTests();
-const PARTITIONS = 4;
-const MINUTE = 60_000;
-const START = Date.UTC(2026, 0, 1);
-/** Far past the readings: three of these close every minute of them in both stages. */
-const MARKERS_FROM = START + 1_000 * MINUTE;
-const MARKER = 'marker';
-
-interface Reading {
-  readonly sensor: string;
-  readonly at: number;
-  readonly value: number;
-}
-
-/**
- * Each partition's readings over about 12 minutes, partition p starting p × 40 s late (skew),
- * each reading up to 4 s before the latest (disorder stage 1 allows), then three markers.
- */
-function readingsOf(partition: number): Reading[] {
-  let seed = 7 + partition;
-  const next = (n: number): number => {
-    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return seed % n;
-  };
-  const readings: Reading[] = [];
-  let latest = START + partition * 40_000;
-  for (let i = 0; i < 150; i++) {
-    latest += next(9_000);
-    readings.push({
-      sensor: `s${next(3)}`,
-      at: latest - next(4_000),
-      value: 1 + next(100),
-    });
-  }
-  const markers = [0, 10, 20].map((minutes) => ({
-    sensor: MARKER,
-    at: MARKERS_FROM + minutes * MINUTE,
-    value: 0,
-  }));
-  return [...readings, ...markers];
-}
-
-/** The total of every reading per minute: what stage 2 must publish for the readings' minutes. */
-function referenceTotals(): Map<number, number> {
-  const totals = new Map<number, number>();
-  for (let p = 0; p < PARTITIONS; p++) {
-    for (const { sensor, at, value } of readingsOf(p)) {
-      if (sensor === MARKER) continue;
-      const minute = at - (at % MINUTE);
-      totals.set(minute, (totals.get(minute) ?? 0) + value);
-    }
-  }
-  return totals;
-}
+/** Readings per partition: about 12 minutes. */
+const READINGS = 150;
 
 interface Streams {
   readonly partitions: readonly string[];
@@ -80,34 +30,10 @@ interface Streams {
   readonly totals: string;
 }
 
-type Packing = Pick<JobSpec, 'pack' | 'format'>;
-
-/** Stage 1 of one partition: the sum per sensor and minute. */
-const stageOne = (source: Source, target: Target, packing: Packing) =>
-  aggregate<Reading>(source)
-    .eventTime((reading) => reading.at)
-    .key((reading) => reading.sensor)
-    .tumbling('1m', { grace: '10s' })
-    .maxOutOfOrderness('5s')
-    .reduce((sum, reading) => sum + reading.value, 0)
-    .to(target, packing);
-
-/** Stage 2: the global total per minute over the result streams (markers add nothing). */
-const stageTwo = (sources: readonly Source[], target: Target) =>
-  aggregate(
-    mergeInputs(
-      sources.map((source) => fromResults<number>(source, { late: 'count', deadLetters: 'skip' })),
-      { idleAfter: 'never' },
-    ),
-  )
-    .tumbling('1m', { grace: '10s' })
-    .reduce((total, output) => total + (output.key === MARKER ? 0 : output.value), 0)
-    .to(target);
-
 /** Each partition's messages, cut in two: before the first runs, and after. */
 function parts(): { first: Uint8Array[][]; rest: Uint8Array[][] } {
   const messages = Array.from({ length: PARTITIONS }, (_, p) =>
-    readingsOf(p).map((reading) => jsonMessage(reading)),
+    readingsOf(p, READINGS).map((reading) => jsonMessage(reading)),
   );
   return {
     first: messages.map((all) => all.slice(0, 70)),
@@ -212,7 +138,7 @@ describe('stage 2 over a partitioned stage 1, on RabbitMQ and on the embedded br
           .filter((output) => output.start < MARKERS_FROM)
           .map((output) => [output.start, output.value]),
       );
-      expect(published).toEqual(referenceTotals());
+      expect(published).toEqual(referenceTotals(READINGS));
       expect(totals.every((result) => result.late.length === 0 && result.lateDropped === 0)).toBe(
         true,
       );
