@@ -7,13 +7,12 @@
 // the embedded broker over the whole inputs: no result lost, none twice. Then the same with two
 // instances at once under one producer name, each killed and restarted on its own: they publish
 // the same results under the same publishing ids, and the broker keeps one copy of each.
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { jsonMessage, type DecodedResult } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
 import { seededRandom } from '../support/arbitraries/seeded-random.js';
 import { rabbitForTests, readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
-import { bundleChild, type BundledChild } from '../support/children/bundled-child.js';
+import { bundledForFile } from '../support/children/bundled-child.js';
 import { runChild, startChild } from '../support/children/killed-child.js';
 import { expectStepsTile, stepsOf } from '../support/results/target-stream.js';
 import {
@@ -29,15 +28,12 @@ const PRODUCER = 'merged-sigkill-job';
 const url = inject('rabbitmqUrl');
 const real = rabbitForTests();
 const superStreams: string[] = [];
-const entry = fileURLToPath(new URL('./merged-inputs-child.ts', import.meta.url));
-let child: BundledChild | undefined;
-
-beforeAll(async () => {
-  child = await bundleChild(entry);
-}, bound(60_000));
+const childPath = bundledForFile(
+  new URL('./merged-inputs-child.ts', import.meta.url),
+  bound(60_000),
+);
 
 afterAll(async () => {
-  await child?.dispose();
   for (const name of superStreams) await real.rabbit.deleteSuperStream(name);
 });
 
@@ -100,7 +96,7 @@ type RunEnd = 'killed publishing' | 'killed before publishing' | 'caught up';
 async function runKilled(args: readonly string[], random: () => number): Promise<RunEnd> {
   const afterPublishes = 1 + Math.floor(random() * 4);
   let published = 0;
-  const started = startChild((child as BundledChild).path, args, (mark) => {
+  const started = startChild(childPath(), args, (mark) => {
     if (mark === 'p' && ++published >= afterPublishes) started.kill();
   });
   const timer = setTimeout(() => started.kill(), 200 + random() * 2_300);
@@ -147,7 +143,7 @@ async function killedWhileWriting(
   await Promise.all([writing, ...Array.from({ length: instances }, instance)]);
   // Every instance to the end; two at once both catch up and exit.
   const completed = await Promise.all(
-    Array.from({ length: instances }, () => runChild((child as BundledChild).path, args)),
+    Array.from({ length: instances }, () => runChild(childPath(), args)),
   );
   expect(completed.every((wasKilled) => !wasKilled)).toBe(true);
   expect(killed).toBeGreaterThanOrEqual(kills);

@@ -9,13 +9,12 @@
 // name, each killed on its own; then with two whose first input is read in a single active
 // consumer group: the active one is killed again and again, the standby takes over, publishing
 // nothing while it stands by.
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { decodeResult, jsonMessage } from '../../src/index.js';
 import { MemoryBroker } from '../../src/memory/index.js';
 import { seededRandom } from '../support/arbitraries/seeded-random.js';
 import { rabbitForTests, readAll, uniqueStream } from '../support/brokers/rabbitmq.js';
-import { bundleChild, type BundledChild } from '../support/children/bundled-child.js';
+import { bundledForFile } from '../support/children/bundled-child.js';
 import { runChild, startChild } from '../support/children/killed-child.js';
 import {
   MARKERS_FROM,
@@ -36,15 +35,9 @@ const GROUP = 'two-stage-totals';
 const url = inject('rabbitmqUrl');
 const real = rabbitForTests();
 const superStreams: string[] = [];
-const entry = fileURLToPath(new URL('./two-stage-child.ts', import.meta.url));
-let child: BundledChild | undefined;
-
-beforeAll(async () => {
-  child = await bundleChild(entry);
-}, bound(60_000));
+const childPath = bundledForFile(new URL('./two-stage-child.ts', import.meta.url), bound(60_000));
 
 afterAll(async () => {
-  await child?.dispose();
   for (const name of superStreams) await real.rabbit.deleteSuperStream(name);
 });
 
@@ -150,7 +143,7 @@ async function runKilled(
   const arm = (): void => {
     if (atMoment !== undefined) timer ??= setTimeout(() => started.kill(), atMoment);
   };
-  const started = startChild((child as BundledChild).path, args, (mark) => {
+  const started = startChild(childPath(), args, (mark) => {
     if (mark === 's') standingSince = kills.killed;
     if (mark === 'a' && group !== undefined) {
       if (standingSince !== undefined && kills.killed > standingSince) group.takeovers++;
@@ -194,7 +187,7 @@ async function killedWhileWriting(
   seed: number,
 ): Promise<{ actual: Written; expected: Written; pipeline: Pipeline }> {
   const pipeline = await newPipeline();
-  const path = (child as BundledChild).path;
+  const path = childPath();
   const stageOneArgs = ['stage1', url, ...pipeline.partitions, ...pipeline.results];
   const stageTwoArgs = ['stage2', url, pipeline.totals, grouped ? GROUP : '-', ...pipeline.results];
   const random = seededRandom(seed);

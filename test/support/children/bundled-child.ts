@@ -5,7 +5,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { afterAll, beforeAll } from 'vitest';
 
 export interface BundledChild {
   /** The bundle: run it with `node <path>`. */
@@ -32,4 +34,20 @@ export async function bundleChild(entry: string): Promise<BundledChild> {
     },
   });
   return { path, dispose: () => rm(folder, { recursive: true, force: true }) };
+}
+
+/**
+ * The bundle of `entry` for the test file that calls this: made before its tests, within
+ * `timeoutMs`, and deleted after them. Returns the bundle's path, once made.
+ */
+export function bundledForFile(entry: URL, timeoutMs: number): () => string {
+  let child: BundledChild | undefined;
+  beforeAll(async () => {
+    child = await bundleChild(fileURLToPath(entry));
+  }, timeoutMs);
+  afterAll(() => child?.dispose());
+  return () => {
+    if (child === undefined) throw new Error(`${entry.pathname} is bundled before the tests run`);
+    return child.path;
+  };
 }
