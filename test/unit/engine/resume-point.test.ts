@@ -401,11 +401,29 @@ describe('the resume point of an event-time job whose last step wrote its open c
     });
   });
 
-  it('stops when its last id names no write of a step to find them in', async () => {
-    const results = new Map([[LAST, writes.at(-1) as Uint8Array]]);
-    const failure = resume({ last: LAST, published: true, results }, processorFor(window));
-    await expect(failure).rejects.toMatchObject({
+  it('stops when its last result names slices but no write of a step, or no recovery state, to find them in', async () => {
+    const lastWrite = writes.at(-1) as Uint8Array;
+    // Under an id an earlier version wrote (the offset itself).
+    const underOffset = new Map([[LAST, lastWrite]]);
+    const offsetFailure = resume(
+      { last: LAST, published: true, results: underOffset },
+      processorFor(window),
+    );
+    await expect(offsetFailure).rejects.toMatchObject({
       publishingId: LAST,
+      message: expect.stringContaining('no write of a step to find them'),
+    });
+    // Without the recovery state the slices belong to.
+    const message = decodeMessage(lastWrite);
+    const { [ResultProperty.resumeOffset]: _, ...withoutRecovery } =
+      message.applicationProperties ?? {};
+    const spoiled = encodeMessage({ ...message, applicationProperties: withoutRecovery });
+    const recoveryFailure = resume(
+      { last, published: true, results: stored([[ids.length - 1, spoiled]]) },
+      processorFor(window),
+    );
+    await expect(recoveryFailure).rejects.toMatchObject({
+      publishingId: last,
       message: expect.stringContaining('no write of a step to find them'),
     });
   });
