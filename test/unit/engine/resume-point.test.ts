@@ -71,18 +71,23 @@ const quiet = { warn: vi.fn(), info: vi.fn(), error: vi.fn() } as unknown as Log
 async function resume(
   broker: Broker,
   processor: Processor<number>,
-  options: { definition?: string; formerProducer?: string } = {},
+  options: {
+    definition?: string;
+    allowDefinitionChange?: boolean;
+    formerProducer?: string;
+    logger?: Logger;
+  } = {},
 ) {
   const target = targetOf(broker);
   const point = new ResumePoint({
     source: sourceOf(broker),
     target,
-    logger: quiet,
-    where: () => ({}),
+    logger: options.logger ?? quiet,
+    where: () => ({ job: 'totals-job' }),
     definition:
       options.definition === undefined
         ? undefined
-        : { current: options.definition, allowChange: false },
+        : { current: options.definition, allowChange: options.allowDefinitionChange ?? false },
     formerProducer: options.formerProducer,
   });
   const hasPublished = (): Promise<boolean> => target.hasPublished();
@@ -160,6 +165,22 @@ describe('the resume point of a step job', () => {
     await expect(
       resume(broker, processorFor(count(2)), { definition: 'v1' }),
     ).resolves.toBeDefined();
+  });
+
+  it('goes on from a last result of another definition when the change was asked for, saying so', async () => {
+    const results = new Map([[4n, resultBytes(4n)]]);
+    const warn = vi.fn();
+    const logger = { ...quiet, warn } as unknown as Logger;
+    const { found } = await resume({ last: 4n, published: true, results }, processorFor(count(2)), {
+      definition: 'v2',
+      allowDefinitionChange: true,
+      logger,
+    });
+    expect(found).toMatchObject({ last: 4n, from: 5n });
+    expect(warn).toHaveBeenCalledWith(
+      { job: 'totals-job', lastPublishingId: '4', found: 'v1', definition: 'v2' },
+      expect.stringContaining('written by another job definition: going on from it'),
+    );
   });
 
   it('stops at a last id of 0 when the former producer name published', async () => {
@@ -452,5 +473,20 @@ describe('an unreadable last result', () => {
     );
     await expect(failure).rejects.toThrow(RecoveryError);
     await expect(failure).rejects.toThrow('its result cannot be read');
+  });
+
+  it('costs a step job that flushes only the mark of continuing its window: a warning naming the id', async () => {
+    const warn = vi.fn();
+    const logger = { ...quiet, warn } as unknown as Logger;
+    const { found } = await resume(
+      { last: lastWriteId(5n), published: true, results: garbage },
+      processorFor(tumbling('1m'), { flushing: { flushes: true, resultFormat: true } }),
+      { logger },
+    );
+    expect(found).toMatchObject({ last: 5n, from: 6n });
+    expect(warn).toHaveBeenCalledWith(
+      { job: 'totals-job', lastPublishingId: String(lastWriteId(5n)) },
+      expect.stringContaining("the producer's last result cannot be read"),
+    );
   });
 });
