@@ -10,7 +10,8 @@ process.env.PROPERTY_SEED ??= '7';
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',
-  vitest: { configFile: 'vitest.unit.config.ts' },
+  // The tests of vitest.unit.config.ts, or only those of MUTATE_TESTS (vitest.mutate.config.ts).
+  vitest: { configFile: 'vitest.mutate.config.ts' },
   mutate: [
     'src/{api,codecs,dsl,engine,memory,partitioning,ports,producer,rabbitmq,result-format,sink,windows}/**/*.ts',
     '!src/**/index.ts',

@@ -35,6 +35,10 @@ describe('event-time window specs', () => {
     expect(hopping('1m', '15s', { grace: '5s' }).describe()).toBe(
       'hopping(1m, advance=15s, grace=5s)',
     );
+    // The description is the window's name in every result (`sw-window`): an offset is in it.
+    expect(hopping('1m', '15s', { grace: '5s', offset: '5s' }).describe()).toBe(
+      'hopping(1m, advance=15s, offset=5s, grace=5s)',
+    );
     expect(session('30s', { grace: '1m' }).describe()).toBe('session(30s, grace=1m)');
     expect(count(3, { perKey: true }).describe()).toBe('count(3, perKey)');
   });
@@ -65,6 +69,12 @@ describe('event-time window specs', () => {
       "hopping offset must be less than the advance (5s), given: '5s'",
     );
     expect(() => hopping('10s', 0, { grace: 0 })).toThrow('hopping advance must be > 0, given: 0');
+    expect(() => hopping(0, 0, { grace: 0 })).toThrow('hopping size must be > 0, given: 0');
+    expect(() => hopping('10s', '5s', { grace: 0, offset: -1 })).toThrow(
+      'hopping offset must be >= 0, given: -1',
+    );
+    // An advance equal to the size is allowed: tumbling windows.
+    expect(assigned(hopping(10, 10, { grace: 0 }), 15)).toEqual([[10, 20]]);
   });
 
   it('refuses a hopping window that gives an element more than 1000 windows, in the builder too', () => {

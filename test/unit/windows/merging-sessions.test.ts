@@ -24,6 +24,26 @@ describe('merging sessions, driven directly', () => {
     ]);
   });
 
+  it('grows a session back with a value exactly gap before its start, not one further', () => {
+    const sessions = new KindHarness(session(10, { grace: 100 }).assignment);
+    sessions.place('k', 'v1', 110);
+    sessions.place('k', 'v2', 100); // its own session would end at 110: touches
+    expect(sessions.open('k')).toEqual([
+      [
+        [100, 120],
+        ['v1', 'v2'],
+      ],
+    ]);
+    sessions.place('k', 'v3', 89); // its own would end at 99: apart
+    expect(sessions.open('k')).toEqual([
+      [
+        [100, 120],
+        ['v1', 'v2'],
+      ],
+      [[89, 99], ['v3']],
+    ]);
+  });
+
   it('merges the sessions a value bridges into the oldest, accumulators in creation order', () => {
     const sessions = new KindHarness(session(10, { grace: 100 }).assignment);
     sessions.place('k', 'made-first', 115);

@@ -151,6 +151,13 @@ describe('calendar tumbling windows', () => {
       'tumbling(1d, tz=Europe/Berlin, offset=6h)',
     );
     expect(tumbling('1w').describe()).toBe('tumbling(1w, tz=UTC, weekStartsOn=1)');
+    // Both ends of the range are weeks: Sunday and Saturday.
+    expect(tumbling('1w', { weekStartsOn: 0 }).describe()).toBe(
+      'tumbling(1w, tz=UTC, weekStartsOn=0)',
+    );
+    expect(tumbling('1w', { weekStartsOn: 6 }).describe()).toBe(
+      'tumbling(1w, tz=UTC, weekStartsOn=6)',
+    );
     expect(tumbling('1mo', { timeZone: 'America/New_York' }).describe()).toBe(
       'tumbling(1mo, tz=America/New_York)',
     );
