@@ -17,7 +17,7 @@ import {
   jsonMessage,
   mergeInputs,
   type MergeOptions,
-  type Source,
+  type PipelineBuilder,
 } from '../src/index.js';
 import { MemoryBroker } from '../src/memory/index.js';
 import { CHUNK_MESSAGES } from './corpus.js';
@@ -61,12 +61,9 @@ function fill(
   }
 }
 
-function totalsJob(
-  source: Source | ReturnType<typeof mergeInputs>,
-  broker: MemoryBroker,
-  target: string,
-) {
-  return aggregate<Reading>(source as ReturnType<typeof mergeInputs>)
+/** The sum per sensor and second of `readings` (one input, or several merged). */
+function totalsJob(readings: PipelineBuilder<Reading>, broker: MemoryBroker, target: string) {
+  return readings
     .eventTime((r) => r.at)
     .key((r) => r.sensor)
     .tumbling(1_000, { grace: 0 })
@@ -105,11 +102,13 @@ async function inputsCases(messages: number, repeats: number): Promise<CaseResul
     fill(broker, `in-${k}`, count, (n) => reading(n * INPUTS + k));
   }
   const sources = {
-    one: () => broker.source('one'),
+    one: () => aggregate<Reading>(broker.source('one')),
     four: () =>
-      mergeInputs(
-        Array.from({ length: INPUTS }, (_, k) => broker.source(`in-${k}`)),
-        { idleAfter: 'never' },
+      aggregate<Reading>(
+        mergeInputs(
+          Array.from({ length: INPUTS }, (_, k) => broker.source(`in-${k}`)),
+          { idleAfter: 'never' },
+        ),
       ),
   };
   let runs = 0;
@@ -207,7 +206,7 @@ async function skewCases(messages: number, skewMs: number): Promise<CaseResult[]
       ...(maxBuffered === undefined ? {} : { maxBufferedPerInput: maxBuffered }),
     };
     const job = totalsJob(
-      mergeInputs([broker.source('ahead'), broker.source('behind')], options),
+      aggregate<Reading>(mergeInputs([broker.source('ahead'), broker.source('behind')], options)),
       broker,
       'results',
     );

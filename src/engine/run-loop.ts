@@ -368,16 +368,11 @@ export class RunLoop<T, A, R> {
       this.inputsNext[input] = from === 'first' ? 0n : from;
       return from;
     };
-    const waiting = new Set<number>();
-    const mayRead = (input: number): boolean => {
-      const may = this.mayRead(input);
-      if (may === waiting.has(input)) this.reportReadWaits(input, !may, waiting);
-      return may;
-    };
     const group: GroupObserver = { standby: (name) => this.reportStandby(name) };
     return readInputs(source.inputs, start, this.signal, {
       idleAfterMs: source.idleAfterMs,
-      mayRead,
+      mayRead: (input) => this.mayRead(input),
+      waits: (input, waits) => this.reportReadWaits(input, waits),
       group,
     });
   }
@@ -393,9 +388,7 @@ export class RunLoop<T, A, R> {
   }
 
   /** An input's read begins or ends waiting for the others (`maxBufferedPerInput`): logged. */
-  private reportReadWaits(input: number, waits: boolean, waiting: Set<number>): void {
-    if (waits) waiting.add(input);
-    else waiting.delete(input);
+  private reportReadWaits(input: number, waits: boolean): void {
     this.job.config.logger.debug(
       { ...this.job.where(), input: this.inputStream(input) },
       waits

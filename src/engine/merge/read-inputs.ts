@@ -20,6 +20,8 @@ export interface ReadInputsOptions {
   readonly idleAfterMs: number | undefined;
   /** Whether an input may deliver its next chunk (`maxBufferedPerInput`); default always. */
   readonly mayRead?: (input: number) => boolean;
+  /** Told when an input's read begins (`waits` true) and ends waiting for `mayRead`. */
+  readonly waits?: (input: number, waits: boolean) => void;
   /** Told when the first input, read in a consumer group, stands by in it. */
   readonly group?: GroupObserver;
 }
@@ -88,17 +90,18 @@ export async function* readInputs(
   const paused = new Set<number>();
   const askIfAllowed = (input: number): void => {
     if (!mayRead(input)) {
+      if (!paused.has(input)) options.waits?.(input, true);
       paused.add(input);
       return;
     }
-    paused.delete(input);
+    if (paused.delete(input)) options.waits?.(input, false);
     quietSince[input] = performance.now();
     ask(input);
   };
   sources.forEach((_, input) => ask(input));
   try {
     for (;;) {
-      for (const input of [...paused]) askIfAllowed(input);
+      if (paused.size > 0) for (const input of [...paused]) askIfAllowed(input);
       if (pending.size === 0) break;
       const next = Promise.race(pending.values());
       const silence = idleAfterMs === undefined ? undefined : untilSilent(idleAfterMs);

@@ -7,7 +7,6 @@ import {
   jsonMessage,
   lastWriteId,
   mergeInputs,
-  type MergedInputs,
   type Source,
 } from '../../../src/index.js';
 import { jobStatus, requestSkip } from '../../../src/cli/index.js';
@@ -119,8 +118,11 @@ describe('status and skip given a source the job does not read', () => {
       );
     }
     const sources = inputs.map((stream) => broker.source(stream));
-    const source = sources.length === 1 ? (sources[0] as Source) : mergeInputs(sources);
-    await aggregate<{ at: number }>(source as MergedInputs)
+    const readings =
+      sources.length === 1
+        ? aggregate<{ at: number }>(sources[0] as Source)
+        : aggregate<{ at: number }>(mergeInputs(sources));
+    await readings
       .eventTime((reading) => reading.at)
       .tumbling(1_000, { grace: 0 })
       .reduce((n) => n + 1, 0)
